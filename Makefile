@@ -1,0 +1,50 @@
+# cockpit — the two commands: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+TVENV := .venv-test
+PIP_FLAGS ?= -q --disable-pip-version-check
+
+.PHONY: demo test test-only lint bench install-test-deps demo-bundle clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install $(PIP_FLAGS) --upgrade pip setuptools wheel
+	$(VENV)/bin/pip install $(PIP_FLAGS) .
+	touch $@
+
+## demo: install into .venv and open the bundled demo incident
+demo: $(VENV)/.installed
+	$(VENV)/bin/cockpit --demo
+
+$(TVENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(TVENV)
+	$(TVENV)/bin/pip install $(PIP_FLAGS) --upgrade pip setuptools wheel
+	$(TVENV)/bin/pip install $(PIP_FLAGS) -e '.[test]'
+	touch $@
+
+## install-test-deps: system packages the suite needs (Debian's prometheus for promtool, gcc)
+install-test-deps:
+	@sh tools/ensure-system-deps.sh
+
+## test: lint, type-check and run the whole suite (real Prometheus, fake NVML, local API server)
+test: install-test-deps $(TVENV)/.installed
+	$(TVENV)/bin/ruff check cockpit screens plugins tests snapshots bench tools
+	$(TVENV)/bin/ruff format --check cockpit screens plugins tests snapshots bench tools
+	$(TVENV)/bin/mypy cockpit
+	$(TVENV)/bin/lint-imports
+	$(TVENV)/bin/pytest -q -p no:cacheprovider
+
+## test-only: the suite without lint
+test-only: $(TVENV)/.installed
+	$(TVENV)/bin/pytest -q -p no:cacheprovider
+
+## bench: speed and memory targets, as ratios against baselines measured in the same run
+bench: install-test-deps $(TVENV)/.installed
+	$(TVENV)/bin/python bench/run.py
+
+## demo-bundle: regenerate the demo evidence bundle from the scenario generator
+demo-bundle: install-test-deps $(TVENV)/.installed
+	$(TVENV)/bin/python -m cockpit.scenarios.build_demo
+
+clean:
+	rm -rf $(VENV) $(TVENV) build *.egg-info

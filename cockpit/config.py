@@ -1,0 +1,158 @@
+"""Configuration: flags > environment (``COCKPIT_…``, nested with ``__``) > config file.
+
+The file is ``~/.config/cockpit/config.toml`` (``platformdirs.user_config_dir("cockpit")``),
+or the path in ``COCKPIT_CONFIG``. Example::
+
+    lang = "en"
+    [prometheus]
+    url = "https://prometheus.example:9090"
+    bearer_token_file = "/var/run/secrets/prom-token"
+    [service]
+    namespace = "llm"
+    selector = "app=vllm"
+    model = "qwen2.5-72b"
+
+Environment examples: ``COCKPIT_PROMETHEUS__URL``, ``COCKPIT_SERVICE__NAMESPACE``,
+``COCKPIT_LANG``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def config_path() -> Path:
+    """Where the config file is read from (``COCKPIT_CONFIG`` overrides)."""
+    env = os.environ.get("COCKPIT_CONFIG")
+    if env:
+        return Path(env)
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("cockpit")) / "config.toml"
+
+
+class PrometheusSettings(BaseModel):
+    """How to reach the Prometheus-compatible query API."""
+
+    url: str = ""
+    """Base URL, e.g. ``http://prometheus.monitoring:9090`` (Thanos/Mimir/VictoriaMetrics work)."""
+    bearer_token: SecretStr | None = None
+    """Bearer token sent as ``Authorization: Bearer …``."""
+    bearer_token_file: Path | None = None
+    """File holding the bearer token (read at start-up; wins over ``bearer_token``)."""
+    username: str = ""
+    """Basic-auth user name."""
+    password: SecretStr | None = None
+    """Basic-auth password."""
+    ca_file: Path | None = None
+    """CA bundle to verify the server's TLS certificate."""
+    insecure: bool = False
+    """Skip TLS verification. Off by default; only for a lab."""
+    timeout_s: float = Field(default=10.0, gt=0, le=300)
+    """Per-query timeout in seconds."""
+    max_concurrency: int = Field(default=8, ge=1, le=64)
+    """Queries in flight at once against this server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers (``X-Scope-OrgID`` for Mimir, say)."""
+
+
+class ServiceSettings(BaseModel):
+    """The service under investigation."""
+
+    namespace: str = ""
+    """Kubernetes namespace of the service."""
+    selector: str = ""
+    """Label selector of its pods, e.g. ``app=vllm``."""
+    deployment: str = ""
+    """Deployment or StatefulSet name."""
+    model: str = ""
+    """Served model name (``model_name`` label on vLLM metrics)."""
+    slo_p99_ms: float | None = None
+    """Latency SLO on P99, in milliseconds; when unset, the baseline P99 × 1.5 is used."""
+    slo_error_ratio: float | None = None
+    """Error-ratio SLO (0.01 = 1 %); when unset, the baseline ratio × 3 (at least 1 %)."""
+
+
+class KubernetesSettings(BaseModel):
+    """How to reach the Kubernetes API (read-only)."""
+
+    kubeconfig: Path | None = None
+    """Kubeconfig file; default ``$KUBECONFIG`` or ``~/.kube/config``; in-cluster when absent."""
+    context: str = ""
+    """Kubeconfig context; default the current context."""
+    timeout_s: float = Field(default=10.0, gt=0, le=300)
+    """Per-request timeout in seconds."""
+
+
+class Settings(BaseSettings):
+    """Everything cockpit can be configured with."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="COCKPIT_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    lang: str = ""
+    """UI language, ``zh`` or ``en``; default from the locale (``zh`` when it starts with zh)."""
+    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
+    """Prometheus-compatible metrics backend."""
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    """The service under investigation."""
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    """Kubernetes API access."""
+    state_dir: Path | None = None
+    """Where incidents are kept; default the XDG state dir (``~/.local/state/cockpit``)."""
+    baseline: str = "1d"
+    """Default baseline: ``1d``, ``7d`` or ``quiet`` (the quiet hours before the impact)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=config_path()),
+        )
+
+    def resolved_lang(self) -> str:
+        """The language to use: configured, else from the locale."""
+        if self.lang in ("zh", "en"):
+            return self.lang
+        from cockpit.i18n import default_lang
+
+        return default_lang()
+
+    def resolved_state_dir(self) -> Path:
+        """The incident directory (``COCKPIT_STATE_DIR`` or XDG state dir)."""
+        if self.state_dir is not None:
+            return self.state_dir
+        from platformdirs import user_state_dir
+
+        return Path(user_state_dir("cockpit"))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings; ``overrides`` (from CLI flags) win over env and file.
+
+    Raises:
+        pydantic.ValidationError: on a malformed config file or value.
+    """
+    clean = {k: v for k, v in overrides.items() if v not in (None, "", {})}
+    return Settings(**clean)

@@ -1,0 +1,85 @@
+"""User-visible text in Chinese and English.
+
+Messages live in ``cockpit/knowledge/i18n/*.toml`` (one file per domain), each entry a
+table with a ``zh`` and an ``en`` string::
+
+    [flow.next]
+    zh = "下一步"
+    en = "Next"
+
+``t("flow.next", "en")`` returns ``"Next"``. Placeholders use ``str.format`` syntax.
+A missing key raises ``KeyError`` in tests (see ``tests/test_i18n.py``, which also checks
+that every key exists in both languages) and falls back to the key itself at run time.
+"""
+
+from __future__ import annotations
+
+import locale
+import os
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Any
+
+LANGS = ("zh", "en")
+DEFAULT_LANG = "zh"
+
+
+def _flatten(prefix: str, node: dict[str, Any], out: dict[str, dict[str, str]]) -> None:
+    if "zh" in node or "en" in node:
+        out[prefix] = {k: str(v) for k, v in node.items() if k in LANGS}
+        return
+    for key, value in node.items():
+        if isinstance(value, dict):
+            _flatten(f"{prefix}.{key}" if prefix else key, value, out)
+
+
+@cache
+def catalog() -> dict[str, dict[str, str]]:
+    """All messages: ``{key: {"zh": ..., "en": ...}}`` merged from every domain file."""
+    out: dict[str, dict[str, str]] = {}
+    root = resources.files("cockpit.knowledge") / "i18n"
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            _flatten("", tomllib.loads(entry.read_text(encoding="utf-8")), out)
+    return out
+
+
+def t(key: str, lang: str = DEFAULT_LANG, /, **kwargs: object) -> str:
+    """The message ``key`` in ``lang``, formatted with ``kwargs``.
+
+    Falls back to the other language, then to the key itself, so a missing translation
+    never crashes a screen (the i18n test makes sure none is missing).
+    """
+    entry = catalog().get(key)
+    if entry is None:
+        return key
+    text = entry.get(lang) or entry.get("en") or entry.get("zh") or key
+    if kwargs:
+        try:
+            return text.format(**kwargs)
+        except (KeyError, IndexError, ValueError):
+            return text
+    return text
+
+
+def pick(zh: str, en: str, lang: str) -> str:
+    """Choose between two inline strings (for data files that carry both)."""
+    return zh if lang == "zh" else en
+
+
+def default_lang() -> str:
+    """``zh`` when the locale starts with ``zh``, else ``en``.
+
+    Reads ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` (in that order, as POSIX does), then
+    Python's locale module.
+    """
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"

@@ -1,0 +1,277 @@
+"""The incident record: the single source of truth for what the user did and found.
+
+Every field of the handbook's minimal incident template (seed ``000_98f0f2273dcebb14.txt``,
+"事故记录最小模板") has a home here, and so has everything the flow collects on the way
+(the "先收集" list, hypotheses, experiments, the path through the flowchart). The export
+renders from this model alone. Persistence lives in :mod:`cockpit.store`; mutation goes
+through :class:`cockpit.session.IncidentSession`, which saves after every change.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cockpit.models import utcnow
+
+SCHEMA_VERSION = 1
+
+
+def new_id(prefix: str = "") -> str:
+    """A short random identifier (12 hex chars), optionally prefixed."""
+    return f"{prefix}{secrets.token_hex(6)}"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(validate_assignment=True, extra="forbid")
+
+
+class ServiceScope(_Model):
+    """The service under investigation.
+
+    Attributes:
+        namespace: Kubernetes namespace.
+        selector: Label selector of its pods (``app=llm``).
+        deployment: Deployment/StatefulSet name, when known.
+        model: Served model name (the ``model_name`` label of vLLM metrics, say).
+    """
+
+    namespace: str = ""
+    selector: str = ""
+    deployment: str = ""
+    model: str = ""
+
+    def describe(self) -> str:
+        """One-line description for headers and the export."""
+        parts = [p for p in (self.namespace, self.deployment or self.selector, self.model) if p]
+        return " / ".join(parts)
+
+
+class IncidentTimes(_Model):
+    """开始 / 检测 / 缓解 / 恢复时间 (all aware UTC; ``None`` = not yet known).
+
+    They must be ordered start ≤ detect ≤ mitigate ≤ recover; see
+    :func:`cockpit.session.check_time_order`.
+    """
+
+    start: datetime | None = None
+    detect: datetime | None = None
+    mitigate: datetime | None = None
+    recover: datetime | None = None
+
+
+class ErrorSample(_Model):
+    """An error sample with its request/job ID (先收集: 错误样本与 request/job ID)."""
+
+    id: str = Field(default_factory=lambda: new_id("err-"))
+    text: str
+    request_id: str = ""
+    job_id: str = ""
+    at: datetime | None = None
+
+
+class CollectFirst(_Model):
+    """The handbook's "先收集" list, as fields.
+
+    Attributes:
+        time_range: 时间范围, free text (the times themselves live in ``times``).
+        affected_models / affected_tenants / affected_jobs: 受影响模型/租户/作业.
+        error_samples: 错误样本与 request/job ID.
+        recent_changes_note: 代码、模型、配置、镜像、驱动或节点最近变更 (free text).
+        breakdown: 请求/step 分解、队列、GPU、网络、存储与 Kubernetes events.
+        control_group: 健康对照组 (same-version replicas, other GPUs on the node, old version).
+    """
+
+    time_range: str = ""
+    affected_models: list[str] = Field(default_factory=list)
+    affected_tenants: list[str] = Field(default_factory=list)
+    affected_jobs: list[str] = Field(default_factory=list)
+    error_samples: list[ErrorSample] = Field(default_factory=list)
+    recent_changes_note: str = ""
+    breakdown: str = ""
+    control_group: str = ""
+
+
+class Change(_Model):
+    """A recent change (最近变更), from Kubernetes, Helm, nodes, config or the user."""
+
+    id: str = Field(default_factory=lambda: new_id("chg-"))
+    at: datetime | None = None
+    kind: str = "manual"  # rollout | helm | node | config | driver | manual
+    summary: str
+    detail: str = ""
+    source: str = "user"
+    suspect: bool = False
+
+
+class Evidence(_Model):
+    """A pinned observation (关键证据): a number with its unit, time and the query behind it."""
+
+    id: str = Field(default_factory=lambda: new_id("ev-"))
+    label: str
+    value: str
+    unit: str = ""
+    at: datetime | None = None
+    query: str = ""
+    source: str = ""
+    step: str = ""
+    note: str = ""
+    pinned_at: datetime = Field(default_factory=utcnow)
+
+
+class TimelineKind(StrEnum):
+    """What a timeline entry records."""
+
+    IMPACT = "impact"
+    ALERT = "alert"
+    CHANGE = "change"
+    EVENT = "event"
+    XID = "xid"
+    MITIGATION = "mitigation"
+    NOTE = "note"
+    EXPERIMENT = "experiment"
+    EVIDENCE = "evidence"
+    STEP = "step"
+
+
+class TimelineEntry(_Model):
+    """One point of the incident timeline."""
+
+    id: str = Field(default_factory=lambda: new_id("tl-"))
+    at: datetime
+    kind: TimelineKind = TimelineKind.NOTE
+    text: str
+    source: str = "user"
+
+
+class HypothesisStatus(StrEnum):
+    """Ledger status of a hypothesis."""
+
+    OPEN = "open"
+    SUPPORTED = "supported"
+    REFUTED = "refuted"
+
+
+class Hypothesis(_Model):
+    """A falsifiable hypothesis (提出可证伪假设).
+
+    Attributes:
+        statement: What we believe.
+        falsifier: The observation that would prove it wrong.
+        evidence_ids: Linked :class:`Evidence` ids.
+        status: open / supported / refuted.
+    """
+
+    id: str = Field(default_factory=lambda: new_id("hyp-"))
+    statement: str
+    falsifier: str
+    evidence_ids: list[str] = Field(default_factory=list)
+    status: HypothesisStatus = HypothesisStatus.OPEN
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Experiment(_Model):
+    """One step of "一次改变一个变量": exactly one variable changed, with the SLI before/after.
+
+    Attributes:
+        variable: The single variable changed (``max_num_seqs``, ``node gpu-7 cordoned``…).
+        change: From → to, in words.
+        sli: The SLI watched (label).
+        before / after: Its values, as text with unit (``"620 ms"``).
+        hypothesis_id: The hypothesis this tests, if any.
+    """
+
+    id: str = Field(default_factory=lambda: new_id("exp-"))
+    at: datetime = Field(default_factory=utcnow)
+    variable: str
+    change: str = ""
+    sli: str = ""
+    before: str = ""
+    after: str = ""
+    hypothesis_id: str = ""
+    note: str = ""
+
+
+class ActionItem(_Model):
+    """长期行动项 (owner / deadline / 验证方式)."""
+
+    id: str = Field(default_factory=lambda: new_id("act-"))
+    what: str
+    owner: str = ""
+    deadline: str = ""
+    verification: str = ""
+
+
+class RecoveryCheck(_Model):
+    """Result of step I: every anomalous signal back within baseline for ``hold_minutes``."""
+
+    checked_at: datetime | None = None
+    hold_minutes: int = 15
+    recovered: bool | None = None
+    lines: list[str] = Field(default_factory=list)
+
+
+class PlaybookItemResult(_Model):
+    """One checklist item of a scenario playbook, checked automatically or by the user."""
+
+    item: str
+    status: str = "open"  # open | ok | problem | n/a | not_available
+    finding: str = ""
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+class PlaybookRecord(_Model):
+    """What a scenario playbook found (lands in the export)."""
+
+    playbook: str
+    items: list[PlaybookItemResult] = Field(default_factory=list)
+    summary: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Incident(_Model):
+    """The whole incident. Field order follows the handbook's template where it can.
+
+    Template fields (in the export's order): ``title``, ``impact``, ``times``,
+    ``symptoms`` + ``slo``, ``changes``, ``evidence``, ``root_cause_technical`` +
+    ``root_cause_systemic``, ``mitigation``, ``actions``, ``earlier_detection``.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    id: str = Field(default_factory=lambda: new_id("inc-"))
+    title: str = ""
+    status: str = "open"  # open | closed
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    mode: str = "live"  # live | replay | demo
+    lang: str = "zh"
+    service: ServiceScope = Field(default_factory=ServiceScope)
+
+    impact: str = ""
+    times: IncidentTimes = Field(default_factory=IncidentTimes)
+    symptoms: str = ""
+    slo: str = ""
+    changes: list[Change] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    root_cause_technical: str = ""
+    root_cause_systemic: str = ""
+    mitigation: str = ""
+    actions: list[ActionItem] = Field(default_factory=list)
+    earlier_detection: str = ""
+
+    collect: CollectFirst = Field(default_factory=CollectFirst)
+    timeline: list[TimelineEntry] = Field(default_factory=list)
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    experiments: list[Experiment] = Field(default_factory=list)
+    recovery: RecoveryCheck = Field(default_factory=RecoveryCheck)
+    playbooks: dict[str, PlaybookRecord] = Field(default_factory=dict)
+
+    path: list[str] = Field(default_factory=list)
+    current_step: str = "A"
+    scope_branch: str = ""  # "" | single | shared (the answer at D)
+    scope_verdict: str = ""
+    step_notes: dict[str, str] = Field(default_factory=dict)
+    alert_rule: str = ""

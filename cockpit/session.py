@@ -1,0 +1,325 @@
+"""The incident session: every mutation of the incident goes through here and is saved
+at once (see :mod:`cockpit.store`). Screens call these methods; they never write files.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from cockpit.incident import (
+    ActionItem,
+    Change,
+    ErrorSample,
+    Evidence,
+    Experiment,
+    Hypothesis,
+    HypothesisStatus,
+    Incident,
+    PlaybookRecord,
+    TimelineEntry,
+    TimelineKind,
+)
+from cockpit.models import utcnow
+from cockpit.store import IncidentStore
+
+TIME_FIELDS = ("start", "detect", "mitigate", "recover")
+
+TEXT_FIELDS = frozenset(
+    {
+        "title",
+        "impact",
+        "symptoms",
+        "slo",
+        "root_cause_technical",
+        "root_cause_systemic",
+        "mitigation",
+        "earlier_detection",
+        "scope_verdict",
+        "alert_rule",
+    }
+)
+COLLECT_TEXT_FIELDS = frozenset({"time_range", "recent_changes_note", "breakdown", "control_group"})
+COLLECT_LIST_FIELDS = frozenset({"affected_models", "affected_tenants", "affected_jobs"})
+
+# Words that join two variables in one experiment ("一次改变一个变量" forbids that).
+_MULTI_VARIABLE = re.compile(r"[,;，；、&+]|\band\b|\bplus\b|和|与|以及|同时", re.IGNORECASE)
+
+
+class RuleViolation(ValueError):
+    """A change the handbook's rules refuse; ``key`` is the i18n key of the reason."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def check_time_order(times: dict[str, datetime | None]) -> list[str]:
+    """Ordering problems of 开始 ≤ 检测 ≤ 缓解 ≤ 恢复, as ``["detect<start", ...]``.
+
+    Only the times that are set are compared. An empty list means the order is valid.
+    """
+    problems: list[str] = []
+    known = [(name, times.get(name)) for name in TIME_FIELDS]
+    for i, (a, ta) in enumerate(known):
+        if ta is None:
+            continue
+        for b, tb in known[i + 1 :]:
+            if tb is not None and tb < ta:
+                problems.append(f"{b}<{a}")
+    return problems
+
+
+def names_more_than_one_variable(variable: str) -> bool:
+    """True when ``variable`` names several variables (``"batch and max_num_seqs"``)."""
+    return bool(_MULTI_VARIABLE.search(variable.strip()))
+
+
+class IncidentSession:
+    """Owns one :class:`Incident` and its store; saves after every mutation.
+
+    Args:
+        store: Where to persist.
+        incident: The incident (new or loaded).
+        on_change: Called after each successful save (the UI refreshes from it).
+
+    Every mutating method raises ``OSError`` if the save fails; the in-memory change is
+    kept and retried on the next save, so nothing the user typed is dropped.
+    """
+
+    def __init__(
+        self,
+        store: IncidentStore,
+        incident: Incident,
+        on_change: Callable[[Incident], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.incident = incident
+        self.on_change = on_change
+        self._lock = threading.RLock()
+        self.last_save_error: OSError | None = None
+
+    # -- persistence -------------------------------------------------------------------
+    def save(self) -> None:
+        """Persist now (atomic). Raises ``OSError`` on failure."""
+        with self._lock:
+            self.incident.updated_at = utcnow()
+            try:
+                self.store.save(self.incident)
+            except OSError as exc:
+                self.last_save_error = exc
+                raise
+            self.last_save_error = None
+        if self.on_change is not None:
+            self.on_change(self.incident)
+
+    # -- template fields ---------------------------------------------------------------
+    def set_text(self, field: str, value: str) -> None:
+        """Set a free-text template field (``impact``, ``symptoms``, ``slo``, …)."""
+        if field in TEXT_FIELDS:
+            setattr(self.incident, field, value)
+        elif field in COLLECT_TEXT_FIELDS:
+            setattr(self.incident.collect, field, value)
+        elif field in COLLECT_LIST_FIELDS:
+            items = [p.strip() for p in re.split(r"[,\n，]", value) if p.strip()]
+            setattr(self.incident.collect, field, items)
+        else:
+            raise KeyError(field)
+        self.save()
+
+    def get_text(self, field: str) -> str:
+        """Current value of a text field (lists joined with ``, ``)."""
+        if field in TEXT_FIELDS:
+            return str(getattr(self.incident, field))
+        if field in COLLECT_TEXT_FIELDS:
+            return str(getattr(self.incident.collect, field))
+        if field in COLLECT_LIST_FIELDS:
+            return ", ".join(getattr(self.incident.collect, field))
+        raise KeyError(field)
+
+    def set_time(self, which: str, value: datetime | None) -> list[str]:
+        """Set one of start/detect/mitigate/recover.
+
+        Returns:
+            Ordering problems after the change (see :func:`check_time_order`). The value
+            is stored even when the order is wrong, so the user can fix the other one;
+            the UI shows the problems.
+        """
+        if which not in TIME_FIELDS:
+            raise KeyError(which)
+        setattr(self.incident.times, which, value)
+        if value is not None:
+            self._timeline(value, TimelineKind.IMPACT, f"{which}", source="user")
+        self.save()
+        return check_time_order({k: getattr(self.incident.times, k) for k in TIME_FIELDS})
+
+    def add_error_sample(self, text: str, request_id: str = "", job_id: str = "") -> ErrorSample:
+        """Add an error sample with its request/job ID."""
+        sample = ErrorSample(text=text, request_id=request_id, job_id=job_id, at=utcnow())
+        self.incident.collect.error_samples.append(sample)
+        self.save()
+        return sample
+
+    def add_change(self, change: Change) -> Change:
+        """Add a recent change (deduplicated on kind+summary+time) and put it on the timeline."""
+        for existing in self.incident.changes:
+            if (existing.kind, existing.summary, existing.at) == (
+                change.kind,
+                change.summary,
+                change.at,
+            ):
+                return existing
+        self.incident.changes.append(change)
+        if change.at is not None:
+            self._timeline(change.at, TimelineKind.CHANGE, change.summary, source=change.source)
+        self.save()
+        return change
+
+    def mark_suspect(self, change_id: str, suspect: bool = True) -> None:
+        """Mark a change as suspect (or clear the mark)."""
+        for change in self.incident.changes:
+            if change.id == change_id:
+                change.suspect = suspect
+        self.save()
+
+    def pin(self, evidence: Evidence) -> Evidence:
+        """Pin a number as evidence (value, unit, time, query) and note it on the timeline."""
+        self.incident.evidence.append(evidence)
+        self._timeline(
+            evidence.at or utcnow(),
+            TimelineKind.EVIDENCE,
+            f"{evidence.label} = {evidence.value}{(' ' + evidence.unit) if evidence.unit else ''}",
+            source=evidence.source or "user",
+        )
+        self.save()
+        return evidence
+
+    def unpin(self, evidence_id: str) -> None:
+        """Remove a pinned piece of evidence (and its links from hypotheses)."""
+        self.incident.evidence = [e for e in self.incident.evidence if e.id != evidence_id]
+        for hyp in self.incident.hypotheses:
+            hyp.evidence_ids = [i for i in hyp.evidence_ids if i != evidence_id]
+        self.save()
+
+    def add_timeline(
+        self, at: datetime, text: str, kind: TimelineKind = TimelineKind.NOTE, source: str = "user"
+    ) -> TimelineEntry:
+        """Add an entry to the timeline (deduplicated on time+kind+text)."""
+        entry = self._timeline(at, kind, text, source)
+        self.save()
+        return entry
+
+    def _timeline(
+        self, at: datetime, kind: TimelineKind, text: str, source: str
+    ) -> TimelineEntry:
+        for existing in self.incident.timeline:
+            if (existing.at, existing.kind, existing.text) == (at, kind, text):
+                return existing
+        entry = TimelineEntry(at=at, kind=kind, text=text, source=source)
+        self.incident.timeline.append(entry)
+        self.incident.timeline.sort(key=lambda e: e.at)
+        return entry
+
+    # -- hypotheses and experiments ------------------------------------------------------
+    def add_hypothesis(self, statement: str, falsifier: str) -> Hypothesis:
+        """Add a hypothesis. Both the statement and its falsifying observation are required.
+
+        Raises:
+            RuleViolation: when ``falsifier`` is empty (a hypothesis that nothing could
+                refute is not falsifiable — seed 000, "提出可证伪假设").
+        """
+        if not statement.strip():
+            raise RuleViolation("rules.hypothesis_empty", "statement is empty")
+        if not falsifier.strip():
+            raise RuleViolation("rules.hypothesis_not_falsifiable", "no falsifying observation")
+        hyp = Hypothesis(statement=statement.strip(), falsifier=falsifier.strip())
+        self.incident.hypotheses.append(hyp)
+        self.save()
+        return hyp
+
+    def set_hypothesis_status(self, hypothesis_id: str, status: HypothesisStatus) -> None:
+        """Move a hypothesis to open / supported / refuted."""
+        for hyp in self.incident.hypotheses:
+            if hyp.id == hypothesis_id:
+                hyp.status = status
+        self.save()
+
+    def link_evidence(self, hypothesis_id: str, evidence_id: str) -> None:
+        """Link pinned evidence to a hypothesis."""
+        for hyp in self.incident.hypotheses:
+            if hyp.id == hypothesis_id and evidence_id not in hyp.evidence_ids:
+                hyp.evidence_ids.append(evidence_id)
+        self.save()
+
+    def add_experiment(self, experiment: Experiment) -> Experiment:
+        """Log an experiment that changes exactly one variable.
+
+        Raises:
+            RuleViolation: ``rules.one_variable`` when ``variable`` names several variables,
+                ``rules.experiment_open`` when the previous experiment has no "after" value
+                yet (changing a second variable before measuring the first confounds both;
+                seed 000, "一次改变一个变量"), ``rules.experiment_empty`` when no variable.
+        """
+        if not experiment.variable.strip():
+            raise RuleViolation("rules.experiment_empty", "no variable")
+        if names_more_than_one_variable(experiment.variable):
+            raise RuleViolation("rules.one_variable", "more than one variable")
+        if self.incident.experiments and not self.incident.experiments[-1].after.strip():
+            raise RuleViolation("rules.experiment_open", "previous experiment has no result")
+        self.incident.experiments.append(experiment)
+        self._timeline(
+            experiment.at,
+            TimelineKind.EXPERIMENT,
+            f"{experiment.variable}: {experiment.change}".strip(": "),
+            source="user",
+        )
+        self.save()
+        return experiment
+
+    def record_experiment_result(self, experiment_id: str, after: str, note: str = "") -> None:
+        """Record the SLI value after the change."""
+        for exp in self.incident.experiments:
+            if exp.id == experiment_id:
+                exp.after = after
+                if note:
+                    exp.note = note
+        self.save()
+
+    def add_action(self, what: str, owner: str, deadline: str, verification: str) -> ActionItem:
+        """Add a long-term action item (owner / deadline / verification)."""
+        item = ActionItem(what=what, owner=owner, deadline=deadline, verification=verification)
+        self.incident.actions.append(item)
+        self.save()
+        return item
+
+    # -- flow --------------------------------------------------------------------------
+    def visit(self, step_id: str) -> None:
+        """Record that the user is on ``step_id`` (appended to the path when it changes)."""
+        self.incident.current_step = step_id
+        if not self.incident.path or self.incident.path[-1] != step_id:
+            self.incident.path.append(step_id)
+        self.save()
+
+    def set_branch(self, branch: str, verdict: str = "") -> None:
+        """Record the answer at D (``single`` or ``shared``) and the verdict behind it."""
+        self.incident.scope_branch = branch
+        if verdict:
+            self.incident.scope_verdict = verdict
+        self.save()
+
+    def set_step_note(self, step_id: str, note: str) -> None:
+        """Free notes for a step (exported with the step)."""
+        self.incident.step_notes[step_id] = note
+        self.save()
+
+    def record_playbook(self, record: PlaybookRecord) -> None:
+        """Store what a scenario playbook found (replaces the previous run of it)."""
+        self.incident.playbooks[record.playbook] = record
+        self.save()
+
+    def close(self) -> None:
+        """Mark the incident closed."""
+        self.incident.status = "closed"
+        self.save()

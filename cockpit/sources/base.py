@@ -1,0 +1,106 @@
+"""Source protocols and the error classification shared by every backend.
+
+Errors are classified at the source boundary so that panels can show a clear title and a
+hint in place, whatever the backend: unavailable, timeout, access denied (with the RBAC
+verb/resource), bad query, bad data, not configured.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from cockpit.models import InstantVector, Series
+
+
+class ErrorKind(StrEnum):
+    """Classes of backend failure, each rendered with its own title."""
+
+    NOT_CONFIGURED = "not_configured"
+    UNAVAILABLE = "unavailable"
+    TIMEOUT = "timeout"
+    ACCESS_DENIED = "access_denied"
+    BAD_QUERY = "bad_query"
+    BAD_DATA = "bad_data"
+    NOT_FOUND = "not_found"
+
+
+class SourceFailure(BaseModel):
+    """A serialisable description of a failed call (kept in bundles and shown in panels).
+
+    Attributes:
+        source: Backend name (``prometheus``, ``kubernetes``, ``nvml``, ``dcgm``).
+        kind: The class of failure.
+        message: What happened, in the backend's words (status code, exception text).
+        hint: What the user can do about it.
+        detail: Extra machine-readable facts (HTTP status, RBAC verb/resource, query).
+    """
+
+    source: str
+    kind: ErrorKind
+    message: str
+    hint: str = ""
+    detail: dict[str, str] = {}
+
+
+class SourceError(Exception):
+    """Raised by every source method; wraps a :class:`SourceFailure`."""
+
+    def __init__(self, failure: SourceFailure) -> None:
+        super().__init__(f"{failure.source}: {failure.kind.value}: {failure.message}")
+        self.failure = failure
+
+    @classmethod
+    def of(
+        cls,
+        source: str,
+        kind: ErrorKind,
+        message: str,
+        hint: str = "",
+        **detail: str,
+    ) -> SourceError:
+        """Shorthand constructor."""
+        return cls(
+            SourceFailure(source=source, kind=kind, message=message, hint=hint, detail=detail)
+        )
+
+    @property
+    def kind(self) -> ErrorKind:
+        """The failure class."""
+        return self.failure.kind
+
+
+@runtime_checkable
+class MetricsSource(Protocol):
+    """A Prometheus-compatible query API (Prometheus, Thanos, Mimir, VictoriaMetrics).
+
+    Every method takes an explicit evaluation time: an instant query without ``time=``
+    is evaluated at wall-clock now and returns nothing once data is older than the
+    lookback delta (5 min by default).
+
+    Raises:
+        SourceError: on every failure, classified.
+    """
+
+    name: str
+
+    async def instant(self, query: str, at: datetime) -> list[InstantVector]:
+        """Evaluate ``query`` at ``at``; one entry per output series."""
+        ...
+
+    async def range(
+        self, query: str, start: datetime, end: datetime, step_s: float
+    ) -> list[Series]:
+        """Evaluate ``query`` over ``[start, end]`` every ``step_s`` seconds."""
+        ...
+
+    async def metric_names(self, at: datetime) -> list[str]:
+        """Names of the metrics the target exposes (``/api/v1/label/__name__/values``)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
