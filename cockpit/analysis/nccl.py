@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, deque
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
@@ -353,9 +354,8 @@ class NcclAnalyzer:
         if "WorkNCCL(" in line:
             self._on_work(line_no, line, rank)
             return
-        if "NCCL" in line or "atchdog" in line:
-            if self._on_nccl_followup(line_no, line, rank):
-                return
+        if ("NCCL" in line or "atchdog" in line) and self._on_nccl_followup(line_no, line, rank):
+            return
         if "rank" in line and (m := _FINGERPRINT.search(line)):
             self._fingerprint.append((int(m.group(1)), m.group(2).upper(), line_no))
             self._first_line = self._first_line or line_no
@@ -403,12 +403,12 @@ class NcclAnalyzer:
                 worst = max(range(len(self._timeouts)), key=lambda i: self._tkey(self._timeouts[i]))
                 if self._tkey((t, line_no, w)) < self._tkey(self._timeouts[worst]):
                     self._timeouts[worst] = (t, line_no, w)
-        if w.op in ("ALLGATHER", "_ALLGATHER_BASE") and w.numel_in and w.numel_out:
-            if w.numel_out % w.numel_in == 0:
-                self._ws_inferred[w.numel_out // w.numel_in] += 1
-        elif w.op in ("REDUCESCATTER", "_REDUCE_SCATTER_BASE") and w.numel_in and w.numel_out:
-            if w.numel_in % w.numel_out == 0:
-                self._ws_inferred[w.numel_in // w.numel_out] += 1
+        n_in, n_out = w.numel_in, w.numel_out
+        if n_in and n_out:
+            if w.op in ("ALLGATHER", "_ALLGATHER_BASE") and n_out % n_in == 0:
+                self._ws_inferred[n_out // n_in] += 1
+            elif w.op in ("REDUCESCATTER", "_REDUCE_SCATTER_BASE") and n_in % n_out == 0:
+                self._ws_inferred[n_in // n_out] += 1
         if rank is None:
             return
         if w.seq is None:
@@ -542,22 +542,29 @@ class NcclAnalyzer:
                 r.first_failing_rank_inferred = True
         if r.suspect_rank is None:
             r.suspect_rank = r.first_failing_rank
-        if (
-            r.first_error is None
-            and r.first_timeout is not None
-            and r.pattern != "secondary_to_rank_failure"
-        ):
-            r.first_error = ErrorLine(
-                kind="watchdog_timeout",
-                line=r.first_timeout.line,
-                rank=r.first_timeout.rank,
-                time=r.first_timeout.time,
-                text=r.first_timeout.text,
-            )
+        if r.first_error is None:
+            r.first_error = self._first_error_fallback(r)
         r.errors = [e for _, e in self._errors.entries()[:50]]
         r.next_check_ids = _checks(r)
         r.mitigation_ids = _mitigations(r)
         return r
+
+    def _first_error_fallback(self, r: NcclReport) -> ErrorLine | None:
+        if r.pattern in ("blocked_by_single_rank_io", "blocked_by_single_rank_work"):
+            return r.preceding_event
+        # The first failing rank's own watchdog line, else the earliest watchdog line.
+        pick: WorkInfo | None = None
+        if r.first_failing_rank is not None:
+            for _, _, w in sorted(self._timeouts, key=self._tkey):
+                if w.rank == r.first_failing_rank:
+                    pick = w
+                    break
+        pick = pick or r.first_timeout
+        if pick is None:
+            return None
+        return ErrorLine(
+            kind="watchdog_timeout", line=pick.line, rank=pick.rank, time=pick.time, text=pick.text
+        )
 
     def _world(self, r: NcclReport) -> None:
         if self._world_size:
@@ -635,7 +642,7 @@ class NcclAnalyzer:
             r.ops_at_seq = {str(rank): op}
 
     @staticmethod
-    def _odd(r: NcclReport, sig_by_rank: dict[int, object]) -> None:
+    def _odd(r: NcclReport, sig_by_rank: Mapping[int, object]) -> None:
         counts = Counter(sig_by_rank.values())
         if len(counts) < 2:
             return
