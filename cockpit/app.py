@@ -64,13 +64,18 @@ class CockpitApp(App[None]):
 
     TITLE = "cockpit"
     ENABLE_COMMAND_PALETTE = True
+    CSS = """
+    /* One-row buttons: every line counts at 80x24. */
+    Button { height: 1; min-width: 6; border: none; margin: 0 1 0 0; padding: 0 1; }
+    Button:focus { text-style: bold reverse; }
+    """
 
     BINDINGS = [
-        Binding("f2", "protect", "Protect first / 先保护", priority=True),
+        Binding("f2", "protect", "Protect first", show=False, priority=True),
         Binding("f1", "help", "Help", show=False, priority=True),
-        Binding("question_mark", "help", "? Help"),
-        Binding("n", "next_step", "Next"),
-        Binding("b", "prev_step", "Back"),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("n", "next_step", "Next", show=False),
+        Binding("b", "prev_step", "Back", show=False),
         Binding("alt+right", "next_step", "Next", show=False, priority=True),
         Binding("alt+left", "prev_step", "Back", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
@@ -136,9 +141,30 @@ class CockpitApp(App[None]):
             if item.error:
                 self.notify(f"panel {item.name}: {item.error}", severity="warning", timeout=10)
         assert ctx.session is not None
+        self._bind_localized(ctx.lang)
         ctx.session.on_change = self._incident_changed
         self.title = f"cockpit · {ctx.session.incident.id}"
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
+
+    def _bind_localized(self, lang: str) -> None:
+        """Show the main keys in the footer, described in the UI language."""
+        import dataclasses
+
+        from cockpit.i18n import t
+
+        shown = {
+            "f2": t("key.protect", lang),
+            "n": t("flow.next", lang),
+            "b": t("flow.back", lang),
+            "question_mark": t("key.help", lang),
+        }
+        table = self._bindings.key_to_bindings
+        for key, description in shown.items():
+            table[key] = [
+                dataclasses.replace(b, description=description, show=True)
+                for b in table.get(key, [])
+            ]
+        self.refresh_bindings()
 
     # -- navigation ----------------------------------------------------------------------------
     def _screen_name(self, step_id: str) -> str:

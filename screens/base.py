@@ -67,7 +67,7 @@ class StepScreen(Screen[None]):
     STEP: ClassVar[str] = ""
 
     def __init__(self, ctx: AppContext) -> None:
-        super().__init__(name=f"step-{self.STEP}", id=f"step-{self.STEP}")
+        super().__init__(name=f"step-{self.STEP}")
         self.ctx = ctx
 
     @property
