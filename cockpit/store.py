@@ -253,7 +253,7 @@ class IncidentStore:
             ) from exc
         note = f"{path}: {have:04o} -> {want:04o}"
         self.fixed_permissions.append(note)
-        log.warning("tightened permissions of %s", note)
+        log.info("tightened permissions of %s", note)
 
     # -- paths ---------------------------------------------------------------------------
     def path_for(self, incident_id: str) -> Path:
