@@ -324,6 +324,13 @@ class IncidentStore:
         for incident_id in list(self._locks):
             self.release(incident_id)
 
+    def __del__(self) -> None:
+        # A store dropped without release() must not keep its incidents locked.
+        with contextlib.suppress(Exception):
+            for fd in self._locks.values():
+                os.close(fd)
+            self._locks.clear()
+
     def holds(self, incident_id: str) -> bool:
         """Whether this store holds the write lock of ``incident_id``."""
         return incident_id in self._locks
