@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -793,3 +794,16 @@ def render(
     if fmt == "json":
         return render_json(incident, lang, tz)
     raise ValueError(f"unknown format {fmt!r} (md or json)")
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write an export to ``path`` atomically with mode 0600, creating its directory (0700).
+
+    Raises:
+        OSError: the directory cannot be created or written; an existing file is intact.
+    """
+    from cockpit.store import DIR_MODE, FILE_MODE, atomic_write_bytes
+
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    return atomic_write_bytes(path, text.encode("utf-8"), FILE_MODE)

@@ -48,6 +48,8 @@ class ExitGuard:
         signals: The signals to handle (default SIGHUP and SIGTERM).
         log: Where to report a failed save (default ``sys.stderr``; after SIGHUP the
             terminal may be gone, so write errors there are ignored).
+        flush_timeout_s: How long to wait for a background writer (a session with a
+            ``flush(timeout)`` method, like the TUI's) to put the last change on disk.
 
     Attributes:
         saved: True once a signal-triggered save succeeded.
@@ -61,8 +63,10 @@ class ExitGuard:
         exit_callback: Callable[[int], None] | None = None,
         signals: Iterable[signal.Signals] = DEFAULT_SIGNALS,
         log: Callable[[str], None] | None = None,
+        flush_timeout_s: float = 10.0,
     ) -> None:
         self._session = session
+        self.flush_timeout_s = flush_timeout_s
         self._exit = exit_callback or _raise_exit
         self._signals = tuple(signals)
         self._log = log or _stderr
@@ -126,6 +130,12 @@ class ExitGuard:
             return True
         try:
             session.save()
+            # A session that writes in a background thread (the TUI's) must be drained
+            # before the process exits, or the daemon writer dies with the last change.
+            drain = getattr(session, "flush", None)
+            if callable(drain) and not drain(self.flush_timeout_s):
+                error = getattr(session, "last_save_error", None)
+                raise OSError(f"the incident writer did not finish: {error or 'timed out'}")
         except Exception as exc:
             self.last_error = exc
             self._log(f"cockpit: could not save the incident on exit: {exc}")

@@ -19,11 +19,14 @@ from cockpit.store import IncidentStore
 HELPERS = Path(__file__).parent / "helpers"
 
 
+@pytest.mark.parametrize("writer", ["sync", "background"])
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
-def test_signal_saves_pending_change_and_exits_cleanly(tmp_path: Path, sig: int) -> None:
+def test_signal_saves_pending_change_and_exits_cleanly(
+    tmp_path: Path, sig: int, writer: str
+) -> None:
     root = tmp_path / "state"
     proc = subprocess.Popen(
-        [sys.executable, str(HELPERS / "signal_target.py"), str(root), "inc-sig"],
+        [sys.executable, str(HELPERS / "signal_target.py"), str(root), "inc-sig", writer],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

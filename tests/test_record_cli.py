@@ -202,3 +202,33 @@ def test_export_by_path_reads_a_copied_file(
     assert main(["export", str(copy), "--lang", "en", "--state-dir", str(tmp_path / "other")]) == 0
     assert capsys.readouterr().out.startswith("# Incident: (not filled)")
     assert isinstance(IncidentStore.load_path(copy), Incident)
+
+
+def test_common_options_before_the_command_name_are_kept(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--state-dir", str(state), "--lang", "en", "list", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ID ")
+    assert "inc-2026-11-28-p99" in out
+    assert main(["--lang", "en", "--state-dir", str(state), "export", "inc-empty"]) == 0
+    assert capsys.readouterr().out.startswith("# Incident: (not filled)")
+
+
+def test_export_language_from_the_environment(
+    state: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COCKPIT_LANG", "en")
+    assert main(["export", "inc-empty", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.startswith("# Incident:")
+    assert main(["export", "inc-empty", "--lang", "zh", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.startswith("# 事故：")
+
+
+def test_export_write_atomic_creates_private_directory(tmp_path: Path) -> None:
+    from cockpit.export import write_atomic
+
+    path = write_atomic(tmp_path / "exports" / "inc.zh.md", "# 事故：x\n")
+    assert path.read_text(encoding="utf-8") == "# 事故：x\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

@@ -3,43 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from cockpit.config import Settings, load_settings
+from cockpit.config import Settings
 from cockpit.store import IncidentStore
 
 
-@contextmanager
-def _config_env(path: str | None) -> Iterator[None]:
-    """Point ``COCKPIT_CONFIG`` at ``--config`` while the settings are built."""
-    if not path:
-        yield
-        return
-    old = os.environ.get("COCKPIT_CONFIG")
-    os.environ["COCKPIT_CONFIG"] = path
+def settings_or_none(args: argparse.Namespace) -> Settings | None:
+    """Settings from flags, environment and config file; ``None`` after printing why not."""
+    from cockpit.wiring import BootError, settings_from_args
+
     try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("COCKPIT_CONFIG", None)
-        else:
-            os.environ["COCKPIT_CONFIG"] = old
-
-
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings with the command line's ``--state-dir`` / ``--lang`` / ``--config`` applied.
-
-    Raises:
-        pydantic.ValidationError: malformed configuration.
-    """
-    with _config_env(getattr(args, "config", None)):
-        return load_settings(
-            state_dir=getattr(args, "state_dir", None),
-            lang=getattr(args, "lang", None),
-        )
+        return settings_from_args(args)
+    except BootError as exc:
+        err(str(exc))
+        return None
 
 
 def store_from_settings(settings: Settings) -> IncidentStore:

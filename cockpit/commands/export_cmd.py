@@ -23,7 +23,7 @@ from cockpit.i18n import t
 from cockpit.incident import Incident
 from cockpit.store import CorruptIncident, IncidentStore
 
-from ._record_common import err, settings_from_args, store_from_settings
+from ._record_common import err, settings_or_none, store_from_settings
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -69,16 +69,14 @@ def _resolve(store: IncidentStore, ref: str, lang: str) -> Incident | None:
 def run(args: argparse.Namespace) -> int:
     """Render and deliver the export; returns the exit status (see the module doc)."""
     from cockpit.clipboard import copy_to_terminal
-    from cockpit.export import Lang, render
-    from cockpit.store import FILE_MODE, atomic_write_bytes
+    from cockpit.export import Lang, render, write_atomic
 
-    settings = settings_from_args(args)
+    settings = settings_or_none(args)
+    if settings is None:
+        return 2
     ui_lang = settings.resolved_lang()
-    lang: Lang = "zh"
-    for choice in (args.lang, settings.lang):
-        if choice in ("zh", "en"):
-            lang = "en" if choice == "en" else "zh"
-            break
+    # The export is Chinese unless English is asked for (flag, COCKPIT_LANG or config).
+    lang: Lang = "en" if settings.lang == "en" else "zh"
     store = store_from_settings(settings)
     try:
         incident = _resolve(store, args.incident, ui_lang)
@@ -93,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     if args.output and args.output != "-":
         path = Path(args.output).expanduser()
-        atomic_write_bytes(path, text.encode("utf-8"), FILE_MODE)
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            err(f"{path}: {exc.strerror or exc}")
+            return 1
         err(t("export.cmd.written", ui_lang, path=str(path)))
     elif not args.clipboard or args.output == "-":
         print(text, end="")

@@ -23,7 +23,7 @@ from cockpit.i18n import t
 from cockpit.incident import Incident
 from cockpit.store import CorruptIncident
 
-from ._record_common import err, settings_from_args, store_from_settings
+from ._record_common import err, settings_or_none, store_from_settings
 
 TITLE_WIDTH = 40
 
@@ -103,7 +103,9 @@ def rows(
 
 def run(args: argparse.Namespace) -> int:
     """Print the list; returns 0 (unreadable files are reported, not an error)."""
-    settings = settings_from_args(args)
+    settings = settings_or_none(args)
+    if settings is None:
+        return 2
     lang = settings.resolved_lang()
     store = store_from_settings(settings)
     entries = store.list()

@@ -1,6 +1,6 @@
 """A headless process with the SIGHUP/SIGTERM guard installed (for the lifecycle tests).
 
-Usage: ``signal_target.py STATE_DIR INCIDENT_ID``. Applies one edit through the real
+Usage: ``signal_target.py STATE_DIR INCIDENT_ID [background]``. Applies one edit through the real
 session, registers a flusher holding a pending edit (as a half-typed input field would),
 prints ``ready PID`` and waits for signals. On SIGHUP/SIGTERM the guard flushes, saves and
 exits with 128 + signum.
@@ -24,9 +24,14 @@ from cockpit.store import IncidentStore
 
 def main() -> int:
     store = IncidentStore(Path(sys.argv[1]))
-    session = IncidentSession(store, Incident(id=sys.argv[2], title="signal target"))
+    background = sys.argv[3:] == ["background"]
+    session = IncidentSession(
+        store, Incident(id=sys.argv[2], title="signal target"), background=background
+    )
     guard = install_exit_handlers(lambda: session)
     session.set_text("impact", "saved edit")
+    if not session.flush():
+        return 1
 
     def flush() -> None:
         # Pending input that was never saved: only the guard puts it in the record.
