@@ -771,3 +771,16 @@ def _init_error(code: int, text: str) -> SourceError:
             SOURCE, ErrorKind.ACCESS_DENIED, f"nvmlInit: {text}", hint="No access to /dev/nvidia*"
         )
     return SourceError.of(SOURCE, ErrorKind.UNAVAILABLE, f"nvmlInit failed: {text} ({code})")
+
+
+def nvml_source_or_reason(**kwargs: Any) -> tuple[NvmlSource | None, str]:
+    """An :class:`NvmlSource` when ``libnvidia-ml.so.1`` can be loaded, else the reason.
+
+    Only the library is loaded here (milliseconds); ``nvmlInit`` runs on the first
+    snapshot, so a driver that is not loaded shows up there as a classified error.
+    """
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return None, "no NVML library (libnvidia-ml.so.1): not a GPU node; use DCGM (--node)"
+    return NvmlSource(**kwargs), ""
