@@ -486,8 +486,10 @@ class KubeSource:
         container: str = "",
         previous: bool = False,
         tail_lines: int | None = 200,
+        timestamps: bool = False,
     ) -> PodLog:
-        """The tail of a pod's log (``previous`` = the last terminated instance)."""
+        """The tail of a pod's log (``previous`` = the last terminated instance;
+        ``timestamps`` = each line prefixed with the kubelet's RFC 3339 time)."""
         await self.connect()
         ns = self._scope(namespace) or self.namespace
         q: list[tuple[str, Any]] = []
@@ -497,6 +499,8 @@ class KubeSource:
             q.append(("previous", "true"))
         if tail_lines is not None:
             q.append(("tailLines", tail_lines))
+        if timestamps:
+            q.append(("timestamps", "true"))
         path = self._path("/api/v1", "pods", ns, name) + "/log"
         data = await self._run(lambda: self._request("GET", path, q, accept="*/*", namespace=ns))
         return PodLog(

@@ -591,6 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(400, _status_body(400, "BadRequest", msg))
                 return
             text = ""
+        if q.get("timestamps") not in ("true", "True", "1"):
+            text = _TS_PREFIX.sub("", text)
         tail = q.get("tailLines")
         if tail:
             lines = text.splitlines(keepends=True)
@@ -615,6 +617,10 @@ class _Handler(BaseHTTPRequestHandler):
         review.setdefault("kind", "SelfSubjectAccessReview")
         review.setdefault("metadata", {})
         self._send(201, json.dumps(review).encode())
+
+
+_TS_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d:.]+Z ", re.MULTILINE)
+"""Fixture logs carry kubelet-style timestamps; they are sent only with ``timestamps=true``."""
 
 
 def _guess_resource(path: str) -> str:
