@@ -148,7 +148,7 @@ class CockpitApp(App[None]):
 
             self._exit_guard = install_exit_handlers(
                 lambda: self.ctx.session if self.ctx else None,
-                exit_callback=lambda status: self.call_later(self.exit, return_code=status),
+                exit_callback=self._exit_with,
             )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
@@ -172,6 +172,9 @@ class CockpitApp(App[None]):
                 for b in table.get(key, [])
             ]
         self.refresh_bindings()
+
+    def _exit_with(self, status: int) -> None:
+        self.call_later(self.exit, return_code=status)
 
     # -- navigation ----------------------------------------------------------------------------
     def _screen_name(self, step_id: str) -> str:
