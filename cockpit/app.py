@@ -62,6 +62,7 @@ class CockpitApp(App[None]):
         Binding("alt+right", "next_step", "Next", show=False, priority=True),
         Binding("alt+left", "prev_step", "Back", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
+        Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         *[
             Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
             for i, s in enumerate("ABCDEFGHI")
@@ -164,6 +165,7 @@ class CockpitApp(App[None]):
             "n": t("flow.next", lang),
             "b": t("flow.back", lang),
             "question_mark": t("key.help", lang),
+            "f6": t("key.paste", lang),
         }
         table = self._bindings.key_to_bindings
         for key, description in shown.items():
@@ -255,6 +257,14 @@ class CockpitApp(App[None]):
         if not isinstance(self.screen, ProtectScreen):
             self.push_screen(ProtectScreen(self.ctx))
 
+    def action_paste(self) -> None:
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.ui.paste import PasteScreen
+
+        if not isinstance(self.screen, PasteScreen):
+            self.push_screen(PasteScreen(self.ctx, self.current_step()))
+
     def action_help(self) -> None:
         from cockpit.ui.help import HelpScreen
 
@@ -298,6 +308,7 @@ class CockpitApp(App[None]):
         yield SystemCommand(
             t("protect.title", lang), t("app.protect_first_rule", lang), self.action_protect
         )
+        yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
         yield SystemCommand(t("cmd.switch_language", lang), "zh ↔ en", self.action_switch_language)
         yield SystemCommand(
             t("cmd.export", lang), t("cmd.export.help", lang), lambda: self.goto("I")
