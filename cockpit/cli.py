@@ -31,7 +31,9 @@ def common_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument("--lang", choices=("zh", "en"), help="UI language (default: from the locale)")
-    g.add_argument("--config", metavar="FILE", help="config file (default ~/.config/cockpit/config.toml)")
+    g.add_argument(
+        "--config", metavar="FILE", help="config file (default ~/.config/cockpit/config.toml)"
+    )
     g.add_argument("--prometheus-url", metavar="URL", help="Prometheus-compatible query API")
     g.add_argument("--namespace", "-n", metavar="NS", help="namespace of the service")
     g.add_argument("--selector", "-l", metavar="SELECTOR", help="label selector of its pods")

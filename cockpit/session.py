@@ -211,9 +211,7 @@ class IncidentSession:
         self.save()
         return entry
 
-    def _timeline(
-        self, at: datetime, kind: TimelineKind, text: str, source: str
-    ) -> TimelineEntry:
+    def _timeline(self, at: datetime, kind: TimelineKind, text: str, source: str) -> TimelineEntry:
         for existing in self.incident.timeline:
             if (existing.at, existing.kind, existing.text) == (at, kind, text):
                 return existing
