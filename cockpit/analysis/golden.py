@@ -98,7 +98,7 @@ def threshold_for(signal_id: str) -> Threshold:
     info = SIGNALS.get(signal_id)
     base = THRESHOLDS.get(info.golden if info else "saturation", Threshold())
     if info is not None and info.bad == "down":
-        return Threshold(up=None, down=0.67, min_delta=base.min_delta)
+        return Threshold(up=None, down=base.down or 0.67, min_delta=base.min_delta)
     if info is not None and info.bad == "both" and base.down is None:
         return Threshold(up=base.up, down=0.67, min_delta=base.min_delta)
     return base
