@@ -81,6 +81,7 @@ class CockpitApp(App[None]):
         self._start_step = start_step
         self._installed: set[str] = set()
         self._change_timer: Any = None
+        self._exit_guard: Any = None
         self.boot_error: str | None = None
 
     # -- boot ------------------------------------------------------------------------------
@@ -141,6 +142,14 @@ class CockpitApp(App[None]):
         assert ctx.session is not None
         self._bind_localized(ctx.lang)
         ctx.session.on_change = self._incident_changed
+        if self.args is not None and self._exit_guard is None:
+            # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
+            from cockpit.lifecycle import install_exit_handlers
+
+            self._exit_guard = install_exit_handlers(
+                lambda: self.ctx.session if self.ctx else None,
+                exit_callback=lambda status: self.call_later(self.exit, return_code=status),
+            )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
 
