@@ -109,7 +109,9 @@ def _find(summaries: list[SignalSummary], keys: Iterable[str]) -> SignalSummary 
     return None
 
 
-LATENCY_PREFERENCE = ("serving.e2e_latency", "access.latency", "serving.ttft")
+LATENCY_PREFERENCE = ("access.latency", "serving.e2e_latency", "serving.ttft")
+"""User-facing latency first: the gateway sees what users see, and vLLM's e2e histogram
+starts at a 0.3 s bucket, too coarse for a P50 (metrics_kb.md §2.1)."""
 
 
 def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:

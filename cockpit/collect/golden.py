@@ -35,14 +35,15 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 GOLDEN_CHOICES: dict[str, tuple[str, ...]] = {
-    "latency": ("serving.e2e_latency", "access.latency", "serving.ttft"),
-    "qps": ("serving.qps", "access.qps"),
+    "latency": ("access.latency", "serving.e2e_latency", "serving.ttft"),
+    "qps": ("access.qps", "serving.qps"),
     "gen_tps": ("serving.gen_tps",),
     "prompt_tps": ("serving.prompt_tps",),
-    "errors": ("serving.error_ratio", "access.error_ratio_5xx"),
+    "errors": ("access.error_ratio_5xx", "serving.error_ratio"),
     "gpu_util": ("hardware.gpu_util",),
 }
-"""For each golden row, the canonical signals in order of preference (first available)."""
+"""For each golden row, the canonical signals in order of preference (first available):
+what users see at the gateway first, the serving engine's view when there is no gateway."""
 
 
 class GoldenSignals(BaseModel):

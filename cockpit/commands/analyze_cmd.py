@@ -31,6 +31,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         choices=("1d", "7d", "quiet"),
         help="baseline: same window 1 d / 7 d earlier, or the quiet window before (default: config)",
     )
+    p.add_argument(
+        "--at", metavar="TIME", help="end of the window (UTC, e.g. 2026-11-27T12:55; default now)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON (docs/analyze-json.md)")
     p.set_defaults(func=run)
 
@@ -38,61 +41,38 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 def build_context(args: argparse.Namespace) -> AppContext:
     """Settings, sources and clock from the common flags (live, ``--replay`` or ``--demo``).
 
+    A replayed bundle's service scope is used when no scope flag is given; ``--at`` pins
+    the clock (the end of the window) in live mode.
+
     Raises:
-        SystemExit: with a message when the bundle cannot be opened.
+        BootError: bad configuration or an unreadable bundle.
     """
-    import os
-
     from cockpit.clock import Clock
-    from cockpit.config import load_settings
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
+    from cockpit.wiring import BootError, build_sources, mode_of, settings_from_args
 
-    if getattr(args, "config", None):
-        os.environ["COCKPIT_CONFIG"] = args.config
-    overrides: dict[str, Any] = {}
-    if getattr(args, "prometheus_url", None):
-        overrides["prometheus"] = {"url": args.prometheus_url}
-    svc = {
-        k: getattr(args, k, None)
-        for k in ("namespace", "selector", "deployment", "model")
-        if getattr(args, k, None)
-    }
-    if svc:
-        overrides["service"] = svc
-    if getattr(args, "lang", None):
-        overrides["lang"] = args.lang
-    settings = load_settings(**overrides)
-    lang = settings.resolved_lang()
-    bundle = getattr(args, "replay", None)
-    if getattr(args, "demo", False):
-        try:
-            from cockpit.scenarios import demo_bundle_path  # type: ignore[attr-defined]
-        except ImportError:
-            raise SystemExit("the demo bundle is not part of this build") from None
-        bundle = str(demo_bundle_path())
-    if bundle:
-        from cockpit.sources.bundle import BundleError, epoch_window, open_replay  # type: ignore[import-not-found,unused-ignore]
+    settings = settings_from_args(args)
+    mode = mode_of(args)
+    sources, clock, meta = build_sources(args, settings)
+    svc = settings.service
+    scope = getattr(meta, "service", None) if meta is not None else None
+    if scope is not None and not any((svc.namespace, svc.deployment, svc.model, svc.selector)):
+        for key in ("namespace", "deployment", "model", "selector"):
+            value = getattr(scope, key, "")
+            if value:
+                setattr(svc, key, value)
+    at = getattr(args, "at", None)
+    if at:
+        from cockpit.timeparse import parse_time
 
         try:
-            replay = open_replay(bundle)
-        except (BundleError, OSError) as exc:
-            raise SystemExit(f"cannot open bundle {bundle}: {exc}") from None
-        _, end = epoch_window(replay.meta)
-        return AppContext(
-            settings=settings,
-            sources=replay.build_sources(),
-            clock=Clock(frozen_at=end),
-            lang=lang,
-            mode="demo" if getattr(args, "demo", False) else "replay",
-        )
-    sources = Sources()
-    if settings.prometheus.url:
-        from cockpit.sources.prometheus import PrometheusSource  # type: ignore[import-not-found,unused-ignore]
-
-        sources.metrics = PrometheusSource(settings.prometheus)
-    else:
-        sources.missing["metrics"] = "no Prometheus URL configured"
-    return AppContext(settings=settings, sources=sources, clock=Clock(), lang=lang)
+            when = parse_time(at, clock.now())
+        except ValueError as exc:
+            raise BootError(f"--at: {exc}") from exc
+        clock = Clock(frozen_at=when)
+    return AppContext(
+        settings=settings, sources=sources, clock=clock, lang=settings.resolved_lang(), mode=mode
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
     from cockpit.sources.base import SourceError
 
-    ctx = build_context(args)
+    from cockpit.wiring import BootError
+
+    try:
+        ctx = build_context(args)
+    except BootError as exc:
+        print(f"cockpit analyze: {exc}", file=sys.stderr)
+        return 2
 
     async def go() -> AnalyzeReport:
         from cockpit.collect.analyze import run_analysis
