@@ -42,7 +42,8 @@ PARSERS: dict[str, Callable[[str], Any]] = {
 # Parsers plugged in from elsewhere are exercised through the registry too.
 for _kind in REGISTRY:
     if _kind.text is not None:
-        PARSERS[_kind.name] = _kind.text
+        _fn = _kind.text
+        PARSERS[_kind.name] = (lambda text, fn=_fn: fn(text, "zh")) if _kind.takes_lang else _fn
 
 
 @st.composite

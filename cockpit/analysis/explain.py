@@ -60,6 +60,7 @@ class ArtifactKind:
         keywords: Lower-case substrings; only lines containing one are fed to the
             analyzer (found block-wise with ``str.find``, which keeps a 100 MB log fast).
             ``None``: every line is fed (streaming) or tested with ``detect`` (text).
+        takes_lang: ``text`` is called as ``text(text, lang)`` (its result carries words).
     """
 
     name: str
@@ -69,6 +70,7 @@ class ArtifactKind:
     text: Callable[[str], Any] | None = None
     priority: int = 50
     keywords: tuple[str, ...] | None = None
+    takes_lang: bool = False
 
 
 _XID_LINE = re.compile(
@@ -108,6 +110,50 @@ PENDING_KEYWORDS = (
 
 def _always(_line: str) -> bool:
     return True
+
+
+def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
+    """Kernel-log Xid parser (:mod:`cockpit.analysis.xid`) as a finding's fields."""
+    from cockpit.analysis.xid import explain_xid_text
+
+    r = explain_xid_text(text, lang)
+    if not r.found:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    top = r.gpus[0] if r.gpus else None
+    group = top.groups[0] if top and top.groups else None
+    data.update(
+        category="xid_hw",
+        cause=(top.verdict if top else None) or "xid",
+        likely=group.likely if group else None,
+        xid=group.xid if group else (r.root_xids[0] if r.root_xids else None),
+        xids=r.root_xids,
+        gpu=top.pci if top else None,
+        xid_inferred=bool(group and group.inferred),
+        distinct_pids=len(group.pids) if group else 0,
+        first_line=min((o.line for o in r.occurrences), default=0),
+        meaning=" ".join(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+        next_checks_text=[*(group.actions if group else []), *r.findings],
+    )
+    return data
+
+
+def _explain_pending(text: str, lang: str) -> dict[str, Any] | None:
+    """FailedScheduling parser (:mod:`cockpit.analysis.scheduling`) as a finding's fields."""
+    from cockpit.analysis.scheduling import explain_failed_scheduling
+
+    r = explain_failed_scheduling(text)
+    if not r.message.recognised:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    data.update(
+        category=r.category,
+        cause=r.likely,
+        nodes_total=r.message.nodes_total,
+        meaning=" ".join(f.text(lang) for f in r.findings),
+        next_checks_text=r.commands,
+    )
+    return data
 
 
 REGISTRY: list[ArtifactKind] = [
@@ -151,14 +197,26 @@ REGISTRY: list[ArtifactKind] = [
         priority=50,
         keywords=utilization.KEYWORDS,
     ),
+    ArtifactKind(
+        "xid",
+        "xid_hw",
+        _detect_xid,
+        text=_explain_xid,
+        priority=85,
+        keywords=XID_KEYWORDS,
+        takes_lang=True,
+    ),
+    ArtifactKind(
+        "failed_scheduling",
+        "pod_pending",
+        _detect_pending,
+        text=_explain_pending,
+        priority=85,
+        keywords=PENDING_KEYWORDS,
+        takes_lang=True,
+    ),
 ]
-"""The kinds ``explain`` runs. Parsers owned elsewhere plug in here, one line each::
-
-    ArtifactKind("xid", "xid_hw", _detect_xid, text=explain_xid_text, priority=85,
-                 keywords=XID_KEYWORDS),
-    ArtifactKind("failed_scheduling", "pod_pending", _detect_pending,
-                 text=explain_failed_scheduling, priority=85, keywords=PENDING_KEYWORDS),
-"""
+"""The kinds ``explain`` runs; a new parser plugs in with one :class:`ArtifactKind` line."""
 
 # Kinds the registry may not carry yet, named so "not recognised" can say it looked.
 KNOWN_KIND_NAMES = (
@@ -249,10 +307,10 @@ def _to_finding(kind: ArtifactKind, result: Any) -> Finding | None:
     elif isinstance(result, dict):
         fields = result
         cause = next(
-            (str(result[k]) for k in ("likely", "pattern", "cause") if result.get(k)), None
+            (str(result[k]) for k in ("cause", "likely", "pattern") if result.get(k)), None
         )
         category = str(result.get("category") or kind.category)
-        first_line = 0
+        first_line = int(result.get("first_line") or 0)
     else:
         return None
     if isinstance(result, BaseModel) and getattr(result, "recognised", True) is False:
@@ -385,7 +443,8 @@ def _root_first(findings: list[Finding]) -> list[Finding]:
 class _Dispatcher:
     """Feeds blocks of lines to every analyzer; isolates analyzer failures."""
 
-    def __init__(self, kinds: list[ArtifactKind], world_size: int | None) -> None:
+    def __init__(self, kinds: list[ArtifactKind], world_size: int | None, lang: str) -> None:
+        self.lang = lang
         self.kinds = {k.name: k for k in kinds}
         self.streams: dict[str, LineAnalyzer] = {}
         self.texts: dict[str, _TextCollector] = {}
@@ -494,9 +553,16 @@ class _Dispatcher:
         for name, collector in list(self.texts.items()):
             if not collector.matched:
                 continue
-            fn = self.kinds[name].text
+            kind = self.kinds[name]
+            fn = kind.text
             try:
-                f = _to_finding(self.kinds[name], fn(collector.text()) if fn else None)
+                if fn is None:
+                    result = None
+                elif kind.takes_lang:
+                    result = fn(collector.text(), self.lang)
+                else:
+                    result = fn(collector.text())
+                f = _to_finding(kind, result)
             except Exception as exc:
                 self._fail(name, exc)
                 continue
@@ -511,6 +577,7 @@ def explain_lines(
     *,
     world_size: int | None = None,
     registry: list[ArtifactKind] | None = None,
+    lang: str = "en",
 ) -> Explanation:
     """Run every registered analyzer over ``lines`` (strings or ``(text, was_cut)``).
 
@@ -521,12 +588,13 @@ def explain_lines(
         lines: The input, one line per item, without line ends.
         world_size: Number of distributed ranks when known (NCCL analyzer).
         registry: Kinds to run (default :data:`REGISTRY`).
+        lang: Language for analyzers whose results carry words (``zh``/``en``).
 
     Returns:
         The :class:`Explanation`; never raises for any input.
     """
     kinds = list(REGISTRY if registry is None else registry)
-    disp = _Dispatcher(kinds, world_size)
+    disp = _Dispatcher(kinds, world_size, lang)
     n = 0
     size = 0
     cut_lines = 0
@@ -566,13 +634,17 @@ def explain_lines(
     )
 
 
-def explain_text(text: str | bytes, *, world_size: int | None = None) -> Explanation:
+def explain_text(
+    text: str | bytes, *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
     """:func:`explain_lines` over a string (or bytes, decoded with replacement)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    return explain_lines(text.splitlines(), world_size=world_size)
+    return explain_lines(text.splitlines(), world_size=world_size, lang=lang)
 
 
-def explain_stream(stream: IO[bytes], *, world_size: int | None = None) -> Explanation:
+def explain_stream(
+    stream: IO[bytes], *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
     """:func:`explain_lines` over a binary stream, read line by line (bounded memory)."""
-    return explain_lines(iter_lines(stream), world_size=world_size)
+    return explain_lines(iter_lines(stream), world_size=world_size, lang=lang)
