@@ -67,7 +67,7 @@ class ArtifactKind:
     category: str
     detect: Callable[[str], bool]
     stream: Callable[[], LineAnalyzer] | None = None
-    text: Callable[[str], Any] | None = None
+    text: Callable[..., Any] | None = None
     priority: int = 50
     keywords: tuple[str, ...] | None = None
     takes_lang: bool = False
