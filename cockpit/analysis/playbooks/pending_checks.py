@@ -17,6 +17,14 @@ _GPU_LABELS = (
 )
 
 
+PLACEMENT_CAUSES = (
+    "missing_toleration",
+    "node_selector_mismatch",
+    "pod_affinity",
+    "nodes_cordoned",
+)
+
+
 def _gpu_alloc(node: NodeLite) -> float | None:
     raw = node.allocatable.get(GPU_RESOURCE)
     return parse_quantity(raw) if raw is not None else None
@@ -125,9 +133,9 @@ def pend_placement(data: PlaybookData) -> ItemResult:
             label=f"FailedScheduling {latest.name}", value=latest.message[:300], source="kube"
         )
     ]
-    placement = {"untolerated_taint", "node_affinity", "taint", "affinity"}
-    hits = [c for c in exp.classes if any(w in c for w in placement)]
-    if hits or exp.likely in ("missing_toleration", "node_selector_mismatch"):
+    # The scheduler's verdict, not the raw histogram: "didn't match affinity" on CPU nodes
+    # is noise for a GPU pod (formats.md §C5).
+    if exp.likely in PLACEMENT_CAUSES:
         return ItemResult(
             item="placement",
             status=ItemStatus.PROBLEM,

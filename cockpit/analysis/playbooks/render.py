@@ -31,7 +31,7 @@ def _arg(name: str, value: Any, lang: str) -> Any:
         words = []
         for v in value:
             key = f"{prefix}.{v}" if prefix else ""
-            words.append(t(key, lang) if key in catalog() else str(v))
+            words.append((t(key, lang) if key in catalog() else str(v)).rstrip("。."))
         return "；".join(words) if lang == "zh" else "; ".join(words)
     return value
 
