@@ -160,7 +160,10 @@ def bench_fuzz() -> list[str]:
     }
     for kind in REGISTRY:
         if kind.text is not None:
-            parsers[kind.name] = kind.text
+            fn_text = kind.text
+            parsers[kind.name] = (
+                (lambda text, f=fn_text: f(text, "en")) if kind.takes_lang else fn_text
+            )
     lines = []
     strategy = st.one_of(
         st.text(max_size=1500),
@@ -179,7 +182,6 @@ def bench_fuzz() -> list[str]:
 def _fuzz_one(fn: Callable[..., Any], strategy: Any, given: Any, settings: Any, hc: Any) -> int:
     """Run ``fn`` on FUZZ_EXAMPLES generated texts; returns the example count."""
     count = 0
-    takes_lang = fn.__code__.co_argcount >= 2 if hasattr(fn, "__code__") else False
 
     @settings(
         max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=list(hc)
@@ -188,10 +190,7 @@ def _fuzz_one(fn: Callable[..., Any], strategy: Any, given: Any, settings: Any, 
     def run(text: str) -> None:
         nonlocal count
         count += 1
-        if takes_lang:
-            fn(text, "en")
-        else:
-            fn(text)
+        fn(text)
 
     run()
     return count
