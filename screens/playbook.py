@@ -150,7 +150,7 @@ class PlaybookScreen(Screen[None]):
             table.update_cell(
                 item.id, "status", Text(status_text(r.status, lang), style=_STATUS_STYLE[r.status])
             )
-            table.update_cell(item.id, "finding", finding_text(r, lang))
+            table.update_cell(item.id, "finding", finding_text(r, lang), update_width=True)
         self.query_one("#pb-status", Static).update(summary(list(self.results.values()), lang))
         self._show_detail()
 

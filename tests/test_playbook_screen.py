@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen
 from playbook_scenarios import PLANTED, SCENARIOS
 from testkit import make_ctx
 
@@ -14,7 +15,6 @@ from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
-from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen
 
 
 def _ctx(tmp_path: Path, lang: str = "en") -> AppContext:
