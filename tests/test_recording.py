@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from cockpit.cli import main
 from cockpit.clock import Clock
-from cockpit.commands.record_cmd import parse_time, parse_window
+from cockpit.commands.record_cmd import _record, parse_time, parse_window
 from cockpit.config import Settings
 from cockpit.context import AppContext, Sources
 from cockpit.models import from_epoch
@@ -174,15 +175,11 @@ def test_record_command_prometheus_down(tmp_path: Path, capsys: pytest.CaptureFi
     asyncio.run(check())
 
 
-def test_record_command_usage_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COCKPIT_CONFIG", str(tmp_path / "none.toml"))
-    monkeypatch.delenv("COCKPIT_PROMETHEUS__URL", raising=False)
-    assert main(["record", "-o", str(tmp_path / "x.gz"), "--lang", "en"]) == 2
-    assert "nothing to record" in capsys.readouterr().err
+def test_record_command_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["record", "-o", str(tmp_path / "x.gz"), "--window", "soon", "--lang", "zh"]) == 2
     assert "无法识别的时间窗口" in capsys.readouterr().err
+    assert main(["record", "-o", str(tmp_path / "x.gz"), "--at", "yesterday", "--lang", "en"]) == 2
+    assert "cannot read the time" in capsys.readouterr().err
     rc = main(
         [
             "record",
@@ -196,6 +193,19 @@ def test_record_command_usage_errors(
     )
     assert rc == 2
     assert "cannot write" in capsys.readouterr().err
+    assert not (tmp_path / "no-dir").exists()
+
+
+def test_record_without_any_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(
+        output=str(tmp_path / "x.gz"), plan=None, note="", timeout=5.0, concurrency=2
+    )
+    sources = Sources(missing={"metrics": "no Prometheus URL", "kube": "no kubeconfig"})
+    rc = asyncio.run(_record(args, Settings(), sources, timedelta(hours=1), "en", None))
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "nothing to record" in err and "no Prometheus URL" in err
+    assert not (tmp_path / "x.gz").exists()
 
 
 # -- the demo bundle shipped in the package --------------------------------------------
@@ -209,6 +219,8 @@ def test_demo_bundle_ships_and_answers_offline() -> None:
     assert replay.meta.complete and not replay.meta.problems
     assert replay.meta.recorded_at == sc.now_dt
     assert replay.meta.scope["namespace"] == "llm-serving"
+    assert replay.meta.service.namespace == "llm-serving"
+    assert replay.meta.service.model == "qwen2.5-72b-instruct"
     src = replay.source("metrics")
 
     async def check() -> None:

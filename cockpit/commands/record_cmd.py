@@ -79,68 +79,19 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def settings_from_args(args: argparse.Namespace) -> Any:
-    """Settings from the common flags (flags > environment > config file)."""
-    import os
-
-    from cockpit.config import load_settings
-
-    if getattr(args, "config", None):
-        os.environ["COCKPIT_CONFIG"] = args.config
-    service = {
-        k: v
-        for k, v in {
-            "namespace": getattr(args, "namespace", None),
-            "selector": getattr(args, "selector", None),
-            "deployment": getattr(args, "deployment", None),
-            "model": getattr(args, "model", None),
-        }.items()
-        if v
-    }
-    kube = {
-        k: v
-        for k, v in {
-            "kubeconfig": getattr(args, "kubeconfig", None),
-            "context": getattr(args, "context", None),
-        }.items()
-        if v
-    }
-    overrides: dict[str, Any] = {
-        "lang": getattr(args, "lang", None),
-        "state_dir": getattr(args, "state_dir", None),
-    }
-    settings = load_settings(**overrides)
-    updates: dict[str, Any] = {}
-    if getattr(args, "prometheus_url", None):
-        updates["prometheus"] = settings.prometheus.model_copy(update={"url": args.prometheus_url})
-    if service:
-        updates["service"] = settings.service.model_copy(update=service)
-    if kube:
-        updates["kubernetes"] = settings.kubernetes.model_copy(update=kube)
-    return settings.model_copy(update=updates) if updates else settings
-
-
-def build_live_sources(settings: Any) -> Any:
-    """The live sources this command can record (metrics from Prometheus)."""
-    from cockpit.context import Sources
-    from cockpit.sources.prometheus import PrometheusSource
-
-    sources = Sources()
-    if settings.prometheus.url:
-        sources.metrics = PrometheusSource(settings.prometheus)
-    else:
-        sources.missing["metrics"] = "no Prometheus URL configured (--prometheus-url)"
-    return sources
-
-
 def run(args: argparse.Namespace) -> int:
     """Record; exit 0 when something was recorded, 1 when every call failed, 2 on usage errors."""
     import asyncio
     import sys
 
     from cockpit.i18n import t
+    from cockpit.wiring import BootError, build_sources, settings_from_args
 
-    settings = settings_from_args(args)
+    try:
+        settings = settings_from_args(args)
+    except BootError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     lang = settings.resolved_lang()
     try:
         window = parse_window(args.window)
@@ -154,7 +105,11 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             print(t("record.bad_time", lang, value=args.at), file=sys.stderr)
             return 2
-    sources = build_live_sources(settings)
+    try:
+        sources, _clock, _meta = build_sources(args, settings)
+    except BootError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     return asyncio.run(_record(args, settings, sources, window, lang, at))
 
 

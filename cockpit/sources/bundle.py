@@ -77,6 +77,15 @@ class BundleError(Exception):
     """A bundle cannot be read: not gzip, corrupt, no header, or a newer format."""
 
 
+class BundleScope(BaseModel):
+    """The service a bundle was recorded for (the fields of ``ServiceSettings``)."""
+
+    namespace: str = ""
+    selector: str = ""
+    deployment: str = ""
+    model: str = ""
+
+
 class BundleMeta(BaseModel):
     """The header of a bundle.
 
@@ -101,6 +110,11 @@ class BundleMeta(BaseModel):
     note: str = ""
     complete: bool = True
     problems: list[str] = []
+
+    @property
+    def service(self) -> BundleScope:
+        """``scope`` as a model with ``namespace``/``selector``/``deployment``/``model``."""
+        return BundleScope(**{k: v for k, v in self.scope.items() if k in BundleScope.model_fields})
 
 
 # -- canonical JSON ---------------------------------------------------------------------
