@@ -105,6 +105,7 @@ def auto_cohort(
     """
     gpus = _gpu_entities(breakdowns)
     pods = {v.entity for b in breakdowns for v in b.values if v.kind == "pod"} | set(inv.pods)
+    auto = kind is None
     if kind is None:
         kind = {"pod": "replicas", "gpu": "node_gpus", "node": "all_gpus"}[suspect_kind]  # type: ignore[assignment]
     assert kind is not None
