@@ -62,6 +62,7 @@ class CockpitApp(App[None]):
         Binding("alt+right", "next_step", "Next", show=False, priority=True),
         Binding("alt+left", "prev_step", "Back", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
+        Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         *[
             Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
             for i, s in enumerate("ABCDEFGHI")
@@ -144,11 +145,11 @@ class CockpitApp(App[None]):
         ctx.session.on_change = self._incident_changed
         if self.args is not None and self._exit_guard is None:
             # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
-            from cockpit.lifecycle import install_exit_handlers
+            from cockpit.lifecycle import install_exit_handlers, wake_loop
 
             self._exit_guard = install_exit_handlers(
                 lambda: self.ctx.session if self.ctx else None,
-                exit_callback=lambda status: self.call_later(self.exit, return_code=status),
+                exit_callback=wake_loop(self._exit_with),
             )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
@@ -164,6 +165,7 @@ class CockpitApp(App[None]):
             "n": t("flow.next", lang),
             "b": t("flow.back", lang),
             "question_mark": t("key.help", lang),
+            "f6": t("key.paste", lang),
         }
         table = self._bindings.key_to_bindings
         for key, description in shown.items():
@@ -172,6 +174,9 @@ class CockpitApp(App[None]):
                 for b in table.get(key, [])
             ]
         self.refresh_bindings()
+
+    def _exit_with(self, status: int) -> None:
+        self.exit(return_code=status)
 
     # -- navigation ----------------------------------------------------------------------------
     def _screen_name(self, step_id: str) -> str:
@@ -252,6 +257,14 @@ class CockpitApp(App[None]):
         if not isinstance(self.screen, ProtectScreen):
             self.push_screen(ProtectScreen(self.ctx))
 
+    def action_paste(self) -> None:
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.ui.paste import PasteScreen
+
+        if not isinstance(self.screen, PasteScreen):
+            self.push_screen(PasteScreen(self.ctx, self.current_step()))
+
     def action_help(self) -> None:
         from cockpit.ui.help import HelpScreen
 
@@ -295,6 +308,7 @@ class CockpitApp(App[None]):
         yield SystemCommand(
             t("protect.title", lang), t("app.protect_first_rule", lang), self.action_protect
         )
+        yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
         yield SystemCommand(t("cmd.switch_language", lang), "zh ↔ en", self.action_switch_language)
         yield SystemCommand(
             t("cmd.export", lang), t("cmd.export.help", lang), lambda: self.goto("I")

@@ -192,11 +192,27 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.POD_AFFINITY)
     if "topology spread" in low:
         return Reason(count=count, text=text, cls=ReasonClass.TOPOLOGY_SPREAD)
-    if "affinity/selector" in low or "node affinity" in low or "nodeselector" in low or "matchnodeselector" in low or "node selector" in low:
+    if (
+        "affinity/selector" in low
+        or "node affinity" in low
+        or "nodeselector" in low
+        or "matchnodeselector" in low
+        or "node selector" in low
+    ):
         return Reason(count=count, text=text, cls=ReasonClass.NODE_AFFINITY)
     if "unschedulable" in low and "node" in low:
         return Reason(count=count, text=text, cls=ReasonClass.UNSCHEDULABLE)
-    if any(w in low for w in ("persistentvolumeclaim", "volume node affinity", "persistent volume", "volume count", "volume", "pvc")):
+    if any(
+        w in low
+        for w in (
+            "persistentvolumeclaim",
+            "volume node affinity",
+            "persistent volume",
+            "volume count",
+            "volume",
+            "pvc",
+        )
+    ):
         return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "too many pods" in low:
         return Reason(count=count, text=text, cls=ReasonClass.TOO_MANY_PODS)
@@ -204,7 +220,7 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.PORTS)
     if "gang" in low or "podgroup" in low or "pod group" in low:
         return Reason(count=count, text=text, cls=ReasonClass.GANG)
-    if "clusterqueue" in low or "flavor" in low or "unused quota" in low or "topology \"" in low:
+    if "clusterqueue" in low or "flavor" in low or "unused quota" in low or 'topology "' in low:
         return Reason(count=count, text=text, cls=ReasonClass.QUEUE)
     if "exceeded quota" in low or "resourcequota" in low:
         return Reason(count=count, text=text, cls=ReasonClass.QUOTA)
@@ -275,14 +291,14 @@ def _parse(text: str) -> SchedulingMessage:
         msg.recognised = True
         return msg
     msg.nodes_total = int(m.group(2))
-    rest = raw[m.end():]
+    rest = raw[m.end() :]
     pm = _PREEMPT.search(rest)
-    main, post = (rest[: pm.start()], rest[pm.end():]) if pm else (rest, "")
+    main, post = (rest[: pm.start()], rest[pm.end() :]) if pm else (rest, "")
     for count, item in _histogram(main):
         msg.reasons.append(classify_reason(item, count))
     if post:
         pm2 = _NODES_AVAIL.search(post)
-        body = post[pm2.end():] if pm2 else post
+        body = post[pm2.end() :] if pm2 else post
         for count, item in _histogram(body):
             msg.preemption.append(_verdict(item, count))
     msg.recognised = True
@@ -338,7 +354,11 @@ def _likely_from_message(msg: SchedulingMessage) -> str:
         return "quota_exceeded"
     if ReasonClass.TAINT in classes and not (classes & _INSUFFICIENT_CLASSES):
         return "missing_toleration"
-    if classes & {ReasonClass.INSUFFICIENT_GPU, ReasonClass.INSUFFICIENT_GPU_SHARED, ReasonClass.INSUFFICIENT_MIG}:
+    if classes & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
         if msg.preemption_helpful is True:
             return "capacity_or_priority"
         return "device_plugin_or_capacity"
@@ -350,7 +370,11 @@ def _likely_from_message(msg: SchedulingMessage) -> str:
         return "nodes_cordoned"
     if ReasonClass.VOLUME in classes:
         return "volume_binding"
-    if classes & {ReasonClass.POD_AFFINITY, ReasonClass.POD_ANTI_AFFINITY, ReasonClass.TOPOLOGY_SPREAD}:
+    if classes & {
+        ReasonClass.POD_AFFINITY,
+        ReasonClass.POD_ANTI_AFFINITY,
+        ReasonClass.TOPOLOGY_SPREAD,
+    }:
         return "pod_affinity"
     if ReasonClass.TOO_MANY_PODS in classes:
         return "too_many_pods"
@@ -372,7 +396,12 @@ def reason_findings(msg: SchedulingMessage) -> list[Finding]:
     """One finding per reason class present, plus the preemption verdict."""
     out: list[Finding] = []
     for r in msg.reasons:
-        params: dict[str, Any] = {"count": r.count if r.count is not None else "?", "resource": r.resource, "taint": r.taint or "?", "text": r.text}
+        params: dict[str, Any] = {
+            "count": r.count if r.count is not None else "?",
+            "resource": r.resource,
+            "taint": r.taint or "?",
+            "text": r.text,
+        }
         out.append(Finding(key=f"kube.reason.{r.cls.value}", params=params, severity="problem"))
     helpful = msg.preemption_helpful
     if helpful is False:
@@ -413,12 +442,18 @@ def explain_failed_scheduling(text: str) -> SchedulingExplanation:
     return exp
 
 
-def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]) -> list[str]:
+def _class_commands(
+    msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]
+) -> list[str]:
     ns = f" -n {namespace}" if namespace else ""
     cmds: list[str] = []
     cls = msg.classes()
     node = gpu_nodes[0] if gpu_nodes else "<node>"
-    if cls & {ReasonClass.INSUFFICIENT_GPU, ReasonClass.INSUFFICIENT_GPU_SHARED, ReasonClass.INSUFFICIENT_MIG}:
+    if cls & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
         cmds.append(f"kubectl get node {node} -o jsonpath='{{.status.allocatable}}'")
         cmds.append("kubectl get ds -A | grep -i device-plugin")
         cmds.append("kubectl logs -n <device-plugin-namespace> <device-plugin-pod> --tail=50")
@@ -426,7 +461,9 @@ def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes:
         cmds.append("kubectl get nodes -o custom-columns=NAME:.metadata.name,TAINTS:.spec.taints")
         cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.tolerations}}'")
     if ReasonClass.NODE_AFFINITY in cls:
-        cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity.nodeAffinity}}'")
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity.nodeAffinity}}'"
+        )
         cmds.append("kubectl get nodes --show-labels")
     if ReasonClass.UNSCHEDULABLE in cls:
         cmds.append("kubectl get nodes | grep SchedulingDisabled")
@@ -434,7 +471,9 @@ def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes:
         cmds.append(f"kubectl get pvc{ns}")
     if msg.preemption_helpful is True:
         cmds.append("kubectl get priorityclass")
-        cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.priorityClassName}} {{.spec.priority}}'")
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.priorityClassName}} {{.spec.priority}}'"
+        )
     if ReasonClass.GANG in cls:
         cmds.append(f"kubectl get podgroups{ns} -o wide")
     if ReasonClass.QUEUE in cls:
@@ -488,12 +527,9 @@ def selector_match(pod: PodLite, node: NodeLite) -> bool:
     for k, v in pod.spec.node_selector.items():
         if labels.get(k) != v:
             return False
-    req = (
-        (pod.spec.affinity.get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        or {}
-    )
+    req = (pod.spec.affinity.get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = req.get("nodeSelectorTerms") or []
     if not terms:
         return True
@@ -653,12 +689,24 @@ def analyze_pending(
         out.device_plugin_ready = sum(d.ready for d in dps)
     for p in plugin_pods or []:
         if p.spec.node_name:
-            ok = p.phase == "Running" and all(s.ready for s in p.container_statuses) and bool(p.container_statuses)
+            ok = (
+                p.phase == "Running"
+                and all(s.ready for s in p.container_statuses)
+                and bool(p.container_statuses)
+            )
             plugin_state[p.spec.node_name] = "ready" if ok else "not_ready"
 
     gres = out.gpu_resource or GPU
     for node in nodes:
-        row = _node_row(pod, node, gres, requests, out.requests, plugin_state, bool(dps) or plugin_pods is not None)
+        row = _node_row(
+            pod,
+            node,
+            gres,
+            requests,
+            out.requests,
+            plugin_state,
+            bool(dps) or plugin_pods is not None,
+        )
         out.rows.append(row)
     out.rows.sort(key=lambda r: (not r.gpu_node, not r.fits, r.name))
     out.gpu_nodes = sum(1 for r in out.rows if r.gpu_node)
@@ -673,7 +721,16 @@ def analyze_pending(
             req = out.requests.get(base) if res.startswith(("requests.", base)) else None
             h, u = parse_quantity(hard), parse_quantity(used)
             exceeded = h is not None and u is not None and req is not None and u + req > h
-            out.quotas.append(QuotaRow(quota=q.meta.name, resource=res, used=used or "?", hard=hard, pod_request=req, exceeded=exceeded))
+            out.quotas.append(
+                QuotaRow(
+                    quota=q.meta.name,
+                    resource=res,
+                    used=used or "?",
+                    hard=hard,
+                    pod_request=req,
+                    exceeded=exceeded,
+                )
+            )
 
     out.gangs = list(gangs or [])
     _verdict_and_steps(out, pod)
@@ -704,9 +761,17 @@ def _node_row(
     plugin_known: bool,
 ) -> NodeRow:
     labels = node.meta.labels
-    has_gpu_res = any(k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity)
+    has_gpu_res = any(
+        k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity
+    )
     gpu_node = has_gpu_res or looks_like_gpu_node(node)
-    row = NodeRow(name=node.meta.name, gpu_node=gpu_node, gpu_resource=gres, cordoned=node.unschedulable, ready=node.ready)
+    row = NodeRow(
+        name=node.meta.name,
+        gpu_node=gpu_node,
+        gpu_resource=gres,
+        cordoned=node.unschedulable,
+        ready=node.ready,
+    )
     if gpu_node:
         cap = parse_quantity(node.capacity.get(gres))
         alloc = parse_quantity(node.allocatable.get(gres))
@@ -739,7 +804,10 @@ def _node_row(
     # Blockers, in the scheduler's words' classes.
     if node.unschedulable:
         row.blockers.append(ReasonClass.UNSCHEDULABLE.value)
-    if row.taints_blocking and not (node.unschedulable and all(t.startswith("node.kubernetes.io/unschedulable") for t in row.taints_blocking)):
+    if row.taints_blocking and not (
+        node.unschedulable
+        and all(t.startswith("node.kubernetes.io/unschedulable") for t in row.taints_blocking)
+    ):
         row.blockers.append(ReasonClass.TAINT.value)
     if not row.selector_match:
         row.blockers.append(ReasonClass.NODE_AFFINITY.value)
@@ -751,7 +819,9 @@ def _node_row(
             if res == gres or res.startswith("nvidia.com/") or "/" in res:
                 row.blockers.append(_resource_class(res).value)
             continue
-        used = requests.by_node.get(node.meta.name, {}).get(res, 0.0) if requests is not None else 0.0
+        used = (
+            requests.by_node.get(node.meta.name, {}).get(res, 0.0) if requests is not None else 0.0
+        )
         if used + amount > alloc + 1e-9:
             row.blockers.append(_resource_class(res).value)
     if node.ready is False:
@@ -767,7 +837,13 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
     wants_gpu = bool(out.gpu_resource)
     f = out.findings
     if out.message_source == "event" and out.stale_condition:
-        f.append(Finding(key="kube.finding.stale_condition", params={"old": out.stale_condition[:160]}, severity="info"))
+        f.append(
+            Finding(
+                key="kube.finding.stale_condition",
+                params={"old": out.stale_condition[:160]},
+                severity="info",
+            )
+        )
     if msg is not None:
         f.extend(reason_findings(msg))
     elif out.scheduler == "default-scheduler":
@@ -775,26 +851,63 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
 
     likely = _likely_from_message(msg) if msg is not None else "unknown"
     # Gangs: Volcano / Kueue.
-    group = pod.meta.annotations.get("scheduling.k8s.io/group-name") or pod.meta.annotations.get("scheduling.volcano.sh/group-name", "")
+    group = pod.meta.annotations.get("scheduling.k8s.io/group-name") or pod.meta.annotations.get(
+        "scheduling.volcano.sh/group-name", ""
+    )
     for g in out.gangs:
         cond = next((c for c in g.conditions if c.message), None)
         text = cond.message if cond else ""
         if g.kind == "PodGroup" and (not group or g.meta.name == group):
             gm = _GANG.search(text)
-            f.append(Finding(key="kube.finding.podgroup", params={"name": g.meta.name, "phase": g.phase or "?", "min": g.min_member if g.min_member is not None else "?", "message": text or "-"}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.podgroup",
+                    params={
+                        "name": g.meta.name,
+                        "phase": g.phase or "?",
+                        "min": g.min_member if g.min_member is not None else "?",
+                        "message": text or "-",
+                    },
+                    severity="warn",
+                )
+            )
             if gm and gm.group(2) == "0":
-                f.append(Finding(key="kube.finding.gang_sees_no_pods", params={"scheduler": out.scheduler}, severity="problem"))
+                f.append(
+                    Finding(
+                        key="kube.finding.gang_sees_no_pods",
+                        params={"scheduler": out.scheduler},
+                        severity="problem",
+                    )
+                )
                 likely = "gang_scheduler_mismatch"
             elif likely == "unknown":
                 likely = "gang_not_ready"
         if g.kind == "Workload" and g.phase != "admitted":
-            f.append(Finding(key="kube.finding.workload", params={"name": g.meta.name, "queue": g.queue or "?", "message": text or "-"}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.workload",
+                    params={"name": g.meta.name, "queue": g.queue or "?", "message": text or "-"},
+                    severity="warn",
+                )
+            )
             if likely in ("unknown",):
                 likely = "queue_quota"
-    if group and out.scheduler not in ("volcano",) and not any(g.kind == "PodGroup" for g in out.gangs):
-        f.append(Finding(key="kube.finding.group_no_podgroup", params={"group": group}, severity="warn"))
+    if (
+        group
+        and out.scheduler not in ("volcano",)
+        and not any(g.kind == "PodGroup" for g in out.gangs)
+    ):
+        f.append(
+            Finding(key="kube.finding.group_no_podgroup", params={"group": group}, severity="warn")
+        )
     if group and out.scheduler != "volcano":
-        f.append(Finding(key="kube.finding.scheduler_name", params={"scheduler": out.scheduler}, severity="problem"))
+        f.append(
+            Finding(
+                key="kube.finding.scheduler_name",
+                params={"scheduler": out.scheduler},
+                severity="problem",
+            )
+        )
         likely = "gang_scheduler_mismatch"
 
     # GPU-specific cross-checks (formats.md §C.5).
@@ -802,7 +915,18 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
         zero = [r for r in gpu_rows if not r.gpu_allocatable]
         unhealthy = [r for r in gpu_rows if r.gpu_unhealthy]
         if unhealthy:
-            f.append(Finding(key="kube.finding.gpus_unhealthy", params={"nodes": ", ".join(f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in unhealthy)}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.gpus_unhealthy",
+                    params={
+                        "nodes": ", ".join(
+                            f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})"
+                            for r in unhealthy
+                        )
+                    },
+                    severity="problem",
+                )
+            )
         if zero and len(zero) == len(gpu_rows):
             if likely == "missing_toleration":
                 if out.device_plugin_desired == 0:
@@ -812,48 +936,132 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
                 f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
             else:
                 likely = "device_plugin_not_reporting"
-                f.append(Finding(key="kube.finding.plugin_not_reporting", params={"nodes": ", ".join(r.name for r in zero[:5])}, severity="problem"))
+                f.append(
+                    Finding(
+                        key="kube.finding.plugin_not_reporting",
+                        params={"nodes": ", ".join(r.name for r in zero[:5])},
+                        severity="problem",
+                    )
+                )
         elif zero:
-            f.append(Finding(key="kube.finding.some_gpu_nodes_zero", params={"nodes": ", ".join(r.name for r in zero[:5])}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.some_gpu_nodes_zero",
+                    params={"nodes": ", ".join(r.name for r in zero[:5])},
+                    severity="warn",
+                )
+            )
         blocked_by_taint = [r for r in gpu_rows if ReasonClass.TAINT.value in r.blockers]
-        if blocked_by_taint and likely in ("missing_toleration", "unknown", "device_plugin_not_scheduled", "device_plugin_not_reporting"):
+        if blocked_by_taint and likely in (
+            "missing_toleration",
+            "unknown",
+            "device_plugin_not_scheduled",
+            "device_plugin_not_reporting",
+        ):
             taints = sorted({t for r in blocked_by_taint for t in r.taints_blocking})
-            f.append(Finding(key="kube.finding.toleration_fix", params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.toleration_fix",
+                    params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])},
+                    severity="problem",
+                )
+            )
             if out.device_plugin_desired == 0:
                 f.append(Finding(key="kube.finding.plugin_toleration_too", severity="problem"))
-        not_ready_plugins = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")]
+        not_ready_plugins = [
+            r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")
+        ]
         if not_ready_plugins and out.device_plugin_desired:
-            f.append(Finding(key="kube.finding.plugin_pods_unhealthy", params={"nodes": ", ".join(not_ready_plugins[:5])}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.plugin_pods_unhealthy",
+                    params={"nodes": ", ".join(not_ready_plugins[:5])},
+                    severity="warn",
+                )
+            )
         need = out.requests.get(out.gpu_resource, 0.0)
         max_alloc = max((r.gpu_allocatable or 0.0) for r in gpu_rows)
         if need and 0 < max_alloc < need:
             likely = "request_larger_than_node"
-            f.append(Finding(key="kube.finding.request_too_large", params={"need": f"{need:g}", "max": f"{max_alloc:g}"}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.request_too_large",
+                    params={"need": f"{need:g}", "max": f"{max_alloc:g}"},
+                    severity="problem",
+                )
+            )
         if likely in ("capacity_or_priority", "device_plugin_or_capacity") and max_alloc > 0:
-            free = [r for r in gpu_rows if r.gpu_free is not None and r.gpu_free >= need and not r.blockers]
+            free = [
+                r
+                for r in gpu_rows
+                if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
+            ]
             likely = "capacity_exhausted" if not free else likely
-            total_free = sum(max(0.0, r.gpu_free or 0.0) for r in gpu_rows if r.gpu_free is not None and not r.cordoned)
-            f.append(Finding(key="kube.finding.capacity", params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)}, severity="warn"))
+            total_free = sum(
+                max(0.0, r.gpu_free or 0.0)
+                for r in gpu_rows
+                if r.gpu_free is not None and not r.cordoned
+            )
+            f.append(
+                Finding(
+                    key="kube.finding.capacity",
+                    params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)},
+                    severity="warn",
+                )
+            )
     elif wants_gpu and not gpu_rows and out.rows:
         f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
         likely = "no_gpu_nodes"
     cpu_noise = [r for r in out.rows if not r.gpu_node]
     if wants_gpu and cpu_noise and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
-        f.append(Finding(key="kube.finding.cpu_nodes_noise", params={"count": len(cpu_noise)}, severity="info"))
+        f.append(
+            Finding(
+                key="kube.finding.cpu_nodes_noise",
+                params={"count": len(cpu_noise)},
+                severity="info",
+            )
+        )
     for q in out.quotas:
         if q.exceeded:
-            f.append(Finding(key="kube.finding.quota_exceeded", params={"quota": q.quota, "resource": q.resource, "used": q.used, "hard": q.hard, "need": f"{q.pod_request:g}" if q.pod_request is not None else "?"}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.quota_exceeded",
+                    params={
+                        "quota": q.quota,
+                        "resource": q.resource,
+                        "used": q.used,
+                        "hard": q.hard,
+                        "need": f"{q.pod_request:g}" if q.pod_request is not None else "?",
+                    },
+                    severity="problem",
+                )
+            )
             if likely == "unknown":
                 likely = "quota_exceeded"
     if msg is not None and msg.preemption_helpful is True and likely.startswith("device_plugin"):
         f.append(Finding(key="kube.finding.old_scheduler_verdict", severity="info"))
     elif msg is not None and msg.preemption_helpful is True:
-        f.append(Finding(key="kube.finding.priority", params={"pc": out.priority_class or "-", "prio": out.priority if out.priority is not None else "?"}, severity="warn"))
+        f.append(
+            Finding(
+                key="kube.finding.priority",
+                params={
+                    "pc": out.priority_class or "-",
+                    "prio": out.priority if out.priority is not None else "?",
+                },
+                severity="warn",
+            )
+        )
         if likely == "capacity_exhausted":
             likely = "capacity_or_priority"
     cordoned = [r.name for r in out.rows if r.cordoned]
     if cordoned:
-        f.append(Finding(key="kube.finding.cordoned", params={"nodes": ", ".join(cordoned[:5])}, severity="info"))
+        f.append(
+            Finding(
+                key="kube.finding.cordoned",
+                params={"nodes": ", ".join(cordoned[:5])},
+                severity="info",
+            )
+        )
     out.likely = likely
     f.append(Finding(key=f"kube.likely.{likely}", severity="problem"))
 
@@ -861,17 +1069,25 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
     cmds = base_commands(out.pod, out.namespace)
     if msg is not None:
         cmds += _class_commands(msg, out.pod, out.namespace, gpu_names)
-    if likely.startswith("device_plugin") or any(r.device_plugin in ("not_ready", "missing") for r in gpu_rows):
+    if likely.startswith("device_plugin") or any(
+        r.device_plugin in ("not_ready", "missing") for r in gpu_rows
+    ):
         cmds.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
         bad = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")] or gpu_names
         if bad:
-            cmds.append(f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin")
-        cmds.append("journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node")
+            cmds.append(
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin"
+            )
+        cmds.append(
+            "journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node"
+        )
     if out.quotas:
         cmds.append(f"kubectl describe resourcequota -n {out.namespace}")
     if any(g.kind == "PodGroup" for g in out.gangs) or likely.startswith("gang"):
         cmds.append(f"kubectl get podgroups -n {out.namespace} -o yaml")
-        cmds.append(f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'")
+        cmds.append(
+            f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'"
+        )
     if any(g.kind == "Workload" for g in out.gangs):
         cmds.append(f"kubectl get workloads -n {out.namespace}")
     out.commands = list(dict.fromkeys(cmds))

@@ -77,7 +77,9 @@ async def gather_pending(
     per_ns: dict[str, tuple[Any, Any, Any]] = {}
     for ns in namespaces:
         per_ns[ns] = (
-            asyncio.ensure_future(_optional(source.list_events(ns, "reason=FailedScheduling"), failures)),
+            asyncio.ensure_future(
+                _optional(source.list_events(ns, "reason=FailedScheduling"), failures)
+            ),
             asyncio.ensure_future(_optional(source.list_resource_quotas(ns), failures)),
             asyncio.ensure_future(_optional(source.list_gangs(ns), failures)),
         )
@@ -97,7 +99,9 @@ async def gather_pending(
             plugin_pods = []
             for d in dps:
                 sel = ",".join(f"{k}={v}" for k, v in sorted(d.selector.items()))
-                got = await _optional(source.list_pods(d.meta.namespace, label_selector=sel), failures)
+                got = await _optional(
+                    source.list_pods(d.meta.namespace, label_selector=sel), failures
+                )
                 plugin_pods += got or []
     for p in pending:
         ev_t, q_t, g_t = per_ns[p.meta.namespace]
@@ -179,7 +183,9 @@ async def gather_changes(
     nodes_t = asyncio.ensure_future(_optional(source.list_nodes(), failures))
     cms_t = asyncio.ensure_future(_optional(source.list_configmaps(ns), failures))
     ev_t = asyncio.ensure_future(_optional(source.list_events(ns), failures))
-    nev_t = asyncio.ensure_future(_optional(source.list_events("*", "involvedObject.kind=Node"), failures))
+    nev_t = asyncio.ensure_future(
+        _optional(source.list_events("*", "involvedObject.kind=Node"), failures)
+    )
     revisions = await revs_t or []
     releases = await helm_t or []
     nodes = await nodes_t or []
@@ -205,13 +211,19 @@ async def gather_changes(
     items += ch.warning_event_items(all_events, since, until)
     report = ChangesReport(namespace=ns, selector=selector, since=since, until=until)
     report.items = ch.timeline(items)
-    rolled = {(i.key.split("/")[1], i.key.split("/")[3]) for i in items if i.kind == "rollout" and i.in_window}
+    rolled = {
+        (i.key.split("/")[1], i.key.split("/")[3])
+        for i in items
+        if i.kind == "rollout" and i.in_window
+    }
     for _ns, owner in sorted(rolled):
         logs: dict[str, str] = {}
         cmp = ch.compare_release(owner, revisions, pods)
         if read_logs and cmp.new is not None:
             for w in cmp.warmup:
-                got = await _optional(source.pod_log(w.pod, ns, tail_lines=500, timestamps=True), failures)
+                got = await _optional(
+                    source.pod_log(w.pod, ns, tail_lines=500, timestamps=True), failures
+                )
                 if got is not None:
                     logs[w.pod] = got.text
             cmp = ch.compare_release(owner, revisions, pods, logs)

@@ -42,7 +42,9 @@ _SUFFIX = {
     "P": 1e15,
     "E": 1e18,
 }
-_QTY = re.compile(r"^\s*([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?\s*$")
+_QTY = re.compile(
+    r"^\s*([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?\s*$"
+)
 
 
 def parse_quantity(text: str | int | float | None) -> float | None:
@@ -513,7 +515,10 @@ def event_of(obj: dict[str, Any]) -> EventLite:
         count=int(obj.get("count") or obj.get("deprecatedCount") or series.get("count") or 1),
         first=first or parse_time(obj.get("eventTime")),
         last=last,
-        component=src.get("component") or obj.get("reportingComponent") or obj.get("reportingController") or "",
+        component=src.get("component")
+        or obj.get("reportingComponent")
+        or obj.get("reportingController")
+        or "",
     )
 
 
