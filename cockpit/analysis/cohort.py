@@ -124,6 +124,9 @@ def auto_cohort(
         m = sorted(
             g for g, v in gpus.items() if g != suspect and (inv.gpu_node.get(g) or v.node) == node
         )
+        if auto and len(m) < 2 and len(gpus) > len(m) + 1:
+            # One neighbour cannot tell which of the two is unusual: widen to every GPU.
+            return auto_cohort(suspect, suspect_kind, inv, breakdowns, "all_gpus")
         return CohortDef(
             suspect=suspect,
             suspect_kind=suspect_kind,

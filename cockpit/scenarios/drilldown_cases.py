@@ -1,4 +1,4 @@
-"""Scenarios for the SLI drilldown (steps C, D, E, F): each a short history (4 h; the last
+"""Scenarios for the SLI drilldown (steps C, D, E, F): each a short history (3 h; the last
 30 minutes are the incident) of a 4-replica service on 2 nodes × 2 GPUs, written in one
 stack's own metric names.
 
@@ -46,7 +46,7 @@ from cockpit.scenarios.timeaxis import TimeAxis
 from cockpit.scenarios.topology import Node, Pod, make_nodes, place_pods
 
 NOW = int(datetime(2026, 11, 28, 20, 0, tzinfo=UTC).timestamp())
-HISTORY_S = 4 * 3600
+HISTORY_S = 3 * 3600
 INCIDENT_START = NOW - 30 * 60
 RAMP_S = 120
 NAMESPACE = "llm"
@@ -246,7 +246,7 @@ def _emit_dcgm_partial(
 
 def build_case(case: Case) -> MetricSet:
     """The series of one case."""
-    axis = TimeAxis(start=NOW - HISTORY_S, end=NOW, fine_from=NOW - 2 * 3600)
+    axis = TimeAxis(start=NOW - HISTORY_S, end=NOW, fine_from=NOW - 3600)
     ms = MetricSet(axis)
     sev = sg.step_ramp(axis, INCIDENT_START, RAMP_S)
     nodes, pods = _topology(case)
