@@ -65,8 +65,8 @@ def signal(d: dict[str, Any], key: str) -> dict[str, Any]:
 Get = Callable[[str], PromServer]
 
 
-def test_worked_example_reads_like_the_seed(scenario_prometheus: Get) -> None:
-    d = analyze(scenario_prometheus("worked_example"), window="2h")
+def test_worked_example_reads_like_the_seed(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("worked_example"), window="2h")
     assert d["schema"] == 1 and d["window"]["baseline"] == "1d" and not d["window"]["baseline_note"]
     assert verdicts(d) == {
         "access": "anomalous",
@@ -92,9 +92,9 @@ def test_worked_example_reads_like_the_seed(scenario_prometheus: Get) -> None:
 
 
 def test_thermal_replica_is_a_single_gpu_with_a_hot_cohort_outlier(
-    scenario_prometheus: Get,
+    prometheus_scenario: Get,
 ) -> None:
-    d = analyze(scenario_prometheus("thermal_replica"))
+    d = analyze(prometheus_scenario("thermal_replica"))
     assert d["window"]["baseline"] == "quiet" and d["window"]["baseline_note"]
     v = verdicts(d)
     assert v["hardware"] == "anomalous" and v["serving"] == "anomalous"
@@ -111,8 +111,8 @@ def test_thermal_replica_is_a_single_gpu_with_a_hot_cohort_outlier(
     assert "hardware.gpu_util:value" not in c["outliers"]
 
 
-def test_long_prompts_raise_ttft_not_tpot_with_healthy_gpus(scenario_prometheus: Get) -> None:
-    d = analyze(scenario_prometheus("long_prompts"))
+def test_long_prompts_raise_ttft_not_tpot_with_healthy_gpus(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("long_prompts"))
     v = verdicts(d)
     assert v["serving"] == "anomalous" and v["hardware"] == "normal" and v["runtime"] == "normal"
     assert "ttft_not_tpot" in fired(d) and "ttft_and_tpot" not in fired(d)
@@ -127,8 +127,8 @@ def test_long_prompts_raise_ttft_not_tpot_with_healthy_gpus(scenario_prometheus:
     assert load["arrival_rate"]["status"] == "not_fired"
 
 
-def test_gateway_5xx_burst_with_healthy_servers(scenario_prometheus: Get) -> None:
-    d = analyze(scenario_prometheus("gateway_5xx"))
+def test_gateway_5xx_burst_with_healthy_servers(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("gateway_5xx"))
     v = verdicts(d)
     assert v["access"] == "anomalous"
     assert v["serving"] == v["runtime"] == v["hardware"] == "normal"
@@ -139,8 +139,8 @@ def test_gateway_5xx_burst_with_healthy_servers(scenario_prometheus: Get) -> Non
     assert load["gateway_errors"] == "fired" and load["server_errors"] == "not_fired"
 
 
-def test_half_the_metrics_missing_still_decides(scenario_prometheus: Get) -> None:
-    d = analyze(scenario_prometheus("half_missing"))
+def test_half_the_metrics_missing_still_decides(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("half_missing"))
     v = verdicts(d)
     assert v["serving"] == "anomalous"
     assert v["access"] == "no_data" and v["runtime"] == "no_data"
@@ -167,9 +167,9 @@ def test_half_the_metrics_missing_still_decides(scenario_prometheus: Get) -> Non
     ],
 )
 def test_each_stack_in_its_own_names(
-    scenario_prometheus: Get, name: str, profiles: set[str], latency_key: str
+    prometheus_scenario: Get, name: str, profiles: set[str], latency_key: str
 ) -> None:
-    d = analyze(scenario_prometheus(name))
+    d = analyze(prometheus_scenario(name))
     assert profiles <= set(d["profiles"])
     assert verdicts(d)["serving"] == "anomalous"
     assert signal(d, latency_key)["verdict"] == "anomalous"
@@ -186,3 +186,48 @@ def test_each_stack_in_its_own_names(
         assert signal(d, "hardware.temp:value")["now"] is not None  # lowercase hostname label
     if name == "triton_stack":
         assert signal(d, "serving.batch_size:value")["verdict"] == "anomalous"
+
+
+def test_recorded_bundle_replays_the_same_analysis(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("thermal_replica")
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    bundle = tmp_path / "thermal.jsonl.gz"
+    env = {"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml", "LANG": "C.UTF-8"}
+    rec = subprocess.run(
+        [
+            COCKPIT,
+            "record",
+            "--prometheus-url",
+            srv.url,
+            "-n",
+            "llm",
+            "--at",
+            at,
+            "--window",
+            "1h",
+            "-o",
+            str(bundle),
+            "--plan",
+            "metrics_drilldown",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert rec.returncode == 0, rec.stderr
+    live = analyze(srv)
+    rep = subprocess.run(
+        [COCKPIT, "analyze", "--replay", str(bundle), "--window", "1h", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert rep.returncode == 0, rep.stderr
+    replayed = json.loads(rep.stdout)
+    live.pop("timing")
+    replayed.pop("timing")
+    assert replayed == live
