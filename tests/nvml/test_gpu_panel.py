@@ -120,6 +120,7 @@ async def test_no_source_at_all_says_so(tmp_path) -> None:
         await _until(pilot, lambda: panel.failure is not None)
         status = str(panel.query_one(".panel--status").render())
         assert "No GPU source" in status and "no NVML library" in status
+        await pilot.pause(0.3)  # let the app's coalesced incident-change timer fire
 
 
 async def test_paste_box_explains_dmesg(tmp_path) -> None:
@@ -136,3 +137,4 @@ async def test_paste_box_explains_dmesg(tmp_path) -> None:
         out = str(panel.query_one("#gpu-explain-out").render())
         assert "0000:07:00: DBE + retirement failure -> RMA candidate" in out
         assert "Node action: Cordon and drain" in out
+        await pilot.pause(0.3)  # let the app's coalesced incident-change timer fire

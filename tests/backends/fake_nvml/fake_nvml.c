@@ -308,7 +308,7 @@ nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
     maybe_reload();
     nvmlReturn_t rc = (nvmlReturn_t)get_ll("init", 0);
     if (rc == RC_SUCCESS) {
-        initialized = 1;
+        initialized++; /* reference-counted like the real library */
         for (int i = 0; i < MAX_GPUS; i++) devices[i].index = i;
     }
     pthread_mutex_unlock(&lock);
@@ -321,7 +321,7 @@ nvmlReturn_t nvmlInit(void) { return nvmlInitWithFlags(0); }
 nvmlReturn_t nvmlShutdown(void) {
     pthread_mutex_lock(&lock);
     nvmlReturn_t rc = initialized ? RC_SUCCESS : RC_UNINITIALIZED;
-    initialized = 0;
+    if (initialized > 0) initialized--;
     pthread_mutex_unlock(&lock);
     return rc;
 }
