@@ -20,7 +20,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Button, Collapsible, DataTable, Static, TextArea
 
-from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
+from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
 from cockpit.analysis.gpu_text import COLUMNS, HEADERS, SPARK_METRICS, gpu_row, sparkline
 from cockpit.analysis.xid import explain_xid_text, xid_event_text
 from cockpit.context import AppContext
@@ -32,7 +32,7 @@ from cockpit.sources.gpu_models import GpuNodeSnapshot, XidEvent
 from cockpit.ui.panel import Panel
 
 LEVEL_STYLE = {
-    Level.OK: "green",
+    Level.OK: "",
     Level.INFO: "",
     Level.UNKNOWN: "dim",
     Level.WARN: "bold yellow",
@@ -142,8 +142,8 @@ class GpuPanel(Panel):
 
     # -- widgets -----------------------------------------------------------------------
     def compose_body(self) -> ComposeResult:
-        yield Static("", id="gpu-source", classes="gpu--line", markup=False)
-        table: DataTable[Any] = DataTable(id="gpu-table", zebra_stripes=True, cursor_type="row")
+        yield Static("", id="gpu-source", classes="gpu--line")
+        table: DataTable[Any] = DataTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in COLUMNS:
             table.add_column(headers[col], key=col)
@@ -168,11 +168,13 @@ class GpuPanel(Panel):
             )
         else:
             src = t("gpu.source_dcgm", lang, node=snap.node or "?")
-        lines = [src, *data.notes, *snap.warnings]
+        head = Text(src, style="bold")
+        for note in [*data.notes, *snap.warnings]:
+            head.append("\n⚠ " + note, style="yellow")
         lost = sum(1 for g in snap.gpus if g.lost)
         if lost:
-            lines.append(t("gpu.lost_count", lang, n=lost))
-        self.query_one("#gpu-source", Static).update("\n".join(lines))
+            head.append("\n" + t("gpu.lost_count", lang, n=lost), style="bold red")
+        self.query_one("#gpu-source", Static).update(head)
 
         cohort = cohort_view(snap.gpus)
         verdicts = [
@@ -186,6 +188,8 @@ class GpuPanel(Panel):
             for col in COLUMNS:
                 c = row.cells[col]
                 style = "dim" if c.missing and c.level is Level.OK else LEVEL_STYLE[c.level]
+                if col == "state" and c.level in (Level.OK, Level.INFO):
+                    style = "green"
                 cells.append(Text(c.text, style=style))
             table.add_row(*cells, key=str(g.index))
 
@@ -193,11 +197,11 @@ class GpuPanel(Panel):
         why.append(t("gpu.why", lang) + "\n", style="bold")
         for v in verdicts:
             why.append(f"GPU {v.index}: ", style="bold")
-            why.append(v.line + "\n", style=LEVEL_STYLE[v.level])
+            why.append(v.line + "\n", style=LEVEL_STYLE[v.level] or "green")
         self.query_one("#gpu-why", Static).update(why)
 
         co = Text()
-        co.append(t("gpu.cohort", lang) + ": ", style="bold")
+        co.append(t("gpu.cohort", lang) + ("：" if lang == "zh" else ": "), style="bold")
         if cohort.outliers:
             co.append(
                 t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))),
@@ -206,7 +210,7 @@ class GpuPanel(Panel):
             for r in cohort.rows:
                 if r.index in cohort.outliers:
                     parts = [
-                        f"{m} ×{r.cells[m].ratio:.2f}"
+                        f"{metric_name(m, lang)} ×{r.cells[m].ratio:.2f}"
                         for m in r.outlier_metrics
                         if r.cells[m].ratio is not None
                     ]

@@ -237,6 +237,11 @@ _W: dict[str, dict[str, Any]] = {
 }
 
 
+def metric_name(metric: str, lang: str = "en") -> str:
+    """The words for a cohort metric key (``sm_clock`` → ``SM clock``)."""
+    return str(_W.get(lang, _W["en"])["metric"].get(metric, metric))
+
+
 def _fmt(v: float) -> str:
     return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
