@@ -11,6 +11,7 @@ panel always says which one it shows.
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -100,7 +101,11 @@ class GpuPanel(Panel):
                 self._nvml_failed_at = time.monotonic()
             else:
                 self._nvml_error = None
-                events = await gpu.xid_events() if hasattr(gpu, "xid_events") else []
+                events: list[XidEvent] = []
+                if hasattr(gpu, "xid_events"):
+                    # A replayed bundle may hold no Xid calls; that is not a failure.
+                    with contextlib.suppress(SourceError):
+                        events = await gpu.xid_events()
                 self.record_xid_events(events)
                 return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
         reason = self._nvml_error or ctx.sources.missing.get("gpu")
