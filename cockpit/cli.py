@@ -26,9 +26,16 @@ COMMAND_MODULES = (
 )
 
 
-def common_parser() -> argparse.ArgumentParser:
-    """Options every command accepts (also valid before the command name)."""
-    p = argparse.ArgumentParser(add_help=False)
+def common_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
+    """Options every command accepts (also valid before the command name).
+
+    Subcommands get a copy with ``suppress_defaults``: argparse copies a subparser's
+    defaults over the values already parsed, so ``cockpit --lang en list`` would lose
+    ``--lang`` if the subcommand's copy had defaults of its own.
+    """
+    p = argparse.ArgumentParser(
+        add_help=False, argument_default=argparse.SUPPRESS if suppress_defaults else None
+    )
     g = p.add_argument_group("common options")
     g.add_argument("--lang", choices=("zh", "en"), help="UI language (default: from the locale)")
     g.add_argument(
@@ -51,6 +58,7 @@ def common_parser() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, with every available subcommand registered."""
     common = common_parser()
+    sub_common = common_parser(suppress_defaults=True)
     parser = argparse.ArgumentParser(
         prog="cockpit",
         parents=[common],
@@ -72,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"cockpit.commands.{name}_cmd":
                 continue
             raise
-        mod.register(sub, [common])
+        mod.register(sub, [sub_common])
     return parser
 
 

@@ -18,4 +18,4 @@ def run_tui(args: argparse.Namespace) -> int:
 
         print(app.boot_error, file=sys.stderr)
         return 1
-    return 0
+    return int(app.return_code or 0)

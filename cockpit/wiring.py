@@ -66,6 +66,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         raise BootError(f"cannot read the configuration: {exc}") from exc
 
 
+def demo_bundle_path() -> Path:
+    """The demo evidence bundle shipped in the package (``make demo-bundle`` rebuilds it)."""
+    from importlib import resources
+
+    return Path(str(resources.files("cockpit.scenarios") / "demo.jsonl.gz"))
+
+
 def mode_of(args: argparse.Namespace) -> str:
     """``demo``, ``replay`` or ``live``."""
     if getattr(args, "demo", False):
@@ -84,26 +91,14 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
     mode = mode_of(args)
     sources = Sources()
     if mode in ("demo", "replay"):
-        from cockpit.sources.base import SourceError
-        from cockpit.sources.bundle import open_replay
+        from cockpit.sources.bundle import BundleError, open_replay
 
-        if mode == "demo":
-            from cockpit.scenarios import demo_bundle_path
-
-            path = demo_bundle_path()
-        else:
-            path = Path(args.replay)
+        path = demo_bundle_path() if mode == "demo" else Path(args.replay)
         try:
             replay = open_replay(path)
-        except (OSError, SourceError, ValueError) as exc:
-            raise BootError(f"cannot open the bundle {path}: {exc}") from exc
-        sources.metrics = replay.source("metrics")
-        for name in ("kube", "gpu"):
-            if replay.has(name):
-                setattr(sources, name, replay.source(name))
-            else:
-                sources.missing[name] = f"not recorded in the bundle {path.name}"
-        return sources, Clock(frozen_at=replay.meta.recorded_at), replay.meta
+        except (OSError, BundleError, ValueError) as exc:
+            raise BootError(f"cannot open the evidence bundle {path}: {exc}") from exc
+        return replay.build_sources(), Clock(frozen_at=replay.meta.recorded_at), replay.meta
 
     if settings.prometheus.url:
         from cockpit.sources.prometheus import PrometheusSource
@@ -119,24 +114,30 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
 
 
 def _add_kube(sources: Sources, settings: Settings) -> None:
-    try:
-        from cockpit.sources.kubernetes import kube_source_from_settings
-    except ImportError:
-        sources.missing["kube"] = "Kubernetes support is not installed"
+    """The Kubernetes source, built lazily (the client is imported on its first call)."""
+    import os
+
+    kube = settings.kubernetes
+    path = kube.kubeconfig or (os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None)
+    has_config = bool(path) or Path("~/.kube/config").expanduser().exists()
+    if not has_config and not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        sources.missing["kube"] = (
+            "no kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod"
+        )
         return
-    src, reason = kube_source_from_settings(settings)
-    if src is None:
-        sources.missing["kube"] = reason
-    else:
-        sources.kube = src
+    from cockpit.sources.kubernetes import KubeSource
+
+    sources.kube = KubeSource(
+        kubeconfig=path,
+        context=kube.context or None,
+        namespace=settings.service.namespace or None,
+        timeout_s=kube.timeout_s,
+    )
 
 
 def _add_gpu(sources: Sources) -> None:
-    try:
-        from cockpit.sources.nvml import nvml_source_or_reason
-    except ImportError:
-        sources.missing["gpu"] = "NVML support is not installed"
-        return
+    from cockpit.sources.nvml import nvml_source_or_reason
+
     src, reason = nvml_source_or_reason()
     if src is None:
         sources.missing["gpu"] = reason

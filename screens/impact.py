@@ -97,6 +97,12 @@ class ImpactScreen(StepScreen):
             self.query_one(TimesForm).set_time("start", self._breach)
             self.query_one("#breach-offer").set_class(False, "-shown")
 
+    def on_golden_signals_panel_breach_found(self, event: object) -> None:
+        """The golden-signals panel found the first SLO breach: offer it as the start."""
+        at = getattr(event, "at", None)
+        if isinstance(at, datetime):
+            self.offer_breach(at, str(getattr(event, "detail", "")))
+
     def offer_breach(self, at: datetime, detail: str) -> None:
         """Offer the first SLO breach found in the data as the impact start."""
         assert self.ctx.session is not None

@@ -119,3 +119,34 @@ async def test_language_switch_keeps_the_incident(tmp_path):
         assert ctx.lang == "en" and app.current_step() == "A"
         assert "Impact" in str(app.screen.query_one("#step-title").render())
     assert ctx.session.incident.impact == "全部租户"
+
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process "
+    "has 78.12 GiB memory in use. Of the allocated memory 60.10 GiB is allocated by PyTorch, and "
+    "17.50 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+    "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+)
+
+
+async def test_paste_evidence_explains_and_pins(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f6")
+        await pilot.pause()
+        screen = app.screen
+        assert type(screen).__name__ == "PasteScreen"
+        screen.query_one("#paste-text").text = OOM
+        screen.query_one("#paste-explain").press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        out = str(screen.query_one("#paste-output").render())
+        assert "fragmentation" in out.lower()
+        screen.query_one("#paste-pin").press()
+        await pilot.pause()
+    pinned = [e for e in ctx.session.incident.evidence if e.source == "explain"]
+    assert pinned and pinned[0].step == "B"
+    assert "fragmentation" in pinned[0].value

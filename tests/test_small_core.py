@@ -38,7 +38,7 @@ def test_mitigations_fill_scope_and_flag_placeholders():
         m.key: m
         for m in mitigations(ServiceScope(namespace="llm", deployment="vllm"), incident_id="inc-1")
     }
-    assert list(opts)[0] == "record"
+    assert next(iter(opts)) == "record"
     assert "kubectl -n llm rollout undo deployment/vllm" in opts["rollback"].commands
     assert opts["rollback"].placeholders == []
     assert opts["isolate_node"].placeholders == ["NODE"]

@@ -1,0 +1,1109 @@
+"""Why is a pod Pending? FailedScheduling parsing and the per-node table (pure, no I/O).
+
+The message format is kube-scheduler's ``FitError.Error()`` (kubernetes
+``pkg/scheduler/framework``, 1.26+; older wordings too), summarised in
+``shared/cases/formats.md`` §A4::
+
+    0/{N} nodes are available: [{PreFilterMsg}.] [{count reason}, ...]. [preemption: 0/{N}
+    nodes are available: {count verdict}, ....]
+
+Rules used below, with their sources:
+
+- The newest FailedScheduling event describes the current state; the ``PodScheduled``
+  condition message can be older (it is only rewritten on a status update).
+- "Preemption is not helpful for scheduling" = unresolvable by evicting pods (taint,
+  affinity, request larger than allocatable): fix the spec. "No preemption victims found"
+  = resolvable in principle, no lower-priority victims: capacity or priority
+  (formats.md §A4, §C.5; Kubernetes docs "Pod Priority and Preemption").
+- ``Insufficient nvidia.com/gpu`` on a GPU node whose ``allocatable`` is 0 or missing is
+  a device plugin that is not reporting, not exhausted capacity (NVIDIA/k8s-device-plugin
+  #348, #430; cases pend-01, pend-04). ``capacity > allocatable`` is GPUs the device
+  plugin marked unhealthy (they stay so until the plugin restarts; case xid-01).
+- Taints with effect ``NoSchedule``/``NoExecute`` block scheduling unless tolerated;
+  ``PreferNoSchedule`` does not (Kubernetes docs "Taints and Tolerations").
+- The next steps and commands are the handbook's (seed 000, 场景五).
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from cockpit.i18n import t
+from cockpit.sources.kube_models import (
+    DaemonSetLite,
+    EventLite,
+    GangLite,
+    NodeLite,
+    NodeRequests,
+    PodLite,
+    PriorityClassLite,
+    ResourceQuotaLite,
+    effective_requests,
+    parse_quantity,
+)
+
+GPU = "nvidia.com/gpu"
+GPU_SHARED = "nvidia.com/gpu.shared"
+MIG_PREFIX = "nvidia.com/mig-"
+
+
+class ReasonClass(StrEnum):
+    """Classes of per-node scheduling failure."""
+
+    INSUFFICIENT_GPU = "insufficient_gpu"
+    INSUFFICIENT_GPU_SHARED = "insufficient_gpu_shared"
+    INSUFFICIENT_MIG = "insufficient_mig"
+    INSUFFICIENT_CPU = "insufficient_cpu"
+    INSUFFICIENT_MEMORY = "insufficient_memory"
+    INSUFFICIENT_EPHEMERAL = "insufficient_ephemeral_storage"
+    INSUFFICIENT_OTHER = "insufficient_other"
+    TAINT = "untolerated_taint"
+    NODE_AFFINITY = "node_affinity"
+    POD_AFFINITY = "pod_affinity"
+    POD_ANTI_AFFINITY = "pod_anti_affinity"
+    TOPOLOGY_SPREAD = "topology_spread"
+    UNSCHEDULABLE = "unschedulable"
+    VOLUME = "volume"
+    TOO_MANY_PODS = "too_many_pods"
+    PORTS = "ports"
+    GANG = "gang"
+    QUEUE = "queue"
+    QUOTA = "quota"
+    OTHER = "other"
+
+
+class PreemptionVerdict(StrEnum):
+    """What the scheduler's PostFilter (DefaultPreemption) said."""
+
+    NOT_HELPFUL = "not_helpful"
+    NO_VICTIMS = "no_victims"
+    OTHER = "other"
+
+
+class Reason(BaseModel):
+    """One histogram entry: ``count`` nodes failed for ``text``.
+
+    Attributes:
+        count: Number of nodes (``None`` for a PreFilter message that names no count).
+        text: The reason as the scheduler wrote it.
+        cls: Its class.
+        resource: For ``insufficient_*``: the resource name.
+        taint: For ``untolerated_taint``: ``key=value`` (``gpu=`` for ``{gpu: }``).
+    """
+
+    count: int | None = None
+    text: str
+    cls: ReasonClass = ReasonClass.OTHER
+    resource: str = ""
+    taint: str = ""
+
+
+class Preemption(BaseModel):
+    """One preemption histogram entry."""
+
+    count: int | None = None
+    text: str
+    verdict: PreemptionVerdict = PreemptionVerdict.OTHER
+
+
+class SchedulingMessage(BaseModel):
+    """A parsed FailedScheduling (or gang/queue) message.
+
+    Attributes:
+        raw: The text parsed.
+        nodes_total: ``N`` of ``0/N nodes are available`` (``None`` if absent).
+        reasons: Per-node reasons with counts, in the scheduler's order.
+        preemption: Preemption verdicts with counts (empty when no PostFilter clause).
+        recognised: False when nothing in the text was understood (shown raw).
+    """
+
+    raw: str
+    nodes_total: int | None = None
+    reasons: list[Reason] = Field(default_factory=list)
+    preemption: list[Preemption] = Field(default_factory=list)
+    recognised: bool = False
+
+    def count_of(self, cls: ReasonClass) -> int:
+        """Nodes reported for a class (0 when absent)."""
+        return sum(r.count or 0 for r in self.reasons if r.cls is cls)
+
+    def classes(self) -> set[ReasonClass]:
+        """Classes present."""
+        return {r.cls for r in self.reasons}
+
+    @property
+    def preemption_helpful(self) -> bool | None:
+        """False when every verdict is "not helpful", True when some node had "no
+        victims" (resolvable in principle), ``None`` without a preemption clause."""
+        if not self.preemption:
+            return None
+        return any(p.verdict is PreemptionVerdict.NO_VICTIMS for p in self.preemption)
+
+
+_NODES_AVAIL = re.compile(r"(\d+)/(\d+) nodes are available:?", re.IGNORECASE)
+_PREEMPT = re.compile(r"\bpreemption:\s*", re.IGNORECASE)
+_COUNTED = re.compile(r"^\s*(\d+)\s+(.+?)\s*$", re.DOTALL)
+_SENTENCE = re.compile(r"\.(?:\s+|$)")
+_ITEM_SPLIT = re.compile(r",\s*(?=\d+\s)")
+_INSUFFICIENT = re.compile(r"Insufficient\s+(\S+?)\.?$", re.IGNORECASE)
+_TAINT = re.compile(r"taint\s*\{([^}]*)\}", re.IGNORECASE)
+_GANG = re.compile(r"(\d+)/(\d+) tasks in gang unschedulable", re.IGNORECASE)
+
+
+def _resource_class(resource: str) -> ReasonClass:
+    r = resource.lower()
+    if r == GPU:
+        return ReasonClass.INSUFFICIENT_GPU
+    if r == GPU_SHARED:
+        return ReasonClass.INSUFFICIENT_GPU_SHARED
+    if r.startswith(MIG_PREFIX):
+        return ReasonClass.INSUFFICIENT_MIG
+    if r == "cpu":
+        return ReasonClass.INSUFFICIENT_CPU
+    if r == "memory":
+        return ReasonClass.INSUFFICIENT_MEMORY
+    if r == "ephemeral-storage":
+        return ReasonClass.INSUFFICIENT_EPHEMERAL
+    return ReasonClass.INSUFFICIENT_OTHER
+
+
+def classify_reason(text: str, count: int | None = None) -> Reason:
+    """Classify one reason string (any wording; unknown text becomes ``other``)."""
+    low = text.lower()
+    m = _INSUFFICIENT.search(text.strip())
+    if m and "insufficient" in low and "quota" not in low:
+        res = m.group(1).rstrip(".,")
+        return Reason(count=count, text=text, cls=_resource_class(res), resource=res)
+    if "taint" in low or "podtoleratesnodetaints" in low.replace(" ", ""):
+        tm = _TAINT.search(text)
+        taint = ""
+        if tm:
+            body = tm.group(1)
+            k, _, v = body.partition(":")
+            taint = f"{k.strip()}={v.strip()}"
+        return Reason(count=count, text=text, cls=ReasonClass.TAINT, taint=taint)
+    if "anti-affinity" in low or "antiaffinity" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.POD_ANTI_AFFINITY)
+    if "pod affinity" in low or "interpodaffinity" in low or "pod's pod affinity" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.POD_AFFINITY)
+    if "topology spread" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.TOPOLOGY_SPREAD)
+    if (
+        "affinity/selector" in low
+        or "node affinity" in low
+        or "nodeselector" in low
+        or "matchnodeselector" in low
+        or "node selector" in low
+    ):
+        return Reason(count=count, text=text, cls=ReasonClass.NODE_AFFINITY)
+    if "unschedulable" in low and "node" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.UNSCHEDULABLE)
+    if any(
+        w in low
+        for w in (
+            "persistentvolumeclaim",
+            "volume node affinity",
+            "persistent volume",
+            "volume count",
+            "volume",
+            "pvc",
+        )
+    ):
+        return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
+    if "too many pods" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.TOO_MANY_PODS)
+    if "free ports" in low or "ports" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.PORTS)
+    if "gang" in low or "podgroup" in low or "pod group" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.GANG)
+    if "clusterqueue" in low or "flavor" in low or "unused quota" in low or 'topology "' in low:
+        return Reason(count=count, text=text, cls=ReasonClass.QUEUE)
+    if "exceeded quota" in low or "resourcequota" in low:
+        return Reason(count=count, text=text, cls=ReasonClass.QUOTA)
+    return Reason(count=count, text=text, cls=ReasonClass.OTHER)
+
+
+def _verdict(text: str, count: int | None) -> Preemption:
+    low = text.lower()
+    if "not helpful" in low:
+        v = PreemptionVerdict.NOT_HELPFUL
+    elif "no preemption victims" in low or "no victims" in low:
+        v = PreemptionVerdict.NO_VICTIMS
+    else:
+        v = PreemptionVerdict.OTHER
+    return Preemption(count=count, text=text, verdict=v)
+
+
+def _histogram(body: str) -> list[tuple[int | None, str]]:
+    out: list[tuple[int | None, str]] = []
+    for sentence in _SENTENCE.split(body):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        items = _ITEM_SPLIT.split(sentence)
+        if _COUNTED.match(items[0]):
+            for item in items:
+                m = _COUNTED.match(item)
+                if m:
+                    out.append((int(m.group(1)), m.group(2).strip().rstrip(".")))
+                elif item.strip():
+                    out.append((None, item.strip().rstrip(".")))
+        else:
+            out.append((None, sentence.rstrip(".")))
+    return out
+
+
+def parse_failed_scheduling(text: str) -> SchedulingMessage:
+    """Parse a FailedScheduling message (or a Volcano/Kueue/quota one). Never raises.
+
+    Accepts every wording of ``shared/cases/formats.md`` §A4: the 1.26+ format with or
+    without the preemption clause (ending ``..``), pre-1.25 ``had taint {k: v}, that the
+    pod didn't tolerate``, old predicate names (``PodToleratesNodeTaints``), a PreFilter
+    message without counts, an ``Events:`` line from ``kubectl describe`` with its
+    ``Warning FailedScheduling <age>`` prefix, and arbitrary text (kept as ``other``).
+    """
+    try:
+        return _parse(text)
+    except Exception:  # a parser must not take a panel down; keep the text
+        return SchedulingMessage(raw=text)
+
+
+def _parse(text: str) -> SchedulingMessage:
+    raw = text.strip()
+    msg = SchedulingMessage(raw=raw)
+    m = _NODES_AVAIL.search(raw)
+    gang = _GANG.search(raw)
+    if m is None:
+        if raw:
+            r = classify_reason(raw)
+            if gang:
+                r.cls = ReasonClass.GANG
+            msg.reasons = [r]
+            msg.recognised = r.cls is not ReasonClass.OTHER
+        return msg
+    if gang and gang.start() < m.start():
+        msg.reasons = [Reason(text=raw, cls=ReasonClass.GANG)]
+        msg.nodes_total = int(m.group(2))
+        msg.recognised = True
+        return msg
+    msg.nodes_total = int(m.group(2))
+    rest = raw[m.end() :]
+    pm = _PREEMPT.search(rest)
+    main, post = (rest[: pm.start()], rest[pm.end() :]) if pm else (rest, "")
+    for count, item in _histogram(main):
+        msg.reasons.append(classify_reason(item, count))
+    if post:
+        pm2 = _NODES_AVAIL.search(post)
+        body = post[pm2.end() :] if pm2 else post
+        for count, item in _histogram(body):
+            msg.preemption.append(_verdict(item, count))
+    msg.recognised = True
+    return msg
+
+
+# -- explanation without cluster state (cockpit explain) ------------------------------------------
+class Finding(BaseModel):
+    """A user-facing finding: an i18n key and its parameters (rendered with :meth:`text`)."""
+
+    key: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    severity: str = "info"  # info | warn | problem
+
+    def text(self, lang: str) -> str:
+        """The finding in ``lang``."""
+        return t(self.key, lang, **self.params)
+
+
+class SchedulingExplanation(BaseModel):
+    """What a FailedScheduling text says on its own (for ``cockpit explain``).
+
+    Attributes:
+        category: Always ``pod_pending``.
+        message: The parsed message.
+        reasons: ``{reason text: node count}``.
+        classes: ``{class: node count}``.
+        preemption: ``{verdict text: node count}``.
+        preemption_helpful: See :attr:`SchedulingMessage.preemption_helpful`.
+        likely: Most likely cause code (``device_plugin_or_capacity``, ``missing_toleration``…).
+        findings: Explanations, in order.
+        commands: Commands to confirm (from the handbook and the classes found).
+    """
+
+    category: str = "pod_pending"
+    message: SchedulingMessage
+    reasons: dict[str, int] = Field(default_factory=dict)
+    classes: dict[str, int] = Field(default_factory=dict)
+    preemption: dict[str, int] = Field(default_factory=dict)
+    preemption_helpful: bool | None = None
+    likely: str = "unknown"
+    findings: list[Finding] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+
+
+def _likely_from_message(msg: SchedulingMessage) -> str:
+    classes = msg.classes()
+    if ReasonClass.GANG in classes:
+        return "gang_not_ready"
+    if ReasonClass.QUEUE in classes:
+        return "queue_quota"
+    if ReasonClass.QUOTA in classes:
+        return "quota_exceeded"
+    if ReasonClass.TAINT in classes and not (classes & _INSUFFICIENT_CLASSES):
+        return "missing_toleration"
+    if classes & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
+        if msg.preemption_helpful is True:
+            return "capacity_or_priority"
+        return "device_plugin_or_capacity"
+    if classes & _INSUFFICIENT_CLASSES:
+        return "capacity_or_priority" if msg.preemption_helpful else "insufficient_resources"
+    if ReasonClass.NODE_AFFINITY in classes:
+        return "node_selector_mismatch"
+    if ReasonClass.UNSCHEDULABLE in classes:
+        return "nodes_cordoned"
+    if ReasonClass.VOLUME in classes:
+        return "volume_binding"
+    if classes & {
+        ReasonClass.POD_AFFINITY,
+        ReasonClass.POD_ANTI_AFFINITY,
+        ReasonClass.TOPOLOGY_SPREAD,
+    }:
+        return "pod_affinity"
+    if ReasonClass.TOO_MANY_PODS in classes:
+        return "too_many_pods"
+    return "unknown"
+
+
+_INSUFFICIENT_CLASSES = {
+    ReasonClass.INSUFFICIENT_GPU,
+    ReasonClass.INSUFFICIENT_GPU_SHARED,
+    ReasonClass.INSUFFICIENT_MIG,
+    ReasonClass.INSUFFICIENT_CPU,
+    ReasonClass.INSUFFICIENT_MEMORY,
+    ReasonClass.INSUFFICIENT_EPHEMERAL,
+    ReasonClass.INSUFFICIENT_OTHER,
+}
+
+
+def reason_findings(msg: SchedulingMessage) -> list[Finding]:
+    """One finding per reason class present, plus the preemption verdict."""
+    out: list[Finding] = []
+    for r in msg.reasons:
+        params: dict[str, Any] = {
+            "count": r.count if r.count is not None else "?",
+            "resource": r.resource,
+            "taint": r.taint or "?",
+            "text": r.text,
+        }
+        out.append(Finding(key=f"kube.reason.{r.cls.value}", params=params, severity="problem"))
+    helpful = msg.preemption_helpful
+    if helpful is False:
+        out.append(Finding(key="kube.preemption.not_helpful", severity="problem"))
+    elif helpful is True:
+        out.append(Finding(key="kube.preemption.no_victims", severity="warn"))
+    return out
+
+
+def base_commands(pod: str = "<pod>", namespace: str = "") -> list[str]:
+    """The handbook's three commands (seed 000, 场景五), with the pod filled in."""
+    ns = f" -n {namespace}" if namespace else ""
+    return [
+        f"kubectl describe pod {pod}{ns}",
+        "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu",
+        f"kubectl get events{ns} --sort-by=.lastTimestamp",
+    ]
+
+
+def explain_failed_scheduling(text: str) -> SchedulingExplanation:
+    """Explain a pasted FailedScheduling message without cluster access. Never raises.
+
+    The ``likely`` cause is what the text alone supports (``device_plugin_or_capacity``
+    for ``Insufficient nvidia.com/gpu`` without a "no victims" verdict, since only
+    ``allocatable`` tells the two apart — formats.md §C.5).
+    """
+    msg = parse_failed_scheduling(text)
+    exp = SchedulingExplanation(message=msg, preemption_helpful=msg.preemption_helpful)
+    for r in msg.reasons:
+        exp.reasons[r.text] = exp.reasons.get(r.text, 0) + (r.count or 0)
+        exp.classes[r.cls.value] = exp.classes.get(r.cls.value, 0) + (r.count or 0)
+    for p in msg.preemption:
+        exp.preemption[p.text] = exp.preemption.get(p.text, 0) + (p.count or 0)
+    exp.likely = _likely_from_message(msg)
+    exp.findings = reason_findings(msg)
+    exp.findings.append(Finding(key=f"kube.likely.{exp.likely}", severity="problem"))
+    exp.commands = base_commands() + _class_commands(msg, "<pod>", "", [])
+    return exp
+
+
+def _class_commands(
+    msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]
+) -> list[str]:
+    ns = f" -n {namespace}" if namespace else ""
+    cmds: list[str] = []
+    cls = msg.classes()
+    node = gpu_nodes[0] if gpu_nodes else "<node>"
+    if cls & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
+        cmds.append(f"kubectl get node {node} -o jsonpath='{{.status.allocatable}}'")
+        cmds.append("kubectl get ds -A | grep -i device-plugin")
+        cmds.append("kubectl logs -n <device-plugin-namespace> <device-plugin-pod> --tail=50")
+    if ReasonClass.TAINT in cls:
+        cmds.append("kubectl get nodes -o custom-columns=NAME:.metadata.name,TAINTS:.spec.taints")
+        cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.tolerations}}'")
+    if ReasonClass.NODE_AFFINITY in cls:
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity.nodeAffinity}}'"
+        )
+        cmds.append("kubectl get nodes --show-labels")
+    if ReasonClass.UNSCHEDULABLE in cls:
+        cmds.append("kubectl get nodes | grep SchedulingDisabled")
+    if ReasonClass.VOLUME in cls:
+        cmds.append(f"kubectl get pvc{ns}")
+    if msg.preemption_helpful is True:
+        cmds.append("kubectl get priorityclass")
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.priorityClassName}} {{.spec.priority}}'"
+        )
+    if ReasonClass.GANG in cls:
+        cmds.append(f"kubectl get podgroups{ns} -o wide")
+    if ReasonClass.QUEUE in cls:
+        cmds.append(f"kubectl get workloads{ns}")
+    if ReasonClass.QUOTA in cls:
+        cmds.append(f"kubectl describe resourcequota{ns}")
+    return cmds
+
+
+# -- per-node analysis with cluster state -----------------------------------------------------------
+def tolerates(tolerations: list[Any], taint: Any) -> bool:
+    """Whether any toleration tolerates the taint (Kubernetes docs "Taints and Tolerations":
+    an empty key with ``Exists`` tolerates everything; an empty effect matches all effects)."""
+    for tol in tolerations:
+        if tol.effect and tol.effect != taint.effect:
+            continue
+        if tol.operator == "Exists":
+            if not tol.key or tol.key == taint.key:
+                return True
+        elif tol.key == taint.key and (tol.value or "") == (taint.value or ""):
+            return True
+    return False
+
+
+def _expr_match(labels: dict[str, str], expr: dict[str, Any]) -> bool:
+    key = expr.get("key", "")
+    op = expr.get("operator", "In")
+    values = [str(v) for v in expr.get("values") or []]
+    has = key in labels
+    val = labels.get(key, "")
+    if op == "In":
+        return has and val in values
+    if op == "NotIn":
+        return not has or val not in values
+    if op == "Exists":
+        return has
+    if op == "DoesNotExist":
+        return not has
+    if op in ("Gt", "Lt") and has and values:
+        try:
+            a, b = int(val), int(values[0])
+        except ValueError:
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+def selector_match(pod: PodLite, node: NodeLite) -> bool:
+    """``nodeSelector`` and required node affinity (terms ORed, expressions ANDed)."""
+    labels = node.meta.labels
+    for k, v in pod.spec.node_selector.items():
+        if labels.get(k) != v:
+            return False
+    req = (pod.spec.affinity.get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = req.get("nodeSelectorTerms") or []
+    if not terms:
+        return True
+    for term in terms:
+        exprs = term.get("matchExpressions") or []
+        if all(_expr_match(labels, e) for e in exprs):
+            return True
+    return False
+
+
+class NodeRow(BaseModel):
+    """One row of the per-node table (numbers are ``None`` when unknown, never 0).
+
+    GPU figures are in devices of the pod's GPU resource (``nvidia.com/gpu`` unless the
+    pod asks for a shared or MIG resource); CPU in cores; memory in GiB.
+    """
+
+    name: str
+    gpu_node: bool
+    gpu_resource: str = GPU
+    gpu_capacity: float | None = None
+    gpu_allocatable: float | None = None
+    gpu_requested: float | None = None
+    gpu_free: float | None = None
+    gpu_unhealthy: float | None = None
+    cpu_allocatable: float | None = None
+    cpu_requested: float | None = None
+    mem_allocatable_gib: float | None = None
+    mem_requested_gib: float | None = None
+    taints_blocking: list[str] = Field(default_factory=list)
+    taints_tolerated: list[str] = Field(default_factory=list)
+    selector_match: bool = True
+    cordoned: bool = False
+    ready: bool | None = None
+    device_plugin: str = "n/a"  # ready | not_ready | missing | n/a
+    blockers: list[str] = Field(default_factory=list)
+    fits: bool = False
+
+
+class QuotaRow(BaseModel):
+    """One resource of a ResourceQuota in the pod's namespace."""
+
+    quota: str
+    resource: str
+    used: str
+    hard: str
+    pod_request: float | None = None
+    exceeded: bool = False
+
+
+class PendingAnalysis(BaseModel):
+    """Everything the scheduling panel shows for one Pending pod."""
+
+    pod: str
+    namespace: str
+    scheduler: str = "default-scheduler"
+    message: SchedulingMessage | None = None
+    message_source: str = "none"  # event | condition | none
+    message_at: str = ""
+    stale_condition: str = ""
+    requests: dict[str, float] = Field(default_factory=dict)
+    gpu_resource: str = ""
+    priority_class: str = ""
+    priority: int | None = None
+    rows: list[NodeRow] = Field(default_factory=list)
+    gpu_nodes: int = 0
+    cpu_nodes: int = 0
+    quotas: list[QuotaRow] = Field(default_factory=list)
+    gangs: list[GangLite] = Field(default_factory=list)
+    device_plugin_desired: int | None = None
+    device_plugin_ready: int | None = None
+    likely: str = "unknown"
+    findings: list[Finding] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+    checklist: list[str] = Field(default_factory=list)
+
+
+def newest_failed_scheduling(events: list[EventLite], pod: PodLite) -> EventLite | None:
+    """The newest FailedScheduling (or gang/queue) event about this pod."""
+    mine = [
+        e
+        for e in events
+        if e.name == pod.meta.name
+        and (not e.namespace or e.namespace == pod.meta.namespace)
+        and e.reason in ("FailedScheduling", "Unschedulable", "PodGroupNotReady")
+    ]
+    if not mine:
+        return None
+    return max(mine, key=lambda e: (e.when is not None, e.when))
+
+
+def _gpu_resource(req: dict[str, float]) -> str:
+    for k in req:
+        if k.startswith(MIG_PREFIX) or k == GPU_SHARED:
+            return k
+    return GPU if GPU in req else ""
+
+
+def _is_device_plugin(ds: DaemonSetLite) -> bool:
+    text = " ".join([ds.meta.name, *ds.meta.labels.values(), *ds.selector.values()]).lower()
+    return "device-plugin" in text and "nvidia" in text or "nvidia-device-plugin" in text
+
+
+def analyze_pending(
+    pod: PodLite,
+    events: list[EventLite],
+    nodes: list[NodeLite],
+    requests: NodeRequests | None,
+    daemonsets: list[DaemonSetLite] | None = None,
+    plugin_pods: list[PodLite] | None = None,
+    quotas: list[ResourceQuotaLite] | None = None,
+    priority_classes: list[PriorityClassLite] | None = None,
+    gangs: list[GangLite] | None = None,
+) -> PendingAnalysis:
+    """The scheduling explanation for one Pending pod, with the per-node table.
+
+    Args:
+        pod: The pod.
+        events: Events of its namespace (or about it).
+        nodes: Every node.
+        requests: Requests already bound to each node (``None`` = unknown: the
+            requested/free columns stay unknown).
+        daemonsets: DaemonSets (the NVIDIA device plugin is found among them).
+        plugin_pods: Pods of the device-plugin DaemonSet (health per node).
+        quotas: ResourceQuotas of the pod's namespace.
+        priority_classes: PriorityClasses of the cluster.
+        gangs: PodGroups / Workloads of the pod's namespace.
+    """
+    ns = pod.meta.namespace
+    out = PendingAnalysis(pod=pod.meta.name, namespace=ns, scheduler=pod.spec.scheduler_name)
+    out.requests = effective_requests(pod.spec)
+    out.gpu_resource = _gpu_resource(out.requests)
+    out.priority_class = pod.spec.priority_class_name
+    out.priority = pod.spec.priority
+    if out.priority is None and out.priority_class:
+        pc = next((p for p in priority_classes or [] if p.name == out.priority_class), None)
+        out.priority = pc.value if pc else None
+
+    ev = newest_failed_scheduling(events, pod)
+    cond = pod.condition("PodScheduled")
+    if ev is not None:
+        out.message = parse_failed_scheduling(ev.message)
+        out.message_source = "event"
+        out.message_at = ev.when.isoformat() if ev.when else ""
+        if cond and cond.message and cond.message.strip() != ev.message.strip():
+            out.stale_condition = cond.message
+    elif cond and cond.message:
+        out.message = parse_failed_scheduling(cond.message)
+        out.message_source = "condition"
+        out.message_at = cond.last_transition.isoformat() if cond.last_transition else ""
+
+    # Device plugin per node.
+    plugin_state: dict[str, str] = {}
+    dps = [d for d in daemonsets or [] if _is_device_plugin(d)]
+    if dps:
+        out.device_plugin_desired = sum(d.desired for d in dps)
+        out.device_plugin_ready = sum(d.ready for d in dps)
+    for p in plugin_pods or []:
+        if p.spec.node_name:
+            ok = (
+                p.phase == "Running"
+                and all(s.ready for s in p.container_statuses)
+                and bool(p.container_statuses)
+            )
+            plugin_state[p.spec.node_name] = "ready" if ok else "not_ready"
+
+    gres = out.gpu_resource or GPU
+    for node in nodes:
+        row = _node_row(
+            pod,
+            node,
+            gres,
+            requests,
+            out.requests,
+            plugin_state,
+            bool(dps) or plugin_pods is not None,
+        )
+        out.rows.append(row)
+    out.rows.sort(key=lambda r: (not r.gpu_node, not r.fits, r.name))
+    out.gpu_nodes = sum(1 for r in out.rows if r.gpu_node)
+    out.cpu_nodes = len(out.rows) - out.gpu_nodes
+
+    for q in quotas or []:
+        if q.meta.namespace and q.meta.namespace != ns:
+            continue
+        for res, hard in q.hard.items():
+            used = q.used.get(res, "")
+            base = res.removeprefix("requests.").removeprefix("limits.")
+            req = out.requests.get(base) if res.startswith(("requests.", base)) else None
+            h, u = parse_quantity(hard), parse_quantity(used)
+            exceeded = h is not None and u is not None and req is not None and u + req > h
+            out.quotas.append(
+                QuotaRow(
+                    quota=q.meta.name,
+                    resource=res,
+                    used=used or "?",
+                    hard=hard,
+                    pod_request=req,
+                    exceeded=exceeded,
+                )
+            )
+
+    out.gangs = list(gangs or [])
+    _verdict_and_steps(out, pod)
+    return out
+
+
+_GPU_WORDS = ("gpu", "nvidia", "accelerator", "pci-10de")
+
+
+def looks_like_gpu_node(node: NodeLite) -> bool:
+    """A node meant for GPUs even when it advertises none: GPU feature-discovery/NFD labels,
+    or a label or taint naming a GPU (``gpu``, ``nvidia.com/gpu=true:NoSchedule``,
+    ``workload=gpu``, ``cloud.google.com/gke-accelerator``). Such a node with 0 allocatable
+    GPUs is the silent device-plugin case (pend-03, pend-04)."""
+    for k, v in node.meta.labels.items():
+        if any(w in k.lower() for w in _GPU_WORDS) or any(w in v.lower() for w in _GPU_WORDS):
+            return True
+    return any(any(w in t.key.lower() for w in _GPU_WORDS) for t in node.taints)
+
+
+def _node_row(
+    pod: PodLite,
+    node: NodeLite,
+    gres: str,
+    requests: NodeRequests | None,
+    pod_req: dict[str, float],
+    plugin_state: dict[str, str],
+    plugin_known: bool,
+) -> NodeRow:
+    labels = node.meta.labels
+    has_gpu_res = any(
+        k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity
+    )
+    gpu_node = has_gpu_res or looks_like_gpu_node(node)
+    row = NodeRow(
+        name=node.meta.name,
+        gpu_node=gpu_node,
+        gpu_resource=gres,
+        cordoned=node.unschedulable,
+        ready=node.ready,
+    )
+    if gpu_node:
+        cap = parse_quantity(node.capacity.get(gres))
+        alloc = parse_quantity(node.allocatable.get(gres))
+        # Missing on a GPU node means "the device plugin advertises none": 0 devices.
+        row.gpu_capacity = cap if cap is not None else 0.0
+        row.gpu_allocatable = alloc if alloc is not None else 0.0
+        if cap is not None and alloc is not None and cap > alloc:
+            row.gpu_unhealthy = cap - alloc
+        row.device_plugin = plugin_state.get(node.meta.name, "missing") if plugin_known else "n/a"
+    row.cpu_allocatable = parse_quantity(node.allocatable.get("cpu"))
+    mem = parse_quantity(node.allocatable.get("memory"))
+    row.mem_allocatable_gib = mem / 2**30 if mem is not None else None
+    if requests is not None:
+        used = requests.by_node.get(node.meta.name, {})
+        row.cpu_requested = used.get("cpu", 0.0)
+        m = used.get("memory", 0.0)
+        row.mem_requested_gib = m / 2**30
+        if gpu_node:
+            row.gpu_requested = used.get(gres, 0.0)
+            if row.gpu_allocatable is not None:
+                row.gpu_free = row.gpu_allocatable - row.gpu_requested
+    for taint in node.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if tolerates(pod.spec.tolerations, taint):
+            row.taints_tolerated.append(taint.text())
+        else:
+            row.taints_blocking.append(taint.text())
+    row.selector_match = selector_match(pod, node)
+    # Blockers, in the scheduler's words' classes.
+    if node.unschedulable:
+        row.blockers.append(ReasonClass.UNSCHEDULABLE.value)
+    if row.taints_blocking and not (
+        node.unschedulable
+        and all(t.startswith("node.kubernetes.io/unschedulable") for t in row.taints_blocking)
+    ):
+        row.blockers.append(ReasonClass.TAINT.value)
+    if not row.selector_match:
+        row.blockers.append(ReasonClass.NODE_AFFINITY.value)
+    for res, amount in pod_req.items():
+        if amount <= 0:
+            continue
+        alloc = parse_quantity(node.allocatable.get(res))
+        if alloc is None:
+            if res == gres or res.startswith("nvidia.com/") or "/" in res:
+                row.blockers.append(_resource_class(res).value)
+            continue
+        used = (
+            requests.by_node.get(node.meta.name, {}).get(res, 0.0) if requests is not None else 0.0
+        )
+        if used + amount > alloc + 1e-9:
+            row.blockers.append(_resource_class(res).value)
+    if node.ready is False:
+        row.blockers.append("not_ready")
+    row.blockers = list(dict.fromkeys(row.blockers))
+    row.fits = not row.blockers and requests is not None
+    return row
+
+
+def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
+    msg = out.message
+    gpu_rows = [r for r in out.rows if r.gpu_node]
+    wants_gpu = bool(out.gpu_resource)
+    f = out.findings
+    if out.message_source == "event" and out.stale_condition:
+        f.append(
+            Finding(
+                key="kube.finding.stale_condition",
+                params={"old": out.stale_condition[:160]},
+                severity="info",
+            )
+        )
+    if msg is not None:
+        f.extend(reason_findings(msg))
+    elif out.scheduler == "default-scheduler":
+        f.append(Finding(key="kube.finding.no_message", severity="warn"))
+
+    likely = _likely_from_message(msg) if msg is not None else "unknown"
+    # Gangs: Volcano / Kueue.
+    group = pod.meta.annotations.get("scheduling.k8s.io/group-name") or pod.meta.annotations.get(
+        "scheduling.volcano.sh/group-name", ""
+    )
+    for g in out.gangs:
+        cond = next((c for c in g.conditions if c.message), None)
+        text = cond.message if cond else ""
+        if g.kind == "PodGroup" and (not group or g.meta.name == group):
+            gm = _GANG.search(text)
+            f.append(
+                Finding(
+                    key="kube.finding.podgroup",
+                    params={
+                        "name": g.meta.name,
+                        "phase": g.phase or "?",
+                        "min": g.min_member if g.min_member is not None else "?",
+                        "message": text or "-",
+                    },
+                    severity="warn",
+                )
+            )
+            if gm and gm.group(2) == "0":
+                f.append(
+                    Finding(
+                        key="kube.finding.gang_sees_no_pods",
+                        params={"scheduler": out.scheduler},
+                        severity="problem",
+                    )
+                )
+                likely = "gang_scheduler_mismatch"
+            elif likely == "unknown":
+                likely = "gang_not_ready"
+        if g.kind == "Workload" and g.phase != "admitted":
+            f.append(
+                Finding(
+                    key="kube.finding.workload",
+                    params={"name": g.meta.name, "queue": g.queue or "?", "message": text or "-"},
+                    severity="warn",
+                )
+            )
+            if likely in ("unknown",):
+                likely = "queue_quota"
+    if (
+        group
+        and out.scheduler not in ("volcano",)
+        and not any(g.kind == "PodGroup" for g in out.gangs)
+    ):
+        f.append(
+            Finding(key="kube.finding.group_no_podgroup", params={"group": group}, severity="warn")
+        )
+    if group and out.scheduler != "volcano":
+        f.append(
+            Finding(
+                key="kube.finding.scheduler_name",
+                params={"scheduler": out.scheduler},
+                severity="problem",
+            )
+        )
+        likely = "gang_scheduler_mismatch"
+
+    # GPU-specific cross-checks (formats.md §C.5).
+    if wants_gpu and gpu_rows:
+        zero = [r for r in gpu_rows if not r.gpu_allocatable]
+        unhealthy = [r for r in gpu_rows if r.gpu_unhealthy]
+        if unhealthy:
+            f.append(
+                Finding(
+                    key="kube.finding.gpus_unhealthy",
+                    params={
+                        "nodes": ", ".join(
+                            f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})"
+                            for r in unhealthy
+                        )
+                    },
+                    severity="problem",
+                )
+            )
+        if zero and len(zero) == len(gpu_rows):
+            if likely == "missing_toleration":
+                if out.device_plugin_desired == 0:
+                    f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
+            elif out.device_plugin_desired == 0:
+                likely = "device_plugin_not_scheduled"
+                f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
+            else:
+                likely = "device_plugin_not_reporting"
+                f.append(
+                    Finding(
+                        key="kube.finding.plugin_not_reporting",
+                        params={"nodes": ", ".join(r.name for r in zero[:5])},
+                        severity="problem",
+                    )
+                )
+        elif zero:
+            f.append(
+                Finding(
+                    key="kube.finding.some_gpu_nodes_zero",
+                    params={"nodes": ", ".join(r.name for r in zero[:5])},
+                    severity="warn",
+                )
+            )
+        blocked_by_taint = [r for r in gpu_rows if ReasonClass.TAINT.value in r.blockers]
+        if blocked_by_taint and likely in (
+            "missing_toleration",
+            "unknown",
+            "device_plugin_not_scheduled",
+            "device_plugin_not_reporting",
+        ):
+            taints = sorted({t for r in blocked_by_taint for t in r.taints_blocking})
+            f.append(
+                Finding(
+                    key="kube.finding.toleration_fix",
+                    params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])},
+                    severity="problem",
+                )
+            )
+            if out.device_plugin_desired == 0:
+                f.append(Finding(key="kube.finding.plugin_toleration_too", severity="problem"))
+        not_ready_plugins = [
+            r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")
+        ]
+        if not_ready_plugins and out.device_plugin_desired:
+            f.append(
+                Finding(
+                    key="kube.finding.plugin_pods_unhealthy",
+                    params={"nodes": ", ".join(not_ready_plugins[:5])},
+                    severity="warn",
+                )
+            )
+        need = out.requests.get(out.gpu_resource, 0.0)
+        max_alloc = max((r.gpu_allocatable or 0.0) for r in gpu_rows)
+        if need and 0 < max_alloc < need:
+            likely = "request_larger_than_node"
+            f.append(
+                Finding(
+                    key="kube.finding.request_too_large",
+                    params={"need": f"{need:g}", "max": f"{max_alloc:g}"},
+                    severity="problem",
+                )
+            )
+        if likely in ("capacity_or_priority", "device_plugin_or_capacity") and max_alloc > 0:
+            free = [
+                r
+                for r in gpu_rows
+                if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
+            ]
+            likely = "capacity_exhausted" if not free else likely
+            total_free = sum(
+                max(0.0, r.gpu_free or 0.0)
+                for r in gpu_rows
+                if r.gpu_free is not None and not r.cordoned
+            )
+            f.append(
+                Finding(
+                    key="kube.finding.capacity",
+                    params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)},
+                    severity="warn",
+                )
+            )
+    elif wants_gpu and not gpu_rows and out.rows:
+        f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
+        likely = "no_gpu_nodes"
+    cpu_noise = [r for r in out.rows if not r.gpu_node]
+    if wants_gpu and cpu_noise and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
+        f.append(
+            Finding(
+                key="kube.finding.cpu_nodes_noise",
+                params={"count": len(cpu_noise)},
+                severity="info",
+            )
+        )
+    for q in out.quotas:
+        if q.exceeded:
+            f.append(
+                Finding(
+                    key="kube.finding.quota_exceeded",
+                    params={
+                        "quota": q.quota,
+                        "resource": q.resource,
+                        "used": q.used,
+                        "hard": q.hard,
+                        "need": f"{q.pod_request:g}" if q.pod_request is not None else "?",
+                    },
+                    severity="problem",
+                )
+            )
+            if likely == "unknown":
+                likely = "quota_exceeded"
+    if msg is not None and msg.preemption_helpful is True and likely.startswith("device_plugin"):
+        f.append(Finding(key="kube.finding.old_scheduler_verdict", severity="info"))
+    elif msg is not None and msg.preemption_helpful is True:
+        f.append(
+            Finding(
+                key="kube.finding.priority",
+                params={
+                    "pc": out.priority_class or "-",
+                    "prio": out.priority if out.priority is not None else "?",
+                },
+                severity="warn",
+            )
+        )
+        if likely == "capacity_exhausted":
+            likely = "capacity_or_priority"
+    cordoned = [r.name for r in out.rows if r.cordoned]
+    if cordoned:
+        f.append(
+            Finding(
+                key="kube.finding.cordoned",
+                params={"nodes": ", ".join(cordoned[:5])},
+                severity="info",
+            )
+        )
+    out.likely = likely
+    f.append(Finding(key=f"kube.likely.{likely}", severity="problem"))
+
+    gpu_names = [r.name for r in gpu_rows]
+    cmds = base_commands(out.pod, out.namespace)
+    if msg is not None:
+        cmds += _class_commands(msg, out.pod, out.namespace, gpu_names)
+    if likely.startswith("device_plugin") or any(
+        r.device_plugin in ("not_ready", "missing") for r in gpu_rows
+    ):
+        cmds.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
+        bad = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")] or gpu_names
+        if bad:
+            cmds.append(
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin"
+            )
+        cmds.append(
+            "journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node"
+        )
+    if out.quotas:
+        cmds.append(f"kubectl describe resourcequota -n {out.namespace}")
+    if any(g.kind == "PodGroup" for g in out.gangs) or likely.startswith("gang"):
+        cmds.append(f"kubectl get podgroups -n {out.namespace} -o yaml")
+        cmds.append(
+            f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'"
+        )
+    if any(g.kind == "Workload" for g in out.gangs):
+        cmds.append(f"kubectl get workloads -n {out.namespace}")
+    out.commands = list(dict.fromkeys(cmds))
+    out.checklist = [
+        "kube.check.allocatable",
+        "kube.check.requests",
+        "kube.check.affinity",
+        "kube.check.taints",
+        "kube.check.quota",
+        "kube.check.priority",
+        "kube.check.gang",
+        "kube.check.device_plugin",
+    ]
+
+
+def _toleration_yaml(taint_text: str) -> str:
+    key_value, _, effect = taint_text.partition(":")
+    key, _, _value = key_value.partition("=")
+    return f"{{key: {key}, operator: Exists, effect: {effect or 'NoSchedule'}}}"

@@ -1,0 +1,112 @@
+"""``cockpit changes [--since 24h]``: rollouts, Helm upgrades, node and config changes,
+restarts and Warning events of the service's namespace, time-ordered, with diffs.
+
+``--json`` prints the :class:`~cockpit.sources.kube_gather.ChangesReport`. Exit status 0,
+or 2 when the cluster could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+_DUR = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30m``, ``24h``, ``7d`` → timedelta. Raises ``ValueError`` otherwise."""
+    m = _DUR.match(text.strip())
+    if not m:
+        raise ValueError(f"not a duration: {text!r} (use 30m, 24h, 7d)")
+    n = float(m.group(1))
+    return timedelta(seconds=n * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)])
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the ``changes`` subcommand."""
+    p = subparsers.add_parser(
+        "changes",
+        parents=parents,
+        help="recent changes: rollouts, Helm, nodes, config, restarts, warnings",
+        description="Recent changes of the service's namespace, time-ordered, with diffs.",
+    )
+    p.add_argument("--since", default="24h", help="window length before --until (default 24h)")
+    p.add_argument("--until", default="", help="end of the window, ISO 8601 UTC (default now)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def render_text(report: Any, lang: str) -> str:
+    """The report as plain text."""
+    from cockpit.i18n import t
+
+    lines = [
+        f"{report.namespace} {report.selector}  {report.since.isoformat()} → {report.until.isoformat()}"
+    ]
+    shown = [i for i in report.items if i.in_window]
+    if not shown:
+        lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
+    for i in shown:
+        at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else "time unknown"
+        lines.append(f"{at}  [{i.kind}] {i.summary}")
+        for d in i.diff:
+            lines.append(f"      {d.text()}")
+        if i.detail and i.kind not in ("event",):
+            lines.append(f"      {i.detail}")
+    for r in report.releases:
+        lines.append(
+            f"release {r.workload}: pods per revision {r.pods_per_revision}{' (mixed versions)' if r.mixed else ''}, restarts old {r.restarts_old} / new {r.restarts_new}"
+        )
+        for w in r.warmup:
+            if w.early_s is not None and w.early_s > 0:
+                lines.append(
+                    f"      {w.pod}: Ready {w.early_s:.0f} s before the server logged ready"
+                )
+    for fl in report.failures:
+        lines.append(t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}"))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cockpit changes``."""
+    from cockpit.config import load_settings
+    from cockpit.sources.base import SourceError
+    from cockpit.sources.kube_gather import gather_changes
+    from cockpit.sources.kubernetes import from_settings
+
+    settings = load_settings()
+    lang = getattr(args, "lang", None) or settings.resolved_lang()
+    try:
+        window = parse_duration(args.since)
+        until = (
+            datetime.fromisoformat(args.until.replace("Z", "+00:00"))
+            if args.until
+            else datetime.now(UTC)
+        )
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if until.tzinfo is None:
+        until = until.replace(tzinfo=UTC)
+    source = from_settings(settings, args)
+    selector = getattr(args, "selector", None) or settings.service.selector
+
+    async def go() -> Any:
+        try:
+            return await gather_changes(
+                source, until - window, until, getattr(args, "namespace", None), selector or ""
+            )
+        finally:
+            await source.close()
+
+    try:
+        report = asyncio.run(go())
+    except SourceError as exc:
+        print(f"kubernetes: {exc.failure.kind.value}: {exc.failure.message}", file=sys.stderr)
+        return 2
+    print(report.model_dump_json(indent=2) if args.json else render_text(report, lang))
+    return 0

@@ -1,0 +1,755 @@
+"""Read-only Kubernetes source over the official ``kubernetes`` client (37.x).
+
+Only GET requests are ever sent (get, list, watch, pod logs), plus the
+SelfSubjectAccessReview POST of :meth:`KubeSource.check_access`, which changes nothing.
+The client is imported and built lazily, on the first call and in the executor: its
+import costs about a second (``shared/design/test-backends.md``), which must not delay
+the first frame.
+
+Requests go through the client's ``ApiClient`` (kubeconfig, contexts, in-cluster
+service-account config, TLS and bearer tokens are the client's) with
+``_request_timeout`` on every call; responses are parsed from raw JSON into the slim
+models of :mod:`cockpit.sources.kube_models`, because the typed models reject
+``eventTime: null`` in ``events.k8s.io/v1`` and are slow on large lists (measured in
+``bench/bench_pending.py``). Lists are paged with ``limit``/``continue`` and narrowed
+with field and label selectors.
+
+Errors are :class:`~cockpit.sources.base.SourceError`, classified: 403 → access denied
+with the verb and resource refused and the ``kubectl auth can-i`` line; timeouts; 5xx →
+unavailable; 404 → not found; a body that is not JSON → bad data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import os
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.sources.kube_models import (
+    AccessCheck,
+    ConfigMapLite,
+    DaemonSetLite,
+    EventLite,
+    GangLite,
+    HelmRelease,
+    NodeLite,
+    NodeRequests,
+    PodLite,
+    PodLog,
+    PriorityClassLite,
+    ResourceQuotaLite,
+    Revision,
+    Workload,
+    controller_revision_of,
+    daemonset_of,
+    event_of,
+    gang_of,
+    meta_of,
+    node_of,
+    parse_quantity,
+    parse_time,
+    pod_of,
+    replicaset_of,
+    workload_of,
+)
+
+SOURCE = "kubernetes"
+T = TypeVar("T")
+
+PAGE_SIZE = 500
+"""Items per list page (``kubectl`` uses 500 too)."""
+BULK_PAGE_SIZE = 5000
+"""Page size for the node-requests scan over every pod (fewer round trips)."""
+
+_FORBIDDEN = re.compile(
+    r'cannot (?P<verb>[\w-]+) resource "(?P<resource>[^"]+)"'
+    r'(?: in API group "(?P<group>[^"]*)")?'
+    r'(?: in the namespace "(?P<ns>[^"]+)")?'
+)
+
+_PLURAL_OF = {
+    "pods": "",
+    "nodes": "",
+    "events": "",
+    "configmaps": "",
+    "secrets": "",
+    "resourcequotas": "",
+    "namespaces": "",
+    "persistentvolumeclaims": "",
+}
+
+
+def can_i_command(
+    verb: str, resource: str, namespace: str = "", group: str = "", subresource: str = ""
+) -> str:
+    """The ``kubectl auth can-i`` line that checks one permission.
+
+    ``can_i_command("list", "pods", "llm")`` → ``kubectl auth can-i list pods -n llm``.
+    """
+    res = f"{resource}.{group}" if group else resource
+    if subresource:
+        res = f"{res}/{subresource}"
+    ns = f" -n {namespace}" if namespace else ""
+    return f"kubectl auth can-i {verb} {res}{ns}"
+
+
+def _verb_from_path(path: str, is_list: bool) -> str:
+    if path.endswith("/log"):
+        return "get"
+    return "list" if is_list else "get"
+
+
+def classify(
+    exc: BaseException, path: str = "", is_list: bool = False, namespace: str = ""
+) -> SourceError:
+    """Turn a client exception into a classified :class:`SourceError`."""
+    if isinstance(exc, SourceError):
+        return exc
+    status = getattr(exc, "status", None)
+    body = getattr(exc, "body", None) or ""
+    message = ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if body:
+        try:
+            message = json.loads(body).get("message", "")
+        except (ValueError, AttributeError):
+            message = body[:300]
+    name = type(exc).__name__
+    text = str(exc)
+    if status == 403 or status == 401:
+        m = _FORBIDDEN.search(message)
+        parts = [p for p in path.split("/") if p]
+        resource = m.group("resource") if m else (parts[-1] if parts else "?")
+        if resource == "log":
+            resource = "pods"
+        verb = m.group("verb") if m else _verb_from_path(path, is_list)
+        group = (m.group("group") or "") if m else ""
+        ns = (m.group("ns") or "") if m else namespace
+        sub = "log" if path.endswith("/log") else ""
+        cmd = can_i_command(verb, resource, ns, group, sub)
+        what = (
+            "unauthorized (401): the credentials were refused"
+            if status == 401
+            else (message or f"forbidden: {verb} {resource}")
+        )
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.ACCESS_DENIED,
+            what,
+            hint=f"RBAC refused '{verb} {resource}'. Check with: {cmd}",
+            status=str(status),
+            verb=verb,
+            resource=resource,
+            group=group,
+            namespace=ns,
+            command=cmd,
+        )
+    if status == 404:
+        return SourceError.of(
+            SOURCE, ErrorKind.NOT_FOUND, message or f"not found: {path}", status="404", path=path
+        )
+    if isinstance(status, int) and status >= 500:
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.UNAVAILABLE,
+            f"HTTP {status} from the API server: {message or getattr(exc, 'reason', '')}",
+            hint="The API server failed the request; retry, or check the control plane.",
+            status=str(status),
+            path=path,
+        )
+    if isinstance(status, int) and status in (400, 422, 410):
+        return SourceError.of(
+            SOURCE, ErrorKind.BAD_QUERY, message or text, status=str(status), path=path
+        )
+    low = f"{name} {text}".lower()
+    if "timeout" in low or "timed out" in low:
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.TIMEOUT,
+            f"no answer from the API server in time ({path})",
+            hint="The API server or the network is slow; the request was abandoned.",
+            path=path,
+        )
+    if isinstance(exc, ValueError):
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.BAD_DATA,
+            f"the API server sent a body that is not valid JSON ({path}): {text[:120]}",
+            hint="A proxy may have cut the response; retry.",
+            path=path,
+        )
+    return SourceError.of(
+        SOURCE,
+        ErrorKind.UNAVAILABLE,
+        f"{name}: {text[:300]}",
+        hint="Is the API server reachable from here (kubeconfig server URL, VPN, proxy)?",
+        path=path,
+    )
+
+
+class KubeSource:
+    """Read-only access to one cluster (one kubeconfig context), optionally one namespace.
+
+    Args:
+        kubeconfig: Kubeconfig path; default ``$KUBECONFIG`` or ``~/.kube/config``; when
+            none exists and the process runs in a pod, the in-cluster service account.
+        context: Kubeconfig context; default the current one.
+        namespace: Default namespace of namespaced calls; default the context's, else
+            ``default``.
+        timeout_s: Per-request timeout in seconds (``_request_timeout``).
+        workers: Threads of the executor running the client's synchronous calls.
+
+    Every method is a coroutine returning pydantic models and raising only
+    :class:`SourceError`.
+    """
+
+    name = SOURCE
+
+    def __init__(
+        self,
+        kubeconfig: str | Path | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        timeout_s: float = 10.0,
+        workers: int = 4,
+    ) -> None:
+        self.kubeconfig = str(kubeconfig) if kubeconfig else None
+        self.context = context or None
+        self._namespace = namespace or None
+        self.timeout_s = timeout_s
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kube")
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self.requests_sent = 0
+        """Number of HTTP requests sent (for the benchmark)."""
+
+    # -- client construction ----------------------------------------------------------------
+    @property
+    def namespace(self) -> str:
+        """The namespace in scope (after the client is built: the context's default)."""
+        return self._namespace or "default"
+
+    def _build(self) -> Any:
+        from kubernetes import config as kconfig
+        from kubernetes.client import Configuration
+        from kubernetes.client.api_client import ApiClient
+
+        cfg = Configuration()
+        path = self.kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
+        default_path = Path("~/.kube/config").expanduser()
+        try:
+            if path or default_path.exists():
+                kconfig.load_kube_config(
+                    config_file=path, context=self.context, client_configuration=cfg
+                )
+                if self._namespace is None:
+                    _, active = kconfig.list_kube_config_contexts(config_file=path)
+                    if self.context:
+                        contexts, _ = kconfig.list_kube_config_contexts(config_file=path)
+                        active = next((c for c in contexts if c["name"] == self.context), active)
+                    self._namespace = (active or {}).get("context", {}).get("namespace") or None
+            elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+                kconfig.load_incluster_config(client_configuration=cfg)
+                ns_file = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+                if self._namespace is None and ns_file.exists():
+                    self._namespace = ns_file.read_text().strip() or None
+            else:
+                raise SourceError.of(
+                    SOURCE,
+                    ErrorKind.NOT_CONFIGURED,
+                    "no kubeconfig found and not running in a pod",
+                    hint="Pass --kubeconfig/--context or set KUBECONFIG.",
+                )
+        except SourceError:
+            raise
+        except Exception as exc:  # kubeconfig parse errors, missing context…
+            raise SourceError.of(
+                SOURCE,
+                ErrorKind.NOT_CONFIGURED,
+                f"cannot load the Kubernetes configuration: {exc}",
+                hint="Check --kubeconfig/--context (kubectl config get-contexts).",
+            ) from exc
+        # Fail fast: a retry hides a timeout behind another timeout.
+        cfg.retries = False
+        return ApiClient(configuration=cfg)
+
+    def _api(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._build()
+            return self._client
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, fn)
+        except SourceError:
+            raise
+        except Exception as exc:
+            raise classify(exc) from exc
+
+    async def connect(self) -> None:
+        """Build the client now (imports the library; runs in the executor)."""
+        if self._client is None:
+            await self._run(self._api)
+
+    async def close(self) -> None:
+        """Close connections and stop the executor."""
+        client = self._client
+        self._client = None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:
+                pass
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- raw requests (sync, in the executor) -------------------------------------------------
+    def _request(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None = None,
+        body: Any = None,
+        accept: str = "application/json",
+        is_list: bool = False,
+        namespace: str = "",
+    ) -> bytes:
+        api = self._api()
+        headers = {"Accept": accept}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            params = api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=query or [],
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            self.requests_sent += 1
+            resp = api.call_api(*params, _request_timeout=self.timeout_s)
+            data: bytes = resp.read()
+            status = resp.status
+        except Exception as exc:
+            raise classify(exc, path, is_list, namespace) from exc
+        if not 200 <= status < 300:
+            from kubernetes.client.exceptions import ApiException
+
+            err = ApiException(status=status, reason=getattr(resp, "reason", ""))
+            err.body = data.decode("utf-8", "replace")
+            raise classify(err, path, is_list, namespace)
+        return data
+
+    def _json(self, path: str, query: list[tuple[str, Any]] | None = None, **kw: Any) -> Any:
+        data = self._request("GET", path, query, **kw)
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise classify(exc, path) from exc
+
+    def _list_raw(
+        self,
+        path: str,
+        field_selector: str = "",
+        label_selector: str = "",
+        page_size: int = PAGE_SIZE,
+        on_page: Callable[[list[dict[str, Any]]], None] | None = None,
+        namespace: str = "",
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cont = ""
+        while True:
+            q: list[tuple[str, Any]] = [("limit", page_size)]
+            if field_selector:
+                q.append(("fieldSelector", field_selector))
+            if label_selector:
+                q.append(("labelSelector", label_selector))
+            if cont:
+                q.append(("continue", cont))
+            doc = self._json(path, q, is_list=True, namespace=namespace)
+            if not isinstance(doc, dict) or not isinstance(doc.get("items", []), list):
+                raise SourceError.of(SOURCE, ErrorKind.BAD_DATA, f"not a list: {path}", path=path)
+            items = doc.get("items") or []
+            if on_page is not None:
+                on_page(items)
+            else:
+                out.extend(items)
+            cont = (doc.get("metadata") or {}).get("continue") or ""
+            if not cont:
+                return out
+
+    @staticmethod
+    def _path(prefix: str, plural: str, namespace: str | None, name: str = "") -> str:
+        ns = f"/namespaces/{namespace}" if namespace else ""
+        tail = f"/{name}" if name else ""
+        return f"{prefix}{ns}/{plural}{tail}"
+
+    async def _list(
+        self,
+        prefix: str,
+        plural: str,
+        parse: Callable[[dict[str, Any]], T],
+        namespace: str | None,
+        field_selector: str = "",
+        label_selector: str = "",
+    ) -> list[T]:
+        path = self._path(prefix, plural, namespace)
+
+        def work() -> list[T]:
+            return [
+                parse(o)
+                for o in self._list_raw(
+                    path, field_selector, label_selector, namespace=namespace or ""
+                )
+            ]
+
+        return await self._run(work)
+
+    def _scope(self, namespace: str | None) -> str | None:
+        """``None`` → the default namespace; ``"*"`` or ``""`` → all namespaces."""
+        if namespace is None:
+            return self.namespace
+        return None if namespace in ("*", "") else namespace
+
+    # -- pods, nodes, events ------------------------------------------------------------------
+    async def list_pods(
+        self, namespace: str | None = None, field_selector: str = "", label_selector: str = ""
+    ) -> list[PodLite]:
+        """Pods in ``namespace`` (``"*"`` = all; ``None`` = the default namespace)."""
+        await self.connect()
+        return await self._list(
+            "/api/v1", "pods", pod_of, self._scope(namespace), field_selector, label_selector
+        )
+
+    async def get_pod(self, name: str, namespace: str | None = None) -> PodLite:
+        """One pod."""
+        await self.connect()
+        ns = self._scope(namespace) or self.namespace
+        path = self._path("/api/v1", "pods", ns, name)
+        return await self._run(lambda: pod_of(self._json(path, namespace=ns)))
+
+    async def list_nodes(self, label_selector: str = "") -> list[NodeLite]:
+        """Every node (optionally narrowed by a label selector)."""
+        await self.connect()
+        return await self._list("/api/v1", "nodes", node_of, None, "", label_selector)
+
+    async def list_events(
+        self, namespace: str | None = None, field_selector: str = ""
+    ) -> list[EventLite]:
+        """core/v1 Events (``eventTime`` may be null there)."""
+        await self.connect()
+        return await self._list(
+            "/api/v1", "events", event_of, self._scope(namespace), field_selector
+        )
+
+    async def events_for(
+        self, kind: str, name: str, namespace: str | None = None
+    ) -> list[EventLite]:
+        """Events about one object, oldest first (``involvedObject`` field selectors)."""
+        sel = f"involvedObject.kind={kind},involvedObject.name={name}"
+        evs = await self.list_events(namespace, sel)
+        return sorted(evs, key=lambda e: (e.when is None, e.when))
+
+    async def node_requests(self) -> NodeRequests:
+        """Summed effective requests of every non-terminated, bound pod, per node.
+
+        Reads all pods with ``status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!=``
+        in pages of :data:`BULK_PAGE_SIZE`, keeping only node name and requests per page
+        (bounded memory). What ``kubectl describe node`` calls "Allocated resources".
+        """
+        await self.connect()
+        result = NodeRequests()
+        by_node: dict[str, dict[str, float]] = {}
+        pods: dict[str, int] = {}
+        scanned = 0
+
+        def on_page(items: list[dict[str, Any]]) -> None:
+            nonlocal scanned
+            for obj in items:
+                scanned += 1
+                spec = obj.get("spec") or {}
+                node = spec.get("nodeName")
+                if not node:
+                    continue
+                acc = by_node.setdefault(node, {})
+                pods[node] = pods.get(node, 0) + 1
+                for req in _requests_raw(spec).items():
+                    acc[req[0]] = acc.get(req[0], 0.0) + req[1]
+
+        sel = "status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!="
+        await self._run(
+            lambda: self._list_raw("/api/v1/pods", sel, page_size=BULK_PAGE_SIZE, on_page=on_page)
+        )
+        result.by_node = by_node
+        result.pods = pods
+        result.pods_scanned = scanned
+        return result
+
+    async def pod_log(
+        self,
+        name: str,
+        namespace: str | None = None,
+        container: str = "",
+        previous: bool = False,
+        tail_lines: int | None = 200,
+        timestamps: bool = False,
+    ) -> PodLog:
+        """The tail of a pod's log (``previous`` = the last terminated instance;
+        ``timestamps`` = each line prefixed with the kubelet's RFC 3339 time)."""
+        await self.connect()
+        ns = self._scope(namespace) or self.namespace
+        q: list[tuple[str, Any]] = []
+        if container:
+            q.append(("container", container))
+        if previous:
+            q.append(("previous", "true"))
+        if tail_lines is not None:
+            q.append(("tailLines", tail_lines))
+        if timestamps:
+            q.append(("timestamps", "true"))
+        path = self._path("/api/v1", "pods", ns, name) + "/log"
+        data = await self._run(lambda: self._request("GET", path, q, accept="*/*", namespace=ns))
+        return PodLog(
+            namespace=ns,
+            pod=name,
+            container=container,
+            previous=previous,
+            tail_lines=tail_lines,
+            text=data.decode("utf-8", "replace"),
+        )
+
+    # -- workloads and revisions -----------------------------------------------------------------
+    async def list_workloads(
+        self, namespace: str | None = None, label_selector: str = ""
+    ) -> list[Workload]:
+        """Deployments and StatefulSets."""
+        await self.connect()
+        ns = self._scope(namespace)
+        deps, stss = await asyncio.gather(
+            self._list("/apis/apps/v1", "deployments", workload_of, ns, "", label_selector),
+            self._list("/apis/apps/v1", "statefulsets", workload_of, ns, "", label_selector),
+        )
+        return deps + stss
+
+    async def list_revisions(
+        self, namespace: str | None = None, label_selector: str = ""
+    ) -> list[Revision]:
+        """ReplicaSets (Deployment revisions) and ControllerRevisions (StatefulSet ones)."""
+        await self.connect()
+        ns = self._scope(namespace)
+        rss, crs = await asyncio.gather(
+            self._list("/apis/apps/v1", "replicasets", replicaset_of, ns, "", label_selector),
+            self._list(
+                "/apis/apps/v1",
+                "controllerrevisions",
+                controller_revision_of,
+                ns,
+                "",
+                label_selector,
+            ),
+        )
+        return rss + crs
+
+    async def list_daemonsets(
+        self, namespace: str | None = "*", label_selector: str = ""
+    ) -> list[DaemonSetLite]:
+        """DaemonSets (default: all namespaces — the GPU device plugin lives elsewhere)."""
+        await self.connect()
+        return await self._list(
+            "/apis/apps/v1", "daemonsets", daemonset_of, self._scope(namespace), "", label_selector
+        )
+
+    async def list_helm_releases(self, namespace: str | None = None) -> list[HelmRelease]:
+        """Helm 3 release revisions (Secrets labelled ``owner=helm``), decoded.
+
+        The Secret's ``data.release`` is base64 (Secret API) of base64 (Helm's storage
+        driver) of gzip of the release JSON (helm ``pkg/storage/driver/util.go``).
+        """
+        await self.connect()
+        ns = self._scope(namespace)
+        raws = await self._run(
+            lambda: self._list_raw(
+                self._path("/api/v1", "secrets", ns), "type=helm.sh/release.v1", "owner=helm"
+            )
+        )
+        out = []
+        for obj in raws:
+            rel = decode_helm_release(obj)
+            if rel is not None:
+                out.append(rel)
+        return out
+
+    async def list_configmaps(self, namespace: str | None = None) -> list[ConfigMapLite]:
+        """ConfigMaps (names, keys, last change time; values are not kept)."""
+        await self.connect()
+
+        def parse(o: dict[str, Any]) -> ConfigMapLite:
+            return ConfigMapLite(meta=meta_of(o), keys=sorted((o.get("data") or {}).keys()))
+
+        return await self._list("/api/v1", "configmaps", parse, self._scope(namespace))
+
+    async def list_resource_quotas(self, namespace: str | None = None) -> list[ResourceQuotaLite]:
+        """ResourceQuotas with ``hard`` and ``used``."""
+        await self.connect()
+
+        def parse(o: dict[str, Any]) -> ResourceQuotaLite:
+            st = o.get("status") or {}
+            return ResourceQuotaLite(
+                meta=meta_of(o),
+                hard={
+                    k: str(v)
+                    for k, v in (st.get("hard") or (o.get("spec") or {}).get("hard") or {}).items()
+                },
+                used={k: str(v) for k, v in (st.get("used") or {}).items()},
+            )
+
+        return await self._list("/api/v1", "resourcequotas", parse, self._scope(namespace))
+
+    async def list_priority_classes(self) -> list[PriorityClassLite]:
+        """PriorityClasses."""
+        await self.connect()
+
+        def parse(o: dict[str, Any]) -> PriorityClassLite:
+            return PriorityClassLite(
+                name=(o.get("metadata") or {}).get("name", ""),
+                value=int(o.get("value") or 0),
+                preemption_policy=o.get("preemptionPolicy") or "PreemptLowerPriority",
+                global_default=bool(o.get("globalDefault")),
+            )
+
+        return await self._list("/apis/scheduling.k8s.io/v1", "priorityclasses", parse, None)
+
+    async def list_gangs(self, namespace: str | None = None) -> list[GangLite]:
+        """Volcano PodGroups and Kueue Workloads; a CRD that is not installed gives none."""
+        await self.connect()
+        ns = self._scope(namespace)
+        out: list[GangLite] = []
+        for prefix, plural in (
+            ("/apis/scheduling.volcano.sh/v1beta1", "podgroups"),
+            ("/apis/kueue.x-k8s.io/v1beta1", "workloads"),
+        ):
+            try:
+                out += await self._list(prefix, plural, gang_of, ns)
+            except SourceError as exc:
+                if exc.kind is not ErrorKind.NOT_FOUND:
+                    raise
+        return out
+
+    # -- permissions ------------------------------------------------------------------------------
+    async def check_access(
+        self, verb: str, resource: str, namespace: str = "", group: str = "", subresource: str = ""
+    ) -> AccessCheck:
+        """Ask the API server whether this identity may ``verb`` ``resource``
+        (a SelfSubjectAccessReview POST; it changes nothing)."""
+        await self.connect()
+        attrs: dict[str, str] = {"verb": verb, "resource": resource, "group": group}
+        if namespace:
+            attrs["namespace"] = namespace
+        if subresource:
+            attrs["subresource"] = subresource
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attrs},
+        }
+        cmd = can_i_command(verb, resource, namespace, group, subresource)
+        path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+        def work() -> AccessCheck:
+            data = self._request("POST", path, body=body)
+            doc = json.loads(data)
+            st = doc.get("status") or {}
+            return AccessCheck(
+                verb=verb,
+                resource=resource,
+                group=group,
+                namespace=namespace,
+                subresource=subresource,
+                allowed=bool(st.get("allowed")),
+                reason=st.get("reason") or st.get("evaluationError") or "",
+                command=cmd,
+            )
+
+        return await self._run(work)
+
+
+def _requests_raw(spec: dict[str, Any]) -> dict[str, float]:
+    """Effective requests straight from a raw pod spec (see ``effective_requests``)."""
+    total: dict[str, float] = {}
+    for c in spec.get("containers") or ():
+        res = c.get("resources")
+        if not res:
+            continue
+        reqs = res.get("requests") or {}
+        for k, v in reqs.items():
+            q = parse_quantity(v)
+            if q is not None:
+                total[k] = total.get(k, 0.0) + q
+        for k, v in (res.get("limits") or {}).items():
+            if k not in reqs:
+                q = parse_quantity(v)
+                if q is not None:
+                    total[k] = total.get(k, 0.0) + q
+    for c in spec.get("initContainers") or ():
+        for k, v in ((c.get("resources") or {}).get("requests") or {}).items():
+            q = parse_quantity(v)
+            if q is not None and q > total.get(k, 0.0):
+                total[k] = q
+    return total
+
+
+def decode_helm_release(secret: dict[str, Any]) -> HelmRelease | None:
+    """Decode a ``sh.helm.release.v1.<name>.v<N>`` Secret; ``None`` if it is not one.
+
+    ``data.release`` → base64 (Secret) → base64 (Helm) → gzip (magic ``1f 8b``, Helm
+    skips gunzip when absent) → JSON release.
+    """
+    raw = (secret.get("data") or {}).get("release")
+    if not raw:
+        return None
+    try:
+        inner = base64.b64decode(raw)
+        blob = base64.b64decode(inner)
+        if blob[:2] == b"\x1f\x8b":
+            blob = gzip.decompress(blob)
+        rel = json.loads(blob)
+    except (ValueError, OSError):
+        return None
+    info = rel.get("info") or {}
+    chart = (rel.get("chart") or {}).get("metadata") or {}
+    return HelmRelease(
+        name=rel.get("name") or "",
+        namespace=rel.get("namespace") or (secret.get("metadata") or {}).get("namespace", ""),
+        version=int(rel.get("version") or 0),
+        status=info.get("status") or "",
+        chart=chart.get("name") or "",
+        chart_version=chart.get("version") or "",
+        app_version=chart.get("appVersion") or "",
+        values=rel.get("config") or {},
+        deployed_at=parse_time(info.get("last_deployed")),
+        description=info.get("description") or "",
+    )
+
+
+def from_settings(settings: Any, args: Any = None) -> KubeSource:
+    """A source built from :class:`cockpit.config.Settings` and optional CLI ``args``
+    (``--kubeconfig``, ``--context``, ``--namespace`` win over the settings)."""
+    k = settings.kubernetes
+    kubeconfig = getattr(args, "kubeconfig", None) or k.kubeconfig
+    context = getattr(args, "context", None) or k.context or None
+    namespace = getattr(args, "namespace", None) or settings.service.namespace or None
+    return KubeSource(
+        kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=k.timeout_s
+    )
