@@ -19,10 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cockpit.plugins.gpu import GpuPanel
 
 from cockpit.clock import Clock
-from cockpit.config import Settings
+from cockpit.config import PrometheusSettings, Settings
 from cockpit.context import AppContext, Sources
 from cockpit.sources.nvml import NvmlSource
-from tests.backends.dcgm_prom import DcgmProm, HttpMetrics, dcgm_prometheus  # noqa: F401
+from cockpit.sources.prometheus import PrometheusSource
+from tests.backends.dcgm_prom import DcgmProm, dcgm_prometheus  # noqa: F401
 from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml, load_fake_nvml
 
 FROZEN = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
@@ -86,6 +87,9 @@ async def _loaded(pilot: Any) -> None:
         if panel.data is not None or panel.failure is not None:
             break
         await pilot.pause(0.05)
+    # Let the table and statics lay out before the screenshot.
+    await pilot.pause(0.2)
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
@@ -123,7 +127,7 @@ def test_lost_gpu(snap_compare: Any, fake: FakeNvml) -> None:
 
 def test_dcgm_fallback(snap_compare: Any, fake: FakeNvml, dcgm_prometheus: DcgmProm) -> None:  # noqa: F811
     fake.set(init=DRIVER_NOT_LOADED)
-    metrics = HttpMetrics(dcgm_prometheus.url)
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     ctx = _ctx(Sources(gpu=_nvml(), metrics=metrics), "en", at=dcgm_prometheus.at)
     ctx.extras["gpu_node"] = "gpu-node-a"
     assert snap_compare(PanelHost(ctx), terminal_size=SIZE, run_before=_loaded)

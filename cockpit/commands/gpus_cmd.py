@@ -34,6 +34,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--node", metavar="NODE", help="read dcgm-exporter series for NODE via Prometheus"
     )
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)",
+    )
     p.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
     p.set_defaults(func=run)
 
@@ -125,13 +130,23 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
     try:
         node = args.node
         if not node:
-            nodes = await dcgm.nodes()
+            nodes = await dcgm.nodes(None)
             if not nodes:
                 raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", lang))
             node = nodes[0]
             if len(nodes) > 1:
                 notes.append(t("gpu.node_guess", lang, node=node, count=len(nodes)))
-        return await dcgm.node_snapshot(node), notes, None
+        at = None
+        if getattr(args, "at", None):
+            from datetime import UTC, datetime
+
+            from cockpit.timeparse import parse_time
+
+            try:
+                at = parse_time(args.at, datetime.now(UTC))
+            except ValueError as exc:
+                raise SourceError.of("dcgm", ErrorKind.BAD_QUERY, f"--at: {exc}") from exc
+        return await dcgm.node_snapshot(node, at), notes, None
     finally:
         await metrics.close()
 

@@ -11,11 +11,13 @@ from cockpit.plugins.gpu import GpuPanel
 from testkit import make_ctx
 
 from cockpit.app import CockpitApp
+from cockpit.config import PrometheusSettings
 from cockpit.context import Sources
 from cockpit.incident import TimelineKind
 from cockpit.sources.nvml import NvmlSource
+from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import PanelLoad
-from tests.backends.dcgm_prom import DcgmProm, HttpMetrics
+from tests.backends.dcgm_prom import DcgmProm
 from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
 
 PANELS = [PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPanel)]
@@ -82,7 +84,7 @@ async def test_driver_not_loaded_falls_back_to_dcgm(
 ) -> None:
     fake_nvml.set(init=DRIVER_NOT_LOADED)
     src = NvmlSource(watch_xid=False)
-    metrics = HttpMetrics(dcgm_prometheus.url)
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     ctx = make_ctx(
         tmp_path,
         lang="zh",

@@ -57,3 +57,44 @@ def test_driver_not_loaded_without_prometheus(fake_nvml: FakeNvml, tmp_path: Pat
     out = _run(fake_nvml, "--once", "--lang", "en", tmp_path=tmp_path)
     assert out.returncode == 2
     assert "driver not loaded" in out.stderr.lower() and "no Prometheus URL" in out.stderr
+
+
+def test_node_through_prometheus(fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path) -> None:
+    # The DCGM history ends at a fixed time; the command evaluates at wall-clock now, so
+    # it must say there is nothing for the node rather than show zeros.
+    out = _run(
+        fake_nvml,
+        "--once",
+        "--lang",
+        "en",
+        "--node",
+        "gpu-node-a",
+        "--prometheus-url",
+        dcgm_prometheus.url,
+        tmp_path=tmp_path,
+    )
+    assert out.returncode == 2
+    assert "dcgm: not_found: no dcgm-exporter series for node 'gpu-node-a'" in out.stderr
+
+
+def test_node_through_prometheus_at_a_time(
+    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
+) -> None:
+    out = _run(
+        fake_nvml,
+        "--once",
+        "--lang",
+        "en",
+        "--node",
+        "gpu-node-b",
+        "--prometheus-url",
+        dcgm_prometheus.url,
+        "--at",
+        "2026-11-29T21:00",
+        tmp_path=tmp_path,
+    )
+    assert out.returncode == 1, out.stderr
+    text = out.stdout
+    assert text.startswith("Source: dcgm-exporter in Prometheus (node gpu-node-b)")
+    assert "HW thermal" in text and "GPU 2: clocks cut: " in text
+    assert "GPU 3: 2 uncorrected ECC errors" in text
