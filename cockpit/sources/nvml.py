@@ -114,6 +114,8 @@ class _Fail:
         )
 
 
+_XID_AS_EVENTS = Reading.unsupported("N/A: NVML reports Xids as events (see xid_events)")
+
 _KNOWN_CACHE: dict[tuple[float, str, str], Reading] = {}
 
 
@@ -437,6 +439,7 @@ class NvmlSource:
         )
 
         self._fill_processes(s, h)
+        s.last_xid = _XID_AS_EVENTS
 
     def _fill_memory(self, s: GpuSnapshot, h: Any) -> None:
         nv = self._nv
