@@ -18,6 +18,7 @@
  *   gpu<i>.retired_supported=1     page retirement answers (H100 default: NOT_SUPPORTED)
  *   gpu<i>.nvlink<l>.state=0|1, gpu<i>.nvlink<l>.err<c>=<count>
  *   events=<gpu>:<type>:<data>,... events delivered once each, in order
+ *   delay_ms=<ms>                  every per-device call sleeps this long (a hung driver)
  *
  * Struct layouts follow nvidia-ml-py 13.615.71 (pynvml.py).
  */
@@ -250,6 +251,9 @@ static int enter_dev(void *handle, const char *fn, nvmlReturn_t *rc) {
         return -1;
     }
     char key[256];
+    /* A hung driver (Xid 119: GSP RPC timeouts) makes every call slow. */
+    long long delay = get_ll("delay_ms", 0);
+    if (delay > 0) usleep((useconds_t)(delay * 1000));
     long long e = dev_ll(i, "err", 0);
     if (e) {
         *rc = (nvmlReturn_t)e;
