@@ -146,11 +146,11 @@ class CockpitApp(App[None]):
         ctx.session.on_change = self._incident_changed
         if self.args is not None and self._exit_guard is None:
             # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
-            from cockpit.lifecycle import install_exit_handlers
+            from cockpit.lifecycle import install_exit_handlers, wake_loop
 
             self._exit_guard = install_exit_handlers(
                 lambda: self.ctx.session if self.ctx else None,
-                exit_callback=self._exit_with,
+                exit_callback=wake_loop(self._exit_with),
             )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
@@ -177,7 +177,7 @@ class CockpitApp(App[None]):
         self.refresh_bindings()
 
     def _exit_with(self, status: int) -> None:
-        self.call_later(self.exit, return_code=status)
+        self.exit(return_code=status)
 
     # -- navigation ----------------------------------------------------------------------------
     def _screen_name(self, step_id: str) -> str:

@@ -51,9 +51,10 @@ Two formats:
                        playbooks[PlaybookRecord], recovery{RecoveryCheck}}
       }
 
-  Empty text is ``null`` (never ``""``), ``filled`` says whether any part of a field has
-  content, times are UTC ISO 8601 with ``Z``. Nested objects use the incident record's
-  own field names (:mod:`cockpit.incident`). ``ExportDocument.model_json_schema()`` is
+  In ``template`` an empty text is ``null`` (never ``""``) and ``filled`` says whether
+  any part of the field has content; times are UTC ISO 8601 with ``Z``. Nested objects
+  (``Change``, ``Evidence``, …) are the incident record's own models with their own field
+  names and defaults (:mod:`cockpit.incident`), so they keep ``""`` for empty strings. ``ExportDocument.model_json_schema()`` is
   the machine-readable schema; ``ExportDocument.model_validate_json(text)`` reads it back.
 """
 

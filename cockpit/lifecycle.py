@@ -14,6 +14,7 @@ is restored by Textual) and by headless commands (the default callback raises
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import sys
@@ -161,6 +162,33 @@ def _stderr(text: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
+
+
+def wake_loop(exit_app: Callable[[int], None]) -> Callable[[int], None]:
+    """Wrap ``exit_app`` so that, called from a signal handler, it wakes an asyncio loop.
+
+    A Python signal handler runs on the main thread between two steps of whatever runs
+    there; for a Textual app that is the event loop, possibly asleep in ``select()``.
+    ``loop.call_soon`` (and Textual's ``call_later``) from there does not wake it, so the
+    exit would wait for the next timer (seconds). ``call_soon_threadsafe`` writes to the
+    loop's self-pipe and the exit runs at once. Without a running loop ``exit_app`` is
+    called directly.
+
+    Example (in the app)::
+
+        install_exit_handlers(lambda: self.ctx.session,
+                              wake_loop(lambda status: self.exit(return_code=status)))
+    """
+
+    def callback(status: int) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            exit_app(status)
+            return
+        loop.call_soon_threadsafe(exit_app, status)
+
+    return callback
 
 
 def install_exit_handlers(
