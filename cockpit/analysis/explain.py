@@ -132,7 +132,9 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
         xid_inferred=bool(group and group.inferred),
         distinct_pids=len(group.pids) if group else 0,
         first_line=min((o.line for o in r.occurrences), default=0),
-        meaning=" ".join(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+        meaning=" ".join(
+            dict.fromkeys(x for x in ((top.verdict_text if top else ""), r.node_action) if x)
+        ),
         next_checks_text=[*(group.actions if group else []), *r.findings],
     )
     return data

@@ -599,6 +599,8 @@ class NcclAnalyzer:
             r.suspect_rank = r.first_failing_rank
         if r.first_error is None:
             r.first_error = self._first_error_fallback(r)
+        if r.first_error is not None and r.first_error.line:
+            r.first_line = min(x for x in (r.first_line, r.first_error.line) if x)
         r.errors = [e for _, e in self._errors.entries()[:50]]
         r.next_check_ids = _checks(r)
         r.mitigation_ids = _mitigations(r)
