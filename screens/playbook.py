@@ -20,7 +20,13 @@ from textual.widgets import Button, DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.render import finding_text, status_text, summary, to_evidence
+from cockpit.analysis.playbooks.render import (
+    evidence_label,
+    finding_text,
+    status_text,
+    summary,
+    to_evidence,
+)
 from cockpit.analysis.playbooks.render import to_record as record_of
 from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
@@ -104,8 +110,27 @@ class PlaybookScreen(Screen[None]):
             yield Static("", id="pb-status", markup=False)
         yield Footer()
 
+    def _bind_localized(self, lang: str) -> None:
+        """Describe this screen's keys in the footer in the UI language."""
+        import dataclasses
+
+        words = {
+            "escape": t("playbook.close", lang),
+            "r": t("playbook.run", lang),
+            "p": t("playbook.pin", lang),
+            "o": t("playbook.mark_ok", lang),
+            "x": t("playbook.mark_problem", lang),
+            "s": t("playbook.record", lang),
+        }
+        table = self._bindings.key_to_bindings
+        for key, description in words.items():
+            table[key] = [
+                dataclasses.replace(b, description=description) for b in table.get(key, [])
+            ]
+
     def on_mount(self) -> None:
         lang = self.ctx.lang
+        self._bind_localized(lang)
         table = self.query_one("#pb-table", DataTable)
         table.add_column(t("playbook.col.status", lang), key="status", width=10)
         table.add_column(t("playbook.col.mode", lang), key="mode", width=6)
@@ -174,7 +199,7 @@ class PlaybookScreen(Screen[None]):
             if r.evidence:
                 lines.append(t("playbook.evidence", lang) + ":")
                 lines += [
-                    f"  • {e.label}: {e.value}{(' ' + e.unit) if e.unit else ''}"
+                    f"  • {evidence_label(e, lang)}: {e.value}{(' ' + e.unit) if e.unit else ''}"
                     for e in r.evidence
                 ]
         if item.commands:
@@ -208,9 +233,9 @@ class PlaybookScreen(Screen[None]):
             return
         step = getattr(self.app, "current_step", lambda: "")()
         for ev in r.evidence:
-            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step))
+            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step, lang))
             self.pinned.setdefault(item_id, []).append(pinned.id)
-        self.notify(t("playbook.pinned", lang, label=r.evidence[0].label))
+        self.notify(t("playbook.pinned", lang, label=evidence_label(r.evidence[0], lang)))
 
     def action_mark(self, status: str) -> None:
         item_id = self._current_item()

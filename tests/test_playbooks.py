@@ -8,7 +8,7 @@ import pytest
 from playbook_scenarios import PLANTED, SCENARIOS
 
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.render import finding_text, to_record
+from cockpit.analysis.playbooks.render import evidence_label, finding_text, to_record
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import CHECKS, run_playbook
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, all_playbooks, load_playbook
@@ -67,6 +67,9 @@ def test_checks_find_the_planted_cause(pid: str) -> None:
         for lang in ("zh", "en"):
             text = finding_text(results[item.id], lang)
             assert text and "{" not in text, text
+            for e in results[item.id].evidence:
+                label = evidence_label(e, lang)
+                assert label and "playbook.ev" not in label and "{" not in label, label
 
 
 def test_specific_findings() -> None:
@@ -74,7 +77,9 @@ def test_specific_findings() -> None:
     assert nccl["first_rank"].finding_args["rank"] == 2
     assert nccl["first_rank"].finding_args["kind"] == "cuda_oom"
     # the last watchdog line is shown, labelled as not the cause
-    assert any("not the cause" in e.label for e in nccl["first_rank"].evidence)
+    labels = [evidence_label(e, "en") for e in nccl["first_rank"].evidence]
+    assert any("not the cause" in x for x in labels)
+    assert any("不是根因" in evidence_label(e, "zh") for e in nccl["first_rank"].evidence)
     ttft = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), SCENARIOS["ttft_spike"]())}
     assert ttft["slow_replica"].finding_args["replicas"] == "vllm-2"
     assert ttft["tpot_rule"].finding_key.endswith("rule_queue_prefill")

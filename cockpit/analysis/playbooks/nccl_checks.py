@@ -7,7 +7,13 @@ import re
 from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
 from cockpit.analysis.playbooks.common import restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 
 # PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
 # (``default_pg_nccl_timeout``), 30 min before. Above 30 min it was raised on purpose.
@@ -56,7 +62,11 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
     if r.first_error is not None:
         ev.append(
             CheckEvidence(
-                label=f"first error (rank {r.first_error.rank if r.first_error.rank is not None else '?'}, line {r.first_error.line})",
+                **L(
+                    "first_error",
+                    rank=r.first_error.rank if r.first_error.rank is not None else "?",
+                    line=r.first_error.line,
+                ),
                 value=r.first_error.text[:300],
                 source="logs",
             )
@@ -64,7 +74,7 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
     if r.last_watchdog is not None:
         ev.append(
             CheckEvidence(
-                label="last watchdog line (not the cause)",
+                **L("last_watchdog"),
                 value=r.last_watchdog.text[:200],
                 source="logs",
             )
@@ -183,7 +193,7 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
         if key.startswith("env") and set(values) != names:
             diffs.append(
                 CheckEvidence(
-                    label=key, value=f"set on {len(values)} of {len(names)} pods", source="kube"
+                    **L("env_partial", name=key), value=f"{len(values)}/{len(names)}", source="kube"
                 )
             )
         elif len(set(values.values())) > 1:
