@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, OptionList, Static
+from textual.widgets import Button, DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.analysis.playbooks.data import PlaybookData
@@ -34,7 +34,8 @@ from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
 
-Loader = Callable[[AppContext, str], Awaitable[PlaybookData]]
+Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
+"""``loader(ctx, playbook_id, scope)``; ``scope`` is what the user typed (pods or a job)."""
 
 _STATUS_STYLE = {
     ItemStatus.OK: "green",
@@ -45,11 +46,22 @@ _STATUS_STYLE = {
 }
 
 
-async def collect(ctx: AppContext, playbook_id: str) -> PlaybookData:
-    """The default loader: fetch from ``ctx.sources``."""
+def parse_scope(scope: str) -> tuple[list[str] | None, str | None]:
+    """``"w-0, w-1"`` → pods ``["w-0", "w-1"]``; ``"train-llama"`` → job; ``""`` → neither."""
+    import re
+
+    tokens = [x for x in re.split(r"[,\s]+", scope.strip()) if x]
+    if len(tokens) >= 2:
+        return tokens, None
+    return None, (tokens[0] if tokens else None)
+
+
+async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> PlaybookData:
+    """The default loader: fetch from ``ctx.sources`` (pods/job from ``scope``)."""
     from cockpit.collect.playbooks import collect_playbook_data
 
-    return await collect_playbook_data(ctx, playbook_id)
+    pods, job = parse_scope(scope)
+    return await collect_playbook_data(ctx, playbook_id, pods=pods, job=job)
 
 
 class PlaybookScreen(Screen[None]):
@@ -65,11 +77,13 @@ class PlaybookScreen(Screen[None]):
     DEFAULT_CSS = """
     PlaybookScreen #pb-title { height: 1; background: $primary; color: $text; padding: 0 1; }
     PlaybookScreen #pb-intro { color: $text-muted; padding: 0 1; }
+    PlaybookScreen #pb-scope { margin: 0 1; }
     PlaybookScreen #pb-table { height: 1fr; min-height: 8; }
     PlaybookScreen #pb-detail { height: 9; border: round $primary 40%; padding: 0 1; }
     PlaybookScreen #pb-status { height: 1; padding: 0 1; }
     PlaybookScreen Horizontal { height: auto; }
     """
+    AUTO_FOCUS = "#pb-table"
     BINDINGS = [
         Binding("escape", "close", "Back"),
         Binding("r", "run", "Run checks"),
@@ -85,6 +99,7 @@ class PlaybookScreen(Screen[None]):
         self.playbook = load_playbook(playbook_id)
         self.loader: Loader = loader or collect
         self.results: dict[str, ItemResult] = {}
+        self.scope = ""
         self.pinned: dict[str, list[str]] = {}
 
     # -- layout ----------------------------------------------------------------------------
@@ -96,6 +111,7 @@ class PlaybookScreen(Screen[None]):
         if pb.commands:
             intro += "\n" + "\n".join(f"  $ {c}" for c in pb.commands)
         yield Static(intro, id="pb-intro", markup=False)
+        yield Input(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
         with Vertical():
             yield DataTable(id="pb-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="pb-detail"):
@@ -153,7 +169,7 @@ class PlaybookScreen(Screen[None]):
 
     @work(exclusive=True, group="playbook-run")
     async def _run(self) -> None:
-        data = await self.loader(self.ctx, self.playbook.id)
+        data = await self.loader(self.ctx, self.playbook.id, self.scope)
         results = run_playbook(self.playbook, data)
         # Keep what the user already answered by hand.
         for r in results:
@@ -206,6 +222,12 @@ class PlaybookScreen(Screen[None]):
             lines.append(t("playbook.commands", lang) + ":")
             lines += [f"  $ {c}" for c in item.commands]
         self.query_one("#pb-evidence", Static).update("\n".join(lines))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "pb-scope":
+            self.scope = event.value.strip()
+            self.action_run()
+            self.query_one("#pb-table", DataTable).focus()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()

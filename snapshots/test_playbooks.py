@@ -18,7 +18,8 @@ from cockpit.context import AppContext
 def _app(tmp_path: Path, lang: str) -> CockpitApp:
     ctx = make_ctx(tmp_path, lang=lang)
 
-    async def loader(_ctx: AppContext, pid: str) -> PlaybookData:
+    async def loader(_ctx: AppContext, pid: str, scope: str = "") -> PlaybookData:
+        ctx.extras.setdefault("scopes", []).append(scope)
         return SCENARIOS[pid]()
 
     ctx.extras["playbook_loader"] = loader

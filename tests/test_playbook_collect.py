@@ -4,6 +4,7 @@ over HTTP), with the checks finding each fixture cluster's planted cause."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from testkit import make_ctx
 
@@ -14,6 +15,7 @@ from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import ServiceSettings, Settings
 from cockpit.context import AppContext, Sources
 from cockpit.sources.kubernetes import KubeSource
+from tests.fixtures.kube.objects import container, pod
 
 
 def _ctx(tmp_path: Path, kubeconfig: Path, cluster: str, selector: str = "") -> AppContext:
@@ -75,3 +77,39 @@ async def test_unreachable_cluster_is_not_available(tmp_path: Path) -> None:
     res = run_playbook(load_playbook("nccl_hang"), data)
     auto = [r for r in res if r.finding_key == "playbook.not_available"]
     assert auto and all(r.status is ItemStatus.NOT_AVAILABLE for r in auto)
+
+
+def _wd(rank: int) -> str:
+    return (
+        f"[rank{rank}]:[E1129 10:00:02.000000000 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, NumelIn=8, "
+        "NumelOut=8, Timeout(ms)=600000) ran for 600100 milliseconds before timing out."
+    )
+
+
+async def test_nccl_job_pods_by_label_in_rank_order(tmp_path: Path, kube_api: Any) -> None:
+    """A PyTorchJob's pods found by its job-name label, ranks from the replica index; the
+    rank whose pod logged nothing is the one to look at."""
+    cluster = kube_api.cluster("train-job")
+    if not cluster.objects:
+        cluster.add(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}}
+        )
+        for i in (3, 0, 2, 1):  # listed out of rank order on purpose
+            labels = {
+                "training.kubeflow.org/job-name": "llama-ft",
+                "training.kubeflow.org/replica-index": str(i),
+            }
+            cluster.add(pod(f"llama-ft-worker-{i}", containers=[container(gpus=1)], labels=labels))
+            cluster.add_log("llm", f"llama-ft-worker-{i}", "" if i == 2 else _wd(i) + "\n")
+    cfg = kube_api.write_kubeconfig(tmp_path / "kc", ["train-job"], namespace="llm")
+    ctx = _ctx(tmp_path, cfg, "train-job")
+    try:
+        data = await collect_playbook_data(ctx, "nccl_hang", job="llama-ft")
+    finally:
+        await ctx.sources.close()
+    assert [p.meta.name for p in data.pods] == [f"llama-ft-worker-{i}" for i in range(4)]
+    res = {r.item: r for r in run_playbook(load_playbook("nccl_hang"), data)}
+    first = res["first_rank"]
+    assert first.finding_args["rank"] == 2
+    assert first.finding_args["pattern"] == "missing_ranks"

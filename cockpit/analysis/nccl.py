@@ -631,7 +631,8 @@ class NcclAnalyzer:
                 self._ws_inferred.most_common(1)[0][0],
                 "allgather_numel",
             )
-        if r.world_size and r.world_size <= MAX_RANKS:
+        # Without a single rank-tagged line, "never logged" would name every rank.
+        if r.world_size and r.world_size <= MAX_RANKS and self._ranks_seen:
             seen = self._ranks_seen
             r.ranks_never_logged = [i for i in range(r.world_size) if i not in seen][:1000]
             if self._ranks_timed_out:
