@@ -20,6 +20,7 @@ class ImpactScreen(StepScreen):
     """Step A."""
 
     STEP = "A"
+    PANELS_FIRST = True
 
     DEFAULT_CSS = """
     ImpactScreen Horizontal { height: auto; }

@@ -13,6 +13,7 @@ class IsolateScreen(StepScreen):
     """Step E: the cohort, GPU and scheduling panels register here."""
 
     STEP = "E"
+    PANELS_FIRST = True
 
     def compose_step(self) -> ComposeResult:
         yield BoundInput(self.ctx, "control_group", "field.control_group")

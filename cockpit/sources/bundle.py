@@ -77,6 +77,15 @@ class BundleError(Exception):
     """A bundle cannot be read: not gzip, corrupt, no header, or a newer format."""
 
 
+class BundleScope(BaseModel):
+    """The service a bundle was recorded for (the fields of ``ServiceSettings``)."""
+
+    namespace: str = ""
+    selector: str = ""
+    deployment: str = ""
+    model: str = ""
+
+
 class BundleMeta(BaseModel):
     """The header of a bundle.
 
@@ -101,6 +110,11 @@ class BundleMeta(BaseModel):
     note: str = ""
     complete: bool = True
     problems: list[str] = []
+
+    @property
+    def service(self) -> BundleScope:
+        """``scope`` as a model with ``namespace``/``selector``/``deployment``/``model``."""
+        return BundleScope(**{k: v for k, v in self.scope.items() if k in BundleScope.model_fields})
 
 
 # -- canonical JSON ---------------------------------------------------------------------
@@ -200,6 +214,8 @@ def encode_result(value: Any) -> dict[str, Any]:
     """
     if isinstance(value, BaseModel):
         return {"type": _type_path(type(value)), "shape": "one", "result": value.model_dump()}
+    if isinstance(value, list) and value and all(type(v) is Series for v in value):
+        return {"type": SERIES_TYPE, "shape": "series", "result": [_pack_series(s) for s in value]}
     if isinstance(value, (list, tuple)):
         classes = {type(v) for v in value}
         if value and all(isinstance(v, BaseModel) for v in value):
@@ -255,14 +271,66 @@ def decode_result(rec: dict[str, Any]) -> Any:
             return [_validate(_import_model(item["type"]), item["v"]) for item in raw]
         if not isinstance(rtype, str):
             raise BundleError(f"call line without a result type: {rtype!r}")
+        if shape == "series":
+            if rtype != SERIES_TYPE:
+                raise BundleError(f"series shape with type {rtype!r}")
+            return [_unpack_series(item) for item in raw]
         cls = _import_model(rtype)
         if shape == "list":
             return [_validate(cls, item) for item in raw]
         if shape == "dict":
             return {k: _validate(cls, v) for k, v in raw.items()}
         return _validate(cls, raw)
-    except (ValidationError, TypeError, KeyError, AttributeError, ImportError) as exc:
+    except (ValidationError, TypeError, KeyError, AttributeError, ImportError, ValueError) as exc:
         raise BundleError(f"cannot rebuild a recorded {rtype} result: {exc}") from exc
+
+
+SERIES_TYPE = "cockpit.models:Series"
+
+
+def _pack_series(s: Series) -> list[Any]:
+    """``[labels, runs, values]``: sample times as ``[t0, step, count]`` runs (a range
+    result sits on a regular grid, with gaps where the series was absent)."""
+    runs: list[list[float]] = []
+    times = [x.t for x in s.samples]
+    i = 0
+    while i < len(times):
+        t0 = times[i]
+        if i + 1 < len(times):
+            step = times[i + 1] - t0
+            n = 2
+            while i + n < len(times) and abs(times[i + n] - (t0 + n * step)) < 1e-6:
+                n += 1
+        else:
+            step, n = 0.0, 1
+        runs.append([_num(t0), _num(step), n])
+        i += n
+    return [s.labels, runs, [x.v for x in s.samples]]
+
+
+def _num(x: float) -> float:
+    return int(x) if x == int(x) else x
+
+
+def _unpack_series(item: Any) -> Series:
+    labels, runs, values = item
+    if not isinstance(labels, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise ValueError("series labels must map strings to strings")
+    times: list[float] = []
+    for t0, step, n in runs:
+        times.extend(float(t0) + k * float(step) for k in range(int(n)))
+    if len(times) != len(values) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise ValueError("series times and values do not match")
+    return Series.model_construct(
+        labels=labels,
+        samples=[
+            Sample.model_construct(t=t, v=float(v)) for t, v in zip(times, values, strict=True)
+        ],
+    )
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -300,6 +368,8 @@ class BundleWriter:
         self._raw: IO[bytes] = os.fdopen(fd, "wb")
         self._gz = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=6, mtime=0)
         self.stats = CallStats()
+        self.failures: list[str] = []
+        """One line per failed call: ``source.method(args): kind: message``."""
         self._methods: set[tuple[str, str]] = set()
         self._sources: set[str] = set()
         self._closed = False
@@ -367,6 +437,8 @@ class BundleWriter:
             line["ok"] = False
             line["failure"] = failure.model_dump(mode="json")
             self._line(line)
+            shown = ", ".join(f"{k}={_show(v)}" for k, v in args.items())
+            self.failures.append(f"{label}({shown}): {failure.kind.value}: {failure.message}")
             self.stats.failed[label] = self.stats.failed.get(label, 0) + 1
             return
         try:
