@@ -354,3 +354,30 @@ def test_replay_builds_sources(tmp_path: Path) -> None:
     assert sources.metrics is not None
     assert sources.kube is None and "not recorded" in sources.missing["kube"]
     assert from_epoch(0).year == 1970
+
+
+class Odd:
+    name = "odd"
+
+    async def thing(self) -> object:
+        return object()
+
+    async def value(self) -> int:
+        return 7
+
+
+async def test_unrecordable_result_and_closed_writer_never_break_the_live_call(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "odd.jsonl.gz"
+    writer = BundleWriter(path, meta(datetime(2026, 11, 27, 12, 55, tzinfo=UTC)))
+    rec = Recorder(Odd(), "gpu", writer)
+    assert isinstance(await rec.thing(), object)
+    assert "gpu.thing" in writer.stats.skipped
+    writer.close()
+    assert await rec.value() == 7  # a late call after the recording ended
+    assert "gpu.value" in writer.stats.lost
+    src = open_replay(path).source("gpu")
+    with pytest.raises(SourceError) as info:
+        await src.value()
+    assert info.value.kind is ErrorKind.NOT_FOUND
