@@ -643,7 +643,11 @@ class Replay:
             raise BundleError(f"{path}: the header line is not JSON ({exc})") from exc
         if not isinstance(head, dict) or head.get("kind") != "header":
             raise BundleError(f"{path}: the first line is not a bundle header")
-        if int(head.get("format", 0)) > FORMAT_VERSION:
+        try:
+            version = int(head.get("format", 0))
+        except (TypeError, ValueError):
+            raise BundleError(f"{path}: invalid format version {head.get('format')!r}") from None
+        if version > FORMAT_VERSION:
             raise BundleError(
                 f"{path}: bundle format {head.get('format')} is newer than this cockpit "
                 f"understands ({FORMAT_VERSION}); upgrade cockpit"
@@ -918,7 +922,17 @@ class ReplaySource:
         replay, source = self._replay, self._source
 
         async def replayed(*args: Any, **kwargs: Any) -> Any:
-            return replay.answer(source, attr, args, kwargs)
+            try:
+                return replay.answer(source, attr, args, kwargs)
+            except BundleError as exc:
+                raise SourceError.of(
+                    self.name,
+                    ErrorKind.BAD_DATA,
+                    f"damaged evidence bundle: {exc}",
+                    "This part of the bundle cannot be read; the rest still replays. "
+                    "Record the bundle again if the source is still reachable.",
+                    bundle=replay.path.name,
+                ) from exc
 
         replayed.__name__ = attr
         self.__dict__[attr] = replayed
