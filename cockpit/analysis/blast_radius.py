@@ -252,6 +252,16 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
     return res
 
 
+def access_only() -> BlastRadius:
+    """Only the gateway is anomalous: it is shared by every replica, so the scope is
+    everything and the next step is F (shared dependencies)."""
+    return BlastRadius(
+        scope="everything",
+        propose="F",
+        lines=["only the access layer is anomalous: the gateway is shared by every replica"],
+    )
+
+
 def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
     """Decide the blast radius from the breakdowns of the anomalous signals.
 
@@ -290,7 +300,13 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         if s.outliers:
             for o in s.outliers:
                 ratio = f"×{o.ratio:.2f}" if o.ratio is not None else "peers at 0"
-                score = f", robust score {o.score:.1f}" if o.score is not None else ""
+                score = ""
+                if o.score is not None:
+                    score = (
+                        f", robust score {o.score:.1f}"
+                        if o.score < 1000
+                        else ", robust score > 1000"
+                    )
                 br.lines.append(
                     f"{s.key}: {o.entity} = {o.value:.4g} vs peer median {o.peer_median:.4g} "
                     f"({ratio}{score}, {o.peers} peers) → {s.scope}"

@@ -105,6 +105,7 @@ def auto_cohort(
     """
     gpus = _gpu_entities(breakdowns)
     pods = {v.entity for b in breakdowns for v in b.values if v.kind == "pod"} | set(inv.pods)
+    auto = kind is None
     if kind is None:
         kind = {"pod": "replicas", "gpu": "node_gpus", "node": "all_gpus"}[suspect_kind]  # type: ignore[assignment]
     assert kind is not None
@@ -123,6 +124,9 @@ def auto_cohort(
         m = sorted(
             g for g, v in gpus.items() if g != suspect and (inv.gpu_node.get(g) or v.node) == node
         )
+        if auto and len(m) < 2 and len(gpus) > len(m) + 1:
+            # One neighbour cannot tell which of the two is unusual: widen to every GPU.
+            return auto_cohort(suspect, suspect_kind, inv, breakdowns, "all_gpus")
         return CohortDef(
             suspect=suspect,
             suspect_kind=suspect_kind,

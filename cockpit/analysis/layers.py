@@ -83,6 +83,8 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         v = LayerVerdict(layer=name)
         v.missing = sorted(
             {f"{m} — {s.enable}" if s.enable else m for s in items for m in s.missing}
+        ) + sorted(
+            {f"{s.signal}: {s.reason}" for s in items if s.now.status.value == "unsupported"}
         )
         bad = [s for s in items if s.verdict == "anomalous"]
         ok = [s for s in items if s.verdict == "normal"]

@@ -185,6 +185,8 @@ class ProfileMeta(BaseModel):
     source: str = ""
     enable_en: str = ""
     enable_zh: str = ""
+    missing_en: str = ""
+    missing_zh: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
     unsupported: dict[str, dict[str, str]] = Field(default_factory=dict)
 
@@ -288,14 +290,21 @@ class Detection(BaseModel):
         return selector(scope, meta) if meta is not None else ""
 
     def enable_hint(self, resolved: ResolvedSignal, lang: str) -> str:
-        """How to enable a missing signal: its own hint, else its profile's."""
+        """How to enable a missing signal of a detected stack: the signal's own hint, else
+        the profile's ``missing_*`` text (how this stack turns a metric on), else a
+        generic note naming the stack."""
         own = resolved.spec.enable_zh if lang == "zh" else resolved.spec.enable_en
         if own:
             return own
         meta = self.metas.get(resolved.profile)
         if meta is None:
             return ""
-        return meta.enable_zh if lang == "zh" else meta.enable_en
+        hint = meta.missing_zh if lang == "zh" else meta.missing_en
+        if hint:
+            return hint
+        if lang == "zh":
+            return f"此 {meta.name} 未导出该指标（版本或启动参数）；请检查它的 /metrics"
+        return f"not exported by this {meta.name} (version or flags); check its /metrics"
 
     def get(self, signal_id: str) -> ResolvedSignal | None:
         """The resolved signal for a canonical id, or ``None`` when no profile defines it."""

@@ -706,3 +706,17 @@ def _node_action_text(reports: list[GpuXidReport], tx: dict[str, Any]) -> Any:
     if worst == "reset_when_convenient":
         return tx["v_convenient"]
     return tx["node_none"]
+
+
+def xid_event_text(
+    xid: int, gpu_index: int | None, pci_bus_id: str | None, lang: str = "en"
+) -> str:
+    """One timeline line for an Xid event: number, GPU, meaning, likely cause, action."""
+    info = lookup_xid(xid, lang)
+    where = f"GPU {gpu_index}" if gpu_index is not None else "GPU ?"
+    if pci_bus_id:
+        where += f" ({normalize_pci(pci_bus_id)})"
+    likely = "/".join(info.likely) if info.likely else "?"
+    if lang == "zh":
+        return f"Xid {xid} @ {where}：{info.name}；可能原因：{likely}；建议：{info.action}"
+    return f"Xid {xid} on {where}: {info.name}; likely: {likely}; action: {info.action}"

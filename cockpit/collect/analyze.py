@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.alerts import FiredAlert
-from cockpit.analysis.blast_radius import BlastRadius, decide
+from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
@@ -71,6 +71,8 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     )
     anomalous_set = set(anomalous)
     br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory)
+    if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
+        br = access_only()
     cohort = None
     if br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
         cdef = auto_cohort(br.suspect, br.suspect_kind, bset.inventory, bset.breakdowns)  # type: ignore[arg-type]

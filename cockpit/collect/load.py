@@ -88,8 +88,9 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
     }
     planned = plan(det, scope, window, LOAD_SIGNALS, ctx.lang, stats)
     runner = runner_for(ctx)
-    mixes = mix_specs(det, scope, window)
     res = await collect_summaries(runner, planned, window)
+    # The baseline may have fallen back to the quiet window: mixes use the same one.
+    mixes = mix_specs(det, scope, res.window)
     mix_res = await runner.run(mixes.values())
     mix_models: dict[str, LengthMix] = {}
     for sid in ("serving.prompt_len", "serving.output_len"):

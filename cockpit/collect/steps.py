@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from cockpit.analysis.blast_radius import BlastRadius, decide
+from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, CohortKind, auto_cohort, compare
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
@@ -61,6 +61,8 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     bset = await breakdowns(ctx, window, refresh)
     keys = {s.key for s in dd.drilldown.anomalous() if s.layer != "access"}
     br = decide([b for b in bset.breakdowns if b.key in keys], bset.inventory)
+    if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
+        br = access_only()
     if br.suspect:
         ctx.extras["metrics.suspect"] = (br.suspect, br.suspect_kind)
     return ScopeResult(blast_radius=br, anomalous=sorted(keys))

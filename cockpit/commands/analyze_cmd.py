@@ -80,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from cockpit.sources.base import SourceError
-
     from cockpit.wiring import BootError
 
     try:

@@ -17,9 +17,9 @@ __all__ = ["Scenario", "Target", "get_scenario", "scenario_registry"]
 
 def scenario_registry() -> dict[str, Callable[[], Scenario]]:
     """Every scenario by name (factories are cheap; ``Scenario.build`` is not)."""
-    from cockpit.scenarios import worked_example
+    from cockpit.scenarios import drilldown_cases, worked_example
 
-    return {worked_example.NAME: worked_example.scenario}
+    return {worked_example.NAME: worked_example.scenario, **drilldown_cases.scenarios()}
 
 
 def get_scenario(name: str) -> Scenario:

@@ -180,8 +180,11 @@ def test_cohort_replicas_and_node_gpus() -> None:
     assert c.kind == "replicas" and c.members == ["vllm-abc-0", "vllm-abc-1", "vllm-abc-3"]
     cmp = compare(c, bds, inv)
     assert set(cmp.outliers) == {"serving.e2e_latency:p99", "hardware.temp:value"}
-    g = auto_cohort("GPU-0", "gpu", inv, bds)
+    g = auto_cohort("GPU-0", "gpu", inv, bds, kind="node_gpus")
     assert g.members == ["GPU-1"] and "n1" in g.definition_en
+    # One neighbour cannot tell which of two is unusual: the automatic choice widens.
+    auto = auto_cohort("GPU-0", "gpu", inv, bds)
+    assert auto.kind == "all_gpus" and auto.members == ["GPU-1", "GPU-2", "GPU-3"]
     custom = auto_cohort("vllm-abc-2", "pod", inv, bds, kind="custom", members=["vllm-abc-0"])
     assert custom.members == ["vllm-abc-0"]
 
