@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from playbook_scenarios import SCENARIOS
-from testkit import make_ctx
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
+from testkit import make_ctx
 
 
 def _app(tmp_path: Path, lang: str) -> CockpitApp:

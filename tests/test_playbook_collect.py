@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from testkit import make_ctx
-
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.spec import load_playbook
@@ -15,6 +13,7 @@ from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import ServiceSettings, Settings
 from cockpit.context import AppContext, Sources
 from cockpit.sources.kubernetes import KubeSource
+from testkit import make_ctx
 from tests.fixtures.kube.objects import container, pod
 
 

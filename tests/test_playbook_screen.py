@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_scope
 from playbook_scenarios import PLANTED, SCENARIOS
-from testkit import make_ctx
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
+from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_scope
+from testkit import make_ctx
 
 
 def _ctx(tmp_path: Path, lang: str = "en") -> AppContext:
