@@ -109,7 +109,7 @@ class PlaybookScreen(Screen[None]):
         yield Static(pb.title.get(lang), id="pb-title", markup=False)
         intro = pb.intro.get(lang)
         if pb.commands:
-            intro += "\n" + "\n".join(f"  $ {c}" for c in pb.commands)
+            intro += "\n" + "\n".join(f"  $ {self._fill(c)}" for c in pb.commands)
         yield Static(intro, id="pb-intro", markup=False)
         yield Input(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
         with Vertical():
@@ -220,8 +220,17 @@ class PlaybookScreen(Screen[None]):
                 ]
         if item.commands:
             lines.append(t("playbook.commands", lang) + ":")
-            lines += [f"  $ {c}" for c in item.commands]
+            lines += [f"  $ {self._fill(c)}" for c in item.commands]
         self.query_one("#pb-evidence", Static).update("\n".join(lines))
+
+    def _fill(self, command: str) -> str:
+        """Put the service's namespace/deployment into a command when they are known."""
+        svc = self.ctx.settings.service
+        if svc.namespace:
+            command = command.replace("<namespace>", svc.namespace)
+        if svc.deployment:
+            command = command.replace("<deployment>", svc.deployment)
+        return command
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "pb-scope":

@@ -139,3 +139,24 @@ def test_parse_scope() -> None:
     assert parse_scope("w-0, w-1  w-2") == (["w-0", "w-1", "w-2"], None)
     assert parse_scope(" train-llama ") == (None, "train-llama")
     assert parse_scope("") == (None, None)
+
+
+async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:
+    """The handbook's "stop the spread or roll back first" with the exact command."""
+    from cockpit.config import ServiceSettings, Settings
+
+    ctx = _ctx(tmp_path)
+    ctx.settings = Settings(service=ServiceSettings(namespace="llm", deployment="vllm-qwen"))
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_playbook("bad_rollout")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, PlaybookScreen)
+        row = [i.id for i in screen.playbook.items].index("stop_spread")
+        screen.query_one("#pb-table").move_cursor(row=row)
+        await pilot.pause()
+        detail = str(screen.query_one("#pb-evidence").render())
+        assert "kubectl rollout undo deployment/vllm-qwen -n llm" in detail
