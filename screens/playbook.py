@@ -19,7 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData
 from cockpit.analysis.playbooks.render import (
     evidence_label,
     finding_text,
@@ -46,22 +46,56 @@ _STATUS_STYLE = {
 }
 
 
+_MODEL_KEYS = {
+    "params": "params_b",
+    "layers": "num_layers",
+    "kv_heads": "num_kv_heads",
+    "head_dim": "head_dim",
+    "dtype_bytes": "dtype_bytes",
+    "kv_dtype_bytes": "kv_dtype_bytes",
+}
+
+
 def parse_scope(scope: str) -> tuple[list[str] | None, str | None]:
-    """``"w-0, w-1"`` → pods ``["w-0", "w-1"]``; ``"train-llama"`` → job; ``""`` → neither."""
+    """``"w-0, w-1"`` → pods ``["w-0", "w-1"]``; ``"train-llama"`` → job; ``""`` → neither.
+
+    ``key=value`` tokens (the model's shape, see :func:`parse_model`) are skipped.
+    """
     import re
 
-    tokens = [x for x in re.split(r"[,\s]+", scope.strip()) if x]
+    tokens = [x for x in re.split(r"[,\s]+", scope.strip()) if x and "=" not in x]
     if len(tokens) >= 2:
         return tokens, None
     return None, (tokens[0] if tokens else None)
 
 
+def parse_model(scope: str) -> ModelConfig | None:
+    """The model's shape from ``params=70 layers=80 kv_heads=8 head_dim=128`` tokens
+    (``dtype_bytes``/``kv_dtype_bytes`` default to 2), ``None`` when none is given."""
+    import re
+
+    values: dict[str, float] = {}
+    for key, raw in re.findall(r"([a-z_]+)=([0-9.]+)", scope):
+        field = _MODEL_KEYS.get(key)
+        if field is not None:
+            try:
+                values[field] = float(raw)
+            except ValueError:
+                continue
+    if not values:
+        return None
+    ints = {"num_layers", "num_kv_heads", "head_dim"}
+    return ModelConfig(**{k: (int(v) if k in ints else v) for k, v in values.items()})
+
+
 async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> PlaybookData:
-    """The default loader: fetch from ``ctx.sources`` (pods/job from ``scope``)."""
+    """The default loader: fetch from ``ctx.sources`` (pods/job/model from ``scope``)."""
     from cockpit.collect.playbooks import collect_playbook_data
 
     pods, job = parse_scope(scope)
-    return await collect_playbook_data(ctx, playbook_id, pods=pods, job=job)
+    return await collect_playbook_data(
+        ctx, playbook_id, pods=pods, job=job, model=parse_model(scope)
+    )
 
 
 class PlaybookScreen(Screen[None]):

@@ -13,7 +13,7 @@ from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
-from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_scope
+from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_model, parse_scope
 from testkit import make_ctx
 
 
@@ -139,6 +139,10 @@ def test_parse_scope() -> None:
     assert parse_scope("w-0, w-1  w-2") == (["w-0", "w-1", "w-2"], None)
     assert parse_scope(" train-llama ") == (None, "train-llama")
     assert parse_scope("") == (None, None)
+    assert parse_scope("params=70 layers=80") == (None, None)
+    m = parse_model("params=70 layers=80 kv_heads=8 head_dim=128 kv_dtype_bytes=1")
+    assert m is not None and m.params_b == 70 and m.num_layers == 80 and m.kv_dtype_bytes == 1
+    assert parse_model("w-0") is None
 
 
 async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:
