@@ -186,6 +186,8 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
             k, _, v = body.partition(":")
             taint = f"{k.strip()}={v.strip()}"
         return Reason(count=count, text=text, cls=ReasonClass.TAINT, taint=taint)
+    if any(w in low for w in ("persistentvolumeclaim", "volume node affinity", "persistent volume", "volume count", "volume", "pvc")):
+        return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "anti-affinity" in low or "antiaffinity" in low:
         return Reason(count=count, text=text, cls=ReasonClass.POD_ANTI_AFFINITY)
     if "pod affinity" in low or "interpodaffinity" in low or "pod's pod affinity" in low:
@@ -196,8 +198,6 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.NODE_AFFINITY)
     if "unschedulable" in low and "node" in low:
         return Reason(count=count, text=text, cls=ReasonClass.UNSCHEDULABLE)
-    if any(w in low for w in ("persistentvolumeclaim", "volume node affinity", "persistent volume", "volume count", "volume", "pvc")):
-        return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "too many pods" in low:
         return Reason(count=count, text=text, cls=ReasonClass.TOO_MANY_PODS)
     if "free ports" in low or "ports" in low:
