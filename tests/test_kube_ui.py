@@ -64,7 +64,8 @@ async def test_scheduling_panel_table_and_copy(kubeconfig: Path, tmp_path: Path)
         await _settle(pilot, lambda: panel.data is not None)
         table = panel.query_one(DataTable)
         names = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
-        assert names[:5] == ["— GPU nodes (4)", "gpu-a", "gpu-b", "gpu-c", "gpu-d"]
+        assert names[0] == "— GPU nodes (4)"
+        assert set(names[1:5]) == {"gpu-a", "gpu-b", "gpu-c", "gpu-d"}
         gpu_b = table.get_row_at(names.index("gpu-b"))
         assert gpu_b[1] == "8/7/7" and "1 GPU(s) unhealthy" in str(gpu_b[6])
         summary = str(panel.query_one(".sched--summary", Static).render())

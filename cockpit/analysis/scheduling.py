@@ -26,6 +26,7 @@ Rules used below, with their sources:
 
 from __future__ import annotations
 
+import json
 import re
 from enum import StrEnum
 from typing import Any
@@ -504,6 +505,10 @@ def selector_match(pod: PodLite, node: NodeLite) -> bool:
     return False
 
 
+MAX_ROWS = 300
+"""Rows kept per node table (a terminal shows a few dozen; the rest are counted)."""
+
+
 class NodeRow(BaseModel):
     """One row of the per-node table (numbers are ``None`` when unknown, never 0).
 
@@ -561,6 +566,8 @@ class PendingAnalysis(BaseModel):
     rows: list[NodeRow] = Field(default_factory=list)
     gpu_nodes: int = 0
     cpu_nodes: int = 0
+    rows_omitted: int = 0
+    """Nodes left out of ``rows`` (see ``max_rows``); counted in ``gpu_nodes``/``cpu_nodes``."""
     quotas: list[QuotaRow] = Field(default_factory=list)
     gangs: list[GangLite] = Field(default_factory=list)
     device_plugin_desired: int | None = None
@@ -607,6 +614,8 @@ def analyze_pending(
     quotas: list[ResourceQuotaLite] | None = None,
     priority_classes: list[PriorityClassLite] | None = None,
     gangs: list[GangLite] | None = None,
+    rows_cache: dict[str, Any] | None = None,
+    max_rows: int = MAX_ROWS,
 ) -> PendingAnalysis:
     """The scheduling explanation for one Pending pod, with the per-node table.
 
@@ -621,6 +630,11 @@ def analyze_pending(
         quotas: ResourceQuotas of the pod's namespace.
         priority_classes: PriorityClasses of the cluster.
         gangs: PodGroups / Workloads of the pod's namespace.
+        rows_cache: Shared between calls for pods of one cluster snapshot: pods with the
+            same requests, tolerations, selector and affinity get the same node table
+            (computed once — 100 replicas of one Pending Deployment on 5,000 nodes).
+        max_rows: Rows kept in the table (GPU nodes first, the closest to fitting
+            first); ``rows_omitted`` counts the rest. Counts and verdicts use every node.
     """
     ns = pod.meta.namespace
     out = PendingAnalysis(pod=pod.meta.name, namespace=ns, scheduler=pod.spec.scheduler_name)
@@ -657,12 +671,22 @@ def analyze_pending(
             plugin_state[p.spec.node_name] = "ready" if ok else "not_ready"
 
     gres = out.gpu_resource or GPU
-    for node in nodes:
-        row = _node_row(pod, node, gres, requests, out.requests, plugin_state, bool(dps) or plugin_pods is not None)
-        out.rows.append(row)
-    out.rows.sort(key=lambda r: (not r.gpu_node, not r.fits, r.name))
-    out.gpu_nodes = sum(1 for r in out.rows if r.gpu_node)
-    out.cpu_nodes = len(out.rows) - out.gpu_nodes
+    shape = _shape_key(pod)
+    cached = rows_cache.get(shape) if rows_cache is not None else None
+    if cached is None:
+        rows = [
+            _node_row(pod, node, gres, requests, out.requests, plugin_state, bool(dps) or plugin_pods is not None)
+            for node in nodes
+        ]
+        rows.sort(key=lambda r: (not r.gpu_node, not r.fits, len(r.blockers), -(r.gpu_free or 0.0), r.name))
+        gpu_n = sum(1 for r in rows if r.gpu_node)
+        kept = _keep_rows(rows, max_rows, bool(out.gpu_resource))
+        cached = (kept, gpu_n, len(rows) - gpu_n, len(rows) - len(kept), rows)
+        if rows_cache is not None:
+            rows_cache[shape] = cached
+    out.rows = cached[0]
+    all_rows = cached[4]
+    out.gpu_nodes, out.cpu_nodes, out.rows_omitted = cached[1], cached[2], cached[3]
 
     for q in quotas or []:
         if q.meta.namespace and q.meta.namespace != ns:
@@ -676,8 +700,40 @@ def analyze_pending(
             out.quotas.append(QuotaRow(quota=q.meta.name, resource=res, used=used or "?", hard=hard, pod_request=req, exceeded=exceeded))
 
     out.gangs = list(gangs or [])
-    _verdict_and_steps(out, pod)
+    _verdict_and_steps(out, pod, all_rows)
     return out
+
+
+def _shape_key(pod: PodLite) -> str:
+    s = pod.spec
+    return json.dumps(
+        [
+            effective_requests(s),
+            [t.model_dump() for t in s.tolerations],
+            s.node_selector,
+            s.affinity.get("nodeAffinity"),
+        ],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _keep_rows(rows: list[NodeRow], max_rows: int, wants_gpu: bool) -> list[NodeRow]:
+    if len(rows) <= max_rows:
+        return rows
+    gpu = [r for r in rows if r.gpu_node]
+    cpu = [r for r in rows if not r.gpu_node]
+    # Problem nodes are always kept: unhealthy GPUs, plugin not ready, NotReady, cordoned.
+    flagged = [r for r in gpu if r.gpu_unhealthy or r.device_plugin in ("not_ready", "missing") or r.ready is False or r.cordoned]
+    cpu_quota = 20 if wants_gpu else max_rows // 2
+    keep_gpu = max_rows - min(len(cpu), cpu_quota)
+    chosen = {id(r) for r in flagged[:keep_gpu]}
+    for r in gpu:
+        if len(chosen) >= keep_gpu:
+            break
+        chosen.add(id(r))
+    kept = [r for r in gpu if id(r) in chosen] + cpu[: max_rows - len(chosen)]
+    return kept
 
 
 _GPU_WORDS = ("gpu", "nvidia", "accelerator", "pci-10de")
@@ -761,9 +817,9 @@ def _node_row(
     return row
 
 
-def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
+def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, all_rows: list[NodeRow]) -> None:
     msg = out.message
-    gpu_rows = [r for r in out.rows if r.gpu_node]
+    gpu_rows = [r for r in all_rows if r.gpu_node]
     wants_gpu = bool(out.gpu_resource)
     f = out.findings
     if out.message_source == "event" and out.stale_condition:
@@ -834,10 +890,10 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
             likely = "capacity_exhausted" if not free else likely
             total_free = sum(max(0.0, r.gpu_free or 0.0) for r in gpu_rows if r.gpu_free is not None and not r.cordoned)
             f.append(Finding(key="kube.finding.capacity", params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)}, severity="warn"))
-    elif wants_gpu and not gpu_rows and out.rows:
+    elif wants_gpu and not gpu_rows and all_rows:
         f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
         likely = "no_gpu_nodes"
-    cpu_noise = [r for r in out.rows if not r.gpu_node]
+    cpu_noise = [r for r in all_rows if not r.gpu_node]
     if wants_gpu and cpu_noise and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
         f.append(Finding(key="kube.finding.cpu_nodes_noise", params={"count": len(cpu_noise)}, severity="info"))
     for q in out.quotas:
@@ -851,7 +907,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
         f.append(Finding(key="kube.finding.priority", params={"pc": out.priority_class or "-", "prio": out.priority if out.priority is not None else "?"}, severity="warn"))
         if likely == "capacity_exhausted":
             likely = "capacity_or_priority"
-    cordoned = [r.name for r in out.rows if r.cordoned]
+    cordoned = [r.name for r in all_rows if r.cordoned]
     if cordoned:
         f.append(Finding(key="kube.finding.cordoned", params={"nodes": ", ".join(cordoned[:5])}, severity="info"))
     out.likely = likely

@@ -99,6 +99,7 @@ async def gather_pending(
                 sel = ",".join(f"{k}={v}" for k, v in sorted(d.selector.items()))
                 got = await _optional(source.list_pods(d.meta.namespace, label_selector=sel), failures)
                 plugin_pods += got or []
+    rows_cache: dict[str, Any] = {}
     for p in pending:
         ev_t, q_t, g_t = per_ns[p.meta.namespace]
         events, quotas, gangs = await ev_t, await q_t, await g_t
@@ -113,6 +114,7 @@ async def gather_pending(
                 quotas or [],
                 pcs or [],
                 gangs or [],
+                rows_cache=rows_cache,
             )
         )
     report.failures = _dedupe(failures)
