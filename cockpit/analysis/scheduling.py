@@ -681,11 +681,12 @@ def analyze_pending(
         rows.sort(key=lambda r: (not r.gpu_node, not r.fits, len(r.blockers), -(r.gpu_free or 0.0), r.name))
         gpu_n = sum(1 for r in rows if r.gpu_node)
         kept = _keep_rows(rows, max_rows, bool(out.gpu_resource))
-        cached = (kept, gpu_n, len(rows) - gpu_n, len(rows) - len(kept), rows)
+        stats = row_stats(rows, out.requests.get(out.gpu_resource, 0.0) if out.gpu_resource else 0.0)
+        cached = (kept, gpu_n, len(rows) - gpu_n, len(rows) - len(kept), stats)
         if rows_cache is not None:
             rows_cache[shape] = cached
     out.rows = cached[0]
-    all_rows = cached[4]
+    stats = cached[4]
     out.gpu_nodes, out.cpu_nodes, out.rows_omitted = cached[1], cached[2], cached[3]
 
     for q in quotas or []:
@@ -700,7 +701,7 @@ def analyze_pending(
             out.quotas.append(QuotaRow(quota=q.meta.name, resource=res, used=used or "?", hard=hard, pod_request=req, exceeded=exceeded))
 
     out.gangs = list(gangs or [])
-    _verdict_and_steps(out, pod, all_rows)
+    _verdict_and_steps(out, pod, stats)
     return out
 
 
@@ -759,67 +760,108 @@ def _node_row(
     plugin_state: dict[str, str],
     plugin_known: bool,
 ) -> NodeRow:
-    labels = node.meta.labels
+    name = node.meta.name
     has_gpu_res = any(k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity)
     gpu_node = has_gpu_res or looks_like_gpu_node(node)
-    row = NodeRow(name=node.meta.name, gpu_node=gpu_node, gpu_resource=gres, cordoned=node.unschedulable, ready=node.ready)
+    d: dict[str, Any] = {"name": name, "gpu_node": gpu_node, "gpu_resource": gres}
+    used = requests.by_node.get(name, {}) if requests is not None else {}
     if gpu_node:
         cap = parse_quantity(node.capacity.get(gres))
         alloc = parse_quantity(node.allocatable.get(gres))
         # Missing on a GPU node means "the device plugin advertises none": 0 devices.
-        row.gpu_capacity = cap if cap is not None else 0.0
-        row.gpu_allocatable = alloc if alloc is not None else 0.0
+        d["gpu_capacity"] = cap if cap is not None else 0.0
+        d["gpu_allocatable"] = alloc if alloc is not None else 0.0
         if cap is not None and alloc is not None and cap > alloc:
-            row.gpu_unhealthy = cap - alloc
-        row.device_plugin = plugin_state.get(node.meta.name, "missing") if plugin_known else "n/a"
-    row.cpu_allocatable = parse_quantity(node.allocatable.get("cpu"))
+            d["gpu_unhealthy"] = cap - alloc
+        d["device_plugin"] = plugin_state.get(name, "missing") if plugin_known else "n/a"
+        if requests is not None:
+            d["gpu_requested"] = used.get(gres, 0.0)
+            d["gpu_free"] = d["gpu_allocatable"] - d["gpu_requested"]
+    d["cpu_allocatable"] = parse_quantity(node.allocatable.get("cpu"))
     mem = parse_quantity(node.allocatable.get("memory"))
-    row.mem_allocatable_gib = mem / 2**30 if mem is not None else None
+    d["mem_allocatable_gib"] = mem / 2**30 if mem is not None else None
     if requests is not None:
-        used = requests.by_node.get(node.meta.name, {})
-        row.cpu_requested = used.get("cpu", 0.0)
-        m = used.get("memory", 0.0)
-        row.mem_requested_gib = m / 2**30
-        if gpu_node:
-            row.gpu_requested = used.get(gres, 0.0)
-            if row.gpu_allocatable is not None:
-                row.gpu_free = row.gpu_allocatable - row.gpu_requested
+        d["cpu_requested"] = used.get("cpu", 0.0)
+        d["mem_requested_gib"] = used.get("memory", 0.0) / 2**30
+    blocking: list[str] = []
+    tolerated: list[str] = []
     for taint in node.taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue
-        if tolerates(pod.spec.tolerations, taint):
-            row.taints_tolerated.append(taint.text())
-        else:
-            row.taints_blocking.append(taint.text())
-    row.selector_match = selector_match(pod, node)
-    # Blockers, in the scheduler's words' classes.
+        (tolerated if tolerates(pod.spec.tolerations, taint) else blocking).append(taint.text())
+    match = selector_match(pod, node)
+    # Blockers, named by the scheduler's reason classes.
+    blockers: list[str] = []
     if node.unschedulable:
-        row.blockers.append(ReasonClass.UNSCHEDULABLE.value)
-    if row.taints_blocking and not (node.unschedulable and all(t.startswith("node.kubernetes.io/unschedulable") for t in row.taints_blocking)):
-        row.blockers.append(ReasonClass.TAINT.value)
-    if not row.selector_match:
-        row.blockers.append(ReasonClass.NODE_AFFINITY.value)
+        blockers.append(ReasonClass.UNSCHEDULABLE.value)
+    if blocking and not (
+        node.unschedulable and all(t.startswith("node.kubernetes.io/unschedulable") for t in blocking)
+    ):
+        blockers.append(ReasonClass.TAINT.value)
+    if not match:
+        blockers.append(ReasonClass.NODE_AFFINITY.value)
     for res, amount in pod_req.items():
         if amount <= 0:
             continue
-        alloc = parse_quantity(node.allocatable.get(res))
-        if alloc is None:
+        alloc_r = parse_quantity(node.allocatable.get(res))
+        if alloc_r is None:
             if res == gres or res.startswith("nvidia.com/") or "/" in res:
-                row.blockers.append(_resource_class(res).value)
+                blockers.append(_resource_class(res).value)
             continue
-        used = requests.by_node.get(node.meta.name, {}).get(res, 0.0) if requests is not None else 0.0
-        if used + amount > alloc + 1e-9:
-            row.blockers.append(_resource_class(res).value)
-    if node.ready is False:
-        row.blockers.append("not_ready")
-    row.blockers = list(dict.fromkeys(row.blockers))
-    row.fits = not row.blockers and requests is not None
-    return row
+        if used.get(res, 0.0) + amount > alloc_r + 1e-9:
+            blockers.append(_resource_class(res).value)
+    ready = node.ready
+    if ready is False:
+        blockers.append("not_ready")
+    blockers = list(dict.fromkeys(blockers))
+    d.update(
+        taints_blocking=blocking,
+        taints_tolerated=tolerated,
+        selector_match=match,
+        cordoned=node.unschedulable,
+        ready=ready,
+        blockers=blockers,
+        fits=not blockers and requests is not None,
+    )
+    # Values are built here from parsed models; validation would only repeat it.
+    return NodeRow.model_construct(**d)
 
 
-def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, all_rows: list[NodeRow]) -> None:
+class RowStats(BaseModel):
+    """Aggregates over every node row of one pod shape (computed once per shape)."""
+
+    gpu_rows: list[NodeRow] = Field(default_factory=list)
+    cpu_count: int = 0
+    zero: list[str] = Field(default_factory=list)
+    unhealthy: list[str] = Field(default_factory=list)
+    taint_blocked: list[str] = Field(default_factory=list)
+    plugin_bad: list[str] = Field(default_factory=list)
+    max_alloc: float = 0.0
+    total_free: float = 0.0
+    fitting: int = 0
+    cordoned: list[str] = Field(default_factory=list)
+
+
+def row_stats(rows: list[NodeRow], need: float) -> RowStats:
+    """Aggregate the node rows once (GPU nodes, zero/unhealthy allocatable, free GPUs…)."""
+    gpu = [r for r in rows if r.gpu_node]
+    return RowStats.model_construct(
+        gpu_rows=gpu,
+        cpu_count=len(rows) - len(gpu),
+        zero=[r.name for r in gpu if not r.gpu_allocatable],
+        unhealthy=[f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in gpu if r.gpu_unhealthy],
+        taint_blocked=sorted({t for r in gpu if ReasonClass.TAINT.value in r.blockers for t in r.taints_blocking}),
+        plugin_bad=[r.name for r in gpu if r.device_plugin in ("not_ready", "missing")],
+        max_alloc=max((r.gpu_allocatable or 0.0) for r in gpu) if gpu else 0.0,
+        total_free=sum(max(0.0, r.gpu_free or 0.0) for r in gpu if r.gpu_free is not None and not r.cordoned),
+        fitting=sum(1 for r in gpu if r.gpu_free is not None and r.gpu_free >= need and not r.blockers),
+        cordoned=[r.name for r in rows if r.cordoned],
+    )
+
+
+def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None:
     msg = out.message
-    gpu_rows = [r for r in all_rows if r.gpu_node]
+    gpu_rows = st.gpu_rows
     wants_gpu = bool(out.gpu_resource)
     f = out.findings
     if out.message_source == "event" and out.stale_condition:
@@ -855,10 +897,9 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, all_rows: list[NodeRo
 
     # GPU-specific cross-checks (formats.md §C.5).
     if wants_gpu and gpu_rows:
-        zero = [r for r in gpu_rows if not r.gpu_allocatable]
-        unhealthy = [r for r in gpu_rows if r.gpu_unhealthy]
-        if unhealthy:
-            f.append(Finding(key="kube.finding.gpus_unhealthy", params={"nodes": ", ".join(f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in unhealthy)}, severity="problem"))
+        zero = st.zero
+        if st.unhealthy:
+            f.append(Finding(key="kube.finding.gpus_unhealthy", params={"nodes": ", ".join(st.unhealthy[:10])}, severity="problem"))
         if zero and len(zero) == len(gpu_rows):
             if likely == "missing_toleration":
                 if out.device_plugin_desired == 0:
@@ -868,34 +909,31 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, all_rows: list[NodeRo
                 f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
             else:
                 likely = "device_plugin_not_reporting"
-                f.append(Finding(key="kube.finding.plugin_not_reporting", params={"nodes": ", ".join(r.name for r in zero[:5])}, severity="problem"))
+                f.append(Finding(key="kube.finding.plugin_not_reporting", params={"nodes": ", ".join(zero[:5])}, severity="problem"))
         elif zero:
-            f.append(Finding(key="kube.finding.some_gpu_nodes_zero", params={"nodes": ", ".join(r.name for r in zero[:5])}, severity="warn"))
-        blocked_by_taint = [r for r in gpu_rows if ReasonClass.TAINT.value in r.blockers]
-        if blocked_by_taint and likely in ("missing_toleration", "unknown", "device_plugin_not_scheduled", "device_plugin_not_reporting"):
-            taints = sorted({t for r in blocked_by_taint for t in r.taints_blocking})
+            f.append(Finding(key="kube.finding.some_gpu_nodes_zero", params={"nodes": ", ".join(zero[:5])}, severity="warn"))
+        if st.taint_blocked and likely in ("missing_toleration", "unknown", "device_plugin_not_scheduled", "device_plugin_not_reporting"):
+            taints = st.taint_blocked
             f.append(Finding(key="kube.finding.toleration_fix", params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])}, severity="problem"))
             if out.device_plugin_desired == 0:
                 f.append(Finding(key="kube.finding.plugin_toleration_too", severity="problem"))
-        not_ready_plugins = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")]
+        not_ready_plugins = st.plugin_bad
         if not_ready_plugins and out.device_plugin_desired:
             f.append(Finding(key="kube.finding.plugin_pods_unhealthy", params={"nodes": ", ".join(not_ready_plugins[:5])}, severity="warn"))
         need = out.requests.get(out.gpu_resource, 0.0)
-        max_alloc = max((r.gpu_allocatable or 0.0) for r in gpu_rows)
+        max_alloc = st.max_alloc
         if need and 0 < max_alloc < need:
             likely = "request_larger_than_node"
             f.append(Finding(key="kube.finding.request_too_large", params={"need": f"{need:g}", "max": f"{max_alloc:g}"}, severity="problem"))
         if likely in ("capacity_or_priority", "device_plugin_or_capacity") and max_alloc > 0:
-            free = [r for r in gpu_rows if r.gpu_free is not None and r.gpu_free >= need and not r.blockers]
-            likely = "capacity_exhausted" if not free else likely
-            total_free = sum(max(0.0, r.gpu_free or 0.0) for r in gpu_rows if r.gpu_free is not None and not r.cordoned)
+            likely = "capacity_exhausted" if not st.fitting else likely
+            total_free = st.total_free
             f.append(Finding(key="kube.finding.capacity", params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)}, severity="warn"))
-    elif wants_gpu and not gpu_rows and all_rows:
+    elif wants_gpu and not gpu_rows and st.cpu_count:
         f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
         likely = "no_gpu_nodes"
-    cpu_noise = [r for r in all_rows if not r.gpu_node]
-    if wants_gpu and cpu_noise and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
-        f.append(Finding(key="kube.finding.cpu_nodes_noise", params={"count": len(cpu_noise)}, severity="info"))
+    if wants_gpu and st.cpu_count and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
+        f.append(Finding(key="kube.finding.cpu_nodes_noise", params={"count": st.cpu_count}, severity="info"))
     for q in out.quotas:
         if q.exceeded:
             f.append(Finding(key="kube.finding.quota_exceeded", params={"quota": q.quota, "resource": q.resource, "used": q.used, "hard": q.hard, "need": f"{q.pod_request:g}" if q.pod_request is not None else "?"}, severity="problem"))
@@ -907,19 +945,19 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, all_rows: list[NodeRo
         f.append(Finding(key="kube.finding.priority", params={"pc": out.priority_class or "-", "prio": out.priority if out.priority is not None else "?"}, severity="warn"))
         if likely == "capacity_exhausted":
             likely = "capacity_or_priority"
-    cordoned = [r.name for r in all_rows if r.cordoned]
+    cordoned = st.cordoned
     if cordoned:
         f.append(Finding(key="kube.finding.cordoned", params={"nodes": ", ".join(cordoned[:5])}, severity="info"))
     out.likely = likely
     f.append(Finding(key=f"kube.likely.{likely}", severity="problem"))
 
-    gpu_names = [r.name for r in gpu_rows]
+    gpu_names = [r.name for r in gpu_rows[:5]]
     cmds = base_commands(out.pod, out.namespace)
     if msg is not None:
         cmds += _class_commands(msg, out.pod, out.namespace, gpu_names)
-    if likely.startswith("device_plugin") or any(r.device_plugin in ("not_ready", "missing") for r in gpu_rows):
+    if likely.startswith("device_plugin") or st.plugin_bad:
         cmds.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
-        bad = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")] or gpu_names
+        bad = st.plugin_bad or gpu_names
         if bad:
             cmds.append(f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin")
         cmds.append("journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node")
