@@ -95,34 +95,54 @@ def main() -> list[str]:
     t0 = time.perf_counter()
     server = subprocess.Popen(
         [py, "-c", SERVER, str(ROOT), str(NODES), str(GPU_NODES), str(PODS), str(PENDING)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        lines.append(f"generated {NODES} nodes ({GPU_NODES} GPU), {PODS} pods ({PENDING} Pending) in {time.perf_counter() - t0:.1f} s")
+        lines.append(
+            f"generated {NODES} nodes ({GPU_NODES} GPU), {PODS} pods ({PENDING} Pending) in {time.perf_counter() - t0:.1f} s"
+        )
         tmp = Path(tempfile.mkdtemp(prefix="bench-pending-"))
         kc = tmp / "config"
-        kc.write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "big", "cluster": {"server": f"http://127.0.0.1:{port}/clusters/big"}}],
-            "users": [{"name": "u", "user": {"token": "t"}}],
-            "contexts": [{"name": "big", "context": {"cluster": "big", "user": "u"}}],
-            "current-context": "big",
-        }))
+        kc.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "big",
+                            "cluster": {"server": f"http://127.0.0.1:{port}/clusters/big"},
+                        }
+                    ],
+                    "users": [{"name": "u", "user": {"token": "t"}}],
+                    "contexts": [{"name": "big", "context": {"cluster": "big", "user": "u"}}],
+                    "current-context": "big",
+                }
+            )
+        )
         env = dict(os.environ, KUBECONFIG=str(kc))
         base = None
         if kubectl:
             pair = []
             for _ in range(4):  # first run warms the server's page cache
                 a = _time([kubectl, "get", "nodes"], env)
-                b = _time([kubectl, "get", "pods", "-A", "--field-selector=status.phase=Pending"], env)
+                b = _time(
+                    [kubectl, "get", "pods", "-A", "--field-selector=status.phase=Pending"], env
+                )
                 pair.append((a + b, a, b))
             base = min(pair[1:])
-            lines.append(f"kubectl get nodes + get pods -A Pending: {base[0]:.2f} s ({base[1]:.2f} + {base[2]:.2f})")
+            lines.append(
+                f"kubectl get nodes + get pods -A Pending: {base[0]:.2f} s ({base[1]:.2f} + {base[2]:.2f})"
+            )
         else:
             lines.append("kubectl not installed: no baseline")
-        r = subprocess.run([py, "-c", DRIVER, str(ROOT), str(kc), "4"], capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [py, "-c", DRIVER, str(ROOT), str(kc), "4"], capture_output=True, text=True, timeout=600
+        )
         if r.returncode != 0:
             raise RuntimeError(r.stderr[-800:])
         res = json.loads(r.stdout.strip().splitlines()[-1])
@@ -131,10 +151,14 @@ def main() -> list[str]:
             f"{res['pending']} Pending pods x {res['rows']} node rows, peak RSS {res['rss_mb']:.0f} MB, likely={res['likely']}"
         )
         _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env)
-        cold = min(_time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env) for _ in range(2))
+        cold = min(
+            _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env) for _ in range(2)
+        )
         lines.append(f"cockpit pending -A --json (cold process, incl. client import): {cold:.2f} s")
         if base:
-            lines.append(f"ratio analysis / kubectl pair: {res['wall'] / base[0]:.2f}x (target <= 1.5x)")
+            lines.append(
+                f"ratio analysis / kubectl pair: {res['wall'] / base[0]:.2f}x (target <= 1.5x)"
+            )
             lines.append(f"ratio cold command / kubectl pair: {cold / base[0]:.2f}x")
         lines.append(f"peak RSS {res['rss_mb']:.0f} MB (target <= 300 MB)")
     finally:

@@ -57,7 +57,9 @@ class K8sTimelinePanel(Panel):
         if ctx.session is not None:
             ns = ctx.session.incident.service.namespace or None
             selector = ctx.session.incident.service.selector
-        report = await gather_changes(ctx.sources.kube, (start or now) - WINDOW, now, ns, selector or "", read_logs=False)
+        report = await gather_changes(
+            ctx.sources.kube, (start or now) - WINDOW, now, ns, selector or "", read_logs=False
+        )
         recorded = record(ctx.session, report.items) if ctx.session is not None else 0
         return report, recorded
 

@@ -27,7 +27,10 @@ class SchedulingPanel(Panel):
     """Per-node explanation of Pending pods, with commands to copy."""
 
     PANEL_ID = "scheduling"
-    TITLE: ClassVar[dict[str, str]] = {"zh": "Pod 调度（Pending）", "en": "Pod scheduling (Pending)"}
+    TITLE: ClassVar[dict[str, str]] = {
+        "zh": "Pod 调度（Pending）",
+        "en": "Pod scheduling (Pending)",
+    }
     STEPS = ("E",)
     SOURCES = ("kube",)
     POLL_INTERVAL = 30.0
@@ -75,17 +78,45 @@ class SchedulingPanel(Panel):
                 f"{k}={_n(v / 2**30) + 'Gi' if k in ('memory', 'ephemeral-storage') else _n(v)}"
                 for k, v in sorted(a.requests.items())
             )
-            lines.append(t("kube.panel.pod", lang, ns=a.namespace, pod=a.pod, scheduler=a.scheduler, requests=req))
+            lines.append(
+                t(
+                    "kube.panel.pod",
+                    lang,
+                    ns=a.namespace,
+                    pod=a.pod,
+                    scheduler=a.scheduler,
+                    requests=req,
+                )
+            )
             if a.message is not None:
-                lines.append("  " + t("kube.panel.message_from", lang, source=a.message_source, at=a.message_at or "?"))
+                lines.append(
+                    "  "
+                    + t(
+                        "kube.panel.message_from",
+                        lang,
+                        source=a.message_source,
+                        at=a.message_at or "?",
+                    )
+                )
             for f in a.findings:
                 mark = {"problem": "✗", "warn": "!", "info": "·"}.get(f.severity, "·")
                 lines.append(f"  {mark} {f.text(lang)}")
             for q in a.quotas:
-                lines.append(f"  {t('kube.panel.quota', lang)} {q.quota}: {q.resource} {q.used}/{q.hard}{' ✗' if q.exceeded else ''}")
-            lines.append(t("kube.panel.checklist", lang) + ": " + "; ".join(t(k, lang) for k in a.checklist))
+                lines.append(
+                    f"  {t('kube.panel.quota', lang)} {q.quota}: {q.resource} {q.used}/{q.hard}{' ✗' if q.exceeded else ''}"
+                )
+            lines.append(
+                t("kube.panel.checklist", lang) + ": " + "; ".join(t(k, lang) for k in a.checklist)
+            )
         for fl in data.failures:
-            lines.append("⚠ " + t("kube.panel.partial", lang, what=f"{t('error.' + fl.kind.value, lang)}: {fl.message}"))
+            lines.append(
+                "⚠ "
+                + t(
+                    "kube.panel.partial",
+                    lang,
+                    what=f"{t('error.' + fl.kind.value, lang)}: {fl.message}",
+                )
+            )
             if fl.hint:
                 lines.append("  " + fl.hint)
         summary.update("\n".join(lines))
@@ -104,8 +135,14 @@ class SchedulingPanel(Panel):
         first = data.analyses[0] if data.analyses else None
         if first is not None:
             for section, rows in (
-                (t("kube.panel.gpu_nodes", lang, count=first.gpu_nodes), [r for r in first.rows if r.gpu_node]),
-                (t("kube.panel.cpu_nodes", lang, count=first.cpu_nodes), [r for r in first.rows if not r.gpu_node]),
+                (
+                    t("kube.panel.gpu_nodes", lang, count=first.gpu_nodes),
+                    [r for r in first.rows if r.gpu_node],
+                ),
+                (
+                    t("kube.panel.cpu_nodes", lang, count=first.cpu_nodes),
+                    [r for r in first.rows if not r.gpu_node],
+                ),
             ):
                 if not rows:
                     continue
@@ -120,7 +157,9 @@ class SchedulingPanel(Panel):
                         state.append(t("kube.state.unhealthy_gpus", lang, n=_n(r.gpu_unhealthy)))
                     table.add_row(
                         r.name,
-                        f"{_n(r.gpu_capacity)}/{_n(r.gpu_allocatable)}/{_n(r.gpu_requested)}" if r.gpu_node else "-",
+                        f"{_n(r.gpu_capacity)}/{_n(r.gpu_allocatable)}/{_n(r.gpu_requested)}"
+                        if r.gpu_node
+                        else "-",
                         f"{_n(r.cpu_allocatable)}/{_n(r.cpu_requested)}",
                         f"{_n(round(r.mem_allocatable_gib, 1) if r.mem_allocatable_gib is not None else None)}/"
                         f"{_n(round(r.mem_requested_gib, 1) if r.mem_requested_gib is not None else None)}",

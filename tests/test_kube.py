@@ -66,23 +66,75 @@ def test_case_artifact_explained(case: dict[str, Any]) -> None:
 
 REASON_MESSAGES = [
     ("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", ReasonClass.INSUFFICIENT_GPU, 3),
-    ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared.", ReasonClass.INSUFFICIENT_GPU_SHARED, 2),
-    ("0/4 nodes are available: 4 Insufficient nvidia.com/mig-1g.10gb.", ReasonClass.INSUFFICIENT_MIG, 4),
+    (
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared.",
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        2,
+    ),
+    (
+        "0/4 nodes are available: 4 Insufficient nvidia.com/mig-1g.10gb.",
+        ReasonClass.INSUFFICIENT_MIG,
+        4,
+    ),
     ("0/5 nodes are available: 5 Insufficient cpu.", ReasonClass.INSUFFICIENT_CPU, 5),
     ("0/5 nodes are available: 5 Insufficient memory.", ReasonClass.INSUFFICIENT_MEMORY, 5),
-    ("0/1 nodes are available: 1 Insufficient ephemeral-storage.", ReasonClass.INSUFFICIENT_EPHEMERAL, 1),
-    ("0/10 nodes are available: 1 node(s) had taint {workload: aiml}, that the pod didn't tolerate, 9 Insufficient nvidia.com/gpu.", ReasonClass.TAINT, 1),
-    ("0/3 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient nvidia.com/gpu.", ReasonClass.TAINT, 1),
-    ("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", ReasonClass.NODE_AFFINITY, 3),
-    ("0/3 nodes are available: 3 node(s) didn't match pod affinity rules.", ReasonClass.POD_AFFINITY, 3),
-    ("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.", ReasonClass.POD_ANTI_AFFINITY, 3),
+    (
+        "0/1 nodes are available: 1 Insufficient ephemeral-storage.",
+        ReasonClass.INSUFFICIENT_EPHEMERAL,
+        1,
+    ),
+    (
+        "0/10 nodes are available: 1 node(s) had taint {workload: aiml}, that the pod didn't tolerate, 9 Insufficient nvidia.com/gpu.",
+        ReasonClass.TAINT,
+        1,
+    ),
+    (
+        "0/3 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient nvidia.com/gpu.",
+        ReasonClass.TAINT,
+        1,
+    ),
+    (
+        "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+        ReasonClass.NODE_AFFINITY,
+        3,
+    ),
+    (
+        "0/3 nodes are available: 3 node(s) didn't match pod affinity rules.",
+        ReasonClass.POD_AFFINITY,
+        3,
+    ),
+    (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.",
+        ReasonClass.POD_ANTI_AFFINITY,
+        3,
+    ),
     ("0/2 nodes are available: 2 node(s) were unschedulable.", ReasonClass.UNSCHEDULABLE, 2),
-    ("0/2 nodes are available: 2 node(s) had volume node affinity conflict.", ReasonClass.VOLUME, 2),
-    ("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..", ReasonClass.VOLUME, None),
+    (
+        "0/2 nodes are available: 2 node(s) had volume node affinity conflict.",
+        ReasonClass.VOLUME,
+        2,
+    ),
+    (
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..",
+        ReasonClass.VOLUME,
+        None,
+    ),
     ("0/6 nodes are available: 6 Too many pods.", ReasonClass.TOO_MANY_PODS, 6),
-    ("1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Undetermined", ReasonClass.GANG, None),
-    ("couldn't assign flavors to pod set job: resource cpu unavailable in ClusterQueue", ReasonClass.QUEUE, None),
-    ('pods "x" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=4, used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8', ReasonClass.QUOTA, None),
+    (
+        "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Undetermined",
+        ReasonClass.GANG,
+        None,
+    ),
+    (
+        "couldn't assign flavors to pod set job: resource cpu unavailable in ClusterQueue",
+        ReasonClass.QUEUE,
+        None,
+    ),
+    (
+        'pods "x" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=4, used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8',
+        ReasonClass.QUOTA,
+        None,
+    ),
 ]
 
 
@@ -252,10 +304,26 @@ async def test_rollout_helm_nodes_restarts(kubeconfig: Path) -> None:
 @pytest.mark.parametrize(
     ("fault", "kind", "needle"),
     [
-        (Fault(path="/clusters/faulty/api/v1/nodes", status=403, times=1), ErrorKind.ACCESS_DENIED, "kubectl auth can-i list nodes"),
-        (Fault(path="/clusters/faulty/api/v1/nodes", status=500, times=1), ErrorKind.UNAVAILABLE, "HTTP 500"),
-        (Fault(path="/clusters/faulty/api/v1/nodes", delay=1.5, times=1), ErrorKind.TIMEOUT, "no answer"),
-        (Fault(path="/clusters/faulty/api/v1/nodes", truncate=True, times=1), ErrorKind.BAD_DATA, "not valid JSON"),
+        (
+            Fault(path="/clusters/faulty/api/v1/nodes", status=403, times=1),
+            ErrorKind.ACCESS_DENIED,
+            "kubectl auth can-i list nodes",
+        ),
+        (
+            Fault(path="/clusters/faulty/api/v1/nodes", status=500, times=1),
+            ErrorKind.UNAVAILABLE,
+            "HTTP 500",
+        ),
+        (
+            Fault(path="/clusters/faulty/api/v1/nodes", delay=1.5, times=1),
+            ErrorKind.TIMEOUT,
+            "no answer",
+        ),
+        (
+            Fault(path="/clusters/faulty/api/v1/nodes", truncate=True, times=1),
+            ErrorKind.BAD_DATA,
+            "not valid JSON",
+        ),
     ],
 )
 async def test_source_errors_classified(
@@ -306,11 +374,16 @@ async def test_check_permissions(kube_api: KubeApiServer, kubeconfig: Path) -> N
 
 def test_only_reads_were_sent(kube_api: KubeApiServer) -> None:
     methods = {(r.method, r.path if r.method != "GET" else "") for r in kube_api.requests}
-    assert methods <= {("GET", ""), ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")}
+    assert methods <= {
+        ("GET", ""),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
+    }
 
 
 # -- headless commands ----------------------------------------------------------------------------------
-def test_cli_pending_and_changes(kubeconfig: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_pending_and_changes(
+    kubeconfig: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cockpit.cli import main
 
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
@@ -320,9 +393,14 @@ def test_cli_pending_and_changes(kubeconfig: Path, capsys: pytest.CaptureFixture
     assert main(["pending", "gpu-test", "--context", "pend-01", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert "Device Plugin 没有上报 GPU" in out and "$ kubectl describe pod gpu-test -n llm" in out
-    assert main(["changes", "--context", "rollout", "--until", "2026-03-10T12:30:00Z", "--lang", "en"]) == 0
+    assert (
+        main(["changes", "--context", "rollout", "--until", "2026-03-10T12:30:00Z", "--lang", "en"])
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "--max-num-seqs: 256 → 512" in out and "Ready 330 s before the server logged ready" in out
+    assert (
+        "--max-num-seqs: 256 → 512" in out and "Ready 330 s before the server logged ready" in out
+    )
 
 
 # -- kubectl against the same server -----------------------------------------------------------------
@@ -340,12 +418,21 @@ def test_kubectl_get_describe_logs(kubeconfig: Path) -> None:
     out = kc("--context", "capacity", "get", "nodes")
     assert "SchedulingDisabled" in out and "gpu-b" in out
     out = kc("--context", "capacity", "describe", "pod", "vllm-70b-0")
-    assert "FailedScheduling" in out and "No preemption victims" in out and "nvidia.com/gpu:  4" in out
+    assert (
+        "FailedScheduling" in out and "No preemption victims" in out and "nvidia.com/gpu:  4" in out
+    )
     out = kc("--context", "rollout", "logs", "vllm-8b5d4c-ccccc", "--tail=1")
     assert out.strip() == 'INFO:     10.0.0.7:53122 - "POST /v1/completions HTTP/1.1" 200 OK'
     out = kc("--context", "rollout", "logs", "vllm-8b5d4c-ccccc", "--previous")
     assert "OutOfMemoryError" in out
-    out = kc("--context", "capacity", "get", "nodes", "-o", "custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu")
+    out = kc(
+        "--context",
+        "capacity",
+        "get",
+        "nodes",
+        "-o",
+        "custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu",
+    )
     assert "gpu-b   7" in out
     out = kc("--context", "rollout", "get", "events", "-A", "--sort-by=.lastTimestamp")
     assert out.index("ScalingReplicaSet") < out.index("BackOff")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cockpit.plugins.k8s_timeline import K8sTimelinePanel
+from cockpit.plugins.scheduling import SchedulingPanel
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static
 
@@ -18,8 +20,6 @@ from cockpit.session import IncidentSession
 from cockpit.sources.kubernetes import KubeSource
 from cockpit.store import IncidentStore
 from cockpit.ui.changes_view import ChangesView
-from cockpit.plugins.k8s_timeline import K8sTimelinePanel
-from cockpit.plugins.scheduling import SchedulingPanel
 from tests.backends.kube_api import Fault, KubeApiServer
 from tests.fixtures.kube.objects import T0
 
@@ -76,7 +76,9 @@ async def test_scheduling_panel_table_and_copy(kubeconfig: Path, tmp_path: Path)
     await ctx.sources.kube.close()
 
 
-async def test_panel_shows_403_and_rest_works(kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path) -> None:
+async def test_panel_shows_403_and_rest_works(
+    kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path
+) -> None:
     """One panel's cluster refuses (403 with the RBAC message); the other panel loads."""
     kube_api.inject(Fault(path="/clusters/faulty/api/v1/namespaces/llm/pods$", status=403))
     bad = SchedulingPanel(make_ctx(kubeconfig, "faulty", tmp_path / "a"))
@@ -100,7 +102,9 @@ async def test_panel_shows_403_and_rest_works(kube_api: KubeApiServer, kubeconfi
         await good.ctx.sources.kube.close()
 
 
-async def test_panel_timeout_500_truncated(kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path) -> None:
+async def test_panel_timeout_500_truncated(
+    kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path
+) -> None:
     for fault, title in (
         (Fault(path="/clusters/faulty/api/v1/nodes", status=500), "Backend unavailable"),
         (Fault(path="/clusters/faulty/api/v1/nodes", delay=1.2), "Timed out"),
@@ -112,7 +116,7 @@ async def test_panel_timeout_500_truncated(kube_api: KubeApiServer, kubeconfig: 
         app = Host(panel)
         try:
             async with app.run_test(size=(140, 40)) as pilot:
-                await _settle(pilot, lambda: panel.failure is not None)
+                await _settle(pilot, lambda p=panel: p.failure is not None)
                 status = str(panel.query_one(".panel--status", Static).render())
                 assert title in status, status
         finally:
@@ -128,9 +132,13 @@ async def test_changes_view_mark_suspect(kubeconfig: Path, tmp_path: Path) -> No
         await _settle(pilot, lambda: view.report is not None)
         kinds = [i.kind for i in view.items]
         assert "rollout" in kinds and "helm" in kinds
-        idx = next(i for i, it in enumerate(view.items) if it.key == "rollout/llm/Deployment/vllm/2")
+        idx = next(
+            i for i, it in enumerate(view.items) if it.key == "rollout/llm/Deployment/vllm/2"
+        )
         assert view.toggle_suspect(idx) is True
-        change = next(c for c in ctx.session.incident.changes if c.kind == "rollout" and "vllm" in c.summary)
+        change = next(
+            c for c in ctx.session.incident.changes if c.kind == "rollout" and "vllm" in c.summary
+        )
         assert change.suspect and "--max-num-seqs: 256 → 512" in change.detail
         assert view.toggle_suspect(idx) is False
         assert not next(c for c in ctx.session.incident.changes if c.id == change.id).suspect

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from datetime import datetime
 from typing import Any
 
@@ -118,16 +119,28 @@ class ChangeItem(BaseModel):
 
     def to_change(self) -> Change:
         """As an incident :class:`~cockpit.incident.Change` (最近变更)."""
-        kind = {"rollout": "rollout", "helm": "helm", "node": "node", "config": "config"}.get(self.kind, "manual")
+        kind = {"rollout": "rollout", "helm": "helm", "node": "node", "config": "config"}.get(
+            self.kind, "manual"
+        )
         if self.kind == "node" and any(d.field in ("driver", "cuda") for d in self.diff):
             kind = "driver"
-        return Change(at=self.at, kind=kind, summary=self.summary, detail=self.detail_text(), source="kubernetes")
+        return Change(
+            at=self.at,
+            kind=kind,
+            summary=self.summary,
+            detail=self.detail_text(),
+            source="kubernetes",
+        )
 
     def to_timeline(self) -> TimelineEntry | None:
         """As a :class:`~cockpit.incident.TimelineEntry` (``None`` without a time)."""
         if self.at is None:
             return None
-        kind = TimelineKind.CHANGE if self.kind in ("rollout", "helm", "node", "config") else TimelineKind.EVENT
+        kind = (
+            TimelineKind.CHANGE
+            if self.kind in ("rollout", "helm", "node", "config")
+            else TimelineKind.EVENT
+        )
         return TimelineEntry(at=self.at, kind=kind, text=self.summary, source="kubernetes")
 
 
@@ -193,12 +206,18 @@ def diff_containers(
     if od != nd and (od or nd):
         out.append(DiffLine(field=f"{p}digest", old=od or "?", new=nd or "?"))
     if old.command != new.command:
-        out.append(DiffLine(field=f"{p}command", old=" ".join(old.command), new=" ".join(new.command)))
+        out.append(
+            DiffLine(field=f"{p}command", old=" ".join(old.command), new=" ".join(new.command))
+        )
     of, orest = parse_args(old.args)
     nf, nrest = parse_args(new.args)
     for k in sorted(set(of) | set(nf), key=lambda x: (x not in ENGINE_PARAMS, x)):
         if of.get(k) != nf.get(k):
-            out.append(DiffLine(field=f"{p}{k}", old=of.get(k, ""), new=nf.get(k, ""), engine=k in ENGINE_PARAMS))
+            out.append(
+                DiffLine(
+                    field=f"{p}{k}", old=of.get(k, ""), new=nf.get(k, ""), engine=k in ENGINE_PARAMS
+                )
+            )
     if orest != nrest:
         out.append(DiffLine(field=f"{p}args", old=" ".join(orest), new=" ".join(nrest)))
     oenv = {e.name: e.value or (f"<{e.value_from}>" if e.value_from else "") for e in old.env}
@@ -207,8 +226,13 @@ def diff_containers(
         if oenv.get(k) != nenv.get(k):
             out.append(DiffLine(field=f"{p}env {k}", old=oenv.get(k, ""), new=nenv.get(k, "")))
     if old.env_from != new.env_from:
-        out.append(DiffLine(field=f"{p}envFrom", old=", ".join(old.env_from), new=", ".join(new.env_from)))
-    for kind, o, n in (("requests", old.requests, new.requests), ("limits", old.limits, new.limits)):
+        out.append(
+            DiffLine(field=f"{p}envFrom", old=", ".join(old.env_from), new=", ".join(new.env_from))
+        )
+    for kind, o, n in (
+        ("requests", old.requests, new.requests),
+        ("limits", old.limits, new.limits),
+    ):
         for k in sorted(set(o) | set(n)):
             if o.get(k) != n.get(k):
                 out.append(DiffLine(field=f"{p}{kind}.{k}", old=o.get(k, ""), new=n.get(k, "")))
@@ -242,12 +266,26 @@ def diff_pod_specs(
             out.append(DiffLine(field=f"container {name}", old="", new=nc[name].image))
         else:
             out += diff_containers(
-                oc[name], nc[name], (old_digests or {}).get(name, ""), (new_digests or {}).get(name, ""), pre
+                oc[name],
+                nc[name],
+                (old_digests or {}).get(name, ""),
+                (new_digests or {}).get(name, ""),
+                pre,
             )
     if old.node_selector != new.node_selector:
-        out.append(DiffLine(field="nodeSelector", old=json.dumps(old.node_selector), new=json.dumps(new.node_selector)))
+        out.append(
+            DiffLine(
+                field="nodeSelector",
+                old=json.dumps(old.node_selector),
+                new=json.dumps(new.node_selector),
+            )
+        )
     if old.config_maps != new.config_maps:
-        out.append(DiffLine(field="configMaps", old=", ".join(old.config_maps), new=", ".join(new.config_maps)))
+        out.append(
+            DiffLine(
+                field="configMaps", old=", ".join(old.config_maps), new=", ".join(new.config_maps)
+            )
+        )
     return out
 
 
@@ -290,8 +328,10 @@ def rollout_changes(
     out: list[ChangeItem] = []
     for (ns, kind, owner), revs in groups.items():
         revs.sort(key=lambda r: r.revision)
-        for old, new in zip(revs, revs[1:], strict=False):
-            diff = diff_pod_specs(old.template, new.template, _digests(pods, old), _digests(pods, new))
+        for old, new in pairwise(revs):
+            diff = diff_pod_specs(
+                old.template, new.template, _digests(pods, old), _digests(pods, new)
+            )
             at = new.meta.created
             summary = f"{kind} {ns}/{owner} revision {old.revision} → {new.revision}: {_summary_bits(diff) or 'no template change'}"
             out.append(
@@ -340,13 +380,22 @@ def helm_changes(
     out: list[ChangeItem] = []
     for (ns, name), rels in groups.items():
         rels.sort(key=lambda r: r.version)
-        for old, new in zip(rels, rels[1:], strict=False):
+        for old, new in pairwise(rels):
             diff: list[DiffLine] = []
             if old.chart_version != new.chart_version or old.chart != new.chart:
-                diff.append(DiffLine(field="chart", old=f"{old.chart}-{old.chart_version}", new=f"{new.chart}-{new.chart_version}"))
+                diff.append(
+                    DiffLine(
+                        field="chart",
+                        old=f"{old.chart}-{old.chart_version}",
+                        new=f"{new.chart}-{new.chart_version}",
+                    )
+                )
             if old.app_version != new.app_version:
                 diff.append(DiffLine(field="appVersion", old=old.app_version, new=new.app_version))
-            diff += [DiffLine(field=f"values.{d.field}", old=d.old, new=d.new) for d in diff_values(old.values, new.values)]
+            diff += [
+                DiffLine(field=f"values.{d.field}", old=d.old, new=d.new)
+                for d in diff_values(old.values, new.values)
+            ]
             out.append(
                 ChangeItem(
                     key=f"helm/{ns}/{name}/{new.version}",
@@ -381,8 +430,23 @@ def node_changes(
     versions: dict[str, dict[str, str]] = {"driver": {}, "cuda": {}, "kernel": {}, "runtime": {}}
     for n in nodes:
         lb = n.meta.labels
-        drv = lb.get(GFD_DRIVER) or ".".join(x for x in (lb.get("nvidia.com/cuda.driver.major"), lb.get("nvidia.com/cuda.driver.minor"), lb.get("nvidia.com/cuda.driver.rev")) if x)
-        cuda = lb.get(GFD_CUDA) or ".".join(x for x in (lb.get("nvidia.com/cuda.runtime.major"), lb.get("nvidia.com/cuda.runtime.minor")) if x)
+        drv = lb.get(GFD_DRIVER) or ".".join(
+            x
+            for x in (
+                lb.get("nvidia.com/cuda.driver.major"),
+                lb.get("nvidia.com/cuda.driver.minor"),
+                lb.get("nvidia.com/cuda.driver.rev"),
+            )
+            if x
+        )
+        cuda = lb.get(GFD_CUDA) or ".".join(
+            x
+            for x in (
+                lb.get("nvidia.com/cuda.runtime.major"),
+                lb.get("nvidia.com/cuda.runtime.minor"),
+            )
+            if x
+        )
         if drv:
             versions["driver"][n.meta.name] = drv
         if cuda:
@@ -400,24 +464,54 @@ def node_changes(
             if name in versions[k] and versions[k][name] != majority[k]
         ]
         if _within(n.meta.created, since, until):
-            ver = ", ".join(f"{k} {versions[k].get(name, '?')}" for k in ("driver", "cuda", "kernel", "runtime") if name in versions[k])
-            out.append(ChangeItem(key=f"node/{name}/new", at=n.meta.created, kind="node", summary=f"node {name} joined ({ver})", diff=vdiff, severity="warn" if vdiff else "info"))
+            ver = ", ".join(
+                f"{k} {versions[k].get(name, '?')}"
+                for k in ("driver", "cuda", "kernel", "runtime")
+                if name in versions[k]
+            )
+            out.append(
+                ChangeItem(
+                    key=f"node/{name}/new",
+                    at=n.meta.created,
+                    kind="node",
+                    summary=f"node {name} joined ({ver})",
+                    diff=vdiff,
+                    severity="warn" if vdiff else "info",
+                )
+            )
         elif vdiff:
             out.append(
                 ChangeItem(
                     key=f"node/{name}/versions",
                     at=n.meta.created,
                     kind="node",
-                    summary=f"node {name} differs from the majority: " + "; ".join(d.text() for d in vdiff),
+                    summary=f"node {name} differs from the majority: "
+                    + "; ".join(d.text() for d in vdiff),
                     diff=vdiff,
                     in_window=False,
                     severity="warn",
                 )
             )
         if n.unschedulable:
-            ev = next((e for e in events if e.kind == "Node" and e.name == name and e.reason == "NodeNotSchedulable"), None)
+            ev = next(
+                (
+                    e
+                    for e in events
+                    if e.kind == "Node" and e.name == name and e.reason == "NodeNotSchedulable"
+                ),
+                None,
+            )
             at = ev.when if ev else None
-            out.append(ChangeItem(key=f"node/{name}/cordon", at=at, kind="node", summary=f"node {name} cordoned (SchedulingDisabled)", in_window=_within(at, since, until) if at else True, severity="warn"))
+            out.append(
+                ChangeItem(
+                    key=f"node/{name}/cordon",
+                    at=at,
+                    kind="node",
+                    summary=f"node {name} cordoned (SchedulingDisabled)",
+                    in_window=_within(at, since, until) if at else True,
+                    severity="warn",
+                )
+            )
         cap = n.capacity.get("nvidia.com/gpu")
         alloc = n.allocatable.get("nvidia.com/gpu")
         if cap and alloc and cap != alloc:
@@ -432,8 +526,20 @@ def node_changes(
                 )
             )
     for e in events:
-        if e.kind == "Node" and e.reason in ("RemovingNode", "DeletingNode", "NodeRemoved") and _within(e.when, since, until):
-            out.append(ChangeItem(key=f"node/{e.name}/removed/{e.when}", at=e.when, kind="node", summary=f"node {e.name} removed: {e.message}", severity="warn"))
+        if (
+            e.kind == "Node"
+            and e.reason in ("RemovingNode", "DeletingNode", "NodeRemoved")
+            and _within(e.when, since, until)
+        ):
+            out.append(
+                ChangeItem(
+                    key=f"node/{e.name}/removed/{e.when}",
+                    at=e.when,
+                    kind="node",
+                    summary=f"node {e.name} removed: {e.message}",
+                    severity="warn",
+                )
+            )
     return out
 
 
@@ -446,8 +552,14 @@ def node_condition_items(
         for c in n.conditions:
             if not _within(c.last_transition, since, until):
                 continue
-            bad = (c.type == "Ready" and c.status != "True") or (c.type != "Ready" and c.status == "True")
-            state = ("NotReady" if c.status == "False" else "Unknown") if c.type == "Ready" and bad else f"{c.type}={c.status}"
+            bad = (c.type == "Ready" and c.status != "True") or (
+                c.type != "Ready" and c.status == "True"
+            )
+            state = (
+                ("NotReady" if c.status == "False" else "Unknown")
+                if c.type == "Ready" and bad
+                else f"{c.type}={c.status}"
+            )
             out.append(
                 ChangeItem(
                     key=f"nodecond/{n.meta.name}/{c.type}/{c.last_transition}",
@@ -470,8 +582,8 @@ def config_changes(
     """ConfigMaps referenced by the pods, with their last change time (managedFields)."""
     used: dict[str, list[str]] = {}
     for p in pods:
-        for cm in p.spec.config_maps:
-            used.setdefault(f"{p.meta.namespace}/{cm}", []).append(p.meta.name)
+        for cm_name in p.spec.config_maps:
+            used.setdefault(f"{p.meta.namespace}/{cm_name}", []).append(p.meta.name)
     out: list[ChangeItem] = []
     for cm in configmaps:
         key = f"{cm.meta.namespace}/{cm.meta.name}"
@@ -484,7 +596,10 @@ def config_changes(
                 at=at,
                 kind="config",
                 summary=f"ConfigMap {key} last changed (used by {len(used[key])} pod(s))",
-                detail="keys: " + ", ".join(cm.keys) + "; pods: " + ", ".join(sorted(used[key])[:5]),
+                detail="keys: "
+                + ", ".join(cm.keys)
+                + "; pods: "
+                + ", ".join(sorted(used[key])[:5]),
                 in_window=_within(at, since, until),
                 severity="warn" if _within(at, since, until) else "info",
             )
@@ -511,7 +626,11 @@ def restart_items(
                 bits.append(what)
             if code is not None:
                 bits.append(f"exit {code}")
-            sev = "problem" if reason == "OOMKilled" or code == 137 or (code not in (None, 0)) else "warn"
+            sev = (
+                "problem"
+                if reason == "OOMKilled" or code == 137 or (code not in (None, 0))
+                else "warn"
+            )
             out.append(
                 ChangeItem(
                     key=f"restart/{p.meta.namespace}/{p.meta.name}/{s.name}/{at}",
@@ -616,7 +735,13 @@ def _pods_of(rev: Revision, pods: list[PodLite]) -> list[PodLite]:
     return [
         p
         for p in pods
-        if (rev.template_hash and (p.meta.labels.get("pod-template-hash") == rev.template_hash or p.meta.labels.get("controller-revision-hash") == rev.template_hash))
+        if (
+            rev.template_hash
+            and (
+                p.meta.labels.get("pod-template-hash") == rev.template_hash
+                or p.meta.labels.get("controller-revision-hash") == rev.template_hash
+            )
+        )
         or any(o.name == rev.meta.name for o in p.meta.owners)
     ]
 
@@ -645,14 +770,24 @@ def compare_release(
             out.pods_per_revision[str(r.revision)] = n
     out.mixed = len(out.pods_per_revision) > 1
     if out.old is not None:
-        out.diff = diff_pod_specs(out.old.template, out.new.template, _digests(pods, out.old), _digests(pods, out.new))
-        out.restarts_old = sum(s.restart_count for p in _pods_of(out.old, pods) for s in p.container_statuses)
+        out.diff = diff_pod_specs(
+            out.old.template, out.new.template, _digests(pods, out.old), _digests(pods, out.new)
+        )
+        out.restarts_old = sum(
+            s.restart_count for p in _pods_of(out.old, pods) for s in p.container_statuses
+        )
     new_pods = _pods_of(out.new, pods)
     out.restarts_new = sum(s.restart_count for p in new_pods for s in p.container_statuses)
     for p in new_pods:
         cond = p.condition("Ready")
         ready = cond.last_transition if cond and cond.status == "True" else None
-        serving = ready_logged_at((logs or {}).get(p.meta.name, "")) if logs and p.meta.name in logs else None
+        serving = (
+            ready_logged_at((logs or {}).get(p.meta.name, ""))
+            if logs and p.meta.name in logs
+            else None
+        )
         early = (serving - ready).total_seconds() if ready and serving else None
-        out.warmup.append(WarmupCheck(pod=p.meta.name, ready_at=ready, serving_at=serving, early_s=early))
+        out.warmup.append(
+            WarmupCheck(pod=p.meta.name, ready_at=ready, serving_at=serving, early_s=early)
+        )
     return out

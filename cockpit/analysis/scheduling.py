@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -187,7 +188,17 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
             k, _, v = body.partition(":")
             taint = f"{k.strip()}={v.strip()}"
         return Reason(count=count, text=text, cls=ReasonClass.TAINT, taint=taint)
-    if any(w in low for w in ("persistentvolumeclaim", "volume node affinity", "persistent volume", "volume count", "volume", "pvc")):
+    if any(
+        w in low
+        for w in (
+            "persistentvolumeclaim",
+            "volume node affinity",
+            "persistent volume",
+            "volume count",
+            "volume",
+            "pvc",
+        )
+    ):
         return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "anti-affinity" in low or "antiaffinity" in low:
         return Reason(count=count, text=text, cls=ReasonClass.POD_ANTI_AFFINITY)
@@ -195,7 +206,13 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.POD_AFFINITY)
     if "topology spread" in low:
         return Reason(count=count, text=text, cls=ReasonClass.TOPOLOGY_SPREAD)
-    if "affinity/selector" in low or "node affinity" in low or "nodeselector" in low or "matchnodeselector" in low or "node selector" in low:
+    if (
+        "affinity/selector" in low
+        or "node affinity" in low
+        or "nodeselector" in low
+        or "matchnodeselector" in low
+        or "node selector" in low
+    ):
         return Reason(count=count, text=text, cls=ReasonClass.NODE_AFFINITY)
     if "unschedulable" in low and "node" in low:
         return Reason(count=count, text=text, cls=ReasonClass.UNSCHEDULABLE)
@@ -205,7 +222,7 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.PORTS)
     if "gang" in low or "podgroup" in low or "pod group" in low:
         return Reason(count=count, text=text, cls=ReasonClass.GANG)
-    if "clusterqueue" in low or "flavor" in low or "unused quota" in low or "topology \"" in low:
+    if "clusterqueue" in low or "flavor" in low or "unused quota" in low or 'topology "' in low:
         return Reason(count=count, text=text, cls=ReasonClass.QUEUE)
     if "exceeded quota" in low or "resourcequota" in low:
         return Reason(count=count, text=text, cls=ReasonClass.QUOTA)
@@ -276,14 +293,14 @@ def _parse(text: str) -> SchedulingMessage:
         msg.recognised = True
         return msg
     msg.nodes_total = int(m.group(2))
-    rest = raw[m.end():]
+    rest = raw[m.end() :]
     pm = _PREEMPT.search(rest)
-    main, post = (rest[: pm.start()], rest[pm.end():]) if pm else (rest, "")
+    main, post = (rest[: pm.start()], rest[pm.end() :]) if pm else (rest, "")
     for count, item in _histogram(main):
         msg.reasons.append(classify_reason(item, count))
     if post:
         pm2 = _NODES_AVAIL.search(post)
-        body = post[pm2.end():] if pm2 else post
+        body = post[pm2.end() :] if pm2 else post
         for count, item in _histogram(body):
             msg.preemption.append(_verdict(item, count))
     msg.recognised = True
@@ -339,7 +356,11 @@ def _likely_from_message(msg: SchedulingMessage) -> str:
         return "quota_exceeded"
     if ReasonClass.TAINT in classes and not (classes & _INSUFFICIENT_CLASSES):
         return "missing_toleration"
-    if classes & {ReasonClass.INSUFFICIENT_GPU, ReasonClass.INSUFFICIENT_GPU_SHARED, ReasonClass.INSUFFICIENT_MIG}:
+    if classes & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
         if msg.preemption_helpful is True:
             return "capacity_or_priority"
         return "device_plugin_or_capacity"
@@ -351,7 +372,11 @@ def _likely_from_message(msg: SchedulingMessage) -> str:
         return "nodes_cordoned"
     if ReasonClass.VOLUME in classes:
         return "volume_binding"
-    if classes & {ReasonClass.POD_AFFINITY, ReasonClass.POD_ANTI_AFFINITY, ReasonClass.TOPOLOGY_SPREAD}:
+    if classes & {
+        ReasonClass.POD_AFFINITY,
+        ReasonClass.POD_ANTI_AFFINITY,
+        ReasonClass.TOPOLOGY_SPREAD,
+    }:
         return "pod_affinity"
     if ReasonClass.TOO_MANY_PODS in classes:
         return "too_many_pods"
@@ -373,7 +398,12 @@ def reason_findings(msg: SchedulingMessage) -> list[Finding]:
     """One finding per reason class present, plus the preemption verdict."""
     out: list[Finding] = []
     for r in msg.reasons:
-        params: dict[str, Any] = {"count": r.count if r.count is not None else "?", "resource": r.resource, "taint": r.taint or "?", "text": r.text}
+        params: dict[str, Any] = {
+            "count": r.count if r.count is not None else "?",
+            "resource": r.resource,
+            "taint": r.taint or "?",
+            "text": r.text,
+        }
         out.append(Finding(key=f"kube.reason.{r.cls.value}", params=params, severity="problem"))
     helpful = msg.preemption_helpful
     if helpful is False:
@@ -414,12 +444,18 @@ def explain_failed_scheduling(text: str) -> SchedulingExplanation:
     return exp
 
 
-def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]) -> list[str]:
+def _class_commands(
+    msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]
+) -> list[str]:
     ns = f" -n {namespace}" if namespace else ""
     cmds: list[str] = []
     cls = msg.classes()
     node = gpu_nodes[0] if gpu_nodes else "<node>"
-    if cls & {ReasonClass.INSUFFICIENT_GPU, ReasonClass.INSUFFICIENT_GPU_SHARED, ReasonClass.INSUFFICIENT_MIG}:
+    if cls & {
+        ReasonClass.INSUFFICIENT_GPU,
+        ReasonClass.INSUFFICIENT_GPU_SHARED,
+        ReasonClass.INSUFFICIENT_MIG,
+    }:
         cmds.append(f"kubectl get node {node} -o jsonpath='{{.status.allocatable}}'")
         cmds.append("kubectl get ds -A | grep -i device-plugin")
         cmds.append("kubectl logs -n <device-plugin-namespace> <device-plugin-pod> --tail=50")
@@ -427,7 +463,9 @@ def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes:
         cmds.append("kubectl get nodes -o custom-columns=NAME:.metadata.name,TAINTS:.spec.taints")
         cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.tolerations}}'")
     if ReasonClass.NODE_AFFINITY in cls:
-        cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity.nodeAffinity}}'")
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity.nodeAffinity}}'"
+        )
         cmds.append("kubectl get nodes --show-labels")
     if ReasonClass.UNSCHEDULABLE in cls:
         cmds.append("kubectl get nodes | grep SchedulingDisabled")
@@ -435,7 +473,9 @@ def _class_commands(msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes:
         cmds.append(f"kubectl get pvc{ns}")
     if msg.preemption_helpful is True:
         cmds.append("kubectl get priorityclass")
-        cmds.append(f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.priorityClassName}} {{.spec.priority}}'")
+        cmds.append(
+            f"kubectl get pod {pod}{ns} -o jsonpath='{{.spec.priorityClassName}} {{.spec.priority}}'"
+        )
     if ReasonClass.GANG in cls:
         cmds.append(f"kubectl get podgroups{ns} -o wide")
     if ReasonClass.QUEUE in cls:
@@ -489,12 +529,9 @@ def selector_match(pod: PodLite, node: NodeLite) -> bool:
     for k, v in pod.spec.node_selector.items():
         if labels.get(k) != v:
             return False
-    req = (
-        (pod.spec.affinity.get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        or {}
-    )
+    req = (pod.spec.affinity.get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = req.get("nodeSelectorTerms") or []
     if not terms:
         return True
@@ -601,7 +638,7 @@ def _gpu_resource(req: dict[str, float]) -> str:
 
 def _is_device_plugin(ds: DaemonSetLite) -> bool:
     text = " ".join([ds.meta.name, *ds.meta.labels.values(), *ds.selector.values()]).lower()
-    return "device-plugin" in text and "nvidia" in text or "nvidia-device-plugin" in text
+    return ("device-plugin" in text and "nvidia" in text) or "nvidia-device-plugin" in text
 
 
 def analyze_pending(
@@ -667,7 +704,11 @@ def analyze_pending(
         out.device_plugin_ready = sum(d.ready for d in dps)
     for p in plugin_pods or []:
         if p.spec.node_name:
-            ok = p.phase == "Running" and all(s.ready for s in p.container_statuses) and bool(p.container_statuses)
+            ok = (
+                p.phase == "Running"
+                and all(s.ready for s in p.container_statuses)
+                and bool(p.container_statuses)
+            )
             plugin_state[p.spec.node_name] = "ready" if ok else "not_ready"
 
     gres = out.gpu_resource or GPU
@@ -675,13 +716,31 @@ def analyze_pending(
     cached = rows_cache.get(shape) if rows_cache is not None else None
     if cached is None:
         rows = [
-            _node_row(pod, node, gres, requests, out.requests, plugin_state, bool(dps) or plugin_pods is not None)
+            _node_row(
+                pod,
+                node,
+                gres,
+                requests,
+                out.requests,
+                plugin_state,
+                bool(dps) or plugin_pods is not None,
+            )
             for node in nodes
         ]
-        rows.sort(key=lambda r: (not r.gpu_node, not r.fits, len(r.blockers), -(r.gpu_free or 0.0), r.name))
+        rows.sort(
+            key=lambda r: (
+                not r.gpu_node,
+                not r.fits,
+                len(r.blockers),
+                -(r.gpu_free or 0.0),
+                r.name,
+            )
+        )
         gpu_n = sum(1 for r in rows if r.gpu_node)
         kept = _keep_rows(rows, max_rows, bool(out.gpu_resource))
-        stats = row_stats(rows, out.requests.get(out.gpu_resource, 0.0) if out.gpu_resource else 0.0)
+        stats = row_stats(
+            rows, out.requests.get(out.gpu_resource, 0.0) if out.gpu_resource else 0.0
+        )
         cached = (kept, gpu_n, len(rows) - gpu_n, len(rows) - len(kept), stats)
         if rows_cache is not None:
             rows_cache[shape] = cached
@@ -698,7 +757,16 @@ def analyze_pending(
             req = out.requests.get(base) if res.startswith(("requests.", base)) else None
             h, u = parse_quantity(hard), parse_quantity(used)
             exceeded = h is not None and u is not None and req is not None and u + req > h
-            out.quotas.append(QuotaRow(quota=q.meta.name, resource=res, used=used or "?", hard=hard, pod_request=req, exceeded=exceeded))
+            out.quotas.append(
+                QuotaRow(
+                    quota=q.meta.name,
+                    resource=res,
+                    used=used or "?",
+                    hard=hard,
+                    pod_request=req,
+                    exceeded=exceeded,
+                )
+            )
 
     out.gangs = list(gangs or [])
     _verdict_and_steps(out, pod, stats)
@@ -719,13 +787,24 @@ def _shape_key(pod: PodLite) -> str:
     )
 
 
-def _keep_rows(rows: list[NodeRow], max_rows: int, wants_gpu: bool) -> list[NodeRow]:
+def _keep_rows(rows: list[_Row], max_rows: int, wants_gpu: bool) -> list[NodeRow]:
+    return [r.model() for r in _pick_rows(rows, max_rows, wants_gpu)]
+
+
+def _pick_rows(rows: list[_Row], max_rows: int, wants_gpu: bool) -> list[_Row]:
     if len(rows) <= max_rows:
         return rows
     gpu = [r for r in rows if r.gpu_node]
     cpu = [r for r in rows if not r.gpu_node]
     # Problem nodes are always kept: unhealthy GPUs, plugin not ready, NotReady, cordoned.
-    flagged = [r for r in gpu if r.gpu_unhealthy or r.device_plugin in ("not_ready", "missing") or r.ready is False or r.cordoned]
+    flagged = [
+        r
+        for r in gpu
+        if r.gpu_unhealthy
+        or r.device_plugin in ("not_ready", "missing")
+        or r.ready is False
+        or r.cordoned
+    ]
     cpu_quota = 20 if wants_gpu else max_rows // 2
     keep_gpu = max_rows - min(len(cpu), cpu_quota)
     chosen = {id(r) for r in flagged[:keep_gpu]}
@@ -737,7 +816,7 @@ def _keep_rows(rows: list[NodeRow], max_rows: int, wants_gpu: bool) -> list[Node
     return kept
 
 
-_GPU_WORDS = ("gpu", "nvidia", "accelerator", "pci-10de")
+_GPU_RE = re.compile(r"gpu|nvidia|accelerator|pci-10de", re.IGNORECASE)
 
 
 def looks_like_gpu_node(node: NodeLite) -> bool:
@@ -745,10 +824,9 @@ def looks_like_gpu_node(node: NodeLite) -> bool:
     or a label or taint naming a GPU (``gpu``, ``nvidia.com/gpu=true:NoSchedule``,
     ``workload=gpu``, ``cloud.google.com/gke-accelerator``). Such a node with 0 allocatable
     GPUs is the silent device-plugin case (pend-03, pend-04)."""
-    for k, v in node.meta.labels.items():
-        if any(w in k.lower() for w in _GPU_WORDS) or any(w in v.lower() for w in _GPU_WORDS):
-            return True
-    return any(any(w in t.key.lower() for w in _GPU_WORDS) for t in node.taints)
+    labels = node.meta.labels
+    text = " ".join([*labels, *labels.values(), *(t.key for t in node.taints)])
+    return _GPU_RE.search(text) is not None
 
 
 def _node_row(
@@ -759,9 +837,10 @@ def _node_row(
     pod_req: dict[str, float],
     plugin_state: dict[str, str],
     plugin_known: bool,
-) -> NodeRow:
+) -> _Row:
     name = node.meta.name
-    has_gpu_res = any(k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity)
+    cap_keys = node.capacity
+    has_gpu_res = GPU in cap_keys or GPU_SHARED in cap_keys or any(k.startswith(MIG_PREFIX) for k in cap_keys if k[0] == "n")
     gpu_node = has_gpu_res or looks_like_gpu_node(node)
     d: dict[str, Any] = {"name": name, "gpu_node": gpu_node, "gpu_resource": gres}
     used = requests.by_node.get(name, {}) if requests is not None else {}
@@ -795,7 +874,8 @@ def _node_row(
     if node.unschedulable:
         blockers.append(ReasonClass.UNSCHEDULABLE.value)
     if blocking and not (
-        node.unschedulable and all(t.startswith("node.kubernetes.io/unschedulable") for t in blocking)
+        node.unschedulable
+        and all(t.startswith("node.kubernetes.io/unschedulable") for t in blocking)
     ):
         blockers.append(ReasonClass.TAINT.value)
     if not match:
@@ -823,14 +903,46 @@ def _node_row(
         blockers=blockers,
         fits=not blockers and requests is not None,
     )
-    # Values are built here from parsed models; validation would only repeat it.
-    return NodeRow.model_construct(**d)
+    return _Row(**d)
+
+
+@dataclass(slots=True)
+class _Row:
+    """A :class:`NodeRow` while the table is built: every node gets one, and only the
+    rows kept (``max_rows``) become pydantic models (5,000 model builds cost ~1 s)."""
+
+    name: str
+    gpu_node: bool
+    gpu_resource: str = GPU
+    gpu_capacity: float | None = None
+    gpu_allocatable: float | None = None
+    gpu_requested: float | None = None
+    gpu_free: float | None = None
+    gpu_unhealthy: float | None = None
+    cpu_allocatable: float | None = None
+    cpu_requested: float | None = None
+    mem_allocatable_gib: float | None = None
+    mem_requested_gib: float | None = None
+    taints_blocking: list[str] = field(default_factory=list)
+    taints_tolerated: list[str] = field(default_factory=list)
+    selector_match: bool = True
+    cordoned: bool = False
+    ready: bool | None = None
+    device_plugin: str = "n/a"
+    blockers: list[str] = field(default_factory=list)
+    fits: bool = False
+
+    def model(self) -> NodeRow:
+        """As the public :class:`NodeRow` (values already typed: no re-validation)."""
+        return NodeRow.model_construct(**{f: getattr(self, f) for f in self.__slots__})
 
 
 class RowStats(BaseModel):
     """Aggregates over every node row of one pod shape (computed once per shape)."""
 
-    gpu_rows: list[NodeRow] = Field(default_factory=list)
+    gpu_names: list[str] = Field(default_factory=list)
+    """The first GPU nodes' names (for per-node commands)."""
+    gpu_count: int = 0
     cpu_count: int = 0
     zero: list[str] = Field(default_factory=list)
     unhealthy: list[str] = Field(default_factory=list)
@@ -842,30 +954,44 @@ class RowStats(BaseModel):
     cordoned: list[str] = Field(default_factory=list)
 
 
-def row_stats(rows: list[NodeRow], need: float) -> RowStats:
+def row_stats(rows: list[_Row], need: float) -> RowStats:
     """Aggregate the node rows once (GPU nodes, zero/unhealthy allocatable, free GPUs…)."""
     gpu = [r for r in rows if r.gpu_node]
     return RowStats.model_construct(
-        gpu_rows=gpu,
+        gpu_names=[r.name for r in gpu[:5]],
+        gpu_count=len(gpu),
         cpu_count=len(rows) - len(gpu),
         zero=[r.name for r in gpu if not r.gpu_allocatable],
-        unhealthy=[f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in gpu if r.gpu_unhealthy],
-        taint_blocked=sorted({t for r in gpu if ReasonClass.TAINT.value in r.blockers for t in r.taints_blocking}),
+        unhealthy=[
+            f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in gpu if r.gpu_unhealthy
+        ],
+        taint_blocked=sorted(
+            {t for r in gpu if ReasonClass.TAINT.value in r.blockers for t in r.taints_blocking}
+        ),
         plugin_bad=[r.name for r in gpu if r.device_plugin in ("not_ready", "missing")],
         max_alloc=max((r.gpu_allocatable or 0.0) for r in gpu) if gpu else 0.0,
-        total_free=sum(max(0.0, r.gpu_free or 0.0) for r in gpu if r.gpu_free is not None and not r.cordoned),
-        fitting=sum(1 for r in gpu if r.gpu_free is not None and r.gpu_free >= need and not r.blockers),
+        total_free=sum(
+            max(0.0, r.gpu_free or 0.0) for r in gpu if r.gpu_free is not None and not r.cordoned
+        ),
+        fitting=sum(
+            1 for r in gpu if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
+        ),
         cordoned=[r.name for r in rows if r.cordoned],
     )
 
 
 def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None:
     msg = out.message
-    gpu_rows = st.gpu_rows
     wants_gpu = bool(out.gpu_resource)
     f = out.findings
     if out.message_source == "event" and out.stale_condition:
-        f.append(Finding(key="kube.finding.stale_condition", params={"old": out.stale_condition[:160]}, severity="info"))
+        f.append(
+            Finding(
+                key="kube.finding.stale_condition",
+                params={"old": out.stale_condition[:160]},
+                severity="info",
+            )
+        )
     if msg is not None:
         f.extend(reason_findings(msg))
     elif out.scheduler == "default-scheduler":
@@ -873,34 +999,77 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None
 
     likely = _likely_from_message(msg) if msg is not None else "unknown"
     # Gangs: Volcano / Kueue.
-    group = pod.meta.annotations.get("scheduling.k8s.io/group-name") or pod.meta.annotations.get("scheduling.volcano.sh/group-name", "")
+    group = pod.meta.annotations.get("scheduling.k8s.io/group-name") or pod.meta.annotations.get(
+        "scheduling.volcano.sh/group-name", ""
+    )
     for g in out.gangs:
         cond = next((c for c in g.conditions if c.message), None)
         text = cond.message if cond else ""
         if g.kind == "PodGroup" and (not group or g.meta.name == group):
             gm = _GANG.search(text)
-            f.append(Finding(key="kube.finding.podgroup", params={"name": g.meta.name, "phase": g.phase or "?", "min": g.min_member if g.min_member is not None else "?", "message": text or "-"}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.podgroup",
+                    params={
+                        "name": g.meta.name,
+                        "phase": g.phase or "?",
+                        "min": g.min_member if g.min_member is not None else "?",
+                        "message": text or "-",
+                    },
+                    severity="warn",
+                )
+            )
             if gm and gm.group(2) == "0":
-                f.append(Finding(key="kube.finding.gang_sees_no_pods", params={"scheduler": out.scheduler}, severity="problem"))
+                f.append(
+                    Finding(
+                        key="kube.finding.gang_sees_no_pods",
+                        params={"scheduler": out.scheduler},
+                        severity="problem",
+                    )
+                )
                 likely = "gang_scheduler_mismatch"
             elif likely == "unknown":
                 likely = "gang_not_ready"
         if g.kind == "Workload" and g.phase != "admitted":
-            f.append(Finding(key="kube.finding.workload", params={"name": g.meta.name, "queue": g.queue or "?", "message": text or "-"}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.workload",
+                    params={"name": g.meta.name, "queue": g.queue or "?", "message": text or "-"},
+                    severity="warn",
+                )
+            )
             if likely in ("unknown",):
                 likely = "queue_quota"
-    if group and out.scheduler not in ("volcano",) and not any(g.kind == "PodGroup" for g in out.gangs):
-        f.append(Finding(key="kube.finding.group_no_podgroup", params={"group": group}, severity="warn"))
+    if (
+        group
+        and out.scheduler not in ("volcano",)
+        and not any(g.kind == "PodGroup" for g in out.gangs)
+    ):
+        f.append(
+            Finding(key="kube.finding.group_no_podgroup", params={"group": group}, severity="warn")
+        )
     if group and out.scheduler != "volcano":
-        f.append(Finding(key="kube.finding.scheduler_name", params={"scheduler": out.scheduler}, severity="problem"))
+        f.append(
+            Finding(
+                key="kube.finding.scheduler_name",
+                params={"scheduler": out.scheduler},
+                severity="problem",
+            )
+        )
         likely = "gang_scheduler_mismatch"
 
     # GPU-specific cross-checks (formats.md §C.5).
-    if wants_gpu and gpu_rows:
+    if wants_gpu and st.gpu_count:
         zero = st.zero
         if st.unhealthy:
-            f.append(Finding(key="kube.finding.gpus_unhealthy", params={"nodes": ", ".join(st.unhealthy[:10])}, severity="problem"))
-        if zero and len(zero) == len(gpu_rows):
+            f.append(
+                Finding(
+                    key="kube.finding.gpus_unhealthy",
+                    params={"nodes": ", ".join(st.unhealthy[:10])},
+                    severity="problem",
+                )
+            )
+        if zero and len(zero) == st.gpu_count:
             if likely == "missing_toleration":
                 if out.device_plugin_desired == 0:
                     f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
@@ -909,49 +1078,126 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None
                 f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
             else:
                 likely = "device_plugin_not_reporting"
-                f.append(Finding(key="kube.finding.plugin_not_reporting", params={"nodes": ", ".join(zero[:5])}, severity="problem"))
+                f.append(
+                    Finding(
+                        key="kube.finding.plugin_not_reporting",
+                        params={"nodes": ", ".join(zero[:5])},
+                        severity="problem",
+                    )
+                )
         elif zero:
-            f.append(Finding(key="kube.finding.some_gpu_nodes_zero", params={"nodes": ", ".join(zero[:5])}, severity="warn"))
-        if st.taint_blocked and likely in ("missing_toleration", "unknown", "device_plugin_not_scheduled", "device_plugin_not_reporting"):
+            f.append(
+                Finding(
+                    key="kube.finding.some_gpu_nodes_zero",
+                    params={"nodes": ", ".join(zero[:5])},
+                    severity="warn",
+                )
+            )
+        if st.taint_blocked and likely in (
+            "missing_toleration",
+            "unknown",
+            "device_plugin_not_scheduled",
+            "device_plugin_not_reporting",
+        ):
             taints = st.taint_blocked
-            f.append(Finding(key="kube.finding.toleration_fix", params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.toleration_fix",
+                    params={"taints": ", ".join(taints), "yaml": _toleration_yaml(taints[0])},
+                    severity="problem",
+                )
+            )
             if out.device_plugin_desired == 0:
                 f.append(Finding(key="kube.finding.plugin_toleration_too", severity="problem"))
         not_ready_plugins = st.plugin_bad
         if not_ready_plugins and out.device_plugin_desired:
-            f.append(Finding(key="kube.finding.plugin_pods_unhealthy", params={"nodes": ", ".join(not_ready_plugins[:5])}, severity="warn"))
+            f.append(
+                Finding(
+                    key="kube.finding.plugin_pods_unhealthy",
+                    params={"nodes": ", ".join(not_ready_plugins[:5])},
+                    severity="warn",
+                )
+            )
         need = out.requests.get(out.gpu_resource, 0.0)
         max_alloc = st.max_alloc
         if need and 0 < max_alloc < need:
             likely = "request_larger_than_node"
-            f.append(Finding(key="kube.finding.request_too_large", params={"need": f"{need:g}", "max": f"{max_alloc:g}"}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.request_too_large",
+                    params={"need": f"{need:g}", "max": f"{max_alloc:g}"},
+                    severity="problem",
+                )
+            )
         if likely in ("capacity_or_priority", "device_plugin_or_capacity") and max_alloc > 0:
             likely = "capacity_exhausted" if not st.fitting else likely
             total_free = st.total_free
-            f.append(Finding(key="kube.finding.capacity", params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)}, severity="warn"))
-    elif wants_gpu and not gpu_rows and st.cpu_count:
+            f.append(
+                Finding(
+                    key="kube.finding.capacity",
+                    params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": st.gpu_count},
+                    severity="warn",
+                )
+            )
+    elif wants_gpu and not st.gpu_count and st.cpu_count:
         f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
         likely = "no_gpu_nodes"
-    if wants_gpu and st.cpu_count and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
-        f.append(Finding(key="kube.finding.cpu_nodes_noise", params={"count": st.cpu_count}, severity="info"))
+    if (
+        wants_gpu
+        and st.cpu_count
+        and msg is not None
+        and msg.count_of(ReasonClass.INSUFFICIENT_GPU)
+    ):
+        f.append(
+            Finding(
+                key="kube.finding.cpu_nodes_noise", params={"count": st.cpu_count}, severity="info"
+            )
+        )
     for q in out.quotas:
         if q.exceeded:
-            f.append(Finding(key="kube.finding.quota_exceeded", params={"quota": q.quota, "resource": q.resource, "used": q.used, "hard": q.hard, "need": f"{q.pod_request:g}" if q.pod_request is not None else "?"}, severity="problem"))
+            f.append(
+                Finding(
+                    key="kube.finding.quota_exceeded",
+                    params={
+                        "quota": q.quota,
+                        "resource": q.resource,
+                        "used": q.used,
+                        "hard": q.hard,
+                        "need": f"{q.pod_request:g}" if q.pod_request is not None else "?",
+                    },
+                    severity="problem",
+                )
+            )
             if likely == "unknown":
                 likely = "quota_exceeded"
     if msg is not None and msg.preemption_helpful is True and likely.startswith("device_plugin"):
         f.append(Finding(key="kube.finding.old_scheduler_verdict", severity="info"))
     elif msg is not None and msg.preemption_helpful is True:
-        f.append(Finding(key="kube.finding.priority", params={"pc": out.priority_class or "-", "prio": out.priority if out.priority is not None else "?"}, severity="warn"))
+        f.append(
+            Finding(
+                key="kube.finding.priority",
+                params={
+                    "pc": out.priority_class or "-",
+                    "prio": out.priority if out.priority is not None else "?",
+                },
+                severity="warn",
+            )
+        )
         if likely == "capacity_exhausted":
             likely = "capacity_or_priority"
     cordoned = st.cordoned
     if cordoned:
-        f.append(Finding(key="kube.finding.cordoned", params={"nodes": ", ".join(cordoned[:5])}, severity="info"))
+        f.append(
+            Finding(
+                key="kube.finding.cordoned",
+                params={"nodes": ", ".join(cordoned[:5])},
+                severity="info",
+            )
+        )
     out.likely = likely
     f.append(Finding(key=f"kube.likely.{likely}", severity="problem"))
 
-    gpu_names = [r.name for r in gpu_rows[:5]]
+    gpu_names = st.gpu_names
     cmds = base_commands(out.pod, out.namespace)
     if msg is not None:
         cmds += _class_commands(msg, out.pod, out.namespace, gpu_names)
@@ -959,13 +1205,19 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None
         cmds.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
         bad = st.plugin_bad or gpu_names
         if bad:
-            cmds.append(f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin")
-        cmds.append("journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node")
+            cmds.append(
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin"
+            )
+        cmds.append(
+            "journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node"
+        )
     if out.quotas:
         cmds.append(f"kubectl describe resourcequota -n {out.namespace}")
     if any(g.kind == "PodGroup" for g in out.gangs) or likely.startswith("gang"):
         cmds.append(f"kubectl get podgroups -n {out.namespace} -o yaml")
-        cmds.append(f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'")
+        cmds.append(
+            f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'"
+        )
     if any(g.kind == "Workload" for g in out.gangs):
         cmds.append(f"kubectl get workloads -n {out.namespace}")
     out.commands = list(dict.fromkeys(cmds))

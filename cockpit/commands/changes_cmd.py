@@ -44,7 +44,9 @@ def render_text(report: Any, lang: str) -> str:
     """The report as plain text."""
     from cockpit.i18n import t
 
-    lines = [f"{report.namespace} {report.selector}  {report.since.isoformat()} → {report.until.isoformat()}"]
+    lines = [
+        f"{report.namespace} {report.selector}  {report.since.isoformat()} → {report.until.isoformat()}"
+    ]
     shown = [i for i in report.items if i.in_window]
     if not shown:
         lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
@@ -56,10 +58,14 @@ def render_text(report: Any, lang: str) -> str:
         if i.detail and i.kind not in ("event",):
             lines.append(f"      {i.detail}")
     for r in report.releases:
-        lines.append(f"release {r.workload}: pods per revision {r.pods_per_revision}{' (mixed versions)' if r.mixed else ''}, restarts old {r.restarts_old} / new {r.restarts_new}")
+        lines.append(
+            f"release {r.workload}: pods per revision {r.pods_per_revision}{' (mixed versions)' if r.mixed else ''}, restarts old {r.restarts_old} / new {r.restarts_new}"
+        )
         for w in r.warmup:
             if w.early_s is not None and w.early_s > 0:
-                lines.append(f"      {w.pod}: Ready {w.early_s:.0f} s before the server logged ready")
+                lines.append(
+                    f"      {w.pod}: Ready {w.early_s:.0f} s before the server logged ready"
+                )
     for fl in report.failures:
         lines.append(t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}"))
     return "\n".join(lines)
@@ -76,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or settings.resolved_lang()
     try:
         window = parse_duration(args.since)
-        until = datetime.fromisoformat(args.until.replace("Z", "+00:00")) if args.until else datetime.now(UTC)
+        until = (
+            datetime.fromisoformat(args.until.replace("Z", "+00:00"))
+            if args.until
+            else datetime.now(UTC)
+        )
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -87,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> Any:
         try:
-            return await gather_changes(source, until - window, until, getattr(args, "namespace", None), selector or "")
+            return await gather_changes(
+                source, until - window, until, getattr(args, "namespace", None), selector or ""
+            )
         finally:
             await source.close()
 

@@ -42,20 +42,42 @@ def render_text(report: Any, lang: str) -> str:
     if not report.analyses:
         lines.append(t("kube.panel.no_pending", lang, scope=report.scope))
     for a in report.analyses:
-        req = ", ".join(f"{k}={_f(v) if k not in ('memory', 'ephemeral-storage') else _f(v / 2**30) + 'Gi'}" for k, v in sorted(a.requests.items()))
-        lines.append("== " + t("kube.panel.pod", lang, ns=a.namespace, pod=a.pod, scheduler=a.scheduler, requests=req))
+        req = ", ".join(
+            f"{k}={_f(v) if k not in ('memory', 'ephemeral-storage') else _f(v / 2**30) + 'Gi'}"
+            for k, v in sorted(a.requests.items())
+        )
+        lines.append(
+            "== "
+            + t(
+                "kube.panel.pod",
+                lang,
+                ns=a.namespace,
+                pod=a.pod,
+                scheduler=a.scheduler,
+                requests=req,
+            )
+        )
         if a.message is not None:
-            lines.append(t("kube.panel.message_from", lang, source=a.message_source, at=a.message_at or "?"))
+            lines.append(
+                t("kube.panel.message_from", lang, source=a.message_source, at=a.message_at or "?")
+            )
             lines.append(f"   {a.message.raw}")
         for f in a.findings:
             mark = {"problem": "✗", "warn": "!", "info": "·"}.get(f.severity, "·")
             lines.append(f" {mark} {f.text(lang)}")
-        for title_key, rows in (("kube.panel.gpu_nodes", [r for r in a.rows if r.gpu_node]), ("kube.panel.cpu_nodes", [r for r in a.rows if not r.gpu_node])):
+        for title_key, rows in (
+            ("kube.panel.gpu_nodes", [r for r in a.rows if r.gpu_node]),
+            ("kube.panel.cpu_nodes", [r for r in a.rows if not r.gpu_node]),
+        ):
             if not rows:
                 continue
             lines.append(t(title_key, lang, count=len(rows)))
             for r in rows[:50]:
-                gpu = f"{_f(r.gpu_capacity)}/{_f(r.gpu_allocatable)}/{_f(r.gpu_requested)}" if r.gpu_node else "-"
+                gpu = (
+                    f"{_f(r.gpu_capacity)}/{_f(r.gpu_allocatable)}/{_f(r.gpu_requested)}"
+                    if r.gpu_node
+                    else "-"
+                )
                 state = []
                 if r.cordoned:
                     state.append("cordoned")
@@ -71,12 +93,19 @@ def render_text(report: Any, lang: str) -> str:
             if len(rows) > 50:
                 lines.append(f"   … {len(rows) - 50} more")
         for q in a.quotas:
-            lines.append(f"   quota {q.quota}: {q.resource} {q.used}/{q.hard}{' EXCEEDED' if q.exceeded else ''}")
-        lines.append(t("kube.panel.checklist", lang) + ": " + "; ".join(t(k, lang) for k in a.checklist))
+            lines.append(
+                f"   quota {q.quota}: {q.resource} {q.used}/{q.hard}{' EXCEEDED' if q.exceeded else ''}"
+            )
+        lines.append(
+            t("kube.panel.checklist", lang) + ": " + "; ".join(t(k, lang) for k in a.checklist)
+        )
         lines.append(t("kube.panel.commands", lang).split("（")[0].split(" (")[0] + ":")
         lines += [f"   $ {c}" for c in a.commands]
     for fl in report.failures:
-        lines.append(t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}") + (f" — {fl.hint}" if fl.hint else ""))
+        lines.append(
+            t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}")
+            + (f" — {fl.hint}" if fl.hint else "")
+        )
     return "\n".join(lines)
 
 

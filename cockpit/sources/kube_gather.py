@@ -75,34 +75,55 @@ async def gather_pending(
     ds_t = asyncio.ensure_future(_optional(source.list_daemonsets("*"), failures))
     pcs_t = asyncio.ensure_future(_optional(source.list_priority_classes(), failures))
     per_ns: dict[str, tuple[Any, Any, Any]] = {}
-    for ns in namespaces:
-        per_ns[ns] = (
-            asyncio.ensure_future(_optional(source.list_events(ns, "reason=FailedScheduling"), failures)),
-            asyncio.ensure_future(_optional(source.list_resource_quotas(ns), failures)),
-            asyncio.ensure_future(_optional(source.list_gangs(ns), failures)),
+    if len(namespaces) > 2:
+        # Many namespaces: one cluster-wide list each instead of one per namespace.
+        ev_all = asyncio.ensure_future(
+            _optional(source.list_events("*", "reason=FailedScheduling"), failures)
         )
+        q_all = asyncio.ensure_future(_optional(source.list_resource_quotas("*"), failures))
+        g_all = asyncio.ensure_future(_optional(source.list_gangs("*"), failures))
+        for ns in namespaces:
+            per_ns[ns] = (ev_all, q_all, g_all)
+    else:
+        for ns in namespaces:
+            per_ns[ns] = (
+                asyncio.ensure_future(
+                    _optional(source.list_events(ns, "reason=FailedScheduling"), failures)
+                ),
+                asyncio.ensure_future(_optional(source.list_resource_quotas(ns), failures)),
+                asyncio.ensure_future(_optional(source.list_gangs(ns), failures)),
+            )
     try:
         nodes = await nodes_t
     except SourceError:
         for fut in [reqs_t, ds_t, pcs_t, *(f for fs in per_ns.values() for f in fs)]:
             fut.cancel()
+        # Let the cancelled reads finish so no task is left pending.
+        await asyncio.gather(
+            reqs_t, ds_t, pcs_t, *(f for fs in per_ns.values() for f in fs), return_exceptions=True
+        )
         raise
     requests, daemonsets, pcs = await reqs_t, await ds_t, await pcs_t
-    plugin_pods = None
+    plugin_pods: list[PodLite] | None = None
     if daemonsets:
         from cockpit.analysis.scheduling import _is_device_plugin
 
         dps = [d for d in daemonsets if _is_device_plugin(d)]
         if dps:
-            plugin_pods = []
+            plugin_pods = []  # filled below
             for d in dps:
                 sel = ",".join(f"{k}={v}" for k, v in sorted(d.selector.items()))
-                got = await _optional(source.list_pods(d.meta.namespace, label_selector=sel), failures)
+                got = await _optional(
+                    source.list_pods(d.meta.namespace, label_selector=sel), failures
+                )
                 plugin_pods += got or []
     rows_cache: dict[str, Any] = {}
     for p in pending:
         ev_t, q_t, g_t = per_ns[p.meta.namespace]
         events, quotas, gangs = await ev_t, await q_t, await g_t
+        ns = p.meta.namespace
+        quotas = [q for q in quotas or [] if q.meta.namespace == ns]
+        gangs = [g for g in gangs or [] if g.meta.namespace == ns]
         report.analyses.append(
             analyze_pending(
                 p,
@@ -181,7 +202,9 @@ async def gather_changes(
     nodes_t = asyncio.ensure_future(_optional(source.list_nodes(), failures))
     cms_t = asyncio.ensure_future(_optional(source.list_configmaps(ns), failures))
     ev_t = asyncio.ensure_future(_optional(source.list_events(ns), failures))
-    nev_t = asyncio.ensure_future(_optional(source.list_events("*", "involvedObject.kind=Node"), failures))
+    nev_t = asyncio.ensure_future(
+        _optional(source.list_events("*", "involvedObject.kind=Node"), failures)
+    )
     revisions = await revs_t or []
     releases = await helm_t or []
     nodes = await nodes_t or []
@@ -207,13 +230,19 @@ async def gather_changes(
     items += ch.warning_event_items(all_events, since, until)
     report = ChangesReport(namespace=ns, selector=selector, since=since, until=until)
     report.items = ch.timeline(items)
-    rolled = {(i.key.split("/")[1], i.key.split("/")[3]) for i in items if i.kind == "rollout" and i.in_window}
+    rolled = {
+        (i.key.split("/")[1], i.key.split("/")[3])
+        for i in items
+        if i.kind == "rollout" and i.in_window
+    }
     for _ns, owner in sorted(rolled):
         logs: dict[str, str] = {}
         cmp = ch.compare_release(owner, revisions, pods)
         if read_logs and cmp.new is not None:
             for w in cmp.warmup:
-                got = await _optional(source.pod_log(w.pod, ns, tail_lines=500, timestamps=True), failures)
+                got = await _optional(
+                    source.pod_log(w.pod, ns, tail_lines=500, timestamps=True), failures
+                )
                 if got is not None:
                     logs[w.pod] = got.text
             cmp = ch.compare_release(owner, revisions, pods, logs)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gzip
 import json
 import os
@@ -90,7 +91,9 @@ _PLURAL_OF = {
 }
 
 
-def can_i_command(verb: str, resource: str, namespace: str = "", group: str = "", subresource: str = "") -> str:
+def can_i_command(
+    verb: str, resource: str, namespace: str = "", group: str = "", subresource: str = ""
+) -> str:
     """The ``kubectl auth can-i`` line that checks one permission.
 
     ``can_i_command("list", "pods", "llm")`` → ``kubectl auth can-i list pods -n llm``.
@@ -108,7 +111,9 @@ def _verb_from_path(path: str, is_list: bool) -> str:
     return "list" if is_list else "get"
 
 
-def classify(exc: BaseException, path: str = "", is_list: bool = False, namespace: str = "") -> SourceError:
+def classify(
+    exc: BaseException, path: str = "", is_list: bool = False, namespace: str = ""
+) -> SourceError:
     """Turn a client exception into a classified :class:`SourceError`."""
     if isinstance(exc, SourceError):
         return exc
@@ -135,8 +140,10 @@ def classify(exc: BaseException, path: str = "", is_list: bool = False, namespac
         ns = (m.group("ns") or "") if m else namespace
         sub = "log" if path.endswith("/log") else ""
         cmd = can_i_command(verb, resource, ns, group, sub)
-        what = "unauthorized (401): the credentials were refused" if status == 401 else (
-            message or f"forbidden: {verb} {resource}"
+        what = (
+            "unauthorized (401): the credentials were refused"
+            if status == 401
+            else (message or f"forbidden: {verb} {resource}")
         )
         return SourceError.of(
             SOURCE,
@@ -151,7 +158,9 @@ def classify(exc: BaseException, path: str = "", is_list: bool = False, namespac
             command=cmd,
         )
     if status == 404:
-        return SourceError.of(SOURCE, ErrorKind.NOT_FOUND, message or f"not found: {path}", status="404", path=path)
+        return SourceError.of(
+            SOURCE, ErrorKind.NOT_FOUND, message or f"not found: {path}", status="404", path=path
+        )
     if isinstance(status, int) and status >= 500:
         return SourceError.of(
             SOURCE,
@@ -162,7 +171,9 @@ def classify(exc: BaseException, path: str = "", is_list: bool = False, namespac
             path=path,
         )
     if isinstance(status, int) and status in (400, 422, 410):
-        return SourceError.of(SOURCE, ErrorKind.BAD_QUERY, message or text, status=str(status), path=path)
+        return SourceError.of(
+            SOURCE, ErrorKind.BAD_QUERY, message or text, status=str(status), path=path
+        )
     low = f"{name} {text}".lower()
     if "timeout" in low or "timed out" in low:
         return SourceError.of(
@@ -232,7 +243,9 @@ class KubeSource:
         return self._namespace or "default"
 
     def _build(self) -> Any:
-        from kubernetes import config as kconfig
+        from kubernetes import config as kconfig_module
+
+        kconfig: Any = kconfig_module  # the loader functions are untyped
         from kubernetes.client import Configuration
         from kubernetes.client.api_client import ApiClient
 
@@ -300,10 +313,8 @@ class KubeSource:
         client = self._client
         self._client = None
         if client is not None:
-            try:
+            with contextlib.suppress(Exception):
                 client.close()
-            except Exception:
-                pass
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- raw requests (sync, in the executor) -------------------------------------------------
@@ -404,7 +415,9 @@ class KubeSource:
         def work() -> list[T]:
             return [
                 parse(o)
-                for o in self._list_raw(path, field_selector, label_selector, namespace=namespace or "")
+                for o in self._list_raw(
+                    path, field_selector, label_selector, namespace=namespace or ""
+                )
             ]
 
         return await self._run(work)
@@ -421,7 +434,9 @@ class KubeSource:
     ) -> list[PodLite]:
         """Pods in ``namespace`` (``"*"`` = all; ``None`` = the default namespace)."""
         await self.connect()
-        return await self._list("/api/v1", "pods", pod_of, self._scope(namespace), field_selector, label_selector)
+        return await self._list(
+            "/api/v1", "pods", pod_of, self._scope(namespace), field_selector, label_selector
+        )
 
     async def get_pod(self, name: str, namespace: str | None = None) -> PodLite:
         """One pod."""
@@ -440,9 +455,13 @@ class KubeSource:
     ) -> list[EventLite]:
         """core/v1 Events (``eventTime`` may be null there)."""
         await self.connect()
-        return await self._list("/api/v1", "events", event_of, self._scope(namespace), field_selector)
+        return await self._list(
+            "/api/v1", "events", event_of, self._scope(namespace), field_selector
+        )
 
-    async def events_for(self, kind: str, name: str, namespace: str | None = None) -> list[EventLite]:
+    async def events_for(
+        self, kind: str, name: str, namespace: str | None = None
+    ) -> list[EventLite]:
         """Events about one object, oldest first (``involvedObject`` field selectors)."""
         sel = f"involvedObject.kind={kind},involvedObject.name={name}"
         evs = await self.list_events(namespace, sel)
@@ -525,7 +544,9 @@ class KubeSource:
         )
 
     # -- workloads and revisions -----------------------------------------------------------------
-    async def list_workloads(self, namespace: str | None = None, label_selector: str = "") -> list[Workload]:
+    async def list_workloads(
+        self, namespace: str | None = None, label_selector: str = ""
+    ) -> list[Workload]:
         """Deployments and StatefulSets."""
         await self.connect()
         ns = self._scope(namespace)
@@ -535,20 +556,33 @@ class KubeSource:
         )
         return deps + stss
 
-    async def list_revisions(self, namespace: str | None = None, label_selector: str = "") -> list[Revision]:
+    async def list_revisions(
+        self, namespace: str | None = None, label_selector: str = ""
+    ) -> list[Revision]:
         """ReplicaSets (Deployment revisions) and ControllerRevisions (StatefulSet ones)."""
         await self.connect()
         ns = self._scope(namespace)
         rss, crs = await asyncio.gather(
             self._list("/apis/apps/v1", "replicasets", replicaset_of, ns, "", label_selector),
-            self._list("/apis/apps/v1", "controllerrevisions", controller_revision_of, ns, "", label_selector),
+            self._list(
+                "/apis/apps/v1",
+                "controllerrevisions",
+                controller_revision_of,
+                ns,
+                "",
+                label_selector,
+            ),
         )
         return rss + crs
 
-    async def list_daemonsets(self, namespace: str | None = "*", label_selector: str = "") -> list[DaemonSetLite]:
+    async def list_daemonsets(
+        self, namespace: str | None = "*", label_selector: str = ""
+    ) -> list[DaemonSetLite]:
         """DaemonSets (default: all namespaces — the GPU device plugin lives elsewhere)."""
         await self.connect()
-        return await self._list("/apis/apps/v1", "daemonsets", daemonset_of, self._scope(namespace), "", label_selector)
+        return await self._list(
+            "/apis/apps/v1", "daemonsets", daemonset_of, self._scope(namespace), "", label_selector
+        )
 
     async def list_helm_releases(self, namespace: str | None = None) -> list[HelmRelease]:
         """Helm 3 release revisions (Secrets labelled ``owner=helm``), decoded.
@@ -559,7 +593,9 @@ class KubeSource:
         await self.connect()
         ns = self._scope(namespace)
         raws = await self._run(
-            lambda: self._list_raw(self._path("/api/v1", "secrets", ns), "type=helm.sh/release.v1", "owner=helm")
+            lambda: self._list_raw(
+                self._path("/api/v1", "secrets", ns), "type=helm.sh/release.v1", "owner=helm"
+            )
         )
         out = []
         for obj in raws:
@@ -585,7 +621,10 @@ class KubeSource:
             st = o.get("status") or {}
             return ResourceQuotaLite(
                 meta=meta_of(o),
-                hard={k: str(v) for k, v in (st.get("hard") or (o.get("spec") or {}).get("hard") or {}).items()},
+                hard={
+                    k: str(v)
+                    for k, v in (st.get("hard") or (o.get("spec") or {}).get("hard") or {}).items()
+                },
                 used={k: str(v) for k, v in (st.get("used") or {}).items()},
             )
 
@@ -794,7 +833,9 @@ def from_settings(settings: Any, args: Any = None) -> KubeSource:
     kubeconfig = getattr(args, "kubeconfig", None) or k.kubeconfig
     context = getattr(args, "context", None) or k.context or None
     namespace = getattr(args, "namespace", None) or settings.service.namespace or None
-    return KubeSource(kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=k.timeout_s)
+    return KubeSource(
+        kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=k.timeout_s
+    )
 
 
 def kube_source_from_settings(settings: Any) -> tuple[KubeSource | None, str]:

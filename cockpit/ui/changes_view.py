@@ -79,24 +79,33 @@ class ChangesView(Vertical):
             report = await gather_changes(self.ctx.sources.kube, since, until, ns, selector)
         except SourceError as exc:
             f = exc.failure
-            self._status(f"⚠ {t('error.' + f.kind.value, self.lang)}: {f.message}\n  {f.hint}", True)
+            self._status(
+                f"⚠ {t('error.' + f.kind.value, self.lang)}: {f.message}\n  {f.hint}", True
+            )
             return
         self.show(report)
 
     def show(self, report: Any) -> None:
         """Render a :class:`~cockpit.sources.kube_gather.ChangesReport` (no I/O)."""
         self.report = report
-        self.items = [i for i in report.items if i.in_window and i.kind in ("rollout", "helm", "node", "config")]
+        self.items = [
+            i
+            for i in report.items
+            if i.in_window and i.kind in ("rollout", "helm", "node", "config")
+        ]
         opts = self.query_one("#changes-list", OptionList)
         opts.clear_options()
         for i in self.items:
             at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
             mark = "★ " if self._is_suspect(i) else ""
             opts.add_option(Option(f"{mark}{at} [{i.kind}] {i.summary}"))
-        text = "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
+        text = (
+            "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
+        )
         if report.failures:
             text += ("\n" if text else "") + "\n".join(
-                "⚠ " + t("kube.panel.partial", self.lang, what=f"{f.kind.value}: {f.message}") for f in report.failures
+                "⚠ " + t("kube.panel.partial", self.lang, what=f"{f.kind.value}: {f.message}")
+                for f in report.failures
             )
         self._status(text, bool(report.failures))
         if self.items:

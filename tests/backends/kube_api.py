@@ -154,7 +154,8 @@ def label_matcher(selector: str) -> Any:
             k, v = (s.strip() for s in (raw.split("==", 1) if "==" in raw else raw.split("=", 1)))
             tests.append(lambda lb, k=k, v=v: lb.get(k) == v)
         elif raw.startswith("!"):
-            tests.append(lambda lb, k=raw[1:].strip(): k not in lb)
+            absent = raw[1:].strip()
+            tests.append(lambda lb, k=absent: k not in lb)
         else:
             tests.append(lambda lb, k=raw: k in lb)
     if not tests:
@@ -209,9 +210,7 @@ class Cluster:
                 # The same event as events.k8s.io/v1 sees it (kubectl get events reads that).
                 self.objects.setdefault(_EVENTS_V1, []).append(_to_events_v1(obj))
         for lst in self.objects.values():
-            lst.sort(
-                key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])
-            )
+            lst.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         with self._lock:
             self._cache.clear()
 
@@ -221,9 +220,7 @@ class Cluster:
         """Register a pod's log (``container`` "" = the default container)."""
         self.logs[(namespace, pod, container, previous)] = text
 
-    def items(
-        self, rt: ResourceType, namespace: str | None, fsel: str, lsel: str
-    ) -> list[bytes]:
+    def items(self, rt: ResourceType, namespace: str | None, fsel: str, lsel: str) -> list[bytes]:
         """Serialised objects that match, cached per query."""
         key = (rt, namespace, fsel, lsel)
         with self._lock:
@@ -346,7 +343,10 @@ class KubeApiServer:
             self.faults.clear()
 
     def write_kubeconfig(
-        self, path: Path, clusters: list[str], current: str | None = None,
+        self,
+        path: Path,
+        clusters: list[str],
+        current: str | None = None,
         namespace: str = "default",
     ) -> Path:
         """A kubeconfig with one context per cluster (context name = cluster name)."""
@@ -382,7 +382,9 @@ class KubeApiServer:
         return None
 
 
-def _status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> bytes:
+def _status_body(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> bytes:
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -536,7 +538,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(
                     404,
                     _status_body(
-                        404, "NotFound", f'{rt.plural} "{name}" not found',
+                        404,
+                        "NotFound",
+                        f'{rt.plural} "{name}" not found',
                         {"name": name, "kind": rt.plural},
                     ),
                 )
@@ -596,7 +600,7 @@ class _Handler(BaseHTTPRequestHandler):
         tail = q.get("tailLines")
         if tail:
             lines = text.splitlines(keepends=True)
-            text = "".join(lines[-int(tail):]) if int(tail) > 0 else ""
+            text = "".join(lines[-int(tail) :]) if int(tail) > 0 else ""
         self._send(200, text.encode(), "text/plain")
 
     def _ssar(self, cluster: Cluster, body_in: bytes) -> None:
@@ -665,7 +669,9 @@ def _discovery(path: str) -> dict[str, Any] | None:
         return {
             "kind": "APIVersions",
             "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+            "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}
+            ],
         }
     groups: dict[str, list[str]] = {}
     for rt in RESOURCES:
@@ -697,7 +703,10 @@ def _discovery(path: str) -> dict[str, Any] | None:
                 "apiVersion": "v1",
                 "name": g,
                 "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in groups[g]],
-                "preferredVersion": {"groupVersion": f"{g}/{groups[g][0]}", "version": groups[g][0]},
+                "preferredVersion": {
+                    "groupVersion": f"{g}/{groups[g][0]}",
+                    "version": groups[g][0],
+                },
             }
         return None
     prefix = m.group(1)
@@ -717,7 +726,13 @@ def _discovery(path: str) -> dict[str, Any] | None:
             res.append(entry)
             if rt.plural == "pods":
                 res.append(
-                    {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}
+                    {
+                        "name": "pods/log",
+                        "singularName": "",
+                        "namespaced": True,
+                        "kind": "Pod",
+                        "verbs": ["get"],
+                    }
                 )
     if gv == "authorization.k8s.io/v1":
         res.append(
@@ -753,7 +768,13 @@ def _table(rt: ResourceType, objs: list[dict[str, Any]], full: bool = False) -> 
             total = len(obj.get("spec", {}).get("containers") or [])
             restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
             phase = obj.get("status", {}).get("phase", "")
-            cells += [f"{ready}/{total}", phase, restarts, _age(obj), obj.get("spec", {}).get("nodeName", "<none>")]
+            cells += [
+                f"{ready}/{total}",
+                phase,
+                restarts,
+                _age(obj),
+                obj.get("spec", {}).get("nodeName", "<none>"),
+            ]
         elif rt.kind == "Node":
             conds = {c["type"]: c["status"] for c in obj.get("status", {}).get("conditions") or []}
             status = "Ready" if conds.get("Ready") == "True" else "NotReady"
@@ -785,11 +806,22 @@ def _table(rt: ResourceType, objs: list[dict[str, Any]], full: bool = False) -> 
             }
         )
     if rt.kind == "Pod":
-        cols += [("Ready", "string"), ("Status", "string"), ("Restarts", "integer"), ("Age", "string"), ("Node", "string")]
+        cols += [
+            ("Ready", "string"),
+            ("Status", "string"),
+            ("Restarts", "integer"),
+            ("Age", "string"),
+            ("Node", "string"),
+        ]
     elif rt.kind == "Node":
         cols += [("Status", "string"), ("GPU", "string"), ("Age", "string"), ("Version", "string")]
     elif rt.kind == "Event":
-        cols += [("Type", "string"), ("Reason", "string"), ("Object", "string"), ("Message", "string")]
+        cols += [
+            ("Type", "string"),
+            ("Reason", "string"),
+            ("Object", "string"),
+            ("Message", "string"),
+        ]
     else:
         cols += [("Age", "string")]
     return {
@@ -797,7 +829,13 @@ def _table(rt: ResourceType, objs: list[dict[str, Any]], full: bool = False) -> 
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": "1"},
         "columnDefinitions": [
-            {"name": n, "type": t, "format": "name" if n == "Name" else "", "description": n, "priority": 0}
+            {
+                "name": n,
+                "type": t,
+                "format": "name" if n == "Name" else "",
+                "description": n,
+                "priority": 0,
+            }
             for n, t in cols
         ],
         "rows": rows,
