@@ -26,12 +26,21 @@ COMMAND_MODULES = (
 )
 
 
-def common_parser() -> argparse.ArgumentParser:
-    """Options every command accepts (also valid before the command name)."""
-    p = argparse.ArgumentParser(add_help=False)
+def common_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
+    """Options every command accepts (also valid before the command name).
+
+    Subcommands get a copy with ``suppress_defaults``: argparse copies a subparser's
+    defaults over the values already parsed, so ``cockpit --lang en list`` would lose
+    ``--lang`` if the subcommand's copy had defaults of its own.
+    """
+    p = argparse.ArgumentParser(
+        add_help=False, argument_default=argparse.SUPPRESS if suppress_defaults else None
+    )
     g = p.add_argument_group("common options")
     g.add_argument("--lang", choices=("zh", "en"), help="UI language (default: from the locale)")
-    g.add_argument("--config", metavar="FILE", help="config file (default ~/.config/cockpit/config.toml)")
+    g.add_argument(
+        "--config", metavar="FILE", help="config file (default ~/.config/cockpit/config.toml)"
+    )
     g.add_argument("--prometheus-url", metavar="URL", help="Prometheus-compatible query API")
     g.add_argument("--namespace", "-n", metavar="NS", help="namespace of the service")
     g.add_argument("--selector", "-l", metavar="SELECTOR", help="label selector of its pods")
@@ -49,6 +58,7 @@ def common_parser() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, with every available subcommand registered."""
     common = common_parser()
+    sub_common = common_parser(suppress_defaults=True)
     parser = argparse.ArgumentParser(
         prog="cockpit",
         parents=[common],
@@ -61,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="reopen an incident (default: the latest open one)",
     )
+    parser.add_argument(
+        "--at",
+        metavar="TIME",
+        help="investigate as of TIME instead of now (UTC; e.g. 2026-11-27T12:55, -6h): "
+        "for reviewing an incident after the fact",
+    )
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -70,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"cockpit.commands.{name}_cmd":
                 continue
             raise
-        mod.register(sub, [common])
+        mod.register(sub, [sub_common])
     return parser
 
 

@@ -83,6 +83,27 @@ class ServiceSettings(BaseModel):
     """Error-ratio SLO (0.01 = 1 %); when unset, the baseline ratio × 3 (at least 1 %)."""
 
 
+class ProfileSettings(BaseModel):
+    """Metric profiles (``cockpit/knowledge/profiles/*.toml``): override or extend detection.
+
+    A user file has the same schema as a built-in profile; a file whose ``[profile] id``
+    matches a built-in one overrides it signal by signal (same signal ``id``) and adds the
+    signals it does not have; a new id adds a whole profile. Example::
+
+        [profiles]
+        extra_files = ["~/.config/cockpit/profiles/my-vllm-fork.toml"]
+        force = ["vllm"]
+        disable = ["triton"]
+    """
+
+    extra_files: list[Path] = Field(default_factory=list)
+    """Extra profile files (TOML), merged over the built-in ones in order."""
+    force: list[str] = Field(default_factory=list)
+    """Profile ids to use even when detection does not find their metrics."""
+    disable: list[str] = Field(default_factory=list)
+    """Profile ids never to use (e.g. a stack whose metrics leak in from another team)."""
+
+
 class KubernetesSettings(BaseModel):
     """How to reach the Kubernetes API (read-only)."""
 
@@ -113,6 +134,8 @@ class Settings(BaseSettings):
     """Kubernetes API access."""
     state_dir: Path | None = None
     """Where incidents are kept; default the XDG state dir (``~/.local/state/cockpit``)."""
+    profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+    """Metric profile overrides and extensions."""
     baseline: str = "1d"
     """Default baseline: ``1d``, ``7d`` or ``quiet`` (the quiet hours before the impact)."""
 

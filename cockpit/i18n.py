@@ -28,7 +28,6 @@ DEFAULT_LANG = "zh"
 def _flatten(prefix: str, node: dict[str, Any], out: dict[str, dict[str, str]]) -> None:
     if "zh" in node or "en" in node:
         out[prefix] = {k: str(v) for k, v in node.items() if k in LANGS}
-        return
     for key, value in node.items():
         if isinstance(value, dict):
             _flatten(f"{prefix}.{key}" if prefix else key, value, out)

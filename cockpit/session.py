@@ -4,6 +4,8 @@ at once (see :mod:`cockpit.store`). Screens call these methods; they never write
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import re
 import threading
 from collections.abc import Callable
@@ -83,10 +85,16 @@ class IncidentSession:
     Args:
         store: Where to persist.
         incident: The incident (new or loaded).
-        on_change: Called after each successful save (the UI refreshes from it).
+        on_change: Called after each change is saved or queued (the UI refreshes from it).
+        background: When true (the TUI), each save snapshots the incident in the calling
+            thread (a deep copy, fast) and a single writer thread persists the snapshots in
+            order, so the event loop never waits on ``fsync``. :meth:`flush` waits for the
+            writer; SIGHUP/SIGTERM handlers and app exit call it. When false (headless
+            commands, tests), :meth:`save` writes synchronously.
 
-    Every mutating method raises ``OSError`` if the save fails; the in-memory change is
-    kept and retried on the next save, so nothing the user typed is dropped.
+    In synchronous mode every mutating method raises ``OSError`` if the save fails; in
+    background mode the error is kept in :attr:`last_save_error` and the next save retries
+    with the newest state, so nothing the user typed is dropped.
     """
 
     def __init__(
@@ -94,26 +102,95 @@ class IncidentSession:
         store: IncidentStore,
         incident: Incident,
         on_change: Callable[[Incident], None] | None = None,
+        *,
+        background: bool = False,
     ) -> None:
         self.store = store
         self.incident = incident
         self.on_change = on_change
         self._lock = threading.RLock()
         self.last_save_error: OSError | None = None
+        self._queue: queue.Queue[Incident | None] | None = None
+        self._writer: threading.Thread | None = None
+        self._pending = 0
+        self._idle = threading.Condition(self._lock)
+        if background:
+            self._queue = queue.Queue()
+            self._writer = threading.Thread(
+                target=self._write_loop, name="cockpit-incident-writer", daemon=True
+            )
+            self._writer.start()
 
     # -- persistence -------------------------------------------------------------------
     def save(self) -> None:
-        """Persist now (atomic). Raises ``OSError`` on failure."""
-        with self._lock:
-            self.incident.updated_at = utcnow()
-            try:
-                self.store.save(self.incident)
-            except OSError as exc:
-                self.last_save_error = exc
-                raise
-            self.last_save_error = None
+        """Persist the current state (atomic). Raises ``OSError`` on failure (sync mode)."""
+        self.incident.updated_at = utcnow()
+        if self._queue is not None:
+            snapshot = self.incident.model_copy(deep=True)
+            with self._lock:
+                self._pending += 1
+            self._queue.put(snapshot)
+        else:
+            with self._lock:
+                try:
+                    self.store.save(self.incident)
+                except OSError as exc:
+                    self.last_save_error = exc
+                    raise
+                self.last_save_error = None
         if self.on_change is not None:
             self.on_change(self.incident)
+
+    def _write_loop(self) -> None:
+        assert self._queue is not None
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            # Coalesce: only the newest queued snapshot needs to reach the disk.
+            skipped = 0
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    newer = self._queue.get_nowait()
+                    if newer is None:
+                        self._queue.put(None)
+                        break
+                    item = newer
+                    skipped += 1
+            try:
+                self.store.save(item)
+                self.last_save_error = None
+            except OSError as exc:
+                self.last_save_error = exc
+            with self._lock:
+                self._pending -= 1 + skipped
+                self._idle.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every queued save is on disk; True when done within ``timeout``.
+
+        In background mode a failed write is retried once here with the current state.
+        """
+        if self._queue is None:
+            return True
+        with self._lock:
+            done = self._idle.wait_for(lambda: self._pending <= 0, timeout=timeout)
+        if self.last_save_error is not None:
+            try:
+                with self._lock:
+                    self.store.save(self.incident)
+                self.last_save_error = None
+            except OSError:
+                return False
+        return done
+
+    def stop(self) -> None:
+        """Flush and stop the writer thread (background mode)."""
+        self.flush()
+        if self._queue is not None and self._writer is not None:
+            self._queue.put(None)
+            self._writer.join(timeout=5)
+            self._queue = None
 
     # -- template fields ---------------------------------------------------------------
     def set_text(self, field: str, value: str) -> None:
@@ -211,9 +288,7 @@ class IncidentSession:
         self.save()
         return entry
 
-    def _timeline(
-        self, at: datetime, kind: TimelineKind, text: str, source: str
-    ) -> TimelineEntry:
+    def _timeline(self, at: datetime, kind: TimelineKind, text: str, source: str) -> TimelineEntry:
         for existing in self.incident.timeline:
             if (existing.at, existing.kind, existing.text) == (at, kind, text):
                 return existing
@@ -317,6 +392,17 @@ class IncidentSession:
     def record_playbook(self, record: PlaybookRecord) -> None:
         """Store what a scenario playbook found (replaces the previous run of it)."""
         self.incident.playbooks[record.playbook] = record
+        self.save()
+
+    def record_recovery(
+        self, recovered: bool | None, lines: list[str], hold_minutes: int, at: datetime
+    ) -> None:
+        """Store the outcome of step I's recovery check (with the numbers, as lines)."""
+        rec = self.incident.recovery
+        rec.checked_at = at
+        rec.recovered = recovered
+        rec.hold_minutes = hold_minutes
+        rec.lines = list(lines)
         self.save()
 
     def close(self) -> None:

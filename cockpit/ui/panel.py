@@ -181,12 +181,12 @@ class Panel(Vertical):
     def _tick(self) -> None:
         self._timer = None
         # Skip work while hidden (another screen or a modal covers us); check again later.
-        if not self.is_on_screen():
+        if not self.visible_now():
             self._timer = self.set_timer(self.POLL_INTERVAL or 1.0, self._tick)
             return
         self.run_worker(self._poll(), exclusive=True, group=f"panel-{self.PANEL_ID}")
 
-    def is_on_screen(self) -> bool:
+    def visible_now(self) -> bool:
         """True when the panel's screen is the active one and the panel is displayed."""
         try:
             return self.screen is self.app.screen and self.display

@@ -1,0 +1,169 @@
+"""Step I: which monitor could have caught it earlier — candidate alert expressions
+back-tested over the incident window, with their lead time before the impact start.
+
+Seed 000 template, last field ("哪个监控或流程本可以更早发现"), and seed 003 §五: alert
+thresholds are based on the baseline, not fixed values — the baseline-relative
+candidates embed thresholds computed from the baseline window (× 1.5 for P99, × 2 for
+the queue), so the rule reads the way it was back-tested.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from cockpit.models import Series, from_epoch, to_epoch
+
+SUSTAIN_SAMPLES = 2
+"""The condition must hold for two consecutive samples (one scrape spike is not an alert)."""
+
+KV_CACHE_CEILING_PCT = 95.0
+"""KV cache ≥ 95 %: vLLM starts preempting near a full cache (metrics_kb.md §2.1, §2.5)."""
+
+
+class Candidate(BaseModel):
+    """A candidate alert.
+
+    Attributes:
+        id: ``queue_growth``, ``kv_cache_high``, ``preemption_rate``, ``xid``,
+            ``throttle``, ``p99_over_baseline``, ``error_burn``.
+        expr: PromQL that returns series only while the condition holds.
+        for_s: ``for:`` duration of the rule (seconds).
+        summary: Human description (English; the rule annotation).
+    """
+
+    id: str
+    expr: str
+    for_s: float = 120.0
+    summary: str = ""
+
+
+class CandidateResult(BaseModel):
+    """How one candidate did over the window.
+
+    ``status``: ``lead`` (fired before the impact start), ``late`` (fired after it),
+    ``noisy`` (already firing at the window start, so it would not have told the start
+    apart), ``silent`` (never fired), ``failed`` (query failed) or ``no_impact`` (no
+    impact start to measure against).
+    """
+
+    candidate: Candidate
+    status: str
+    first_fire: datetime | None = None
+    lead_s: float | None = None
+    note: str = ""
+
+
+class Backtest(BaseModel):
+    """All candidates, the best one and its alerting rule."""
+
+    impact_start: datetime | None = None
+    results: list[CandidateResult] = Field(default_factory=list)
+    best: CandidateResult | None = None
+    rule_yaml: str = ""
+
+
+def first_sustained(
+    series: list[Series], sustain: int = SUSTAIN_SAMPLES, step_s: float = 60.0
+) -> float | None:
+    """First time (Unix s) where any series is present for ``sustain`` consecutive steps."""
+    best: float | None = None
+    for s in series:
+        ts = [p.t for p in s.samples if p.v == p.v]
+        run_start, prev, run = None, None, 0
+        for t in ts:
+            if prev is not None and t - prev <= step_s * 1.5:
+                run += 1
+            else:
+                run, run_start = 1, t
+            prev = t
+            if run >= sustain:
+                if best is None or (run_start is not None and run_start < best):
+                    best = run_start
+                break
+    return best
+
+
+def evaluate(
+    candidate: Candidate,
+    series: list[Series] | None,
+    window_start: datetime,
+    impact_start: datetime | None,
+    step_s: float,
+    failure: str = "",
+) -> CandidateResult:
+    """Lead time of one candidate from the range result of its ``expr``."""
+    if failure or series is None:
+        return CandidateResult(candidate=candidate, status="failed", note=failure)
+    t = first_sustained(series, step_s=step_s)
+    if t is None:
+        return CandidateResult(candidate=candidate, status="silent")
+    fire = from_epoch(t)
+    if t <= to_epoch(window_start) + step_s:
+        return CandidateResult(
+            candidate=candidate,
+            status="noisy",
+            first_fire=fire,
+            note="already firing at the window start",
+        )
+    if impact_start is None:
+        return CandidateResult(candidate=candidate, status="no_impact", first_fire=fire)
+    lead = to_epoch(impact_start) - t
+    return CandidateResult(
+        candidate=candidate,
+        status="lead" if lead > 0 else "late",
+        first_fire=fire,
+        lead_s=lead,
+    )
+
+
+def choose_best(results: list[CandidateResult]) -> CandidateResult | None:
+    """The candidate with the longest lead; else the least late one."""
+    timed = [r for r in results if r.status in ("lead", "late") and r.lead_s is not None]
+    if not timed:
+        return None
+    return max(timed, key=lambda r: r.lead_s or 0.0)
+
+
+def rule_yaml(result: CandidateResult, service: str = "") -> str:
+    """A Prometheus alerting rule (YAML) for a candidate, ready for a rules file."""
+    c = result.candidate
+    name = "Cockpit" + "".join(p.capitalize() for p in c.id.split("_"))
+    lead = ""
+    if result.lead_s is not None:
+        lead = f" Back-tested: fired {abs(result.lead_s) / 60:.0f} min {'before' if result.lead_s > 0 else 'after'} the impact start."
+    expr = c.expr.replace("'", "''")
+    svc = service.replace("'", "''")
+    return (
+        "groups:\n"
+        "  - name: cockpit-backtested\n"
+        "    rules:\n"
+        f"      - alert: {name}\n"
+        f"        expr: '{expr}'\n"
+        f"        for: {int(c.for_s // 60)}m\n"
+        "        labels:\n"
+        "          severity: warning\n"
+        "        annotations:\n"
+        f"          summary: '{c.summary.replace(chr(39), chr(39) * 2)}'\n"
+        f"          description: '{(svc + ': ') if svc else ''}{lead.strip()}'\n"
+    )
+
+
+def backtest(
+    candidates: list[Candidate],
+    results: dict[str, tuple[list[Series] | None, str]],
+    window_start: datetime,
+    impact_start: datetime | None,
+    step_s: float,
+    service: str = "",
+) -> Backtest:
+    """Evaluate every candidate (``results``: id → (series, failure text))."""
+    out = Backtest(impact_start=impact_start)
+    for c in candidates:
+        series, failure = results.get(c.id, (None, "not run"))
+        out.results.append(evaluate(c, series, window_start, impact_start, step_s, failure))
+    out.best = choose_best(out.results)
+    if out.best is not None:
+        out.rule_yaml = rule_yaml(out.best, service)
+    return out

@@ -1,0 +1,319 @@
+"""Step D: how far does it reach — one GPU, one instance, one node, a node pool, one
+revision, or everything — from per-entity values of every anomalous signal.
+
+Method (architecture.md, metrics_kb.md §7.5): compare each entity with the median of its
+peers (leave-one-out) and score the difference with the MAD. A z-score is *not* used:
+with n replicas and the population σ a single outlier can reach at most √(n−1) (1.73
+for 4 replicas), so a fixed z threshold never fires on small deployments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.inventory import Inventory
+from cockpit.analysis.profiles import SIGNALS
+from cockpit.analysis.stats import max_z, median, robust_score
+
+Scope = Literal[
+    "single_gpu", "single_instance", "single_node", "node_pool", "revision", "everything", "unknown"
+]
+SCOPE_ORDER: tuple[Scope, ...] = (
+    "single_gpu",
+    "single_instance",
+    "single_node",
+    "node_pool",
+    "revision",
+    "everything",
+)
+"""Narrowest first."""
+
+OUTLIER_RATIO = 1.5
+"""Ratio to the peer median that makes an outlier (metrics_kb.md §7.5: ">1.5 = outlier
+candidate"); its inverse for signals where down is bad."""
+OUTLIER_SCORE = 3.5
+"""Robust score (|x − median| / 1.4826·MAD) above which a value is unusual (Iglewicz &
+Hoaglin's modified z-score cut-off)."""
+
+
+OUTLIER_ABS: dict[str, float] = {
+    "hardware.temp": 10.0,
+    "hardware.sm_clock": 200.0,
+    "hardware.gpu_util": 20.0,
+    "hardware.sm_active": 20.0,
+    "runtime.kv_cache": 20.0,
+}
+"""Signals on a scale where a ratio says little (°C, MHz, %): an absolute gap to the peer
+median in the bad direction (display units) counts instead (10 °C, 200 MHz, 20 points)."""
+
+
+def is_outlier(signal: str, value: float, peer_median: float, score: float | None) -> bool:
+    """Whether ``value`` is an outlier against ``peer_median`` for ``signal``.
+
+    The robust score must be ≥ :data:`OUTLIER_SCORE` (or unknown, with under two peers)
+    and the gap large in the bad direction: a ratio ≥ 1.5 (≤ 1/1.5 when down is bad), or
+    the absolute gap of :data:`OUTLIER_ABS`; peers at zero make any positive value on an
+    up-is-bad signal stand out.
+    """
+    if score is not None and score < OUTLIER_SCORE:
+        return False
+    info = SIGNALS.get(signal)
+    bad = info.bad if info else "up"
+    gap = value - peer_median
+    if signal in OUTLIER_ABS:
+        lim = OUTLIER_ABS[signal]
+        return (gap >= lim and bad != "down") or (-gap >= lim and bad != "up")
+    if peer_median == 0:
+        return value > 0 and bad != "down"
+    ratio = value / peer_median
+    up = ratio >= OUTLIER_RATIO and bad in ("up", "both")
+    down = ratio <= 1 / OUTLIER_RATIO and bad in ("down", "both")
+    return up or down
+
+
+class EntityValue(BaseModel):
+    """One entity's value of one signal.
+
+    ``entity`` is the pod name or GPU UUID; ``kind`` says which.
+    """
+
+    entity: str
+    kind: Literal["pod", "gpu"]
+    pod: str = ""
+    node: str = ""
+    gpu: str = ""
+    revision: str = ""
+    deployment: str = ""
+    value: float
+
+
+class Breakdown(BaseModel):
+    """Per-entity values of one signal (``key`` as in the summaries) and its query."""
+
+    key: str
+    signal: str
+    unit: str = ""
+    query: str = ""
+    values: list[EntityValue] = Field(default_factory=list)
+    failure: str = ""
+
+
+class Outlier(BaseModel):
+    """An entity that differs from its peers on one signal (ratio and robust score)."""
+
+    key: str
+    entity: str
+    kind: str
+    pod: str = ""
+    node: str = ""
+    revision: str = ""
+    value: float
+    peer_median: float
+    ratio: float | None
+    score: float | None
+    peers: int
+
+
+class SignalScope(BaseModel):
+    """The scope one anomalous signal points to, with its outliers."""
+
+    key: str
+    scope: Scope
+    outliers: list[Outlier] = Field(default_factory=list)
+    entities: int = 0
+    note: str = ""
+
+
+class BlastRadius(BaseModel):
+    """The verdict of step D.
+
+    Attributes:
+        scope: The decided scope.
+        propose: ``E`` (isolate against a healthy cohort) for single GPU / instance / node,
+            else ``F`` (shared dependencies and load) — seed 000 flowchart.
+        suspect: The entity to isolate (pod name, GPU UUID or node) when E is proposed.
+        suspect_kind: ``pod``, ``gpu`` or ``node``.
+        per_signal: The scope each anomalous signal pointed to.
+        lines: The numbers behind it, one line per outlier or signal.
+        max_z_note: The √(n−1) bound for the largest peer group, as a reminder.
+    """
+
+    scope: Scope = "unknown"
+    propose: Literal["E", "F", ""] = ""
+    suspect: str = ""
+    suspect_kind: str = ""
+    per_signal: list[SignalScope] = Field(default_factory=list)
+    lines: list[str] = Field(default_factory=list)
+    max_z_note: str = ""
+
+
+def _bad_direction(signal: str) -> str:
+    info = SIGNALS.get(signal)
+    return info.bad if info else "up"
+
+
+def find_outliers(b: Breakdown) -> list[Outlier]:
+    """Entities of ``b`` that differ from the median of the others, in the bad direction."""
+    out: list[Outlier] = []
+    vals = b.values
+    if len(vals) < 3:
+        return out
+    for i, ev in enumerate(vals):
+        peers = [p.value for j, p in enumerate(vals) if j != i]
+        med = median(peers)
+        if med is None:
+            continue
+        score = robust_score(ev.value, peers)
+        ratio = ev.value / med if med else None
+        is_out = is_outlier(b.signal, ev.value, med, score)
+        if is_out:
+            out.append(
+                Outlier(
+                    key=b.key,
+                    entity=ev.entity,
+                    kind=ev.kind,
+                    pod=ev.pod,
+                    node=ev.node,
+                    revision=ev.revision,
+                    value=ev.value,
+                    peer_median=med,
+                    ratio=ratio,
+                    score=None if score is None or math.isinf(score) else score,
+                    peers=len(peers),
+                )
+            )
+    return out
+
+
+def _revision_scope(b: Breakdown) -> str:
+    """A revision whose median is ≥ 1.5× (bad direction) the other revisions' median."""
+    revs: dict[str, list[float]] = {}
+    for ev in b.values:
+        if ev.revision:
+            revs.setdefault(ev.revision, []).append(ev.value)
+    if len(revs) < 2:
+        return ""
+    bad = _bad_direction(b.signal)
+    for rev, vals in revs.items():
+        others = [v for r, vs in revs.items() if r != rev for v in vs]
+        m, o = median(vals), median(others)
+        if m is None or o is None or o == 0:
+            continue
+        ratio = m / o
+        if (bad != "down" and ratio >= OUTLIER_RATIO) or (
+            bad != "up" and ratio <= 1 / OUTLIER_RATIO
+        ):
+            return rev
+    return ""
+
+
+def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
+    """The scope one anomalous signal points to."""
+    res = SignalScope(key=b.key, scope="unknown", entities=len(b.values))
+    if len(b.values) < 3:
+        res.note = f"{len(b.values)} entities: too few peers to compare"
+        if b.values:
+            res.scope = "everything"
+        return res
+    outs = find_outliers(b)
+    res.outliers = outs
+    if not outs or len(outs) * 2 > len(b.values):
+        rev = _revision_scope(b)
+        if rev:
+            res.scope = "revision"
+            res.note = f"revision {rev} differs from the others"
+        else:
+            res.scope = "everything"
+            res.note = "no entity stands out from its peers"
+        return res
+    kinds = {o.kind for o in outs}
+    nodes = {o.node for o in outs if o.node}
+    if kinds == {"gpu"} and len(outs) == 1:
+        res.scope = "single_gpu"
+    elif kinds == {"gpu"} and len(nodes) == 1:
+        res.scope = "single_node"
+    elif len({o.pod or o.entity for o in outs}) == 1:
+        res.scope = "single_instance"
+    elif len(nodes) == 1:
+        res.scope = "single_node"
+    else:
+        pools = {inv.node_pool.get(n, "") for n in nodes}
+        revs = {o.revision for o in outs}
+        if len(pools) == 1 and "" not in pools:
+            res.scope = "node_pool"
+        elif len(revs) == 1 and "" not in revs:
+            res.scope = "revision"
+        else:
+            res.scope = "everything"
+    return res
+
+
+def access_only() -> BlastRadius:
+    """Only the gateway is anomalous: it is shared by every replica, so the scope is
+    everything and the next step is F (shared dependencies)."""
+    return BlastRadius(
+        scope="everything",
+        propose="F",
+        lines=["only the access layer is anomalous: the gateway is shared by every replica"],
+    )
+
+
+def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
+    """Decide the blast radius from the breakdowns of the anomalous signals.
+
+    The scope pointed to by the most signals wins; ties go to the narrower scope. A GPU
+    outlier that serves the outlier pod makes the verdict ``single_gpu`` (the narrowest
+    explanation consistent with both).
+    """
+    per = [signal_scope(b, inv) for b in breakdowns if b.values]
+    br = BlastRadius(per_signal=per)
+    if not per:
+        br.lines.append("no per-entity data for the anomalous signals")
+        return br
+    counts: dict[str, int] = {}
+    for s in per:
+        if s.scope != "unknown":
+            counts[s.scope] = counts.get(s.scope, 0) + 1
+    if not counts:
+        return br
+    scope = min(counts, key=lambda k: (-counts[k], SCOPE_ORDER.index(k)))  # type: ignore[arg-type]
+    gpu_outs = [o for s in per if s.scope == "single_gpu" for o in s.outliers]
+    pod_outs = [o for s in per if s.scope == "single_instance" for o in s.outliers]
+    if gpu_outs and pod_outs:
+        gpu = gpu_outs[0]
+        if any(inv.gpu_pod.get(gpu.entity, gpu.pod) == (p.pod or p.entity) for p in pod_outs):
+            scope = "single_gpu"
+    br.scope = scope  # type: ignore[assignment]
+    br.propose = "E" if scope in ("single_gpu", "single_instance", "single_node") else "F"
+    chosen = [o for s in per if s.scope == scope for o in s.outliers]
+    if scope == "single_gpu" and gpu_outs:
+        br.suspect, br.suspect_kind = gpu_outs[0].entity, "gpu"
+    elif scope == "single_instance" and chosen:
+        br.suspect, br.suspect_kind = chosen[0].pod or chosen[0].entity, "pod"
+    elif scope == "single_node" and chosen:
+        br.suspect, br.suspect_kind = chosen[0].node, "node"
+    for s in per:
+        if s.outliers:
+            for o in s.outliers:
+                ratio = f"×{o.ratio:.2f}" if o.ratio is not None else "peers at 0"
+                score = ""
+                if o.score is not None:
+                    score = (
+                        f", robust score {o.score:.1f}"
+                        if o.score < 1000
+                        else ", robust score > 1000"
+                    )
+                br.lines.append(
+                    f"{s.key}: {o.entity} = {o.value:.4g} vs peer median {o.peer_median:.4g} "
+                    f"({ratio}{score}, {o.peers} peers) → {s.scope}"
+                )
+        else:
+            br.lines.append(f"{s.key}: {s.note} ({s.entities} entities) → {s.scope}")
+    n = max((s.entities for s in per), default=0)
+    if n > 1:
+        br.max_z_note = f"with {n} entities a z-score cannot exceed √(n−1) = {max_z(n):.2f}"
+    return br

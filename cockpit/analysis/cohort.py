@@ -1,0 +1,231 @@
+"""Step E: the suspect against its healthy cohort, signal by signal.
+
+Seed 000 ("隔离对比健康实例") and issue 3: pick the cohort automatically — the other
+replicas of the same deployment and revision; the other GPUs on the same node; the
+previous revision — state its definition, and show the suspect vs the cohort median for
+every golden signal and DCGM field, outliers highlighted. The same robust rule as step D
+(:mod:`cockpit.analysis.blast_radius`) decides what is an outlier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
+from cockpit.analysis.inventory import Inventory
+from cockpit.analysis.stats import median, robust_score
+
+CohortKind = Literal["replicas", "node_gpus", "previous_revision", "all_gpus", "custom"]
+
+
+class CohortDef(BaseModel):
+    """Who the suspect is compared with, and why.
+
+    Attributes:
+        suspect: Pod name, GPU UUID or node name.
+        suspect_kind: ``pod``, ``gpu`` or ``node``.
+        kind: How the cohort was chosen.
+        members: Entity names in the cohort (suspect excluded).
+        definition_en, definition_zh: The definition stated to the user.
+    """
+
+    suspect: str
+    suspect_kind: Literal["pod", "gpu", "node"]
+    kind: CohortKind
+    members: list[str] = Field(default_factory=list)
+    definition_en: str = ""
+    definition_zh: str = ""
+
+    def definition(self, lang: str) -> str:
+        """The definition in ``lang``."""
+        return self.definition_zh if lang == "zh" else self.definition_en
+
+
+class CohortRow(BaseModel):
+    """Suspect vs cohort median for one signal."""
+
+    key: str
+    signal: str
+    unit: str = ""
+    suspect: float | None = None
+    cohort_median: float | None = None
+    cohort_n: int = 0
+    ratio: float | None = None
+    score: float | None = None
+    outlier: bool = False
+    query: str = ""
+
+
+class CohortComparison(BaseModel):
+    """The cohort, its rows, and the keys where the suspect is an outlier."""
+
+    cohort: CohortDef
+    rows: list[CohortRow] = Field(default_factory=list)
+
+    @property
+    def outliers(self) -> list[str]:
+        """Keys of the rows where the suspect is an outlier."""
+        return [r.key for r in self.rows if r.outlier]
+
+
+def available_kinds(suspect_kind: str) -> list[CohortKind]:
+    """Cohort kinds that make sense for a suspect kind (the UI offers these)."""
+    if suspect_kind == "gpu":
+        return ["node_gpus", "all_gpus", "custom"]
+    if suspect_kind == "node":
+        return ["all_gpus", "custom"]
+    return ["replicas", "previous_revision", "custom"]
+
+
+def _gpu_entities(breakdowns: Iterable[Breakdown]) -> dict[str, EntityValue]:
+    return {v.entity: v for b in breakdowns for v in b.values if v.kind == "gpu"}
+
+
+def auto_cohort(
+    suspect: str,
+    suspect_kind: Literal["pod", "gpu", "node"],
+    inv: Inventory,
+    breakdowns: list[Breakdown],
+    kind: CohortKind | None = None,
+    members: list[str] | None = None,
+) -> CohortDef:
+    """Choose the cohort of ``suspect`` (or build the one the user asked for).
+
+    Args:
+        suspect: Pod name, GPU UUID or node.
+        suspect_kind: What ``suspect`` is.
+        inv: Placement and revisions.
+        breakdowns: Per-entity values (to find the GPUs and pods that exist).
+        kind: Cohort kind; default: replicas for a pod, node GPUs for a GPU, all GPUs
+            on other nodes for a node.
+        members: For ``custom``: the entities to compare with.
+    """
+    gpus = _gpu_entities(breakdowns)
+    pods = {v.entity for b in breakdowns for v in b.values if v.kind == "pod"} | set(inv.pods)
+    auto = kind is None
+    if kind is None:
+        kind = {"pod": "replicas", "gpu": "node_gpus", "node": "all_gpus"}[suspect_kind]  # type: ignore[assignment]
+    assert kind is not None
+    if kind == "custom":
+        m = [x for x in (members or []) if x != suspect]
+        return CohortDef(
+            suspect=suspect,
+            suspect_kind=suspect_kind,
+            kind=kind,
+            members=m,
+            definition_en=f"chosen by the user: {', '.join(m)}",
+            definition_zh=f"用户指定：{', '.join(m)}",
+        )
+    if kind == "node_gpus":
+        node = inv.gpu_node.get(suspect) or (gpus[suspect].node if suspect in gpus else "")
+        m = sorted(
+            g for g, v in gpus.items() if g != suspect and (inv.gpu_node.get(g) or v.node) == node
+        )
+        if auto and len(m) < 2 and len(gpus) > len(m) + 1:
+            # One neighbour cannot tell which of the two is unusual: widen to every GPU.
+            return auto_cohort(suspect, suspect_kind, inv, breakdowns, "all_gpus")
+        return CohortDef(
+            suspect=suspect,
+            suspect_kind=suspect_kind,
+            kind=kind,
+            members=m,
+            definition_en=f"the other GPUs on node {node or '?'} ({len(m)})",
+            definition_zh=f"同一节点 {node or '?'} 上的其他 GPU（{len(m)} 块）",
+        )
+    if kind == "all_gpus":
+        if suspect_kind == "node":
+            m = sorted(g for g, v in gpus.items() if (inv.gpu_node.get(g) or v.node) != suspect)
+            return CohortDef(
+                suspect=suspect,
+                suspect_kind=suspect_kind,
+                kind=kind,
+                members=m,
+                definition_en=f"GPUs on the other nodes ({len(m)})",
+                definition_zh=f"其他节点上的 GPU（{len(m)} 块）",
+            )
+        m = sorted(g for g in gpus if g != suspect)
+        return CohortDef(
+            suspect=suspect,
+            suspect_kind=suspect_kind,
+            kind=kind,
+            members=m,
+            definition_en=f"every other GPU of the service ({len(m)})",
+            definition_zh=f"该服务的所有其他 GPU（{len(m)} 块）",
+        )
+    me = inv.pod(suspect)
+    if kind == "previous_revision":
+        revs = sorted(
+            {
+                p.revision
+                for p in inv.pods.values()
+                if p.deployment == me.deployment and p.revision and p.revision != me.revision
+            }
+        )
+        prev = revs[-1] if revs else ""
+        m = sorted(p.pod for p in inv.pods.values() if p.revision == prev and prev)
+        return CohortDef(
+            suspect=suspect,
+            suspect_kind=suspect_kind,
+            kind=kind,
+            members=m,
+            definition_en=f"replicas of the other revision {prev or '(none found)'} of {me.deployment or '?'} ({len(m)})",
+            definition_zh=f"{me.deployment or '?'} 另一版本 {prev or '（未找到）'} 的副本（{len(m)} 个）",
+        )
+    m = sorted(
+        p
+        for p in pods
+        if p != suspect
+        and (inv.pod(p).deployment == me.deployment)
+        and (inv.pod(p).revision == me.revision)
+    )
+    return CohortDef(
+        suspect=suspect,
+        suspect_kind=suspect_kind,
+        kind="replicas",
+        members=m,
+        definition_en=f"other replicas of {me.deployment or '?'} revision {me.revision or '?'} ({len(m)})",
+        definition_zh=f"{me.deployment or '?'} 同版本 {me.revision or '?'} 的其他副本（{len(m)} 个）",
+    )
+
+
+def _value_of(b: Breakdown, entity: str, kind: str, inv: Inventory) -> list[float]:
+    """Values of ``entity`` in ``b``; a node's values are its GPUs' or pods' values."""
+    if kind == "node":
+        return [v.value for v in b.values if (v.node or inv.gpu_node.get(v.gpu, "")) == entity]
+    if kind == "pod":
+        # GPU series of a pod count as the pod's (DCGM --kubernetes maps GPUs to pods).
+        return [
+            v.value for v in b.values if v.entity == entity or (v.kind == "gpu" and v.pod == entity)
+        ]
+    return [v.value for v in b.values if v.entity == entity]
+
+
+def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> CohortComparison:
+    """Suspect vs cohort median for every breakdown; outliers by ratio and robust score."""
+    out = CohortComparison(cohort=cohort)
+    members = set(cohort.members)
+    for b in breakdowns:
+        row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query)
+        mine = _value_of(b, cohort.suspect, cohort.suspect_kind, inv)
+        if cohort.kind == "all_gpus" and cohort.suspect_kind == "node":
+            peers = [v.value for v in b.values if v.entity in members]
+        else:
+            peers = []
+            for m in members:
+                kind = "pod" if cohort.suspect_kind == "pod" else "gpu"
+                peers += _value_of(b, m, kind, inv)
+        row.cohort_n = len(peers)
+        if mine:
+            row.suspect = median(mine)
+        row.cohort_median = median(peers)
+        if row.suspect is not None and row.cohort_median is not None:
+            if row.cohort_median:
+                row.ratio = row.suspect / row.cohort_median
+            score = robust_score(row.suspect, peers)
+            row.score = None if score is None or score == float("inf") else score
+            row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
+        out.rows.append(row)
+    return out

@@ -1,0 +1,650 @@
+"""``cockpit explain``: detect the kind(s) of any pasted artifact and run every analyzer.
+
+A registry of artifact kinds — each a name, a line detector and an analyzer — drives the
+dispatch, so a new parser plugs in with one :class:`ArtifactKind` line in
+:data:`REGISTRY`. Two analyzer styles are supported:
+
+* *streaming* (``stream``): a factory of objects with ``feed(line_no, line)`` and
+  ``finish() -> BaseModel | None``; they see every line and keep bounded state.
+* *whole text* (``text``): a function ``f(text) -> BaseModel | list | None``. It receives
+  the whole input when the input is at most :data:`WHOLE_TEXT_LIMIT` characters, else
+  only the lines its detector selected (at most :data:`SELECTED_TEXT_LIMIT` characters).
+
+Input is read line by line (bytes decoded as UTF-8 with ``errors="replace"`` at this
+boundary, lines longer than :data:`MAX_LINE_BYTES` cut), so memory stays bounded on
+inputs of any size. No exception escapes: an analyzer that raises is dropped from the
+result and named in ``errors``.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import IO, Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis import engine_logs, nccl, oom, rollout, utilization
+
+WHOLE_TEXT_LIMIT = 4 * 1024 * 1024
+SELECTED_TEXT_LIMIT = 4 * 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024
+
+
+class LineAnalyzer(Protocol):
+    """A streaming analyzer."""
+
+    def feed(self, line_no: int, raw: str) -> None:
+        """Consume one line (1-based number)."""
+
+    def finish(self) -> BaseModel | None:
+        """The result, or ``None`` when nothing was recognised."""
+
+
+@dataclass(frozen=True)
+class ArtifactKind:
+    """One kind of artifact ``explain`` recognises.
+
+    Attributes:
+        name: Kind name (``cuda_oom``, ``nccl``, ``xid``…); i18n keys hang off it.
+        category: The troubleshooting scenario it belongs to (``cuda_oom``,
+            ``nccl_hang``, ``xid_hw``, ``pod_pending``, ``ttft_spike``, ``low_util``,
+            ``bad_rollout``) unless the result names its own ``category``.
+        detect: Cheap per-line test; a kind is "looked at" only if some line matches.
+        stream: Factory of a streaming analyzer (see module docstring).
+        text: Whole-text analyzer (see module docstring).
+        priority: Orders findings of mixed input (higher first, then by first line).
+        keywords: Lower-case substrings; only lines containing one are fed to the
+            analyzer (found block-wise with ``str.find``, which keeps a 100 MB log fast).
+            ``None``: every line is fed (streaming) or tested with ``detect`` (text).
+        takes_lang: ``text`` is called as ``text(text, lang)`` (its result carries words).
+    """
+
+    name: str
+    category: str
+    detect: Callable[[str], bool]
+    stream: Callable[[], LineAnalyzer] | None = None
+    text: Callable[..., Any] | None = None
+    priority: int = 50
+    keywords: tuple[str, ...] | None = None
+    takes_lang: bool = False
+
+
+_XID_LINE = re.compile(
+    r"NVRM: Xid|NVRM: GPU at PCI|fallen off the bus|XidCriticalError|device marked unhealthy|"
+    r"NVRM: The NVIDIA GPU|NVRM: \(PCI ID|RmInitAdapter failed",
+)
+_PENDING_LINE = re.compile(
+    r"FailedScheduling|nodes are available|tasks in gang unschedulable|exceeded quota|"
+    r"couldn't assign flavors|insufficient unused quota|No devices found|nvidia-device-plugin|"
+    r"Insufficient nvidia\.com/gpu|Unschedulable|PodScheduled\s+False",
+)
+
+
+def _detect_xid(line: str) -> bool:
+    return bool(_XID_LINE.search(line))
+
+
+def _detect_pending(line: str) -> bool:
+    return bool(_PENDING_LINE.search(line))
+
+
+XID_KEYWORDS = ("nvrm", "xid", "fallen off the bus", "unhealthy", "rminitadapter")
+PENDING_KEYWORDS = (
+    "failedscheduling",
+    "nodes are available",
+    "unschedulable",
+    "exceeded quota",
+    "assign flavors",
+    "unused quota",
+    "no devices found",
+    "device-plugin",
+    "insufficient",
+    "podscheduled",
+    "gang",
+)
+
+
+def _always(_line: str) -> bool:
+    return True
+
+
+def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
+    """Kernel-log Xid parser (:mod:`cockpit.analysis.xid`) as a finding's fields."""
+    from cockpit.analysis.xid import explain_xid_text
+
+    r = explain_xid_text(text, lang)
+    if not r.found:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    top = r.gpus[0] if r.gpus else None
+    group = top.groups[0] if top and top.groups else None
+    data.update(
+        category="xid_hw",
+        cause=(top.verdict if top else None) or "xid",
+        likely=group.likely if group else None,
+        xid=group.xid if group else (r.root_xids[0] if r.root_xids else None),
+        xids=r.root_xids,
+        gpu=top.pci if top else None,
+        xid_inferred=bool(group and group.inferred),
+        distinct_pids=len(group.pids) if group else 0,
+        first_line=min((o.line for o in r.occurrences), default=0),
+        meaning=" ".join(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+        next_checks_text=[*(group.actions if group else []), *r.findings],
+    )
+    return data
+
+
+def _explain_pending(text: str, lang: str) -> dict[str, Any] | None:
+    """FailedScheduling parser (:mod:`cockpit.analysis.scheduling`) as a finding's fields."""
+    from cockpit.analysis.scheduling import explain_failed_scheduling
+
+    r = explain_failed_scheduling(text)
+    if not r.message.recognised:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    data.update(
+        category=r.category,
+        cause=r.likely,
+        nodes_total=r.message.nodes_total,
+        meaning=" ".join(f.text(lang) for f in r.findings),
+        next_checks_text=r.commands,
+    )
+    return data
+
+
+REGISTRY: list[ArtifactKind] = [
+    ArtifactKind(
+        "cuda_oom",
+        oom.CATEGORY,
+        oom.detect_line,
+        stream=oom.OomAnalyzer,
+        priority=90,
+        keywords=oom.KEYWORDS,
+    ),
+    ArtifactKind(
+        "nccl",
+        nccl.CATEGORY,
+        nccl.detect_line,
+        stream=nccl.NcclAnalyzer,
+        priority=90,
+        keywords=nccl.KEYWORDS,
+    ),
+    ArtifactKind(
+        "rollout",
+        rollout.CATEGORY,
+        _always,
+        stream=rollout.RolloutAnalyzer,
+        priority=70,
+        keywords=rollout.KEYWORDS,
+    ),
+    ArtifactKind(
+        "engine_log",
+        engine_logs.CATEGORY,
+        engine_logs.detect_line,
+        stream=engine_logs.EngineLogAnalyzer,
+        priority=60,
+        keywords=engine_logs.KEYWORDS,
+    ),
+    ArtifactKind(
+        "utilization",
+        utilization.CATEGORY,
+        _always,
+        stream=utilization.UtilAnalyzer,
+        priority=50,
+        keywords=utilization.KEYWORDS,
+    ),
+    ArtifactKind(
+        "xid",
+        "xid_hw",
+        _detect_xid,
+        text=_explain_xid,
+        priority=85,
+        keywords=XID_KEYWORDS,
+        takes_lang=True,
+    ),
+    ArtifactKind(
+        "failed_scheduling",
+        "pod_pending",
+        _detect_pending,
+        text=_explain_pending,
+        priority=85,
+        keywords=PENDING_KEYWORDS,
+        takes_lang=True,
+    ),
+]
+"""The kinds ``explain`` runs; a new parser plugs in with one :class:`ArtifactKind` line."""
+
+# Kinds the registry may not carry yet, named so "not recognised" can say it looked.
+KNOWN_KIND_NAMES = (
+    "cuda_oom",
+    "nccl",
+    "xid",
+    "failed_scheduling",
+    "engine_log",
+    "utilization",
+    "rollout",
+)
+
+
+class Finding(BaseModel):
+    """One analyzer's conclusion.
+
+    Attributes:
+        kind: Registry name of the analyzer.
+        category: Scenario (see :class:`ArtifactKind`).
+        cause: The analyzer's most specific class (``fragmentation``,
+            ``collective_mismatch``, ``kv_cache_saturation``…), ``None`` if it has none.
+        first_line: 1-based line where the evidence starts (0 when unknown).
+        fields: The analyzer's full result (JSON-ready).
+        next_check_ids / mitigation_ids / long_term_ids: i18n ids (``explain.check.<id>``,
+            ``explain.mitigate.<kind>.<id>``, ``explain.longterm.<id>``).
+    """
+
+    kind: str
+    category: str
+    cause: str | None = None
+    first_line: int = 0
+    priority: int = 50
+    fields: dict[str, Any] = Field(default_factory=dict)
+    next_check_ids: list[str] = Field(default_factory=list)
+    mitigation_ids: list[str] = Field(default_factory=list)
+    long_term_ids: list[str] = Field(default_factory=list)
+
+
+class Explanation(BaseModel):
+    """Everything ``explain`` found in one input.
+
+    Attributes:
+        recognised: True when at least one analyzer produced a finding.
+        category: Category of the first finding (highest priority, then earliest line).
+        kinds: Kind names of the findings, in order.
+        findings: The findings, ordered as ``kinds``.
+        looked_for: Every kind name the registry knows (what "not recognised" means).
+        lines / bytes / cut_lines: Input size; lines longer than the limit were cut.
+        errors: ``"<kind>: <ExceptionType>"`` for analyzers that failed (and were dropped).
+    """
+
+    recognised: bool
+    category: str | None = None
+    kinds: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    looked_for: list[str] = Field(default_factory=list)
+    lines: int = 0
+    bytes: int = 0
+    cut_lines: int = 0
+    errors: list[str] = Field(default_factory=list)
+
+
+def _cause_of(result: Any) -> str | None:
+    for attr in ("likely", "pattern", "cause", "verdict", "severity", "subtype", "kind"):
+        value = getattr(result, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _to_finding(kind: ArtifactKind, result: Any) -> Finding | None:
+    if result is None:
+        return None
+    if isinstance(result, list | tuple):
+        if not result:
+            return None
+        items = [r.model_dump(mode="json") if isinstance(r, BaseModel) else r for r in result]
+        first = result[0]
+        cause = _cause_of(first)
+        category = getattr(first, "category", None) or kind.category
+        fields: dict[str, Any] = {"items": items}
+        first_line = int(getattr(first, "line", 0) or getattr(first, "first_line", 0) or 0)
+    elif isinstance(result, BaseModel):
+        fields = result.model_dump(mode="json")
+        cause = _cause_of(result)
+        category = getattr(result, "category", None) or kind.category
+        first_line = int(getattr(result, "first_line", 0) or 0)
+    elif isinstance(result, dict):
+        fields = result
+        cause = next(
+            (str(result[k]) for k in ("cause", "likely", "pattern") if result.get(k)), None
+        )
+        category = str(result.get("category") or kind.category)
+        first_line = int(result.get("first_line") or 0)
+    else:
+        return None
+    if isinstance(result, BaseModel) and getattr(result, "recognised", True) is False:
+        return None
+    return Finding(
+        kind=kind.name,
+        category=str(category),
+        cause=cause,
+        first_line=first_line,
+        priority=kind.priority,
+        fields=fields,
+        next_check_ids=list(getattr(result, "next_check_ids", []) or []),
+        mitigation_ids=list(getattr(result, "mitigation_ids", []) or []),
+        long_term_ids=list(getattr(result, "long_term_ids", []) or []),
+    )
+
+
+class _TextCollector:
+    """Bounded text buffer for a whole-text analyzer."""
+
+    def __init__(self) -> None:
+        self.whole: list[str] | None = []
+        self.whole_size = 0
+        self.selected: list[str] = []
+        self.selected_size = 0
+        self.matched = False
+
+    def add(self, line: str, matched: bool) -> None:
+        if self.whole is not None:
+            self.whole.append(line)
+            self.whole_size += len(line) + 1
+            if self.whole_size > WHOLE_TEXT_LIMIT:
+                self.whole = None
+        if matched:
+            self.matched = True
+            if self.selected_size + len(line) < SELECTED_TEXT_LIMIT:
+                self.selected.append(line)
+                self.selected_size += len(line) + 1
+
+    def text(self) -> str:
+        return "\n".join(self.whole if self.whole is not None else self.selected)
+
+
+def iter_lines(stream: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[str, bool]]:
+    """Lines of a byte stream as ``(text, was_cut)``; UTF-8 decoded with replacement.
+
+    A line longer than ``max_line`` bytes is cut to its first ``max_line`` bytes and the
+    rest skipped, so no line ever needs more than ``max_line`` bytes of memory.
+    """
+    while True:
+        chunk = stream.readline(max_line)
+        if not chunk:
+            return
+        cut = False
+        if not chunk.endswith(b"\n") and len(chunk) >= max_line:
+            cut = True
+            while True:
+                rest = stream.readline(max_line)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        text = chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+        # A lone CR inside a line (progress bars) separates records too.
+        if "\r" in text:
+            for part in text.split("\r"):
+                yield part, cut
+        else:
+            yield text, cut
+
+
+BLOCK_LINES = 4096
+
+# Every ASCII non-letter → space: a block's vocabulary is then ``set(text.split())``.
+_NON_ALPHA = {i: 32 for i in range(128) if not chr(i).isalpha()}
+_ALPHA_RUN = re.compile(r"[a-z]+")
+
+
+@cache
+def _anchor(keyword: str) -> str | None:
+    """The longest run of letters in ``keyword`` (``None`` when it has none)."""
+    runs = _ALPHA_RUN.findall(keyword)
+    return max(runs, key=len) if runs else None
+
+
+def _present(keywords: tuple[str, ...], vocab: str) -> tuple[str, ...]:
+    """Keywords that may occur in a block whose letter-runs are in ``vocab``.
+
+    A keyword whose longest letter run is not part of any word of the block cannot occur
+    in it, so its (costly) ``str.find`` over the block is skipped.
+    """
+    out = []
+    for kw in keywords:
+        a = _anchor(kw)
+        if a is None or a in vocab:
+            out.append(kw)
+    return tuple(out)
+
+
+def _hit_lines(joined: str, starts: list[int], keywords: tuple[str, ...]) -> list[int]:
+    """Indices of the lines of a block (``joined`` with ``\n``) containing a keyword."""
+    hits: set[int] = set()
+    n = len(starts)
+    end = len(joined)
+    for kw in keywords:
+        pos = joined.find(kw)
+        while pos != -1:
+            idx = bisect_right(starts, pos) - 1
+            hits.add(idx)
+            nxt = starts[idx + 1] if idx + 1 < n else end
+            pos = joined.find(kw, nxt)
+    return sorted(hits)
+
+
+def _root_first(findings: list[Finding]) -> list[Finding]:
+    """Move a finding that another one names as its primary cause in front of it.
+
+    The NCCL analyzer names the first failing rank's error (``primary``: ``cuda_oom``…);
+    when that error has its own finding it is the root cause and is listed first.
+    """
+    for i, f in enumerate(findings):
+        primary = f.fields.get("primary") if f.kind == "nccl" else None
+        if not primary:
+            continue
+        for j in range(i + 1, len(findings)):
+            if findings[j].kind == primary:
+                findings.insert(i, findings.pop(j))
+                return findings
+    return findings
+
+
+class _Dispatcher:
+    """Feeds blocks of lines to every analyzer; isolates analyzer failures."""
+
+    def __init__(self, kinds: list[ArtifactKind], world_size: int | None, lang: str) -> None:
+        self.lang = lang
+        self.kinds = {k.name: k for k in kinds}
+        self.streams: dict[str, LineAnalyzer] = {}
+        self.texts: dict[str, _TextCollector] = {}
+        self.errors: list[str] = []
+        self.carry: dict[str, int] = {}
+        self._vocab = ""
+        for k in kinds:
+            try:
+                if k.stream is not None:
+                    if k.stream is nccl.NcclAnalyzer:
+                        self.streams[k.name] = nccl.NcclAnalyzer(world_size=world_size)
+                    else:
+                        self.streams[k.name] = k.stream()
+                elif k.text is not None:
+                    self.texts[k.name] = _TextCollector()
+            except Exception as exc:
+                self._fail(k.name, exc)
+
+    def _fail(self, name: str, exc: BaseException) -> None:
+        self.errors.append(f"{name}: {type(exc).__name__}")
+        self.streams.pop(name, None)
+        self.texts.pop(name, None)
+
+    def block(self, first_no: int, lines: list[str]) -> None:
+        lows = [ln.lower() for ln in lines]
+        joined = "\n".join(lows)
+        starts = [0]
+        for ln in lows[:-1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        self._vocab = " ".join(set(joined.translate(_NON_ALPHA).split()))
+        for name in list(self.streams):
+            try:
+                self._feed_stream(name, first_no, lines, lows, joined, starts)
+            except Exception as exc:
+                self._fail(name, exc)
+        for name in list(self.texts):
+            try:
+                self._feed_text(name, lines, lows, joined, starts)
+            except Exception as exc:
+                self._fail(name, exc)
+
+    def _feed_stream(
+        self,
+        name: str,
+        first_no: int,
+        lines: list[str],
+        lows: list[str],
+        joined: str,
+        starts: list[int],
+    ) -> None:
+        an = self.streams[name]
+        kind = self.kinds[name]
+        scan = getattr(an, "scan_block", None)
+        if scan is not None:
+            scan(first_no, lines)
+        n = len(lines)
+        hits = (
+            list(range(n))
+            if kind.keywords is None
+            else _hit_lines(joined, starts, _present(kind.keywords, self._vocab))
+        )
+        force_until = self.carry.get(name, 0)
+        pos = 0
+        k = 0
+        while True:
+            while k < len(hits) and hits[k] < pos:
+                k += 1
+            if pos < force_until:
+                idx = pos
+            elif k < len(hits):
+                idx = hits[k]
+            else:
+                break
+            if idx >= n:
+                break
+            an.feed(first_no + idx, lines[idx])
+            pos = idx + 1
+            follow = int(getattr(an, "follow", 0) or 0)
+            if follow > 0:
+                force_until = max(force_until, pos + follow)
+        self.carry[name] = max(0, force_until - n)
+
+    def _feed_text(
+        self, name: str, lines: list[str], lows: list[str], joined: str, starts: list[int]
+    ) -> None:
+        collector = self.texts[name]
+        kind = self.kinds[name]
+        if kind.keywords is not None:
+            hit = set(_hit_lines(joined, starts, _present(kind.keywords, self._vocab)))
+            for i, line in enumerate(lines):
+                collector.add(line, i in hit and kind.detect(line))
+        else:
+            for line in lines:
+                collector.add(line, kind.detect(line))
+
+    def finish(self) -> list[Finding]:
+        findings: list[Finding] = []
+        for name, analyzer in list(self.streams.items()):
+            try:
+                f = _to_finding(self.kinds[name], analyzer.finish())
+            except Exception as exc:
+                self._fail(name, exc)
+                continue
+            if f is not None:
+                findings.append(f)
+        for name, collector in list(self.texts.items()):
+            if not collector.matched:
+                continue
+            kind = self.kinds[name]
+            fn = kind.text
+            try:
+                if fn is None:
+                    result = None
+                elif kind.takes_lang:
+                    result = fn(collector.text(), self.lang)
+                else:
+                    result = fn(collector.text())
+                f = _to_finding(kind, result)
+            except Exception as exc:
+                self._fail(name, exc)
+                continue
+            if f is not None:
+                findings.append(f)
+        findings.sort(key=lambda f: (-f.priority, f.first_line or 10**12))
+        return _root_first(findings)
+
+
+def explain_lines(
+    lines: Iterable[str | tuple[str, bool]],
+    *,
+    world_size: int | None = None,
+    registry: list[ArtifactKind] | None = None,
+    lang: str = "en",
+) -> Explanation:
+    """Run every registered analyzer over ``lines`` (strings or ``(text, was_cut)``).
+
+    Lines are processed in blocks of :data:`BLOCK_LINES`; an analyzer with ``keywords``
+    is fed only the lines containing one (plus the lines it asks to ``follow``).
+
+    Args:
+        lines: The input, one line per item, without line ends.
+        world_size: Number of distributed ranks when known (NCCL analyzer).
+        registry: Kinds to run (default :data:`REGISTRY`).
+        lang: Language for analyzers whose results carry words (``zh``/``en``).
+
+    Returns:
+        The :class:`Explanation`; never raises for any input.
+    """
+    kinds = list(REGISTRY if registry is None else registry)
+    disp = _Dispatcher(kinds, world_size, lang)
+    n = 0
+    size = 0
+    cut_lines = 0
+    block: list[str] = []
+    first_no = 1
+    for item in lines:
+        if isinstance(item, tuple):
+            line, cut = item
+        else:
+            line, cut = item, False
+        if not isinstance(line, str):
+            continue
+        n += 1
+        size += len(line) + 1
+        cut_lines += int(cut)
+        if "\x00" in line:
+            line = line.replace("\x00", "\ufffd")
+        block.append(line)
+        if len(block) >= BLOCK_LINES:
+            disp.block(first_no, block)
+            first_no += len(block)
+            block = []
+    if block:
+        disp.block(first_no, block)
+    findings = disp.finish()
+    looked = list(dict.fromkeys([*(k.name for k in kinds), *KNOWN_KIND_NAMES]))
+    return Explanation(
+        recognised=bool(findings),
+        category=findings[0].category if findings else None,
+        kinds=[f.kind for f in findings],
+        findings=findings,
+        looked_for=looked,
+        lines=n,
+        bytes=size,
+        cut_lines=cut_lines,
+        errors=disp.errors,
+    )
+
+
+def explain_text(
+    text: str | bytes, *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
+    """:func:`explain_lines` over a string (or bytes, decoded with replacement)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return explain_lines(text.splitlines(), world_size=world_size, lang=lang)
+
+
+def explain_stream(
+    stream: IO[bytes], *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
+    """:func:`explain_lines` over a binary stream, read line by line (bounded memory)."""
+    return explain_lines(iter_lines(stream), world_size=world_size, lang=lang)

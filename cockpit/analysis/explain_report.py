@@ -1,0 +1,173 @@
+"""Render an :class:`~cockpit.analysis.explain.Explanation` as JSON-ready data or text.
+
+Shared by ``cockpit explain`` and the TUI's paste-evidence box. All wording comes from
+``cockpit/knowledge/i18n/explain.toml`` (zh and en).
+
+JSON shape (stable; ``schema`` is bumped on any incompatible change)::
+
+    {
+      "schema": "cockpit.explain/1",
+      "lang": "en",
+      "recognised": true,
+      "category": "cuda_oom",            # first finding's category, null if none
+      "kinds": ["cuda_oom"],             # analyzers that found something, in order
+      "input": {"lines": 5, "bytes": 1234, "cut_lines": 0},
+      "findings": [
+        {
+          "kind": "cuda_oom",            # analyzer (registry name)
+          "category": "cuda_oom",        # scenario
+          "cause": "fragmentation",      # most specific class, or null
+          "first_line": 5,               # 1-based line of the evidence, 0 if unknown
+          "title": "...",                # what it is (localised)
+          "meaning": "...",              # what it means (localised)
+          "fields": {...},               # everything the analyzer extracted
+          "next_checks": [{"id": "oom.budget", "text": "..."}],
+          "mitigations": [{"id": "...", "text": "..."}],
+          "long_term": [{"id": "...", "text": "..."}]
+        }
+      ],
+      "looked_for": [{"kind": "cuda_oom", "text": "..."}],
+      "errors": []                       # "<kind>: <ExceptionType>" of failed analyzers
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cockpit.analysis.explain import Explanation, Finding
+from cockpit.i18n import catalog, t
+
+SCHEMA = "cockpit.explain/1"
+
+
+def _text(key: str, lang: str, fallback: str) -> str:
+    return t(key, lang) if key in catalog() else fallback
+
+
+def _items(prefix: str, ids: list[str], lang: str) -> list[dict[str, str]]:
+    return [{"id": i, "text": _text(f"{prefix}.{i}", lang, i)} for i in ids]
+
+
+def finding_json(f: Finding, lang: str) -> dict[str, Any]:
+    """One finding as JSON-ready data (see the module docstring)."""
+    cause = f.cause or ""
+    # Parsers plugged in from elsewhere carry their own words (already in ``lang``).
+    meaning = str(f.fields.get("meaning") or cause)
+    checks = _items("explain.check", f.next_check_ids, lang) + [
+        {"id": "", "text": str(x)} for x in f.fields.get("next_checks_text") or []
+    ]
+    return {
+        "kind": f.kind,
+        "category": f.category,
+        "cause": f.cause,
+        "first_line": f.first_line,
+        "title": _text(f"explain.kind.{f.kind}.title", lang, f.kind),
+        "meaning": _text(f"explain.cause.{f.kind}.{cause}", lang, meaning),
+        "fields": f.fields,
+        "next_checks": checks,
+        "mitigations": _items(f"explain.mitigate.{f.kind}", f.mitigation_ids, lang),
+        "long_term": _items("explain.longterm", f.long_term_ids, lang),
+    }
+
+
+def to_json(expl: Explanation, lang: str) -> dict[str, Any]:
+    """The whole explanation as JSON-ready data (see the module docstring)."""
+    return {
+        "schema": SCHEMA,
+        "lang": lang,
+        "recognised": expl.recognised,
+        "category": expl.category,
+        "kinds": expl.kinds,
+        "input": {"lines": expl.lines, "bytes": expl.bytes, "cut_lines": expl.cut_lines},
+        "findings": [finding_json(f, lang) for f in expl.findings],
+        "looked_for": [
+            {"kind": k, "text": _text(f"explain.kind.{k}.looks_for", lang, k)}
+            for k in expl.looked_for
+        ],
+        "errors": expl.errors,
+    }
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+# Fields too bulky for the text view (they stay in --json).
+_BULKY = {
+    "events",
+    "series",
+    "errors",
+    "engine_args",
+    "progress",
+    "transport_errors",
+    "first_timeout",
+    "last_watchdog",
+    "occurrences",
+    "gpus",
+    "message",
+    "findings",
+    "meaning",
+    "next_checks_text",
+    "commands",
+}
+
+
+def field_lines(fields: dict[str, Any], limit: int = 40) -> list[str]:
+    """``key: value`` lines for the non-empty, non-bulky fields of a finding."""
+    out: list[str] = []
+    for key, value in fields.items():
+        if key in _BULKY or value is None or value == [] or value == {} or value is False:
+            continue
+        if key in ("category", "next_check_ids", "mitigation_ids", "long_term_ids"):
+            continue
+        if isinstance(value, dict) and "text" in value and "kind" in value:
+            value = f"[{value.get('kind')}] line {value.get('line')}: {value.get('text')}"
+        text = _scalar(value)
+        if len(text) > 240:
+            text = text[:239] + "…"
+        out.append(f"{key}: {text}")
+        if len(out) >= limit:
+            break
+    return out
+
+
+def to_text(expl: Explanation, lang: str) -> str:
+    """A human-readable report in ``lang``."""
+    data = to_json(expl, lang)
+    lines: list[str] = [
+        t("explain.label.input", lang, lines=expl.lines, bytes=expl.bytes),
+    ]
+    if expl.cut_lines:
+        lines.append(t("explain.label.cut_lines", lang, n=expl.cut_lines))
+    if not expl.recognised:
+        lines.append("")
+        lines.append(t("explain.label.not_recognised", lang))
+        lines.append(t("explain.label.looked_for", lang) + ":")
+        lines += [f"  - {x['text']}" for x in data["looked_for"]]
+    for i, f in enumerate(data["findings"], 1):
+        lines.append("")
+        where = t("explain.label.line", lang, line=f["first_line"]) if f["first_line"] else ""
+        lines.append(f"[{i}] {f['title']} — {f['category']}/{f['cause']}  {where}".rstrip())
+        lines.append(f"  {t('explain.label.means', lang)}: {f['meaning']}")
+        flines = field_lines(f["fields"])
+        if flines:
+            lines.append(f"  {t('explain.label.fields', lang)}:")
+            lines += [f"    {x}" for x in flines]
+        for label, key in (
+            ("explain.label.next", "next_checks"),
+            ("explain.label.mitigate", "mitigations"),
+            ("explain.label.longterm", "long_term"),
+        ):
+            if f[key]:
+                lines.append(f"  {t(label, lang)}:")
+                lines += [f"    - {x['text']}" for x in f[key]]
+    if expl.errors:
+        lines.append("")
+        lines.append(t("explain.label.errors", lang, errors=", ".join(expl.errors)))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,402 @@
+"""Golden-signal summaries: now vs baseline, instant vs windowed, with a verdict per value.
+
+Seed 003 §二: the four golden signals (latency, traffic, errors, saturation) are read
+together in the same window; latency as P50/P95/P99/max, traffic as QPS and tokens/s,
+errors split by type, utilization both instant and windowed. Seed 003 §五: alert
+thresholds are based on the baseline, not fixed values — hence the relative thresholds of
+:data:`THRESHOLDS`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.profiles import SIGNALS
+from cockpit.analysis.stats import mean, median
+from cockpit.models import Reading, Series, from_epoch
+
+Verdict = Literal["anomalous", "normal", "no_data"]
+
+STAT_QUANTILES: dict[str, float] = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 0.999}
+"""Histogram quantile per latency stat. Histograms have no true maximum (metrics_kb.md §7.1):
+``max`` is estimated as the 0.999 quantile and labelled ``≈max``."""
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """When a value counts as anomalous against its baseline.
+
+    Attributes:
+        up: Ratio now/baseline at or above which an increase is anomalous (``None``: never).
+        down: Ratio at or below which a decrease is anomalous (``None``: never).
+        min_delta: Smallest absolute change (display unit) that may count.
+        ceiling: Value at or above which the signal is anomalous whatever the baseline.
+    """
+
+    up: float | None = 1.5
+    down: float | None = None
+    min_delta: float = 0.0
+    ceiling: float | None = None
+
+
+THRESHOLDS: dict[str, Threshold] = {
+    # Latency: P99 × 1.5 is also the derived SLO (cockpit.config.ServiceSettings.slo_p99_ms).
+    "latency": Threshold(up=1.5, min_delta=5.0),
+    # Traffic: a 20 % drop or a 25 % rise changes what the GPU sees (seed 003 §四 example:
+    # QPS 1200→900 is −25 %).
+    "traffic": Threshold(up=1.25, down=0.8),
+    # Errors: × 3 and at least 0.5 points, as the derived error SLO (config.py).
+    "errors": Threshold(up=3.0, min_delta=0.5),
+    "saturation": Threshold(up=1.5, down=0.67, min_delta=0.0),
+}
+"""Default thresholds per golden signal (overridden per signal in :data:`SIGNAL_THRESHOLDS`)."""
+
+SIGNAL_THRESHOLDS: dict[str, Threshold] = {
+    "serving.queue": Threshold(up=2.0, min_delta=5.0),
+    "serving.running": Threshold(up=2.0, down=0.5, min_delta=5.0),
+    "serving.batch_size": Threshold(up=None, down=0.67, min_delta=1.0),
+    # KV cache ≥ 95 % is where vLLM starts preempting (backtest candidate, metrics_kb.md §2.1).
+    "runtime.kv_cache": Threshold(up=None, min_delta=20.0, ceiling=95.0),
+    "runtime.preemptions": Threshold(up=2.0, min_delta=0.05),
+    "runtime.fragmentation": Threshold(up=1.5, min_delta=10.0),
+    # GPU util: a rise of 15 points (seed 003 §四: 72 %→98 %).
+    "hardware.gpu_util": Threshold(up=1.0, down=0.5, min_delta=15.0),
+    "hardware.sm_active": Threshold(up=1.0, down=0.5, min_delta=15.0),
+    # +10 °C, or at/above 85 °C (NVIDIA data-centre GPUs slow down in the high 80s).
+    "hardware.temp": Threshold(up=1.0, min_delta=10.0, ceiling=85.0),
+    "hardware.sm_clock": Threshold(up=None, down=0.9, min_delta=50.0),
+    "hardware.power": Threshold(up=1.25, min_delta=30.0),
+    "hardware.fb_used": Threshold(up=1.25, min_delta=1024.0),
+    "hardware.fb_reserved": Threshold(up=1.5, min_delta=512.0),
+    "hardware.throttle": Threshold(up=1.0, min_delta=0.5),
+    "hardware.thermal_violation": Threshold(up=1.0, min_delta=5.0),
+    "hardware.xid": Threshold(up=1.0, min_delta=0.5),
+    "infra.restarts": Threshold(up=1.0, min_delta=0.5),
+    "infra.oomkilled": Threshold(up=1.0, min_delta=0.5),
+    "infra.not_ready": Threshold(up=1.0, min_delta=0.5),
+    "infra.node_cpu": Threshold(up=1.0, min_delta=20.0, ceiling=95.0),
+    "infra.mem_pressure": Threshold(up=1.0, min_delta=5.0),
+    "infra.net_errors": Threshold(up=3.0, min_delta=1.0),
+    "infra.cpu_throttle": Threshold(up=1.0, min_delta=10.0),
+    "access.timeouts": Threshold(up=3.0, min_delta=0.5),
+    "access.qps": Threshold(up=1.25, down=0.8),
+    "serving.prompt_len": Threshold(up=1.5, down=0.67),
+    "serving.output_len": Threshold(up=1.5, down=0.67),
+}
+"""Per-signal thresholds where the golden-signal default does not fit."""
+
+
+def threshold_for(signal_id: str) -> Threshold:
+    """The threshold of a canonical signal."""
+    if signal_id in SIGNAL_THRESHOLDS:
+        return SIGNAL_THRESHOLDS[signal_id]
+    info = SIGNALS.get(signal_id)
+    base = THRESHOLDS.get(info.golden if info else "saturation", Threshold())
+    if info is not None and info.bad == "down":
+        return Threshold(up=None, down=base.down or 0.67, min_delta=base.min_delta)
+    if info is not None and info.bad == "both" and base.down is None:
+        return Threshold(up=base.up, down=0.67, min_delta=base.min_delta)
+    return base
+
+
+class SignalSummary(BaseModel):
+    """One value of a golden signal, now vs baseline, with its sparkline and verdict.
+
+    Attributes:
+        key: ``<signal id>:<stat>`` (``serving.e2e_latency:p99``).
+        signal: Canonical signal id.
+        stat: ``p50``/``p95``/``p99``/``max``/``avg``/``value``.
+        layer: Layer of the signal.
+        unit: Display unit.
+        now: Mean of the last ``recent`` samples of the window.
+        instant: The last sample (instant value).
+        window_avg, window_max: Over the whole window (windowed view).
+        baseline: Median of the baseline series.
+        ratio: now / baseline (``None`` when either is unknown or baseline is 0).
+        verdict: anomalous / normal / no_data.
+        reason: Why (thresholds and numbers, English; the UI translates the frame).
+        query, baseline_query: The PromQL behind the values.
+        missing: Metric names that are missing (shown as "missing: <metric>").
+        enable: How to enable the missing metric.
+        spark: Window values in time order (NaN dropped) for the sparkline.
+        spark_t: Their timestamps (Unix s).
+        baseline_spark: Baseline values in time order.
+        at: Evaluation time of ``now``.
+    """
+
+    key: str
+    signal: str
+    stat: str = "value"
+    layer: str = ""
+    unit: str = ""
+    now: Reading = Field(default_factory=lambda: Reading.unknown("not collected"))
+    instant: Reading = Field(default_factory=lambda: Reading.unknown("not collected"))
+    window_avg: Reading = Field(default_factory=lambda: Reading.unknown("not collected"))
+    window_max: Reading = Field(default_factory=lambda: Reading.unknown("not collected"))
+    baseline: Reading = Field(default_factory=lambda: Reading.unknown("not collected"))
+    ratio: float | None = None
+    verdict: Verdict = "no_data"
+    reason: str = ""
+    query: str = ""
+    baseline_query: str = ""
+    missing: list[str] = Field(default_factory=list)
+    enable: str = ""
+    spark: list[float] = Field(default_factory=list)
+    spark_t: list[float] = Field(default_factory=list)
+    baseline_spark: list[float] = Field(default_factory=list)
+    at: datetime | None = None
+
+    def label(self, lang: str) -> str:
+        """Human name with the stat (``TTFT P99``)."""
+        info = SIGNALS.get(self.signal)
+        name = (info.zh if lang == "zh" else info.en) if info else self.signal
+        if self.stat in ("value", ""):
+            return name
+        stat = "≈max" if self.stat == "max" else self.stat.upper()
+        return f"{name} {stat}"
+
+
+def _single(series: list[Series] | None) -> Series | None:
+    """Collapse a result to one series (sum when a query unexpectedly returns several)."""
+    if not series:
+        return None
+    if len(series) == 1:
+        return series[0]
+    by_t: dict[float, float] = {}
+    for s in series:
+        for smp in s.samples:
+            if math.isfinite(smp.v):
+                by_t[smp.t] = by_t.get(smp.t, 0.0) + smp.v
+    from cockpit.models import Sample
+
+    return Series(labels={}, samples=[Sample(t=t, v=v) for t, v in sorted(by_t.items())])
+
+
+def judge(signal_id: str, now: float | None, baseline: float | None) -> tuple[Verdict, str]:
+    """Verdict of one value against its baseline with the signal's :class:`Threshold`.
+
+    Returns:
+        ``(verdict, reason)``; ``no_data`` when ``now`` is unknown. Without a baseline only
+        the ceiling can make a value anomalous.
+    """
+    if now is None:
+        return "no_data", "no data in the window"
+    th = threshold_for(signal_id)
+    if th.ceiling is not None and now >= th.ceiling:
+        return "anomalous", f"{now:.4g} ≥ {th.ceiling:g}"
+    if baseline is None:
+        return "normal", "no baseline to compare with"
+    delta = now - baseline
+    if abs(delta) < th.min_delta:
+        return "normal", f"change {delta:+.3g} below {th.min_delta:g}"
+    if baseline == 0:
+        if th.up is not None and delta > 0:
+            return "anomalous", f"{baseline:.4g} → {now:.4g}"
+        return "normal", f"{baseline:.4g} → {now:.4g}"
+    ratio = now / baseline
+    if th.up is not None and ratio >= th.up and delta > 0:
+        return "anomalous", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f} ≥ ×{th.up:g})"
+    if th.down is not None and ratio <= th.down:
+        return "anomalous", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f} ≤ ×{th.down:g})"
+    return "normal", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f})"
+
+
+def summarize(
+    key: str,
+    signal_id: str,
+    stat: str,
+    unit: str,
+    now_series: list[Series] | None,
+    base_series: list[Series] | None,
+    *,
+    query: str = "",
+    baseline_query: str = "",
+    recent_s: float = 600.0,
+    failure: str = "",
+    baseline_failure: str = "",
+) -> SignalSummary:
+    """Build a :class:`SignalSummary` from a window range and a baseline range.
+
+    Args:
+        key, signal_id, stat, unit: Identity and display unit.
+        now_series: Result of the window range query (``None`` when it failed).
+        base_series: Result of the baseline range query.
+        recent_s: "Now" is the mean of the samples in the last ``recent_s`` seconds.
+        failure, baseline_failure: Classified failure text of the queries, if any.
+    """
+    info = SIGNALS.get(signal_id)
+    out = SignalSummary(
+        key=key,
+        signal=signal_id,
+        stat=stat,
+        layer=info.layer if info else "",
+        unit=unit,
+        query=query,
+        baseline_query=baseline_query,
+    )
+    s = _single(now_series)
+    if failure:
+        out.now = out.instant = out.window_avg = out.window_max = Reading.unknown(
+            failure, unit=unit, query=query
+        )
+        out.reason = failure
+        return out
+    if s is None or not s.values():
+        reason = "query returned no series in the window"
+        out.now = out.instant = out.window_avg = out.window_max = Reading.unknown(
+            reason, unit=unit, query=query
+        )
+        out.reason = reason
+        return out
+    pts = [(p.t, p.v) for p in s.samples if math.isfinite(p.v)]
+    out.spark = [v for _, v in pts]
+    out.spark_t = [t for t, _ in pts]
+    t_last = pts[-1][0]
+    at = from_epoch(t_last)
+    out.at = at
+    recent = [v for t, v in pts if t >= t_last - recent_s]
+    now_v = mean(recent)
+    assert now_v is not None
+    out.now = Reading.known(now_v, unit, query=query, at=at)
+    out.instant = Reading.known(pts[-1][1], unit, query=query, at=at)
+    out.window_avg = Reading.known(mean(out.spark) or 0.0, unit, query=query, at=at)
+    out.window_max = Reading.known(max(out.spark), unit, query=query, at=at)
+    b = _single(base_series)
+    base_v: float | None = None
+    if baseline_failure:
+        out.baseline = Reading.unknown(baseline_failure, unit=unit, query=baseline_query)
+    elif b is None or not b.values():
+        out.baseline = Reading.unknown(
+            "no data in the baseline window", unit=unit, query=baseline_query
+        )
+    else:
+        out.baseline_spark = b.values()
+        base_v = median(out.baseline_spark)
+        assert base_v is not None
+        out.baseline = Reading.known(base_v, unit, query=baseline_query)
+    if base_v:
+        out.ratio = now_v / base_v
+    out.verdict, out.reason = judge(signal_id, now_v, base_v)
+    return out
+
+
+def missing_summary(
+    key: str, signal_id: str, stat: str, unit: str, missing: list[str], enable: str
+) -> SignalSummary:
+    """A summary for a signal whose metric the target does not expose."""
+    info = SIGNALS.get(signal_id)
+    reason = "missing: " + ", ".join(missing)
+    r = Reading.unknown(reason, unit=unit)
+    return SignalSummary(
+        key=key,
+        signal=signal_id,
+        stat=stat,
+        layer=info.layer if info else "",
+        unit=unit,
+        now=r,
+        instant=r,
+        window_avg=r,
+        window_max=r,
+        baseline=r,
+        verdict="no_data",
+        reason=reason,
+        missing=missing,
+        enable=enable,
+    )
+
+
+def unsupported_summary(key: str, signal_id: str, stat: str, reason: str) -> SignalSummary:
+    """A summary for a signal the detected stack cannot produce (TGI has no TTFT)."""
+    info = SIGNALS.get(signal_id)
+    r = Reading.unsupported(reason)
+    return SignalSummary(
+        key=key,
+        signal=signal_id,
+        stat=stat,
+        layer=info.layer if info else "",
+        now=r,
+        instant=r,
+        window_avg=r,
+        window_max=r,
+        baseline=r,
+        verdict="no_data",
+        reason=reason,
+    )
+
+
+class Breach(BaseModel):
+    """The first SLO breach found in the data (offered as the impact start).
+
+    Attributes:
+        at: First sample time of the breach (UTC).
+        signal: ``latency_p99`` or ``error_ratio``.
+        value: Value at ``at`` (ms or %).
+        slo: The SLO it crossed (ms or %).
+        derived: True when the SLO was derived from the baseline (no configured SLO).
+        query: The PromQL of the series.
+    """
+
+    at: datetime
+    signal: str
+    value: float
+    slo: float
+    derived: bool
+    query: str = ""
+
+
+def derive_slo_p99_ms(configured: float | None, baseline_p99_ms: float | None) -> float | None:
+    """Latency SLO in ms: configured, else baseline P99 × 1.5 (config.py ServiceSettings)."""
+    if configured is not None:
+        return configured
+    return baseline_p99_ms * 1.5 if baseline_p99_ms else None
+
+
+def derive_slo_error_pct(
+    configured_ratio: float | None, baseline_pct: float | None
+) -> float | None:
+    """Error SLO in percent: configured ratio × 100, else baseline × 3, at least 1 %
+    (config.py ServiceSettings.slo_error_ratio)."""
+    if configured_ratio is not None:
+        return configured_ratio * 100.0
+    if baseline_pct is None:
+        return None
+    return max(baseline_pct * 3.0, 1.0)
+
+
+def first_breach(
+    times: list[float],
+    values: list[float],
+    slo: float,
+    *,
+    signal: str,
+    derived: bool,
+    query: str = "",
+    sustain: int = 2,
+) -> Breach | None:
+    """The first time ``values`` exceed ``slo`` for ``sustain`` consecutive samples.
+
+    Requiring two consecutive samples keeps a single scrape spike from being offered as
+    the impact start.
+    """
+    run = 0
+    for i, v in enumerate(values):
+        if v > slo:
+            run += 1
+            if run >= sustain:
+                j = i - sustain + 1
+                return Breach(
+                    at=from_epoch(times[j]),
+                    signal=signal,
+                    value=values[j],
+                    slo=slo,
+                    derived=derived,
+                    query=query,
+                )
+        else:
+            run = 0
+    return None

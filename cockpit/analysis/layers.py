@@ -1,0 +1,259 @@
+"""Step C: five layers × golden signals, a verdict per layer, and the seed's reading rules.
+
+Seed 003 §一: "先定位层，再定位点" — each layer answers one question: was the anomaly
+introduced here? §二 gives the rules for reading the signals together, encoded in
+:func:`reading_rules` with the seed's wording in the i18n file (``metrics.rule.*``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.golden import SignalSummary, Verdict
+from cockpit.analysis.profiles import LAYERS
+
+GPU_SATURATED_PCT = 95.0
+"""GPU util at or above this is "near saturation" (seed 003 §四 example: 98 %)."""
+
+
+class LayerVerdict(BaseModel):
+    """One layer's verdict with the evidence that decided it.
+
+    Attributes:
+        layer: access / serving / runtime / hardware / infrastructure.
+        verdict: anomalous (some signal anomalous), normal (signals known, none anomalous)
+            or no_data (no signal of the layer has data).
+        evidence: Keys of the summaries that decided it (the anomalous ones, else the
+            normal ones that were checked).
+        lines: ``"<key>: <reason>"`` per evidence key (English numbers, no prose).
+        missing: ``"<metric> — <how to enable>"`` for the layer's missing signals.
+    """
+
+    layer: str
+    verdict: Verdict = "no_data"
+    evidence: list[str] = Field(default_factory=list)
+    lines: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+
+
+class RuleFinding(BaseModel):
+    """A reading rule of seed 003 and whether the data matches it.
+
+    Attributes:
+        id: ``p99_only``, ``p50_and_p99``, ``ttft_not_tpot``, ``ttft_and_tpot``,
+            ``gpu_saturated_queue``, ``gpu_saturated_no_queue``, ``errors_up``,
+            ``latency_and_throughput``, ``throughput_down_only``.
+        status: ``fired`` (conditions met), ``not_fired`` (data says no) or ``no_data``.
+        evidence: Summary keys the rule looked at.
+    """
+
+    id: str
+    status: Literal["fired", "not_fired", "no_data"]
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Drilldown(BaseModel):
+    """The whole of step C: layer verdicts, reading rules and every summary."""
+
+    layers: list[LayerVerdict] = Field(default_factory=list)
+    rules: list[RuleFinding] = Field(default_factory=list)
+    summaries: list[SignalSummary] = Field(default_factory=list)
+
+    def layer(self, name: str) -> LayerVerdict:
+        """The verdict of layer ``name``."""
+        return next(v for v in self.layers if v.layer == name)
+
+    def anomalous(self) -> list[SignalSummary]:
+        """Summaries judged anomalous."""
+        return [s for s in self.summaries if s.verdict == "anomalous"]
+
+
+def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
+    """A verdict per layer (all five, in the seed's order)."""
+    by_layer: dict[str, list[SignalSummary]] = {name: [] for name in LAYERS}
+    for s in summaries:
+        if s.layer in by_layer:
+            by_layer[s.layer].append(s)
+    out = []
+    for name in LAYERS:
+        items = by_layer[name]
+        v = LayerVerdict(layer=name)
+        v.missing = sorted(
+            {f"{m} — {s.enable}" if s.enable else m for s in items for m in s.missing}
+        ) + sorted(
+            {f"{s.signal}: {s.reason}" for s in items if s.now.status.value == "unsupported"}
+        )
+        bad = [s for s in items if s.verdict == "anomalous"]
+        ok = [s for s in items if s.verdict == "normal"]
+        if bad:
+            v.verdict = "anomalous"
+            chosen = bad
+        elif ok:
+            v.verdict = "normal"
+            chosen = ok
+        else:
+            chosen = []
+        v.evidence = [s.key for s in chosen]
+        v.lines = [f"{s.key}: {s.reason}" for s in chosen]
+        out.append(v)
+    return out
+
+
+def _find(summaries: list[SignalSummary], keys: Iterable[str]) -> SignalSummary | None:
+    by_key = {s.key: s for s in summaries}
+    for k in keys:
+        s = by_key.get(k)
+        if s is not None and s.verdict != "no_data":
+            return s
+    return None
+
+
+LATENCY_PREFERENCE = ("access.latency", "serving.e2e_latency", "serving.ttft")
+"""User-facing latency first: the gateway sees what users see, and vLLM's e2e histogram
+starts at a 0.3 s bucket, too coarse for a P50 (metrics_kb.md §2.1)."""
+
+
+def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
+    """Evaluate the seed's reading rules against the summaries.
+
+    Seed 003 §二: P50 normal but P99 soaring → queueing, batching wait or one throttled
+    GPU; P50 and P99 up together → overall capacity shortage or a slower upstream
+    dependency. Seed 000 (TTFT P99 scenario): TPOT normal and TTFT bad → queue and
+    prefill first; both bad → overload, GPU or a shared dependency. Seed 003 §二: GPU
+    util at 100 % is not a bottleneck by itself; sustained 100 % with a growing queue is.
+    Seed 003 §一/§四: errors up → serving or access layer; latency and throughput worse
+    together → compute or queueing; throughput down with latency and errors normal →
+    hardware throttling or infrastructure network.
+    """
+    out: list[RuleFinding] = []
+    p50 = p99 = None
+    for sid in LATENCY_PREFERENCE:
+        p50 = _find(summaries, [f"{sid}:p50"])
+        p99 = _find(summaries, [f"{sid}:p99"])
+        if p50 and p99:
+            break
+    if p50 and p99:
+        ev = [p50.key, p99.key]
+        up99 = p99.verdict == "anomalous"
+        up50 = p50.verdict == "anomalous"
+        out.append(
+            RuleFinding(
+                id="p99_only", status="fired" if up99 and not up50 else "not_fired", evidence=ev
+            )
+        )
+        out.append(
+            RuleFinding(
+                id="p50_and_p99", status="fired" if up99 and up50 else "not_fired", evidence=ev
+            )
+        )
+    else:
+        out += [
+            RuleFinding(id="p99_only", status="no_data"),
+            RuleFinding(id="p50_and_p99", status="no_data"),
+        ]
+
+    ttft = _find(summaries, ["serving.ttft:p99", "serving.ttft:p95"])
+    tpot = _find(summaries, ["serving.tpot:p99", "serving.tpot:p95"])
+    if ttft and tpot:
+        ev = [ttft.key, tpot.key]
+        bad_t, bad_p = ttft.verdict == "anomalous", tpot.verdict == "anomalous"
+        out.append(
+            RuleFinding(
+                id="ttft_not_tpot",
+                status="fired" if bad_t and not bad_p else "not_fired",
+                evidence=ev,
+            )
+        )
+        out.append(
+            RuleFinding(
+                id="ttft_and_tpot", status="fired" if bad_t and bad_p else "not_fired", evidence=ev
+            )
+        )
+    else:
+        out += [
+            RuleFinding(id="ttft_not_tpot", status="no_data"),
+            RuleFinding(id="ttft_and_tpot", status="no_data"),
+        ]
+
+    gpu = _find(summaries, ["hardware.gpu_util:value"])
+    queue = _find(summaries, ["serving.queue:value"])
+    if gpu and gpu.window_avg.ok:
+        # "Sustained": the windowed value over the recent part, not one instant sample.
+        saturated = (gpu.now.value or 0.0) >= GPU_SATURATED_PCT
+        growing = bool(queue and queue.verdict == "anomalous" and (queue.ratio or 0) > 1)
+        ev = [gpu.key] + ([queue.key] if queue else [])
+        if queue is None:
+            out.append(RuleFinding(id="gpu_saturated_queue", status="no_data", evidence=ev))
+        else:
+            out.append(
+                RuleFinding(
+                    id="gpu_saturated_queue",
+                    status="fired" if saturated and growing else "not_fired",
+                    evidence=ev,
+                )
+            )
+        out.append(
+            RuleFinding(
+                id="gpu_saturated_no_queue",
+                status="fired" if saturated and queue is not None and not growing else "not_fired",
+                evidence=ev,
+            )
+        )
+    else:
+        out += [
+            RuleFinding(id="gpu_saturated_queue", status="no_data"),
+            RuleFinding(id="gpu_saturated_no_queue", status="no_data"),
+        ]
+
+    errs = [
+        s
+        for s in summaries
+        if s.signal in ("serving.error_ratio", "access.error_ratio_5xx") and s.verdict != "no_data"
+    ]
+    if errs:
+        out.append(
+            RuleFinding(
+                id="errors_up",
+                status="fired" if any(s.verdict == "anomalous" for s in errs) else "not_fired",
+                evidence=[s.key for s in errs],
+            )
+        )
+    else:
+        out.append(RuleFinding(id="errors_up", status="no_data"))
+
+    qps = _find(summaries, ["serving.qps:value", "access.qps:value", "serving.gen_tps:value"])
+    if p99 and qps:
+        lat_bad = p99.verdict == "anomalous"
+        thr_down = qps.verdict == "anomalous" and (qps.ratio or 1.0) < 1.0
+        err_bad = any(s.verdict == "anomalous" for s in errs)
+        ev = [p99.key, qps.key]
+        out.append(
+            RuleFinding(
+                id="latency_and_throughput",
+                status="fired" if lat_bad and thr_down else "not_fired",
+                evidence=ev,
+            )
+        )
+        out.append(
+            RuleFinding(
+                id="throughput_down_only",
+                status="fired" if thr_down and not lat_bad and not err_bad else "not_fired",
+                evidence=ev,
+            )
+        )
+    else:
+        out += [
+            RuleFinding(id="latency_and_throughput", status="no_data"),
+            RuleFinding(id="throughput_down_only", status="no_data"),
+        ]
+    return out
+
+
+def drilldown(summaries: list[SignalSummary]) -> Drilldown:
+    """Layer verdicts and reading rules from the step-C summaries."""
+    return Drilldown(
+        layers=layer_verdicts(summaries), rules=reading_rules(summaries), summaries=summaries
+    )

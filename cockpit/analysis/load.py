@@ -1,0 +1,247 @@
+"""Step F: shared dependencies and load.
+
+Seed 000 ("检查共享依赖与负载") and issue 3: arrival rate and its change; the prompt- and
+output-length mix (a histogram shift reads as "a new long-prompt client"); gateway
+latency vs serving latency (time spent before the GPU); errors at the gateway vs at the
+server; shared node, storage and network signals where exported.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.golden import SignalSummary
+
+LONG_SHIFT_RATIO = 1.5
+"""A P95 prompt length ≥ 1.5× the baseline's is a shift in the mix (the latency threshold
+of :mod:`cockpit.analysis.golden`, applied to lengths)."""
+LONG_SHARE_POINTS = 10.0
+"""…or ≥ 10 more points of requests above the baseline's P95 (by definition 5 % before)."""
+
+
+class Bucket(BaseModel):
+    """One cumulative histogram bucket: ``count`` observations ≤ ``le``."""
+
+    le: float
+    count: float
+
+
+def quantile(buckets: list[Bucket], q: float) -> float | None:
+    """Quantile from cumulative buckets with linear interpolation (as ``histogram_quantile``).
+
+    Returns ``None`` with no observations. The ``+Inf`` bucket returns the highest finite
+    bound, as Prometheus does.
+    """
+    bs = sorted(buckets, key=lambda b: b.le)
+    if not bs or bs[-1].count <= 0:
+        return None
+    rank = q * bs[-1].count
+    prev_le, prev_c = 0.0, 0.0
+    for b in bs:
+        if b.count >= rank:
+            if math.isinf(b.le):
+                return prev_le
+            if b.count == prev_c:
+                return b.le
+            return prev_le + (b.le - prev_le) * (rank - prev_c) / (b.count - prev_c)
+        prev_le, prev_c = b.le, b.count
+    return bs[-1].le
+
+
+def share_above(buckets: list[Bucket], bound: float) -> float | None:
+    """Percent of observations above ``bound`` (interpolated inside its bucket)."""
+    bs = sorted(buckets, key=lambda b: b.le)
+    if not bs or bs[-1].count <= 0:
+        return None
+    total = bs[-1].count
+    prev_le, prev_c = 0.0, 0.0
+    below = total
+    for b in bs:
+        if b.le >= bound:
+            if math.isinf(b.le) or b.le == prev_le:
+                below = prev_c
+            else:
+                below = prev_c + (b.count - prev_c) * (bound - prev_le) / (b.le - prev_le)
+            break
+        prev_le, prev_c = b.le, b.count
+    return 100.0 * (total - below) / total
+
+
+class Finding(BaseModel):
+    """One load/shared-dependency finding.
+
+    Attributes:
+        id: ``arrival_rate``, ``long_prompts``, ``output_mix``, ``before_gpu``,
+            ``gateway_errors``, ``server_errors``, ``shared_node``.
+        status: ``fired`` / ``not_fired`` / ``no_data``.
+        numbers: The values behind it (display units).
+        evidence: Summary keys or queries used.
+    """
+
+    id: str
+    status: Literal["fired", "not_fired", "no_data"]
+    numbers: dict[str, float] = Field(default_factory=dict)
+    evidence: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class LengthMix(BaseModel):
+    """Buckets of a length histogram over the window and over the baseline window."""
+
+    signal: str
+    query: str = ""
+    now: list[Bucket] = Field(default_factory=list)
+    base: list[Bucket] = Field(default_factory=list)
+
+
+def _get(summaries: list[SignalSummary], *keys: str) -> SignalSummary | None:
+    by = {s.key: s for s in summaries}
+    for k in keys:
+        s = by.get(k)
+        if s is not None and s.now.ok:
+            return s
+    return None
+
+
+def length_shift(mix: LengthMix | None, finding_id: str) -> Finding:
+    """Did the length mix shift? Compares P50/P95 and the share above the baseline P95."""
+    if mix is None:
+        return Finding(id=finding_id, status="no_data", note="no length histogram exported")
+    p95_b, p95_n = quantile(mix.base, 0.95), quantile(mix.now, 0.95)
+    p50_b, p50_n = quantile(mix.base, 0.5), quantile(mix.now, 0.5)
+    if p95_b is None or p95_n is None or p50_b is None or p50_n is None:
+        return Finding(
+            id=finding_id, status="no_data", evidence=[mix.query], note="no observations"
+        )
+    share_n = share_above(mix.now, p95_b) or 0.0
+    share_b = share_above(mix.base, p95_b) or 0.0
+    fired = (p95_b > 0 and p95_n / p95_b >= LONG_SHIFT_RATIO) or (
+        share_n - share_b >= LONG_SHARE_POINTS
+    )
+    return Finding(
+        id=finding_id,
+        status="fired" if fired else "not_fired",
+        numbers={
+            "p50_base": p50_b,
+            "p50_now": p50_n,
+            "p95_base": p95_b,
+            "p95_now": p95_n,
+            "share_above_base_p95_now": share_n,
+            "share_above_base_p95_base": share_b,
+        },
+        evidence=[mix.query],
+    )
+
+
+def analyze_load(
+    summaries: list[SignalSummary],
+    prompt_mix: LengthMix | None = None,
+    output_mix: LengthMix | None = None,
+) -> list[Finding]:
+    """Findings of step F from summaries (now vs baseline) and the length mixes."""
+    out: list[Finding] = []
+    rate = _get(summaries, "access.qps:value", "serving.qps:value")
+    if rate is None:
+        out.append(Finding(id="arrival_rate", status="no_data"))
+    else:
+        base = rate.baseline.value
+        out.append(
+            Finding(
+                id="arrival_rate",
+                status="fired" if rate.verdict == "anomalous" else "not_fired",
+                numbers={
+                    "now": rate.now.value or 0.0,
+                    **({"baseline": base} if base is not None else {}),
+                    **({"ratio": rate.ratio} if rate.ratio is not None else {}),
+                },
+                evidence=[rate.key],
+            )
+        )
+    out.append(length_shift(prompt_mix, "long_prompts"))
+    out.append(length_shift(output_mix, "output_mix"))
+
+    gw = _get(summaries, "access.latency:p99")
+    sv = _get(summaries, "serving.e2e_latency:p99")
+    qt = _get(summaries, "serving.queue_time:p99", "serving.queue_time:avg")
+    if gw is None or sv is None:
+        out.append(
+            Finding(id="before_gpu", status="no_data", note="needs gateway and serving latency")
+        )
+    else:
+        gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
+        nums = {
+            "gateway_p99_now": gw.now.value or 0.0,
+            "serving_p99_now": sv.now.value or 0.0,
+            "gap_now": gap_now,
+        }
+        fired = False
+        if gw.baseline.ok and sv.baseline.ok:
+            gap_b = (gw.baseline.value or 0.0) - (sv.baseline.value or 0.0)
+            nums["gap_base"] = gap_b
+            fired = gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b))
+        if qt is not None:
+            nums["queue_time_now"] = qt.now.value or 0.0
+            if qt.baseline.ok:
+                nums["queue_time_base"] = qt.baseline.value or 0.0
+            fired = fired or qt.verdict == "anomalous"
+        out.append(
+            Finding(
+                id="before_gpu",
+                status="fired" if fired else "not_fired",
+                numbers=nums,
+                evidence=[gw.key, sv.key] + ([qt.key] if qt else []),
+            )
+        )
+
+    g5 = _get(summaries, "access.error_ratio_5xx:value")
+    s5 = _get(summaries, "serving.error_ratio:value")
+    if g5 is None:
+        out.append(Finding(id="gateway_errors", status="no_data"))
+    else:
+        server_ok = s5 is None or s5.verdict != "anomalous"
+        fired = g5.verdict == "anomalous" and server_ok
+        nums = {"gateway_5xx_now": g5.now.value or 0.0}
+        if s5 is not None:
+            nums["server_errors_now"] = s5.now.value or 0.0
+        out.append(
+            Finding(
+                id="gateway_errors",
+                status="fired" if fired else "not_fired",
+                numbers=nums,
+                evidence=[g5.key] + ([s5.key] if s5 else []),
+                note="" if s5 is not None else "no server error metric to compare with",
+            )
+        )
+    if s5 is None:
+        out.append(Finding(id="server_errors", status="no_data"))
+    else:
+        out.append(
+            Finding(
+                id="server_errors",
+                status="fired" if s5.verdict == "anomalous" else "not_fired",
+                numbers={"now": s5.now.value or 0.0},
+                evidence=[s5.key],
+            )
+        )
+
+    shared = [s for s in summaries if s.layer == "infrastructure" and s.verdict != "no_data"]
+    if not shared:
+        out.append(
+            Finding(
+                id="shared_node", status="no_data", note="no node/storage/network signals exported"
+            )
+        )
+    else:
+        bad = [s for s in shared if s.verdict == "anomalous"]
+        out.append(
+            Finding(
+                id="shared_node",
+                status="fired" if bad else "not_fired",
+                numbers={s.key: s.now.value or 0.0 for s in shared},
+                evidence=[s.key for s in (bad or shared)],
+            )
+        )
+    return out

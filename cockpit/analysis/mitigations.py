@@ -1,0 +1,110 @@
+"""Protect-first mitigations as exact commands for the human to copy (never run by cockpit).
+
+Source: seed ``000_98f0f2273dcebb14.txt`` opening rule — "先保护用户与作业，再定位根因：必要时
+限流、回滚、隔离坏节点或暂停扩散，随后保全指标、事件、日志和 profile 证据". The kubectl verbs are
+from the Kubernetes docs (``kubectl rollout undo|pause``, ``kubectl cordon``/``drain``,
+ingress-nginx ``limit-rps`` annotation).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from pydantic import BaseModel
+
+from cockpit.incident import ServiceScope
+
+
+class Mitigation(BaseModel):
+    """One protect-first option.
+
+    Attributes:
+        key: ``record`` | ``rate_limit`` | ``rollback`` | ``isolate_node`` | ``pause_rollout``.
+        commands: The commands, one per line, with every value the scope knows filled in;
+            unknown values stay as ``<PLACEHOLDER>`` so nothing wrong is copied silently.
+        placeholders: Names of the placeholders still to fill.
+    """
+
+    key: str
+    commands: list[str]
+    placeholders: list[str]
+
+
+def _q(value: str, placeholder: str) -> str:
+    return shlex.quote(value) if value else f"<{placeholder}>"
+
+
+def mitigations(
+    scope: ServiceScope,
+    *,
+    incident_id: str = "",
+    node: str = "",
+    ingress: str = "",
+    window: str = "2h",
+) -> list[Mitigation]:
+    """The five protect-first options for ``scope``, evidence preservation first.
+
+    Args:
+        scope: Namespace/deployment/selector of the service.
+        incident_id: Names the evidence bundle file.
+        node: A suspect node, when the flow found one.
+        ingress: The Ingress in front of the service, when known.
+        window: How much history ``cockpit record`` keeps.
+    """
+    ns = _q(scope.namespace, "NAMESPACE")
+    dep = _q(scope.deployment, "DEPLOYMENT")
+    nd = _q(node, "NODE")
+    ing = _q(ingress, "INGRESS")
+    bundle = f"incident-{incident_id or 'evidence'}.jsonl.gz"
+    sel = f" -l {shlex.quote(scope.selector)}" if scope.selector else ""
+    opts = [
+        Mitigation(
+            key="record",
+            commands=[
+                f"cockpit record -o {bundle} --window {window}",
+                f"kubectl -n {ns} get events --sort-by=.lastTimestamp > events.txt",
+                f"kubectl -n {ns} logs{sel or f' deployment/{dep}'} --all-containers "
+                "--timestamps --tail=-1 > logs.txt",
+            ],
+            placeholders=[],
+        ),
+        Mitigation(
+            key="rate_limit",
+            commands=[
+                f"kubectl -n {ns} annotate ingress {ing} "
+                "nginx.ingress.kubernetes.io/limit-rps=<RPS> --overwrite",
+            ],
+            placeholders=[],
+        ),
+        Mitigation(
+            key="rollback",
+            commands=[
+                f"kubectl -n {ns} rollout history deployment/{dep}",
+                f"kubectl -n {ns} rollout undo deployment/{dep}",
+                f"kubectl -n {ns} rollout status deployment/{dep}",
+            ],
+            placeholders=[],
+        ),
+        Mitigation(
+            key="isolate_node",
+            commands=[
+                f"kubectl cordon {nd}",
+                f"kubectl drain {nd} --ignore-daemonsets --delete-emptydir-data",
+            ],
+            placeholders=[],
+        ),
+        Mitigation(
+            key="pause_rollout",
+            commands=[f"kubectl -n {ns} rollout pause deployment/{dep}"],
+            placeholders=[],
+        ),
+    ]
+    for opt in opts:
+        found: list[str] = []
+        for cmd in opt.commands:
+            for part in cmd.split("<")[1:]:
+                name = part.split(">", 1)[0]
+                if name and name not in found:
+                    found.append(name)
+        opt.placeholders = found
+    return opts

@@ -1,0 +1,691 @@
+"""CUDA out-of-memory messages: PyTorch's caching allocator and the engines' own checks.
+
+Pure analysis over text lines (no I/O). Formats (``../shared/cases/formats.md`` §A1):
+
+* PyTorch ≥ 2.2 (``c10/cuda/CUDACachingAllocator.cpp``)::
+
+    CUDA out of memory. Tried to allocate {alloc}. GPU {dev} has a total capacity of
+    {total} of which {free} is free. [Process {pid} has {X} memory in use. ]
+    [Including non-PyTorch memory, this process has {X} memory in use. ][{X} allowed; ]
+    Of the allocated memory {allocated} is allocated by PyTorch, [with {X} allocated in
+    private pools (e.g., CUDA Graphs), ]and {reserved-allocated} is reserved by PyTorch
+    but unallocated. ...
+
+* torch 2.1: same, spelled ``total capacty``.
+* torch ≤ 2.0: ``Tried to allocate 1.69 GiB (GPU 0; 14.56 GiB total capacity; 649.97 MiB
+  already allocated; 1.31 GiB free; 1.01 GiB reserved in total by PyTorch)`` — here
+  "reserved in total" is the whole reserved amount.
+* ``Tried to allocate more than 1EB memory`` — a garbage size: the OOM is a symptom of an
+  earlier bug (bogus shape), not a memory problem.
+* Not caching-allocator OOMs, classified apart: raw ``CUDA error: out of memory``
+  (cuBLAS/NCCL/context), vLLM sampler warm-up, vLLM KV-cache capacity check, TGI
+  ``Not enough memory to handle N prefill tokens``, SGLang ``Not enough memory. Please
+  try to increase --mem-fraction-static``.
+
+Derived fields and the class ladder follow formats.md §C2:
+``reserved_total = allocated + reserved_unallocated``; ``non_pytorch = process_in_use −
+reserved_total``; fragmentation when ``free < requested ≤ reserved_unallocated``; too big
+for the GPU when ``requested > total − non_pytorch``. Mitigations and long-term fixes are
+the handbook's (seed 000, 场景一: 降低 batch/并发/序列上限、回滚配置、清理异常进程；
+checkpointing、sharding、量化、KV 管理或内存泄漏修复), matched to the class.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis import engine_args
+from cockpit.analysis.engine_args import EngineArgs, update_engine_args
+from cockpit.analysis.logtext import (
+    GIB,
+    SIZE_RE,
+    clip,
+    gib,
+    has_keyword,
+    line_rank,
+    size_to_bytes,
+    snippet,
+)
+
+CATEGORY = "cuda_oom"
+MAX_EVENTS = 32
+
+# Fraction of the card held by non-PyTorch memory above which it is called out. CUDA
+# context + cuBLAS workspaces are typically well under 1 GiB; oom-02 shows ~10 GiB of
+# 79 GiB (NCCL/MoE workspaces) being the difference between fitting and not.
+NON_PYTORCH_SHARE = 0.10
+NON_PYTORCH_MIN_BYTES = 1 * GIB
+# Memory held by other processes that is worth naming (CUDA context alone is ~0.3–0.5 GiB).
+OTHER_PROCESS_MIN_BYTES = 512 * 1024**2
+
+# Lower-case substrings of every line the analyzer needs to see (explain feeds only
+# lines containing one of them): OOM wordings, message continuations, phase markers.
+KEYWORDS = (
+    "out of memory",
+    "outofmemoryerror",
+    "not enough memory",
+    "kv cache",
+    "cache blocks",
+    "capacity",
+    "allocated",
+    "reserved",
+    "pytorch",
+    "profile_run",
+    "dummy",
+    "determine_",
+    "capture",
+    "graph",
+    "warm",
+    "load_model",
+    "loading",
+    "initializ",
+    "init_device",
+    "added request",
+    "post /",
+    "get /",
+    "received request",
+    "generate",
+    "dead",
+    "fatal",
+    "terminat",
+    "shutting down",
+    "# gpu blocks",
+    *engine_args.KEYWORDS,
+    "mqllmengine",
+    "core.py",
+    "text_generation",
+    "tp0]",
+)
+
+_DETECT = re.compile(
+    r"out of memory|OutOfMemoryError|Not enough memory|"
+    r"maximum number of tokens that can be stored in KV cache|"
+    r"KV cache is needed, which is larger than the available KV cache memory|"
+    r"No available memory for the cache blocks",
+    re.IGNORECASE,
+)
+_ALLOC_START = re.compile(r"CUDA out of memory\. Tried to allocate", re.IGNORECASE)
+_GARBAGE = re.compile(r"Tried to allocate more than 1EB memory", re.IGNORECASE)
+_REQ = re.compile(r"Tried to allocate " + SIZE_RE)
+_NEW_TOTAL = re.compile(
+    r"GPU (\d+) has a total capac(i?)ty of " + SIZE_RE + r" of which " + SIZE_RE + r" is free"
+)
+_PROC = re.compile(r"Process (\d+) has " + SIZE_RE + r" memory in use")
+_THIS_PROC = re.compile(r"this process has " + SIZE_RE + r" memory in use")
+_ALLOWED = re.compile(SIZE_RE + r" allowed;")
+_OF_ALLOC = re.compile(r"Of the allocated memory " + SIZE_RE + r" is allocated by PyTorch")
+_PRIVATE = re.compile(r"with " + SIZE_RE + r" allocated in private pools")
+_RES_UNALLOC = re.compile(SIZE_RE + r" is reserved by PyTorch but unallocated")
+_OLD_GPU = re.compile(r"\(GPU (\d+); " + SIZE_RE + r" total capacity")
+_OLD_ALLOC = re.compile(SIZE_RE + r" already allocated")
+_OLD_FREE = re.compile(SIZE_RE + r" free;")
+_OLD_RESERVED = re.compile(SIZE_RE + r" reserved in total by PyTorch")
+_MSG_END = re.compile(
+    r"reserved by PyTorch but unallocated|reserved in total by PyTorch|1EB memory"
+)
+
+_SAMPLER = re.compile(r"warming up (?:the )?sampler with (\d+) dummy requests", re.IGNORECASE)
+_KV_CAP = re.compile(
+    r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored "
+    r"in KV cache \((\d+)\)"
+)
+_KV_CAP_V1 = re.compile(
+    r"max seq len \((\d+)\), \(?(\d+(?:\.\d+)?) GiB KV cache is needed, which is larger than "
+    r"the available KV cache memory \((\d+(?:\.\d+)?) GiB\)(?:.*?estimated maximum model "
+    r"length is (\d+))?"
+)
+_NO_KV_MEM = re.compile(r"No available memory for the cache blocks")
+_TGI_PREFILL = re.compile(r"Not enough memory to handle (\d+) prefill tokens")
+_SGLANG = re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static")
+_CUDA_API = re.compile(
+    r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
+)
+_GPU_BLOCKS = re.compile(r"# GPU blocks: (\d+)")
+
+# Where in the engine's life the text is (formats.md §C1).
+_STARTUP = re.compile(
+    r"profile_run|_dummy_sampler_run|_dummy_run|determine_available_memory|"
+    r"determine_num_available_blocks|capture_model|Capturing (?:CUDA )?graph|CUDA graph|"
+    r"warm ?up|Warmup|load_model|Loading model|Loading weights|Initializing an? |"
+    r"init_device|initialize_kv_cache",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"Added request|\"(?:POST|GET) /v1/|Received request|generate_stream|/generate\b",
+    re.IGNORECASE,
+)
+_FATAL = re.compile(
+    r"EngineDeadError|is already dead|Got fatal signal|EngineCore encountered a fatal error|"
+    r"terminating server process|shutting down",
+    re.IGNORECASE,
+)
+_ENGINE = (
+    (
+        re.compile(r"vllm|MQLLMEngine|\[core\.py|llm_engine\.py|Engine 000|APIServer pid", re.I),
+        "vllm",
+    ),
+    (re.compile(r"text_generation|text-generation", re.I), "tgi"),
+    (re.compile(r"sglang|\bTP\d+\]|scheduler\.py.*Scheduler hit an exception", re.I), "sglang"),
+)
+_STAGES = (
+    ("cuda_graph_capture", re.compile(r"capture_model|Capturing (?:CUDA )?graph|CUDA graph", re.I)),
+    (
+        "profile_run",
+        re.compile(r"profile_run|determine_available_memory|determine_num_available", re.I),
+    ),
+    ("warmup", re.compile(r"warm ?up", re.I)),
+    ("model_load", re.compile(r"load_model|Loading model|Loading weights", re.I)),
+)
+
+# Next checks: the handbook's five OOM checks (seed 000, 场景一 检查 1–5).
+_SEED_CHECKS = [
+    "oom.budget",
+    "oom.allocated_vs_reserved",
+    "oom.config_change",
+    "oom.other_process",
+    "oom.limits",
+]
+
+
+class OtherProcess(BaseModel):
+    """Another process holding memory on the same GPU (``Process {pid} has {X} memory in use``)."""
+
+    pid: int
+    in_use_bytes: int
+    in_use_gib: float | None = None
+
+
+class OomEvent(BaseModel):
+    """One OOM message, with every size the message states (bytes) and the derived ones.
+
+    ``subtype`` is one of ``allocator`` (caching allocator), ``cuda_api`` (raw CUDA error),
+    ``sampler_warmup`` (vLLM V1), ``kv_cache_capacity`` (vLLM), ``no_kv_memory`` (vLLM),
+    ``tgi_prefill`` (TGI warm-up), ``sglang_mem_fraction`` (SGLang KV pool).
+    ``format`` is ``current``, ``torch_2_1`` or ``pre_2_1`` for allocator messages.
+    """
+
+    line: int
+    subtype: str
+    format: str | None = None
+    rank: int | None = None
+    device: int | None = None
+    garbage_size: bool = False
+    requested_bytes: int | None = None
+    total_bytes: int | None = None
+    free_bytes: int | None = None
+    process_in_use_bytes: int | None = None
+    own_pid: int | None = None
+    own_process_inferred: bool = False
+    other_processes: list[OtherProcess] = Field(default_factory=list)
+    allowed_bytes: int | None = None
+    allocated_bytes: int | None = None
+    private_pools_bytes: int | None = None
+    reserved_unallocated_bytes: int | None = None
+    reserved_total_bytes: int | None = None
+    non_pytorch_bytes: int | None = None
+    dummy_requests: int | None = None
+    prefill_tokens: int | None = None
+    max_model_len: int | None = None
+    kv_capacity_tokens: int | None = None
+    kv_needed_gib: float | None = None
+    kv_available_gib: float | None = None
+    text: str = ""
+
+
+class OomReport(BaseModel):
+    """What the OOM analyzer concluded from the whole text.
+
+    Sizes are in GiB (3 decimals) for the primary event, the first one seen. ``classes``
+    lists every rule of the ladder that holds, most specific first; ``likely`` is the first.
+    Class codes: ``garbage_size``, ``too_big_for_gpu``, ``fragmentation``,
+    ``other_process``, ``non_pytorch_memory``, ``allowed_fraction_cap``,
+    ``headroom_exhausted``, ``max_num_seqs_too_high``,
+    ``max_model_len_exceeds_kv_capacity``, ``weights_leave_no_prefill_headroom``,
+    ``kv_pool_too_small``, ``cuda_api_oom``.
+    """
+
+    category: str = CATEGORY
+    subtype: str
+    likely: str
+    classes: list[str] = Field(default_factory=list)
+    engine: str | None = None
+    phase: str = "unknown"  # startup | runtime | unknown
+    stage: str | None = None
+    trigger: str | None = None
+    engine_fatal: bool = False
+    secondary_error: bool = False
+    rank: int | None = None
+    device: int | None = None
+    requested_gib: float | None = None
+    total_gib: float | None = None
+    free_gib: float | None = None
+    process_in_use_gib: float | None = None
+    allowed_gib: float | None = None
+    allocated_by_pytorch_gib: float | None = None
+    private_pools_gib: float | None = None
+    reserved_unallocated_gib: float | None = None
+    reserved_minus_allocated_gib: float | None = None
+    reserved_total_gib: float | None = None
+    non_pytorch_gib: float | None = None
+    other_processes: list[OtherProcess] = Field(default_factory=list)
+    dummy_requests: int | None = None
+    prefill_tokens: int | None = None
+    max_model_len: int | None = None
+    kv_capacity_tokens: int | None = None
+    gpu_blocks: int | None = None
+    block_size_inferred: int | None = None
+    shortfall_tokens: int | None = None
+    tp: int | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    engine_args: EngineArgs = Field(default_factory=EngineArgs)
+    event_count: int = 0
+    events: list[OomEvent] = Field(default_factory=list)
+    first_line: int = 0
+    mitigation_ids: list[str] = Field(default_factory=list)
+    long_term_ids: list[str] = Field(default_factory=list)
+    next_check_ids: list[str] = Field(default_factory=list)
+
+
+def detect_line(line: str) -> bool:
+    """Cheap test: may ``line`` belong to an OOM message?"""
+    return bool(_DETECT.search(line))
+
+
+def _size(m: re.Match[str] | None, start: int = 1) -> int | None:
+    if m is None:
+        return None
+    return size_to_bytes(m.group(start), m.group(start + 1))
+
+
+def parse_allocator_message(text: str, line: int = 0) -> OomEvent:
+    """Parse one caching-allocator OOM message (any of the three wordings).
+
+    Args:
+        text: The message, possibly with surrounding log text.
+        line: 1-based line number of its start (kept for reference).
+
+    Returns:
+        The event; sizes the message does not state stay ``None``.
+    """
+    ev = OomEvent(line=line, subtype="allocator", text=snippet(text, 600), rank=line_rank(text))
+    ev.garbage_size = bool(_GARBAGE.search(text))
+    ev.requested_bytes = _size(_REQ.search(text))
+    m = _NEW_TOTAL.search(text)
+    if m:
+        ev.format = "current" if m.group(2) == "i" else "torch_2_1"
+        ev.device = int(m.group(1))
+        ev.total_bytes = size_to_bytes(m.group(3), m.group(4))
+        ev.free_bytes = size_to_bytes(m.group(5), m.group(6))
+        procs = [
+            (int(p.group(1)), size_to_bytes(p.group(2), p.group(3))) for p in _PROC.finditer(text)
+        ]
+        ev.process_in_use_bytes = _size(_THIS_PROC.search(text))
+        ev.allowed_bytes = _size(_ALLOWED.search(text))
+        ev.allocated_bytes = _size(_OF_ALLOC.search(text))
+        ev.private_pools_bytes = _size(_PRIVATE.search(text))
+        ev.reserved_unallocated_bytes = _size(_RES_UNALLOC.search(text))
+        if ev.allocated_bytes is not None and ev.reserved_unallocated_bytes is not None:
+            ev.reserved_total_bytes = ev.allocated_bytes + ev.reserved_unallocated_bytes
+        others = [(pid, b) for pid, b in procs if b is not None]
+        if ev.process_in_use_bytes is None and others:
+            # In a container the reporting process prints as "Process <host-pid> has"
+            # (PID namespaces, formats.md §A1): take the one that covers our reserved
+            # memory most tightly as our own.
+            floor = ev.reserved_total_bytes or 0
+            candidates = [(b, pid) for pid, b in others if b >= floor]
+            if candidates:
+                b, pid = min(candidates)
+                ev.process_in_use_bytes = b
+                ev.own_pid = pid
+                ev.own_process_inferred = True
+                others = [(p, x) for p, x in others if p != pid]
+        ev.other_processes = [
+            OtherProcess(pid=pid, in_use_bytes=b, in_use_gib=gib(b)) for pid, b in others
+        ]
+    else:
+        m = _OLD_GPU.search(text)
+        if m:
+            ev.format = "pre_2_1"
+            ev.device = int(m.group(1))
+            ev.total_bytes = size_to_bytes(m.group(2), m.group(3))
+        elif ev.requested_bytes is not None or ev.garbage_size:
+            ev.format = "pre_2_1" if "already allocated" in text else None
+        ev.allocated_bytes = _size(_OLD_ALLOC.search(text))
+        ev.free_bytes = (
+            ev.free_bytes if ev.free_bytes is not None else _size(_OLD_FREE.search(text))
+        )
+        ev.reserved_total_bytes = _size(_OLD_RESERVED.search(text))
+        ev.allowed_bytes = _size(_ALLOWED.search(text))
+        if ev.reserved_total_bytes is not None and ev.allocated_bytes is not None:
+            ev.reserved_unallocated_bytes = max(0, ev.reserved_total_bytes - ev.allocated_bytes)
+    if ev.process_in_use_bytes is not None and ev.reserved_total_bytes is not None:
+        ev.non_pytorch_bytes = max(0, ev.process_in_use_bytes - ev.reserved_total_bytes)
+    return ev
+
+
+def classify_allocator(ev: OomEvent) -> list[str]:
+    """The class ladder of formats.md §C2 for one allocator event (most specific first)."""
+    if ev.garbage_size:
+        return ["garbage_size"]
+    out: list[str] = []
+    req, total, free = ev.requested_bytes, ev.total_bytes, ev.free_bytes
+    non_pt = ev.non_pytorch_bytes or 0
+    if req is not None and total is not None and req > total - non_pt:
+        out.append("too_big_for_gpu")
+    unalloc = ev.reserved_unallocated_bytes
+    if req is not None and free is not None and unalloc is not None and free < req <= unalloc:
+        out.append("fragmentation")
+    other = sum(p.in_use_bytes for p in ev.other_processes)
+    if other >= OTHER_PROCESS_MIN_BYTES:
+        out.append("other_process")
+    if ev.non_pytorch_bytes is not None and total:
+        threshold = max(NON_PYTORCH_MIN_BYTES, NON_PYTORCH_SHARE * total)
+        if ev.non_pytorch_bytes >= threshold:
+            out.append("non_pytorch_memory")
+    if (
+        ev.allowed_bytes is not None
+        and total is not None
+        and ev.allowed_bytes < total
+        and req is not None
+        and (ev.reserved_total_bytes or 0) + req > ev.allowed_bytes
+    ):
+        out.append("allowed_fraction_cap")
+    if not out:
+        out.append("headroom_exhausted")
+    return out
+
+
+_ENGINE_LIKELY = {
+    "sampler_warmup": "max_num_seqs_too_high",
+    "kv_cache_capacity": "max_model_len_exceeds_kv_capacity",
+    "no_kv_memory": "max_model_len_exceeds_kv_capacity",
+    "tgi_prefill": "weights_leave_no_prefill_headroom",
+    "sglang_mem_fraction": "kv_pool_too_small",
+    "cuda_api": "cuda_api_oom",
+}
+_ENGINE_STAGE = {
+    "sampler_warmup": "sampler_warmup",
+    "kv_cache_capacity": "kv_cache_init",
+    "no_kv_memory": "kv_cache_init",
+    "tgi_prefill": "warmup",
+    "sglang_mem_fraction": "kv_cache_init",
+}
+
+# Mitigations (临时缓解) and long-term fixes (长期修复) per class; i18n keys under
+# ``explain.oom.mitigate.*`` / ``explain.oom.longterm.*``.
+_MITIGATE = {
+    "garbage_size": ["find_first_error"],
+    "too_big_for_gpu": ["lower_limits", "rollback_config"],
+    "fragmentation": ["expandable_segments", "lower_gpu_mem_util", "lower_limits"],
+    "other_process": ["kill_stray_process", "check_device_isolation"],
+    "non_pytorch_memory": ["lower_gpu_mem_util", "lower_limits"],
+    "allowed_fraction_cap": ["raise_memory_fraction", "lower_limits"],
+    "headroom_exhausted": ["lower_limits", "rollback_config"],
+    "max_num_seqs_too_high": ["lower_max_num_seqs", "lower_gpu_mem_util"],
+    "max_model_len_exceeds_kv_capacity": ["lower_max_model_len", "raise_gpu_mem_util"],
+    "weights_leave_no_prefill_headroom": ["lower_prefill_tokens", "more_shards"],
+    "kv_pool_too_small": ["raise_mem_fraction_static", "lower_limits"],
+    "cuda_api_oom": ["kill_stray_process", "lower_gpu_mem_util"],
+}
+_LONG_TERM = {
+    "garbage_size": ["fix_shape_bug"],
+    "too_big_for_gpu": ["sharding", "quantization", "checkpointing"],
+    "fragmentation": ["kv_management", "leak_fix"],
+    "other_process": ["device_isolation"],
+    "non_pytorch_memory": ["sharding", "workspace_budget"],
+    "allowed_fraction_cap": ["capacity_plan"],
+    "headroom_exhausted": ["admission_limits", "kv_management", "leak_fix", "checkpointing"],
+    "max_num_seqs_too_high": ["admission_limits"],
+    "max_model_len_exceeds_kv_capacity": ["sharding", "kv_fp8", "quantization"],
+    "weights_leave_no_prefill_headroom": ["sharding", "quantization"],
+    "kv_pool_too_small": ["sharding", "kv_management"],
+    "cuda_api_oom": ["workspace_budget", "device_isolation"],
+}
+_CHECKS = {
+    "garbage_size": ["oom.first_error", "oom.shapes"],
+    "fragmentation": ["oom.allocated_vs_reserved", "oom.cache_growth"],
+    "other_process": ["oom.other_process", "oom.device_isolation"],
+    "non_pytorch_memory": ["oom.non_pytorch", "oom.other_process"],
+    "max_num_seqs_too_high": ["oom.max_num_seqs_default"],
+    "max_model_len_exceeds_kv_capacity": ["oom.kv_budget"],
+    "weights_leave_no_prefill_headroom": ["oom.budget"],
+    "kv_pool_too_small": ["oom.kv_budget"],
+    "cuda_api_oom": ["oom.other_process", "oom.non_pytorch"],
+}
+
+
+class OomAnalyzer:
+    """Streaming OOM analyzer: call :meth:`feed` per line, then :meth:`finish`.
+
+    Memory is bounded: at most :data:`MAX_EVENTS` events are kept (the count goes on),
+    a pending multi-line message is capped at 8 lines.
+    """
+
+    def __init__(self) -> None:
+        self._events: list[OomEvent] = []
+        self._count = 0
+        self._args = EngineArgs()
+        self._engine: str | None = None
+        self._first_request: int | None = None
+        self._last_startup: int | None = None
+        self._startup_stage: str | None = None
+        self._recent: deque[str] = deque(maxlen=30)
+        self._fatal_after = False
+        self._gpu_blocks: int | None = None
+        self._pending: list[str] = []
+        self._pending_line = 0
+        self._phase_by_event: list[str] = []
+        self._stage_by_event: list[str | None] = []
+
+    # -- streaming ------------------------------------------------------------------
+    @property
+    def follow(self) -> int:
+        """Lines wanted after the last one fed, whatever they contain (a split message)."""
+        return 8 - len(self._pending) if self._pending else 0
+
+    def feed(self, line_no: int, raw: str) -> None:
+        """Consume one line (1-based ``line_no``). Never raises on odd input."""
+        if not self._pending and not has_keyword(raw, KEYWORDS):
+            return
+        line = clip(raw)
+        update_engine_args(self._args, line)
+        if self._engine is None:
+            for rx, name in _ENGINE:
+                if rx.search(line):
+                    self._engine = name
+                    break
+        if self._pending:
+            self._pending.append(line)
+            if _MSG_END.search(line) or len(self._pending) >= 8:
+                self._flush_pending()
+            return
+        if _REQUEST.search(line) and self._first_request is None:
+            self._first_request = line_no
+        if _STARTUP.search(line):
+            self._last_startup = line_no
+            for name, rx in _STAGES:
+                if rx.search(line):
+                    self._startup_stage = name
+                    break
+        m = _GPU_BLOCKS.search(line)
+        if m:
+            self._gpu_blocks = int(m.group(1))
+        if _FATAL.search(line):
+            self._fatal_after = True
+        if detect_line(line):
+            self._on_detect(line_no, line)
+        self._recent.append(line)
+
+    def _on_detect(self, line_no: int, line: str) -> None:
+        if _ALLOC_START.search(line):
+            if _MSG_END.search(line) or "Tried to allocate more" in line:
+                self._add(parse_allocator_message(line, line_no))
+            else:
+                self._pending = [line]
+                self._pending_line = line_no
+            return
+        ev: OomEvent | None = None
+        m = _SAMPLER.search(line)
+        if m:
+            ev = OomEvent(line=line_no, subtype="sampler_warmup", dummy_requests=int(m.group(1)))
+        elif m2 := _KV_CAP.search(line):
+            ev = OomEvent(
+                line=line_no,
+                subtype="kv_cache_capacity",
+                max_model_len=int(m2.group(1)),
+                kv_capacity_tokens=int(m2.group(2)),
+            )
+        elif m3 := _KV_CAP_V1.search(line):
+            ev = OomEvent(
+                line=line_no,
+                subtype="kv_cache_capacity",
+                max_model_len=int(m3.group(1)),
+                kv_needed_gib=float(m3.group(2)),
+                kv_available_gib=float(m3.group(3)),
+                kv_capacity_tokens=int(m3.group(4)) if m3.group(4) else None,
+            )
+        elif _NO_KV_MEM.search(line):
+            ev = OomEvent(line=line_no, subtype="no_kv_memory")
+        elif m4 := _TGI_PREFILL.search(line):
+            ev = OomEvent(line=line_no, subtype="tgi_prefill", prefill_tokens=int(m4.group(1)))
+            self._engine = self._engine or "tgi"
+        elif _SGLANG.search(line):
+            ev = OomEvent(line=line_no, subtype="sglang_mem_fraction")
+            self._engine = self._engine or "sglang"
+        elif _CUDA_API.search(line):
+            ev = OomEvent(line=line_no, subtype="cuda_api")
+        if ev is not None:
+            ev.rank = line_rank(line)
+            ev.text = snippet(line, 600)
+            self._add(ev)
+
+    def _flush_pending(self) -> None:
+        text = " ".join(s.strip() for s in self._pending)
+        line_no = self._pending_line
+        self._pending = []
+        self._add(parse_allocator_message(text, line_no))
+
+    def _add(self, ev: OomEvent) -> None:
+        # The same message is often printed twice (exception + traceback summary, or the
+        # engine's wrapper): drop exact repeats of the previous event.
+        if self._events:
+            prev = self._events[-1]
+            if prev.model_dump(exclude={"line", "text"}) == ev.model_dump(exclude={"line", "text"}):
+                return
+        self._count += 1
+        if len(self._events) >= MAX_EVENTS:
+            return
+        self._events.append(ev)
+        self._phase_by_event.append(self._phase_now(ev))
+        self._stage_by_event.append(self._stage_now(ev))
+
+    def _phase_now(self, ev: OomEvent) -> str:
+        if ev.subtype in _ENGINE_STAGE:
+            return "startup"
+        if self._first_request is not None and self._first_request < ev.line:
+            return "runtime"
+        if self._last_startup is not None and ev.line - self._last_startup <= 30:
+            return "startup"
+        if any(_STARTUP.search(r) for r in self._recent):
+            return "startup"
+        return "unknown"
+
+    def _stage_now(self, ev: OomEvent) -> str | None:
+        if ev.subtype in _ENGINE_STAGE:
+            return _ENGINE_STAGE[ev.subtype]
+        if self._first_request is not None and self._first_request < ev.line:
+            return None
+        return self._startup_stage
+
+    def finish(self) -> OomReport | None:
+        """The report, or ``None`` when the text held no OOM message."""
+        if self._pending:
+            self._flush_pending()
+        if not self._events:
+            return None
+        # An allocator OOM says more than an engine wrapper around it: prefer the first
+        # engine-level event (it names the knob), else the first allocator event.
+        idx = 0
+        for i, ev in enumerate(self._events):
+            if ev.subtype not in ("allocator", "cuda_api"):
+                idx = i
+                break
+        ev = self._events[idx]
+        phase = self._phase_by_event[idx]
+        if phase == "unknown" and self._fatal_after and self._first_request is not None:
+            phase = "runtime"
+        classes = (
+            classify_allocator(ev) if ev.subtype == "allocator" else [_ENGINE_LIKELY[ev.subtype]]
+        )
+        likely = classes[0]
+        args = self._args
+        trigger: str | None = None
+        if phase == "runtime" and ev.subtype == "allocator":
+            # A runtime allocator OOM right after a request was added is that request's
+            # prefill (activations scale with prompt length), formats.md §C1.
+            trigger = "long_prompt_prefill"
+        report = OomReport(
+            subtype=ev.subtype,
+            likely=likely,
+            classes=classes,
+            engine=self._engine or args.engine,
+            phase=phase,
+            stage=self._stage_by_event[idx],
+            trigger=trigger,
+            engine_fatal=self._fatal_after,
+            secondary_error=likely == "garbage_size",
+            rank=ev.rank,
+            device=ev.device,
+            requested_gib=gib(ev.requested_bytes),
+            total_gib=gib(ev.total_bytes),
+            free_gib=gib(ev.free_bytes),
+            process_in_use_gib=gib(ev.process_in_use_bytes),
+            allowed_gib=gib(ev.allowed_bytes),
+            allocated_by_pytorch_gib=gib(ev.allocated_bytes),
+            private_pools_gib=gib(ev.private_pools_bytes),
+            reserved_unallocated_gib=gib(ev.reserved_unallocated_bytes),
+            reserved_minus_allocated_gib=gib(ev.reserved_unallocated_bytes),
+            reserved_total_gib=gib(ev.reserved_total_bytes),
+            non_pytorch_gib=gib(ev.non_pytorch_bytes),
+            other_processes=ev.other_processes,
+            dummy_requests=ev.dummy_requests,
+            prefill_tokens=ev.prefill_tokens,
+            max_model_len=ev.max_model_len or args.max_model_len,
+            kv_capacity_tokens=ev.kv_capacity_tokens,
+            gpu_blocks=self._gpu_blocks,
+            tp=args.tensor_parallel_size,
+            gpu_memory_utilization=args.gpu_memory_utilization,
+            max_num_seqs=args.max_num_seqs,
+            engine_args=args,
+            event_count=self._count,
+            events=self._events,
+            first_line=self._events[0].line,
+        )
+        if report.kv_capacity_tokens is not None and ev.max_model_len is not None:
+            report.shortfall_tokens = ev.max_model_len - report.kv_capacity_tokens
+            if self._gpu_blocks:
+                report.block_size_inferred = round(report.kv_capacity_tokens / self._gpu_blocks)
+        mit: list[str] = []
+        lt: list[str] = []
+        checks: list[str] = []
+        for cls in classes:
+            mit += [m for m in _MITIGATE.get(cls, []) if m not in mit]
+            lt += [x for x in _LONG_TERM.get(cls, []) if x not in lt]
+            checks += [c for c in _CHECKS.get(cls, []) if c not in checks]
+        checks += [c for c in _SEED_CHECKS if c not in checks]
+        report.mitigation_ids = mit
+        report.long_term_ids = lt
+        report.next_check_ids = checks
+        return report
+
+
+def explain_oom_text(text: str) -> OomReport | None:
+    """Analyse a whole text at once (convenience over :class:`OomAnalyzer`)."""
+    a = OomAnalyzer()
+    for i, line in enumerate(text.splitlines(), 1):
+        a.feed(i, line)
+    return a.finish()

@@ -1,0 +1,450 @@
+"""Metric profiles: which serving/hardware stack a Prometheus target exposes, and the PromQL
+for every canonical signal in that stack's own metric names.
+
+Profiles are data (``cockpit/knowledge/profiles/*.toml``, each citing its sources); this
+module loads them, merges user overrides, detects which apply from the target's metric
+names, and renders queries. Pure: no I/O except reading the packaged TOML files.
+
+Canonical signal ids are ``<layer>.<name>`` (see :data:`SIGNALS`). A signal whose metric is
+missing is reported with *which* metric is missing and how to enable it — never as zero.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Layer = Literal["access", "serving", "runtime", "hardware", "infrastructure"]
+Golden = Literal["latency", "traffic", "errors", "saturation"]
+Direction = Literal["up", "down", "both"]
+
+LAYERS: tuple[Layer, ...] = ("access", "serving", "runtime", "hardware", "infrastructure")
+"""The five layers of seed 003 §一 (接入层 / 服务层 / 运行时层 / 硬件层 / 基础设施层)."""
+
+
+@dataclass(frozen=True)
+class SignalInfo:
+    """What a canonical signal means, independent of the stack.
+
+    Attributes:
+        layer: One of :data:`LAYERS`.
+        golden: Golden signal (seed 003 §二: latency, traffic, errors, saturation).
+        en: English name.
+        zh: Chinese name.
+        bad: Which direction is bad: ``up``, ``down`` or ``both``.
+    """
+
+    layer: Layer
+    golden: Golden
+    en: str
+    zh: str
+    bad: Direction = "up"
+
+
+SIGNALS: dict[str, SignalInfo] = {
+    "access.latency": SignalInfo("access", "latency", "gateway latency", "网关延迟"),
+    "access.upstream_latency": SignalInfo(
+        "access", "latency", "gateway upstream latency", "网关上游延迟"
+    ),
+    "access.qps": SignalInfo("access", "traffic", "gateway QPS", "网关 QPS", "both"),
+    "access.error_ratio_5xx": SignalInfo("access", "errors", "gateway 5xx ratio", "网关 5xx 比例"),
+    "access.error_ratio_4xx": SignalInfo("access", "errors", "gateway 4xx ratio", "网关 4xx 比例"),
+    "access.timeouts": SignalInfo("access", "errors", "gateway timeouts", "网关超时"),
+    "serving.e2e_latency": SignalInfo("serving", "latency", "end-to-end latency", "端到端延迟"),
+    "serving.ttft": SignalInfo("serving", "latency", "TTFT", "TTFT（首 token 时间）"),
+    "serving.tpot": SignalInfo("serving", "latency", "TPOT / ITL", "TPOT（每输出 token 时间）"),
+    "serving.queue_time": SignalInfo("serving", "latency", "queue time", "排队时间"),
+    "serving.qps": SignalInfo("serving", "traffic", "QPS", "QPS", "down"),
+    "serving.prompt_tps": SignalInfo(
+        "serving", "traffic", "prompt tokens/s", "输入 tokens/s", "both"
+    ),
+    "serving.gen_tps": SignalInfo("serving", "traffic", "output tokens/s", "输出 tokens/s", "down"),
+    "serving.error_ratio": SignalInfo("serving", "errors", "error ratio", "错误率"),
+    "serving.queue": SignalInfo("serving", "saturation", "queue length", "队列长度"),
+    "serving.running": SignalInfo(
+        "serving", "saturation", "running requests", "运行中请求", "both"
+    ),
+    "serving.batch_size": SignalInfo("serving", "saturation", "batch size", "批大小", "down"),
+    "serving.prompt_len": SignalInfo("serving", "traffic", "prompt length", "输入长度", "both"),
+    "serving.output_len": SignalInfo("serving", "traffic", "output length", "输出长度", "both"),
+    "runtime.kv_cache": SignalInfo("runtime", "saturation", "KV-cache usage", "KV 缓存使用率"),
+    "runtime.preemptions": SignalInfo("runtime", "saturation", "preemptions", "抢占"),
+    "runtime.fragmentation": SignalInfo(
+        "runtime", "saturation", "GPU memory fragmentation", "显存碎片率"
+    ),
+    "hardware.gpu_util": SignalInfo("hardware", "saturation", "GPU util", "GPU 利用率"),
+    "hardware.sm_active": SignalInfo("hardware", "saturation", "SM active", "SM 活跃度"),
+    "hardware.fb_used": SignalInfo("hardware", "saturation", "memory used", "显存已用"),
+    "hardware.fb_reserved": SignalInfo("hardware", "saturation", "memory reserved", "显存保留"),
+    "hardware.power": SignalInfo("hardware", "saturation", "power", "功耗"),
+    "hardware.temp": SignalInfo("hardware", "saturation", "temperature", "温度"),
+    "hardware.sm_clock": SignalInfo("hardware", "saturation", "SM clock", "SM 时钟", "down"),
+    "hardware.throttle": SignalInfo("hardware", "errors", "HW/thermal throttling", "硬件/温度降频"),
+    "hardware.thermal_violation": SignalInfo(
+        "hardware", "saturation", "thermal-throttled time", "温度降频时间"
+    ),
+    "hardware.xid": SignalInfo("hardware", "errors", "Xid changes", "Xid 变化"),
+    "infra.restarts": SignalInfo("infrastructure", "errors", "container restarts", "容器重启"),
+    "infra.oomkilled": SignalInfo(
+        "infrastructure", "errors", "OOMKilled (host)", "OOMKilled（主机）"
+    ),
+    "infra.not_ready": SignalInfo("infrastructure", "errors", "pods not ready", "未就绪 Pod"),
+    "infra.node_cpu": SignalInfo("infrastructure", "saturation", "node CPU busy", "节点 CPU 忙"),
+    "infra.mem_pressure": SignalInfo(
+        "infrastructure", "saturation", "memory pressure (PSI)", "内存压力（PSI）"
+    ),
+    "infra.net_errors": SignalInfo("infrastructure", "errors", "network errors", "网络错误"),
+    "infra.cpu_throttle": SignalInfo(
+        "infrastructure", "saturation", "container CPU throttling", "容器 CPU 限流"
+    ),
+}
+"""Canonical signals: every profile maps some of these ids to its own metric names."""
+
+# Labels that identify an entity, in order of preference. DCGM's node label was renamed
+# Hostname -> hostname (dcgm-exporter PR #655, 2026-05-12): match both.
+ENTITY_LABELS: dict[str, tuple[str, ...]] = {
+    "pod": ("pod", "exported_pod", "pod_name"),
+    "node": ("node", "Hostname", "hostname", "kubernetes_node"),
+    "gpu": ("UUID", "uuid", "gpu_uuid"),
+    "instance": ("instance",),
+}
+"""Entity kinds and the label names that carry them (metrics_kb.md §1.1, §8.4)."""
+
+# The unified labels of seed 003 §五 ("统一标签：service、instance、gpu_id、model、request_id")
+# and the label names that are their equivalents in the stacks we know.
+UNIFIED_LABELS: dict[str, tuple[str, ...]] = {
+    "service": ("service", "app", "deployment", "job", "envoy_cluster_name", "ingress"),
+    "instance": ("instance", "pod", "exported_pod", "Hostname", "hostname", "node"),
+    "gpu_id": ("UUID", "uuid", "gpu_uuid", "gpu"),
+    "model": ("model_name", "model", "served_model_name"),
+    "request_id": ("request_id", "trace_id", "batch_id"),
+}
+"""Seed 003 §五 unified labels → equivalent label names per stack."""
+
+
+class SignalSpec(BaseModel):
+    """One canonical signal in one stack's metric names.
+
+    Attributes:
+        id: Canonical id (a key of :data:`SIGNALS`).
+        kind: ``histogram`` (base name; quantiles from ``_bucket``), ``counter_rate``,
+            ``gauge`` or ``expr`` (``query`` template).
+        metrics: Alternative metric names, newest first (version aliases).
+        requires: Other metrics the query needs (all must exist).
+        presence: The exact series name that proves the signal exists (default derived).
+        query: Template for ``expr``: ``$M`` chosen metric, ``$sel`` label matchers,
+            ``$w`` rate window, ``$by`` grouping labels.
+        agg: Aggregation of a gauge across series (``sum``/``avg``/``max``/``min``).
+        scale: Factor to the display unit.
+        unit: Display unit.
+        average_only: True when the stack gives averages, not percentiles (Triton).
+    """
+
+    id: str
+    kind: Literal["histogram", "counter_rate", "gauge", "expr"]
+    metrics: list[str]
+    requires: list[str] = Field(default_factory=list)
+    presence: str = ""
+    query: str = ""
+    agg: str = "sum"
+    scale: float = 1.0
+    unit: str = ""
+    average_only: bool = False
+    enable_en: str = ""
+    enable_zh: str = ""
+    note_en: str = ""
+    note_zh: str = ""
+    alias_note_en: str = ""
+    alias_note_zh: str = ""
+    source: str = ""
+
+    def presence_names(self) -> list[str]:
+        """Series names whose presence proves each alternative (same order as ``metrics``)."""
+        if self.presence:
+            return [self.presence] + [m for m in self.metrics[1:]]
+        if self.kind == "histogram":
+            return [f"{m}_bucket" for m in self.metrics]
+        return list(self.metrics)
+
+
+class ProfileMeta(BaseModel):
+    """Header of a profile file."""
+
+    id: str
+    name: str
+    stack: str
+    detect: list[str]
+    source: str = ""
+    enable_en: str = ""
+    enable_zh: str = ""
+    missing_en: str = ""
+    missing_zh: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    unsupported: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+
+class Profile(BaseModel):
+    """A stack's metric profile: header plus its signals."""
+
+    profile: ProfileMeta
+    signal: list[SignalSpec] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        """Profile id (``vllm``, ``dcgm``…)."""
+        return self.profile.id
+
+
+def _merge(base: Profile, extra: Profile) -> Profile:
+    """``extra`` overrides ``base`` signal by signal (same id) and in its header fields."""
+    signals = {s.id: s for s in base.signal}
+    for s in extra.signal:
+        signals[s.id] = s
+    meta = base.profile.model_copy(
+        update={
+            k: v
+            for k, v in extra.profile.model_dump().items()
+            if v not in ("", [], {}) and k != "id"
+        }
+    )
+    return Profile(profile=meta, signal=list(signals.values()))
+
+
+@cache
+def builtin_profiles() -> tuple[Profile, ...]:
+    """The profiles shipped in ``cockpit/knowledge/profiles``."""
+    root = resources.files("cockpit.knowledge") / "profiles"
+    out = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            out.append(Profile.model_validate(tomllib.loads(entry.read_text(encoding="utf-8"))))
+    return tuple(out)
+
+
+def load_profiles(
+    extra_files: Iterable[Path] = (),
+    disable: Iterable[str] = (),
+) -> list[Profile]:
+    """Built-in profiles merged with user files (same schema; same id = override/extend).
+
+    Raises:
+        OSError: an extra file cannot be read.
+        tomllib.TOMLDecodeError, pydantic.ValidationError: an extra file is malformed.
+    """
+    by_id = {p.id: p for p in builtin_profiles()}
+    for path in extra_files:
+        extra = Profile.model_validate(tomllib.loads(Path(path).read_text(encoding="utf-8")))
+        by_id[extra.id] = _merge(by_id[extra.id], extra) if extra.id in by_id else extra
+    off = set(disable)
+    return [p for p in by_id.values() if p.id not in off]
+
+
+class ResolvedSignal(BaseModel):
+    """A signal of a detected profile, resolved against the target's metric names.
+
+    ``metric`` is the alternative in use (``None`` when missing); ``missing`` lists the
+    names that were looked for; ``alias`` is set when an older name is in use.
+    """
+
+    id: str
+    profile: str
+    spec: SignalSpec
+    metric: str | None = None
+    missing: list[str] = Field(default_factory=list)
+    alias: bool = False
+    unsupported: str = ""
+
+    @property
+    def available(self) -> bool:
+        """True when the signal can be queried."""
+        return self.metric is not None and not self.missing
+
+
+class Detection(BaseModel):
+    """Which profiles apply, and every canonical signal resolved.
+
+    Attributes:
+        profiles: Ids of the detected profiles.
+        signals: Canonical id → the resolved signal (from the first detected profile that
+            defines it; an available alternative wins over a missing one).
+        missing: Canonical id → resolved entries whose metrics are missing.
+        unsupported: Canonical id → reason, when a detected stack cannot produce it.
+    """
+
+    profiles: list[str] = Field(default_factory=list)
+    signals: dict[str, ResolvedSignal] = Field(default_factory=dict)
+    unsupported: dict[str, str] = Field(default_factory=dict)
+    metas: dict[str, ProfileMeta] = Field(default_factory=dict)
+
+    def selector_for(self, resolved: ResolvedSignal, scope: dict[str, str]) -> str:
+        """Label matchers of ``scope`` in the profile's label names (see :func:`selector`)."""
+        meta = self.metas.get(resolved.profile)
+        return selector(scope, meta) if meta is not None else ""
+
+    def enable_hint(self, resolved: ResolvedSignal, lang: str) -> str:
+        """How to enable a missing signal of a detected stack: the signal's own hint, else
+        the profile's ``missing_*`` text (how this stack turns a metric on), else a
+        generic note naming the stack."""
+        own = resolved.spec.enable_zh if lang == "zh" else resolved.spec.enable_en
+        if own:
+            return own
+        meta = self.metas.get(resolved.profile)
+        if meta is None:
+            return ""
+        hint = meta.missing_zh if lang == "zh" else meta.missing_en
+        if hint:
+            return hint
+        if lang == "zh":
+            return f"此 {meta.name} 未导出该指标（版本或启动参数）；请检查它的 /metrics"
+        return f"not exported by this {meta.name} (version or flags); check its /metrics"
+
+    def get(self, signal_id: str) -> ResolvedSignal | None:
+        """The resolved signal for a canonical id, or ``None`` when no profile defines it."""
+        return self.signals.get(signal_id)
+
+
+def detect_profiles(
+    metric_names: Iterable[str],
+    profiles: Iterable[Profile] | None = None,
+    force: Iterable[str] = (),
+    lang: str = "en",
+) -> Detection:
+    """Pick the profiles whose ``detect`` metrics the target exposes and resolve signals.
+
+    Args:
+        metric_names: ``/api/v1/label/__name__/values`` of the target.
+        profiles: Profiles to consider (default: built-in).
+        force: Profile ids to use even when not detected (user override).
+        lang: Language of the ``unsupported`` reasons.
+
+    Returns:
+        A :class:`Detection`. A stack that is present but lacks a signal's metric yields a
+        resolved entry with ``missing`` set, so the UI can say which metric is missing.
+    """
+    names = set(metric_names)
+    forced = set(force)
+    plist = list(profiles) if profiles is not None else list(builtin_profiles())
+    det = Detection()
+    for prof in plist:
+        if prof.id not in forced and not any(d in names for d in prof.profile.detect):
+            continue
+        det.profiles.append(prof.id)
+        det.metas[prof.id] = prof.profile
+        for sid, reason in prof.profile.unsupported.items():
+            det.unsupported.setdefault(sid, reason.get(lang) or reason.get("en", ""))
+        for spec in prof.signal:
+            resolved = resolve_signal(spec, names, prof.id)
+            current = det.signals.get(spec.id)
+            if current is None or (not current.available and resolved.available):
+                det.signals[spec.id] = resolved
+    # A signal one stack cannot produce but another provides is not unsupported.
+    for sid in list(det.unsupported):
+        if sid in det.signals and det.signals[sid].available:
+            del det.unsupported[sid]
+    return det
+
+
+def resolve_signal(spec: SignalSpec, names: set[str], profile_id: str) -> ResolvedSignal:
+    """Resolve one signal against the metric names present."""
+    chosen: str | None = None
+    alias = False
+    for i, (metric, probe) in enumerate(zip(spec.metrics, spec.presence_names(), strict=False)):
+        if probe in names:
+            chosen, alias = metric, i > 0
+            break
+    missing = [] if chosen else [spec.presence_names()[0]]
+    missing += [r for r in spec.requires if r not in names]
+    return ResolvedSignal(
+        id=spec.id,
+        profile=profile_id,
+        spec=spec,
+        metric=chosen,
+        missing=missing,
+        alias=alias,
+    )
+
+
+# --------------------------------------------------------------------------- PromQL
+
+
+def selector(labels: dict[str, str], profile: ProfileMeta) -> str:
+    """Label matchers for the service scope in this profile's label names.
+
+    Args:
+        labels: Scope keys (``namespace``, ``model``, ``service``) → values; empty values
+            are skipped.
+        profile: Maps scope keys to the stack's label names (``model`` → ``model_name``).
+
+    Returns:
+        ``namespace="llm",model_name="m"`` (without braces), possibly empty.
+    """
+    parts = []
+    for key, value in labels.items():
+        label = profile.labels.get(key)
+        if label and value:
+            escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+            parts.append(f'{label}="{escaped}"')
+    return ",".join(parts)
+
+
+_EMPTY_MATCHER = re.compile(r"\{\s*,|,\s*\}")
+
+
+def _tidy(q: str) -> str:
+    return _EMPTY_MATCHER.sub(lambda m: "{" if m.group(0).startswith("{") else "}", q)
+
+
+def render(
+    resolved: ResolvedSignal,
+    sel: str = "",
+    window: str = "5m",
+    by: Iterable[str] = (),
+    quantile: float | None = None,
+) -> str:
+    """The PromQL for a resolved signal.
+
+    Args:
+        resolved: An available signal.
+        sel: Label matchers without braces (see :func:`selector`).
+        window: Rate window (``5m``; keep ≥ 4× the scrape interval, metrics_kb.md §7).
+        by: Grouping labels (``pod``, ``Hostname``…); empty = one series for the service.
+        quantile: For histograms, the quantile (0.5, 0.95, 0.99, 0.999).
+
+    Raises:
+        ValueError: the signal is not available, or a histogram without a quantile.
+    """
+    spec = resolved.spec
+    metric = resolved.metric
+    if metric is None:
+        raise ValueError(f"{resolved.id}: metric missing ({', '.join(resolved.missing)})")
+    by_s = ", ".join(by)
+    scale = f" * {spec.scale:g}" if spec.scale != 1.0 else ""
+    if spec.kind == "histogram":
+        if quantile is None:
+            raise ValueError(f"{resolved.id}: histogram needs a quantile")
+        grouping = f"le, {by_s}" if by_s else "le"
+        q = (
+            f"histogram_quantile({quantile:g}, sum by ({grouping}) "
+            f"(rate({metric}_bucket{{{sel}}}[{window}])))"
+        )
+        return _tidy(q + scale)
+    if spec.kind == "counter_rate":
+        return _tidy(f"sum by ({by_s}) (rate({metric}{{{sel}}}[{window}])){scale}")
+    if spec.kind == "gauge":
+        return _tidy(f"{spec.agg} by ({by_s}) ({metric}{{{sel}}}){scale}")
+    q = (
+        spec.query.replace("$M", metric)
+        .replace("$sel", sel)
+        .replace("$w", window)
+        .replace("$by", by_s)
+    )
+    q = _tidy(q)
+    return f"({q}){scale}" if scale else q

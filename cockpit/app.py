@@ -1,0 +1,381 @@
+"""The Textual app: a light boot screen paints first, then a worker builds the context
+(config, sources, incident) and the flow's step screens take over.
+
+Nothing heavy is imported at module level: the first frame must not wait for pydantic,
+the Kubernetes client or NVML (see ``bench/bench_startup.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+    from cockpit.incident import Incident
+
+
+STEP_SCREENS: dict[str, tuple[str, str]] = {
+    "A": ("cockpit.screens.impact", "ImpactScreen"),
+    "B": ("cockpit.screens.changes", "ChangesScreen"),
+    "C": ("cockpit.screens.drilldown", "DrilldownScreen"),
+    "D": ("cockpit.screens.scope", "ScopeScreen"),
+    "E": ("cockpit.screens.isolate", "IsolateScreen"),
+    "F": ("cockpit.screens.shared", "SharedScreen"),
+    "G": ("cockpit.screens.hypotheses", "HypothesesScreen"),
+    "H": ("cockpit.screens.experiments", "ExperimentsScreen"),
+    "I": ("cockpit.screens.verify", "VerifyScreen"),
+}
+
+
+class CockpitApp(App[None]):
+    """cockpit's TUI.
+
+    Args:
+        args: Parsed CLI arguments (the app builds its context from them in a worker).
+        ctx: A ready context (tests, snapshots): skips the boot worker.
+        start_step: Step to open when ``ctx`` is given (default: the incident's current step).
+    """
+
+    TITLE = "cockpit"
+    ENABLE_COMMAND_PALETTE = True
+    CSS = """
+    #boot { width: 100%; height: 100%; content-align: center middle; }
+    #boot.-error { color: $error; content-align: left top; padding: 1 2; }
+    /* One-row buttons: every line counts at 80x24. */
+    Button { height: 1; min-width: 6; border: none; margin: 0 1 0 0; padding: 0 1; }
+    Button:focus { text-style: bold reverse; }
+    """
+
+    BINDINGS = [
+        Binding("f2", "protect", "Protect first", show=False, priority=True),
+        Binding("f1", "help", "Help", show=False, priority=True),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("n", "next_step", "Next", show=False),
+        Binding("b", "prev_step", "Back", show=False),
+        Binding("alt+right", "next_step", "Next", show=False, priority=True),
+        Binding("alt+left", "prev_step", "Back", show=False, priority=True),
+        Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
+        Binding("f6", "paste", "Paste evidence", show=False, priority=True),
+        Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
+        *[
+            Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
+            for i, s in enumerate("ABCDEFGHI")
+        ],
+    ]
+
+    def __init__(
+        self,
+        args: argparse.Namespace | None = None,
+        *,
+        ctx: AppContext | None = None,
+        start_step: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.args = args
+        self.ctx: AppContext | None = ctx
+        self._start_step = start_step
+        self._installed: set[str] = set()
+        self._change_timer: Any = None
+        self._exit_guard: Any = None
+        self.boot_error: str | None = None
+
+    # -- boot ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        # The first frame: a plain line on the default screen, so nothing heavy (and no
+        # second screen) stands between process start and the first paint.
+        yield Static("cockpit — 加载中 / loading…", id="boot", markup=False)
+
+    def on_mount(self) -> None:
+        import os
+
+        self.theme = "textual-dark"
+        if os.environ.get("COCKPIT_FIRST_FRAME_FILE"):
+            self.call_after_refresh(self._first_frame)
+        if self.ctx is not None:
+            self._booted(self.ctx)
+        else:
+            # Paint the first frame before the boot worker competes for the GIL.
+            self.call_after_refresh(self.boot)
+
+    def _first_frame(self) -> None:
+        """``make bench`` measures the time to this first frame (bench/bench_startup.py)."""
+        import os
+        import time
+
+        with open(os.environ["COCKPIT_FIRST_FRAME_FILE"], "w", encoding="utf-8") as fh:
+            fh.write(repr(time.time()))
+        if os.environ.get("COCKPIT_FIRST_FRAME_EXIT"):
+            self.exit()
+
+    @work(thread=True, exclusive=True, group="boot")
+    def boot(self) -> None:
+        """Build settings, sources and the incident session off the event loop."""
+        from cockpit.wiring import BootError, build_tui_context
+
+        try:
+            ctx = build_tui_context(self.args or argparse.Namespace())
+        except BootError as exc:
+            self.boot_error = str(exc)
+            self.call_from_thread(self._boot_failed, str(exc))
+            return
+        self.call_from_thread(self._booted, ctx)
+
+    def _boot_failed(self, text: str) -> None:
+        widget = self.screen_stack[0].query_one("#boot", Static)
+        widget.update(text + "\n\nctrl+q")
+        widget.add_class("-error")
+
+    def _booted(self, ctx: AppContext) -> None:
+        from cockpit.ui.plugins import load_panels
+
+        self.ctx = ctx
+        if "panels" not in ctx.extras:
+            ctx.extras["panels"] = load_panels()
+        for item in ctx.extras["panels"]:
+            if item.error:
+                self.notify(f"panel {item.name}: {item.error}", severity="warning", timeout=10)
+        assert ctx.session is not None
+        self._bind_localized(ctx.lang)
+        ctx.session.on_change = self._incident_changed
+        if self.args is not None and self._exit_guard is None:
+            # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
+            from cockpit.lifecycle import install_exit_handlers, wake_loop
+
+            self._exit_guard = install_exit_handlers(
+                lambda: self.ctx.session if self.ctx else None,
+                exit_callback=wake_loop(self._exit_with),
+            )
+        self.title = f"cockpit · {ctx.session.incident.id}"
+        self.goto(self._start_step or ctx.session.incident.current_step or "A")
+
+    def _bind_localized(self, lang: str) -> None:
+        """Show the main keys in the footer, described in the UI language."""
+        import dataclasses
+
+        from cockpit.i18n import t
+
+        shown = {
+            "f2": t("key.protect", lang),
+            "n": t("flow.next", lang),
+            "b": t("flow.back", lang),
+            "question_mark": t("key.help", lang),
+            "f6": t("key.paste", lang),
+        }
+        table = self._bindings.key_to_bindings
+        for key, description in shown.items():
+            table[key] = [
+                dataclasses.replace(b, description=description, show=True)
+                for b in table.get(key, [])
+            ]
+        self.refresh_bindings()
+
+    def _exit_with(self, status: int) -> None:
+        self.exit(return_code=status)
+
+    # -- navigation ----------------------------------------------------------------------------
+    def _screen_name(self, step_id: str) -> str:
+        return f"step-{step_id}"
+
+    def _ensure_screen(self, step_id: str) -> str:
+        import importlib
+
+        name = self._screen_name(step_id)
+        if name not in self._installed:
+            assert self.ctx is not None
+            module, cls_name = STEP_SCREENS[step_id]
+            cls = getattr(importlib.import_module(module), cls_name)
+            self.install_screen(cls(self.ctx), name)
+            self._installed.add(name)
+        return name
+
+    def goto(self, step_id: str) -> None:
+        """Show step ``step_id`` (A–I); the incident records the path."""
+        if self.ctx is None or step_id not in STEP_SCREENS:
+            return
+        name = self._ensure_screen(step_id)
+        if len(self.screen_stack) <= 1:
+            self.push_screen(name)
+            return
+        if self.screen.name == name:
+            return
+        # Close modals first so navigation always lands on a step.
+        while len(self.screen_stack) > 2 and not getattr(self.screen, "STEP", ""):
+            self.pop_screen()
+        self.switch_screen(name)
+
+    def action_goto(self, step_id: str) -> None:
+        self.goto(step_id)
+
+    def current_step(self) -> str:
+        """Letter of the step on screen (``""`` while booting)."""
+        return str(getattr(self.screen, "STEP", ""))
+
+    def action_next_step(self) -> None:
+        from cockpit.flow import Branch, recommended_next
+        from cockpit.i18n import t
+
+        if self.ctx is None or self.ctx.session is None:
+            return
+        cur = self.current_step()
+        if not cur:
+            return
+        branch_value = self.ctx.session.incident.scope_branch
+        branch = Branch(branch_value) if branch_value else None
+        nxt = recommended_next(cur, branch)
+        if nxt is None:
+            key = "flow.choose_branch" if cur == "D" else "flow.end"
+            self.notify(t(key, self.ctx.lang))
+            return
+        self.goto(nxt.id.value)
+
+    def action_prev_step(self) -> None:
+        from cockpit.flow import previous_steps
+
+        if self.ctx is None or self.ctx.session is None:
+            return
+        cur = self.current_step()
+        prev = previous_steps(cur) if cur else []
+        if not prev:
+            return
+        if len(prev) > 1:
+            branch = self.ctx.session.incident.scope_branch
+            prev = [p for p in prev if p.id.value == ("F" if branch == "shared" else "E")]
+        self.goto(prev[0].id.value)
+
+    # -- modals and actions ------------------------------------------------------------------
+    def action_protect(self) -> None:
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.ui.protect import ProtectScreen
+
+        if not isinstance(self.screen, ProtectScreen):
+            self.push_screen(ProtectScreen(self.ctx))
+
+    def action_paste(self) -> None:
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.ui.paste import PasteScreen
+
+        if not isinstance(self.screen, PasteScreen):
+            self.push_screen(PasteScreen(self.ctx, self.current_step()))
+
+    def action_help(self) -> None:
+        from cockpit.ui.help import HelpScreen
+
+        lang = self.ctx.lang if self.ctx else "en"
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(lang))
+
+    def action_refresh_panels(self) -> None:
+        from cockpit.ui.panel import Panel
+
+        for panel in self.screen.query(Panel):
+            panel.refresh_data()
+
+    def action_switch_language(self) -> None:
+        """Switch zh ↔ en (rebuilds the step screens; the incident is untouched)."""
+        if self.ctx is None:
+            return
+        cur = self.current_step() or "A"
+        self.ctx.lang = "en" if self.ctx.lang == "zh" else "zh"
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        for name in list(self._installed):
+            self.uninstall_screen(name)
+        self._installed.clear()
+        self.goto(cur)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Any:
+        yield from super().get_system_commands(screen)
+        if self.ctx is None:
+            return
+        from cockpit.flow import STEPS
+        from cockpit.i18n import t
+
+        lang = self.ctx.lang
+        for st in STEPS:
+            yield SystemCommand(
+                f"{st.id.value} · {st.title(lang)}",
+                t("flow.jump", lang, step=st.title(lang)),
+                lambda s=st.id.value: self.goto(s),
+            )
+        yield SystemCommand(
+            t("protect.title", lang), t("app.protect_first_rule", lang), self.action_protect
+        )
+        yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
+        yield SystemCommand(t("cmd.switch_language", lang), "zh ↔ en", self.action_switch_language)
+        yield SystemCommand(
+            t("cmd.export", lang), t("cmd.export.help", lang), lambda: self.goto("I")
+        )
+        yield from self.extra_commands()
+
+    def extra_commands(self) -> Any:
+        """Commands contributed by optional screens (playbooks, paste evidence)."""
+        if self.ctx is None:
+            return
+        from cockpit.analysis.playbooks.spec import all_playbooks
+        from cockpit.i18n import t
+
+        lang = self.ctx.lang
+        for pb in all_playbooks():
+            yield SystemCommand(
+                t("playbook.open", lang, title=pb.title.get(lang)),
+                t("playbook.open_help", lang),
+                lambda pid=pb.id: self.open_playbook(pid),
+            )
+
+    def action_playbooks(self) -> None:
+        """F7: choose one of the six scenario playbooks."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.screens.playbook import PlaybookMenuScreen
+
+        if isinstance(self.screen, PlaybookMenuScreen):
+            return
+
+        def chosen(pid: str | None) -> None:
+            if pid:
+                self.open_playbook(pid)
+
+        self.push_screen(PlaybookMenuScreen(self.ctx.lang), chosen)
+
+    def open_playbook(self, playbook_id: str) -> None:
+        """Open the playbook screen of ``playbook_id`` on top of the current step."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.screens.playbook import PlaybookScreen
+
+        loader = self.ctx.extras.get("playbook_loader")
+        self.push_screen(PlaybookScreen(self.ctx, playbook_id, loader=loader))
+
+    # -- incident changes -----------------------------------------------------------------------
+    def _incident_changed(self, incident: Incident) -> None:
+        import threading
+
+        if threading.get_ident() != self._thread_id:
+            self.call_from_thread(self._incident_changed, incident)
+            return
+        # Coalesce bursts (typing) into one refresh of the visible screen.
+        if self._change_timer is not None:
+            return
+        self._change_timer = self.set_timer(0.2, self._forward_change)
+
+    def _forward_change(self) -> None:
+        from cockpit.ui.messages import IncidentChanged
+
+        self._change_timer = None
+        if self.ctx is None or self.ctx.session is None or not self.screen_stack:
+            return
+        self.screen.post_message(IncidentChanged(self.ctx.session.incident))
+
+    async def action_quit(self) -> None:
+        if self.ctx is not None and self.ctx.session is not None:
+            self.ctx.session.flush()
+        self.exit()

@@ -1,0 +1,149 @@
+"""Alerts on the timeline (``ALERTS``) and the back-test of candidate alert expressions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from cockpit.analysis.alerts import FiredAlert, fired_alerts
+from cockpit.analysis.backtest import KV_CACHE_CEILING_PCT, Backtest, Candidate, backtest
+from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.profiles import Detection, render
+from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.runner import QuerySpec
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+ALERTS_QUERY = 'ALERTS{alertstate="firing"}'
+
+
+async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
+    """Firing alerts in the window, earliest first.
+
+    Raises:
+        SourceError: the query failed.
+    """
+    res = await runner_for(ctx).run(
+        [
+            QuerySpec(
+                key="alerts",
+                query=ALERTS_QUERY,
+                start=window.start,
+                end=window.end,
+                step_s=window.step_s,
+            )
+        ]
+    )
+    r = res["alerts"]
+    if r.failure is not None:
+        from cockpit.sources.base import SourceError
+
+        raise SourceError(r.failure)
+    return fired_alerts(r.series)
+
+
+def candidates(
+    det: Detection,
+    scope: dict[str, str],
+    window: Window,
+    golden: list[SignalSummary],
+    slo_error_ratio: float | None = None,
+) -> list[Candidate]:
+    """Candidate alerts for the detected stack, thresholds from the baseline summaries.
+
+    The error budget is the configured ``slo_error_ratio`` or, as in
+    :func:`cockpit.analysis.golden.derive_slo_error_pct`, the baseline × 3 (at least 1 %).
+    """
+    from cockpit.analysis.golden import derive_slo_error_pct
+
+    out: list[Candidate] = []
+    base = {s.key: s.baseline.value for s in golden if s.baseline.ok}
+    w = window.rate_window
+
+    def q(sid: str, quantile: float | None = None) -> str | None:
+        r = det.get(sid)
+        if r is None or not r.available:
+            return None
+        return render(r, sel=det.selector_for(r, scope), window=w, quantile=quantile)
+
+    if (e := q("serving.queue")) is not None:
+        thr = max(10.0, 2 * (base.get("serving.queue:value") or 0.0))
+        out.append(
+            Candidate(
+                id="queue_growth",
+                expr=f"{e} > {thr:g}",
+                summary=f"request queue above {thr:g} (2× baseline, at least 10)",
+            )
+        )
+    if (e := q("runtime.kv_cache")) is not None:
+        out.append(
+            Candidate(
+                id="kv_cache_high",
+                expr=f"{e} >= {KV_CACHE_CEILING_PCT:g}",
+                summary="KV cache at or above 95 %",
+            )
+        )
+    if (e := q("runtime.preemptions")) is not None:
+        out.append(
+            Candidate(id="preemption_rate", expr=f"{e} > 0.1", summary="preemptions above 0.1/s")
+        )
+    if (e := q("hardware.xid")) is not None:
+        out.append(Candidate(id="xid", expr=f"{e} > 0", for_s=0, summary="an Xid was reported"))
+    if (e := q("hardware.throttle")) is not None:
+        out.append(
+            Candidate(
+                id="throttle",
+                expr=f"{e} > 0",
+                summary="a GPU is slowed down by HW/thermal/power-brake reasons",
+            )
+        )
+    for sid in ("serving.e2e_latency", "access.latency", "serving.ttft"):
+        b = base.get(f"{sid}:p99")
+        if b and (e := q(sid, 0.99)) is not None:
+            out.append(
+                Candidate(
+                    id="p99_over_baseline",
+                    expr=f"{e} > {1.5 * b:.4g}",
+                    summary=f"P99 above 1.5× its baseline ({b:.4g} ms)",
+                )
+            )
+            break
+    for sid in ("serving.error_ratio", "access.error_ratio_5xx"):
+        if (e := q(sid)) is not None:
+            slo = derive_slo_error_pct(slo_error_ratio, base.get(f"{sid}:value")) or 1.0
+            out.append(
+                Candidate(
+                    id="error_burn",
+                    expr=f"{e} > {slo:.3g}",
+                    summary=f"error ratio above the error budget ({slo:.3g} %)",
+                )
+            )
+            break
+    return out
+
+
+async def collect_backtest(
+    ctx: AppContext, window: Window, golden: list[SignalSummary], impact_start: datetime | None
+) -> Backtest:
+    """Back-test the candidates over the window against ``impact_start``."""
+    det = await detection_for(ctx, window.end)
+    svc = ctx.settings.service
+    cands = candidates(det, scope_labels(ctx), window, golden, svc.slo_error_ratio)
+    specs = [
+        QuerySpec(
+            key=f"bt:{c.id}", query=c.expr, start=window.start, end=window.end, step_s=window.step_s
+        )
+        for c in cands
+    ]
+    res = await runner_for(ctx).run(specs)
+    results = {}
+    for c in cands:
+        r = res[f"bt:{c.id}"]
+        results[c.id] = (
+            r.series if r.ok else None,
+            "" if r.ok else f"{r.failure.kind.value}: {r.failure.message}" if r.failure else "",
+        )
+    return backtest(
+        cands, results, window.start, impact_start, window.step_s, svc.deployment or svc.namespace
+    )

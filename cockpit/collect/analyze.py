@@ -1,0 +1,188 @@
+"""Steps C, D, E and F in one pass, for ``cockpit analyze`` and the screens.
+
+The JSON shape of :class:`AnalyzeReport` is documented in ``docs/analyze-json.md`` and is
+kept stable (``schema`` is bumped on any incompatible change).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.alerts import FiredAlert
+from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
+from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
+from cockpit.collect.base import Window
+from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
+from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
+from cockpit.collect.load import LoadReport, collect_load
+from cockpit.sources.base import SourceError, SourceFailure
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+SCHEMA = 1
+
+
+class AnalyzeReport(BaseModel):
+    """Everything ``cockpit analyze`` found (pure data; rendered as text or JSON)."""
+
+    drilldown: DrilldownReport
+    breakdowns: BreakdownSet
+    blast_radius: BlastRadius
+    cohort: CohortComparison | None = None
+    load: LoadReport
+    alerts: list[FiredAlert] = Field(default_factory=list)
+    alerts_failure: SourceFailure | None = None
+
+
+async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
+    """Run C, D, E and F against the context's metrics source.
+
+    Raises:
+        SourceError: when nothing can be planned (metric-name listing failed).
+    """
+    import asyncio
+
+    from cockpit.collect.alerts import collect_alerts
+    from cockpit.collect.breakdown import COHORT_SIGNALS
+
+    dd = await collect_drilldown(ctx, window)
+    window = dd.window
+    anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
+    det = ctx.extras["metrics.detection"]
+    from cockpit.collect.signals import stats_for
+
+    cohort_keys = [
+        f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
+        for sid in COHORT_SIGNALS
+    ]
+    keys = list(dict.fromkeys(anomalous + cohort_keys))
+
+    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
+        try:
+            return await collect_alerts(ctx, window), None
+        except SourceError as exc:
+            return [], exc.failure
+
+    bset, load, (fired, alerts_failure) = await asyncio.gather(
+        collect_breakdowns(ctx, window, keys), collect_load(ctx, window), alerts()
+    )
+    anomalous_set = set(anomalous)
+    br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory)
+    if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
+        br = access_only()
+    cohort = None
+    if br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
+        cdef = auto_cohort(br.suspect, br.suspect_kind, bset.inventory, bset.breakdowns)  # type: ignore[arg-type]
+        cohort = compare(cdef, bset.breakdowns, bset.inventory)
+    return AnalyzeReport(
+        drilldown=dd,
+        breakdowns=bset,
+        blast_radius=br,
+        cohort=cohort,
+        load=load,
+        alerts=fired,
+        alerts_failure=alerts_failure,
+    )
+
+
+def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
+    """The stable JSON shape (see ``docs/analyze-json.md``)."""
+    dd = report.drilldown
+    w = dd.window
+    return {
+        "schema": SCHEMA,
+        "window": {
+            "start": w.start.isoformat(),
+            "end": w.end.isoformat(),
+            "step_s": w.step_s,
+            "baseline": w.baseline,
+            "baseline_start": w.baseline_start.isoformat(),
+            "baseline_end": w.baseline_end.isoformat(),
+            "baseline_note": dd.baseline_note,
+        },
+        "profiles": dd.profiles,
+        "layers": [
+            {
+                "layer": v.layer,
+                "verdict": v.verdict,
+                "evidence": v.lines,
+                "missing": v.missing,
+            }
+            for v in dd.drilldown.layers
+        ],
+        "rules": [
+            {"id": r.id, "status": r.status, "evidence": r.evidence} for r in dd.drilldown.rules
+        ],
+        "signals": [
+            {
+                "key": s.key,
+                "layer": s.layer,
+                "unit": s.unit,
+                "now": s.now.value if s.now.ok else None,
+                "baseline": s.baseline.value if s.baseline.ok else None,
+                "instant": s.instant.value if s.instant.ok else None,
+                "window_max": s.window_max.value if s.window_max.ok else None,
+                "ratio": s.ratio,
+                "verdict": s.verdict,
+                "reason": s.reason,
+                "missing": s.missing,
+                "enable": s.enable,
+                "query": s.query,
+            }
+            for s in dd.drilldown.summaries
+        ],
+        "blast_radius": {
+            "scope": report.blast_radius.scope,
+            "propose": report.blast_radius.propose,
+            "suspect": report.blast_radius.suspect,
+            "suspect_kind": report.blast_radius.suspect_kind,
+            "evidence": report.blast_radius.lines,
+            "note": report.blast_radius.max_z_note,
+        },
+        "cohort": None
+        if report.cohort is None
+        else {
+            "suspect": report.cohort.cohort.suspect,
+            "suspect_kind": report.cohort.cohort.suspect_kind,
+            "kind": report.cohort.cohort.kind,
+            "definition": report.cohort.cohort.definition(lang),
+            "members": report.cohort.cohort.members,
+            "outliers": report.cohort.outliers,
+            "rows": [
+                {
+                    "key": r.key,
+                    "unit": r.unit,
+                    "suspect": r.suspect,
+                    "cohort_median": r.cohort_median,
+                    "cohort_n": r.cohort_n,
+                    "ratio": r.ratio,
+                    "outlier": r.outlier,
+                }
+                for r in report.cohort.rows
+            ],
+        },
+        "load": [
+            {
+                "id": f.id,
+                "status": f.status,
+                "numbers": f.numbers,
+                "evidence": f.evidence,
+                "note": f.note,
+            }
+            for f in report.load.findings
+        ],
+        "alerts": [
+            {
+                "name": a.name,
+                "labels": a.labels,
+                "first": a.first.isoformat(),
+                "last": a.last.isoformat(),
+            }
+            for a in report.alerts
+        ],
+        "alerts_error": report.alerts_failure.message if report.alerts_failure else None,
+        "timing": {"queries": dd.queries, "slowest_s": dd.slowest_s},
+    }

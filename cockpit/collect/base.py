@@ -1,0 +1,144 @@
+"""Shared collector plumbing: the time window and its baseline, the service scope as label
+matchers, the query runner of a context, and profile detection (cached per context)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from cockpit.analysis.profiles import Detection, detect_profiles, load_profiles
+from cockpit.collect.runner import QueryRunner
+from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+BaselineKind = Literal["1d", "7d", "quiet"]
+
+OFFSETS: dict[str, timedelta] = {"1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+
+class Window(BaseModel):
+    """The incident window and its baseline window (same length).
+
+    Attributes:
+        start, end: The window (UTC); ``end`` is "now" (frozen in replay/demo).
+        step_s: Range-query resolution in seconds.
+        rate_window: PromQL rate window (``5m``: ≥ 4× a 15–60 s scrape, metrics_kb.md §7).
+        baseline: ``1d``/``7d`` (same window one day/week earlier) or ``quiet`` (the quiet
+            hours before the impact).
+        baseline_start, baseline_end: The baseline window.
+        recent_s: "Now" is the mean of the last ``recent_s`` seconds of the window.
+    """
+
+    start: datetime
+    end: datetime
+    step_s: float
+    rate_window: str = "5m"
+    baseline: BaselineKind = "1d"
+    baseline_start: datetime
+    baseline_end: datetime
+    recent_s: float = 600.0
+
+    @property
+    def span(self) -> timedelta:
+        """Length of the window."""
+        return self.end - self.start
+
+    def with_baseline(
+        self,
+        kind: BaselineKind,
+        quiet: tuple[datetime, datetime] | None = None,
+    ) -> Window:
+        """The same window with another baseline (``quiet`` defaults to the span before it)."""
+        if kind == "quiet":
+            qs, qe = quiet if quiet is not None else (self.start - self.span, self.start)
+        else:
+            qs, qe = self.start - OFFSETS[kind], self.end - OFFSETS[kind]
+        return self.model_copy(update={"baseline": kind, "baseline_start": qs, "baseline_end": qe})
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``30m``, ``2h``, ``1d`` → timedelta.
+
+    Raises:
+        ValueError: malformed text.
+    """
+    text = text.strip()
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    if not text or text[-1] not in units:
+        raise ValueError(f"bad duration {text!r} (use 30m, 2h, 1d)")
+    return timedelta(seconds=float(text[:-1]) * units[text[-1]])
+
+
+def make_window(
+    end: datetime,
+    span: timedelta = timedelta(hours=2),
+    baseline: BaselineKind = "1d",
+    quiet: tuple[datetime, datetime] | None = None,
+    points: int = 120,
+) -> Window:
+    """A window ending at ``end`` with about ``points`` samples (step ≥ 15 s)."""
+    step = max(15.0, round(span.total_seconds() / points / 15.0) * 15.0)
+    start = end - span
+    w = Window(start=start, end=end, step_s=step, baseline_start=start, baseline_end=end)
+    return w.with_baseline(baseline, quiet)
+
+
+def scope_labels(ctx: AppContext) -> dict[str, str]:
+    """The service scope (namespace, model) as profile-neutral keys."""
+    svc = ctx.settings.service
+    return {"namespace": svc.namespace, "model": svc.model}
+
+
+def require_metrics(ctx: AppContext) -> MetricsSource:
+    """The context's metrics source.
+
+    Raises:
+        SourceError: ``not_configured`` with the reason when there is none.
+    """
+    src = ctx.sources.metrics
+    if src is None:
+        raise SourceError.of(
+            "prometheus",
+            ErrorKind.NOT_CONFIGURED,
+            ctx.sources.missing.get("metrics", "no Prometheus URL configured"),
+            hint="set --prometheus-url or COCKPIT_PROMETHEUS__URL",
+        )
+    return src
+
+
+def runner_for(ctx: AppContext) -> QueryRunner:
+    """A runner bounded by the configured concurrency and per-query timeout (shared per ctx)."""
+    runner = ctx.extras.get("metrics.runner")
+    if isinstance(runner, QueryRunner) and runner.source is ctx.sources.metrics:
+        return runner
+    prom = ctx.settings.prometheus
+    runner = QueryRunner(require_metrics(ctx), prom.max_concurrency, prom.timeout_s)
+    ctx.extras["metrics.runner"] = runner
+    return runner
+
+
+async def detection_for(ctx: AppContext, at: datetime) -> Detection:
+    """Detect profiles from the target's metric names (cached in ``ctx.extras``).
+
+    Raises:
+        SourceError: the metric-name listing failed.
+    """
+    cached = ctx.extras.get("metrics.detection")
+    if isinstance(cached, Detection):
+        return cached
+    src = require_metrics(ctx)
+    names = await src.metric_names(at)
+    ps = ctx.settings.profiles
+    det = detect_profiles(
+        names,
+        load_profiles(ps.extra_files, ps.disable),
+        force=ps.force,
+        lang=ctx.lang,
+    )
+    ctx.extras["metrics.detection"] = det
+    ctx.extras["metrics.names"] = sorted(names)
+    return det

@@ -1,0 +1,190 @@
+"""Steps D and E: per-pod / per-GPU values of signals, and the inventory that places them.
+
+Every query is an instant query at the window's end with the rate window of the screen,
+grouped by the labels that identify pods, nodes and GPUs (``Hostname`` and ``hostname``
+both, for dcgm-exporter before and after PR #655).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.blast_radius import Breakdown, EntityValue
+from cockpit.analysis.golden import STAT_QUANTILES
+from cockpit.analysis.inventory import Inventory, build_inventory, first_label
+from cockpit.analysis.profiles import SIGNALS, Detection, render
+from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.runner import QueryResult, QuerySpec
+from cockpit.collect.signals import stats_for
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+POD_BY = ("namespace", "pod", "exported_pod", "instance", "node")
+GPU_BY = ("Hostname", "hostname", "UUID", "uuid", "gpu_uuid", "gpu", "pod", "namespace")
+
+COHORT_SIGNALS = (
+    "serving.e2e_latency",
+    "serving.ttft",
+    "serving.tpot",
+    "serving.queue_time",
+    "serving.qps",
+    "serving.gen_tps",
+    "serving.error_ratio",
+    "serving.queue",
+    "serving.running",
+    "serving.batch_size",
+    "runtime.kv_cache",
+    "runtime.preemptions",
+    "runtime.fragmentation",
+    "hardware.gpu_util",
+    "hardware.sm_active",
+    "hardware.fb_used",
+    "hardware.fb_reserved",
+    "hardware.power",
+    "hardware.temp",
+    "hardware.sm_clock",
+    "hardware.throttle",
+    "hardware.thermal_violation",
+    "hardware.xid",
+    "infra.restarts",
+)
+"""Signals compared per entity in E: every golden signal and DCGM field we know."""
+
+
+class BreakdownSet(BaseModel):
+    """Breakdowns of several signals plus the inventory (placement and revisions)."""
+
+    breakdowns: list[Breakdown] = Field(default_factory=list)
+    inventory: Inventory = Field(default_factory=Inventory)
+    inventory_note: str = ""
+
+
+def breakdown_specs(
+    det: Detection, scope: dict[str, str], window: Window, keys: Iterable[str]
+) -> list[tuple[str, str, str, QuerySpec]]:
+    """``(key, signal, unit, spec)`` for each summary key (``signal:stat``) that is available."""
+    out = []
+    for key in keys:
+        sid, _, stat = key.partition(":")
+        r = det.get(sid)
+        if r is None or not r.available or sid not in SIGNALS:
+            continue
+        if SIGNALS[sid].layer == "access":
+            continue  # the gateway is shared: it has no per-replica breakdown
+        by = GPU_BY if SIGNALS[sid].layer == "hardware" else POD_BY
+        q = render(
+            r,
+            sel=det.selector_for(r, scope),
+            window=window.rate_window,
+            by=by,
+            quantile=STAT_QUANTILES.get(stat) if r.spec.kind == "histogram" else None,
+        )
+        out.append(
+            (
+                key,
+                sid,
+                r.spec.unit,
+                QuerySpec(key=f"bd:{key}", query=q, kind="instant", end=window.end),
+            )
+        )
+    return out
+
+
+def inventory_specs(scope: dict[str, str], window: Window) -> list[QuerySpec]:
+    """kube-state-metrics joins (metrics_kb.md §7.0)."""
+    ns = scope.get("namespace", "")
+    sel = f'namespace="{ns}"' if ns else ""
+    qs = {
+        "inv:pod_info": f"kube_pod_info{{{sel}}}",
+        "inv:pod_owner": f'kube_pod_owner{{{sel + "," if sel else ""}owner_kind="ReplicaSet"}}',
+        "inv:rs_owner": f'kube_replicaset_owner{{{sel + "," if sel else ""}owner_kind="Deployment"}}',
+        "inv:node_labels": "kube_node_labels",
+    }
+    return [QuerySpec(key=k, query=q, kind="instant", end=window.end) for k, q in qs.items()]
+
+
+def to_breakdown(key: str, signal: str, unit: str, res: QueryResult, inv: Inventory) -> Breakdown:
+    """Per-entity values from one instant result, placed with the inventory."""
+    b = Breakdown(key=key, signal=signal, unit=unit, query=res.spec.query)
+    if res.failure is not None:
+        b.failure = f"{res.failure.kind.value}: {res.failure.message}"
+        return b
+    hardware = SIGNALS[signal].layer == "hardware"
+    for v in res.vector:
+        if v.v != v.v:  # NaN: no data for that entity, never zero
+            continue
+        pod = first_label(v.labels, "pod")
+        node = first_label(v.labels, "node")
+        gpu = first_label(v.labels, "gpu")
+        if hardware and gpu:
+            if not gpu.startswith("GPU-") and v.labels.get("gpu") == gpu and node:
+                gpu = f"{node}/gpu{gpu}"  # a bare index is only unique per node
+            inv.note_gpu(gpu, node, pod)
+            info = inv.pod(pod) if pod else None
+            b.values.append(
+                EntityValue(
+                    entity=gpu,
+                    kind="gpu",
+                    pod=pod,
+                    node=node,
+                    gpu=gpu,
+                    revision=info.revision if info else "",
+                    deployment=info.deployment if info else "",
+                    value=v.v,
+                )
+            )
+            continue
+        entity = pod or first_label(v.labels, "instance")
+        if not entity:
+            continue
+        info = inv.pod(entity)
+        b.values.append(
+            EntityValue(
+                entity=entity,
+                kind="pod",
+                pod=entity,
+                node=node or info.node,
+                revision=info.revision,
+                deployment=info.deployment,
+                value=v.v,
+            )
+        )
+    return b
+
+
+async def collect_breakdowns(
+    ctx: AppContext, window: Window, keys: Iterable[str] | None = None
+) -> BreakdownSet:
+    """Per-entity values of ``keys`` (default: :data:`COHORT_SIGNALS` at their main stat)."""
+    det = await detection_for(ctx, window.end)
+    if keys is None:
+        keys = [
+            f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
+            for sid in COHORT_SIGNALS
+        ]
+    scope = scope_labels(ctx)
+    planned = breakdown_specs(det, scope, window, keys)
+    inv_specs = inventory_specs(scope, window)
+    results = await runner_for(ctx).run([p[3] for p in planned] + inv_specs)
+    vec = {k: (r.vector if r.ok else []) for k, r in results.items() if k.startswith("inv:")}
+    inv = build_inventory(
+        vec["inv:pod_info"], vec["inv:pod_owner"], vec["inv:rs_owner"], vec["inv:node_labels"]
+    )
+    note = (
+        ""
+        if inv.pods
+        else "no kube-state-metrics placement: node and revision come from series labels only"
+    )
+    out = BreakdownSet(inventory=inv, inventory_note=note)
+    # GPU series first, so that pods learn their node from DCGM when kube-state-metrics lacks it.
+    ordered = sorted(planned, key=lambda p: SIGNALS[p[1]].layer != "hardware")
+    bds = {
+        key: to_breakdown(key, sid, unit, results[spec.key], inv)
+        for key, sid, unit, spec in ordered
+    }
+    out.breakdowns = [bds[p[0]] for p in planned]
+    return out

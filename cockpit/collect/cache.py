@@ -1,0 +1,67 @@
+"""Share one collection between screens: C's drilldown feeds D, D's breakdowns feed E.
+
+Results are kept in ``ctx.extras`` by name and window, so moving between steps does not
+re-run the same queries; ``refresh=True`` (the user's refresh key) runs them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cockpit.collect.base import Window
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+T = TypeVar("T")
+
+
+def _key(name: str, window: Window) -> str:
+    return f"metrics.cache.{name}.{window.end.timestamp():.0f}.{window.span.total_seconds():.0f}.{window.baseline}"
+
+
+async def cached(
+    ctx: AppContext,
+    name: str,
+    window: Window,
+    make: Callable[[], Awaitable[T]],
+    refresh: bool = False,
+) -> T:
+    """The cached result of ``make()`` for ``(name, window)``; concurrent callers share it."""
+    key = _key(name, window)
+    slot: Any = ctx.extras.get(key)
+    if refresh or slot is None or (isinstance(slot, asyncio.Task) and slot.cancelled()):
+        slot = asyncio.ensure_future(make())
+        ctx.extras[key] = slot
+    try:
+        return await asyncio.shield(slot)  # type: ignore[no-any-return]
+    except BaseException:
+        if slot.done() and (slot.cancelled() or slot.exception() is not None):
+            ctx.extras.pop(key, None)
+        raise
+
+
+def screen_window(ctx: AppContext) -> Window:
+    """The window the screens share (``metrics.window`` in extras; default 2 h to now)."""
+    from cockpit.collect.base import make_window, parse_duration
+
+    w = ctx.extras.get("metrics.window")
+    if isinstance(w, Window):
+        return w
+    kind = ctx.settings.baseline
+    span = parse_duration(str(ctx.extras.get("metrics.window_span", "2h")))
+    w = make_window(
+        ctx.clock.now(), span, "7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d"
+    )
+    ctx.extras["metrics.window"] = w
+    return w
+
+
+def set_baseline(ctx: AppContext, kind: str) -> Window:
+    """Switch the shared window's baseline (``1d``/``7d``/``quiet``)."""
+    w = screen_window(ctx)
+    w = w.with_baseline("7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d")
+    ctx.extras["metrics.window"] = w
+    return w

@@ -1,0 +1,95 @@
+"""Profile detection and the unified-label report (``cockpit doctor`` prints it)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from cockpit.analysis.labels import LabelReport, format_report, stack_labels
+from cockpit.analysis.profiles import Detection
+from cockpit.collect.base import detection_for, runner_for
+from cockpit.collect.runner import QuerySpec
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+LABEL_LOOKBACK = "1h"
+"""Look for a sample series up to an hour back (a stale exporter still tells its labels)."""
+
+
+def _probe_metric(det: Detection, profile: str) -> str:
+    meta = det.metas[profile]
+    names = set()
+    for r in det.signals.values():
+        if r.profile == profile and r.available and r.metric:
+            names.add(r.spec.presence_names()[r.spec.metrics.index(r.metric)])
+    for d in meta.detect:
+        if d in names or not names:
+            return d
+    return sorted(names)[0]
+
+
+def label_specs(det: Detection, at: datetime) -> list[QuerySpec]:
+    """One ``topk(1, last_over_time(m[1h]))`` per detected stack."""
+    return [
+        QuerySpec(
+            key=f"labels:{p}",
+            query=f"topk(1, last_over_time({_probe_metric(det, p)}[{LABEL_LOOKBACK}]))",
+            kind="instant",
+            end=at,
+        )
+        for p in det.profiles
+    ]
+
+
+async def collect_label_report(ctx: AppContext, at: datetime) -> tuple[Detection, LabelReport]:
+    """Detect the stacks and report the unified labels on one series of each.
+
+    Raises:
+        SourceError: the metric-name listing failed.
+    """
+    det = await detection_for(ctx, at)
+    specs = label_specs(det, at)
+    res = await runner_for(ctx).run(specs)
+    report = LabelReport()
+    for spec in specs:
+        prof = spec.key.split(":", 1)[1]
+        metric = spec.query.split("(")[2].split("[")[0]
+        r = res[spec.key]
+        if r.failure is not None:
+            from cockpit.analysis.labels import StackLabels
+
+            report.stacks.append(StackLabels(profile=prof, metric=metric, error=r.failure.message))
+            continue
+        labels = r.vector[0].labels if r.vector else {}
+        report.stacks.append(stack_labels(prof, metric, labels))
+    return det, report
+
+
+async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
+    """What ``cockpit doctor`` prints for the metrics side: stacks, missing signals, labels.
+
+    Raises:
+        SourceError: the metric-name listing failed.
+    """
+    from cockpit.i18n import t
+
+    det, report = await collect_label_report(ctx, at)
+    lines = [t("metrics.text.profiles", ctx.lang, profiles=", ".join(det.profiles) or "-")]
+    for sid, r in sorted(det.signals.items()):
+        if not r.available:
+            hint = det.enable_hint(r, ctx.lang)
+            miss = ", ".join(r.missing)
+            lines.append(
+                "  "
+                + t("metrics.text.missing", ctx.lang, metric=miss)
+                + (f" — {hint}" if hint else "")
+            )
+        elif r.alias:
+            lines.append(
+                f"  {sid}: {r.metric} ({r.spec.alias_note_zh if ctx.lang == 'zh' else r.spec.alias_note_en})"
+            )
+    for sid, reason in sorted(det.unsupported.items()):
+        lines.append(f"  {sid}: {reason}")
+    lines += format_report(report, ctx.lang)
+    return lines

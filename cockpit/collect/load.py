@@ -1,0 +1,113 @@
+"""Step F collector: load and shared-dependency signals, plus the length mixes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.load import Bucket, Finding, LengthMix, analyze_load
+from cockpit.analysis.profiles import Detection
+from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.runner import QueryResult, QuerySpec
+from cockpit.collect.signals import collect_summaries, plan
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+LOAD_SIGNALS = (
+    "access.qps",
+    "serving.qps",
+    "access.latency",
+    "serving.e2e_latency",
+    "serving.queue_time",
+    "access.error_ratio_5xx",
+    "access.error_ratio_4xx",
+    "access.timeouts",
+    "serving.error_ratio",
+    "serving.prompt_tps",
+    "serving.gen_tps",
+    "infra.node_cpu",
+    "infra.mem_pressure",
+    "infra.net_errors",
+    "infra.cpu_throttle",
+)
+MIX_WINDOW = "30m"
+"""Length mixes compare the last 30 minutes with the same 30 minutes of the baseline."""
+
+
+class LoadReport(BaseModel):
+    """What step F shows."""
+
+    findings: list[Finding] = Field(default_factory=list)
+    summaries: list[SignalSummary] = Field(default_factory=list)
+    prompt_mix: LengthMix | None = None
+    output_mix: LengthMix | None = None
+    window: Window
+
+
+def mix_specs(det: Detection, scope: dict[str, str], window: Window) -> dict[str, QuerySpec]:
+    """Bucket queries (now and baseline) for prompt and output length histograms."""
+    out: dict[str, QuerySpec] = {}
+    for sid in ("serving.prompt_len", "serving.output_len"):
+        r = det.get(sid)
+        if r is None or not r.available or r.spec.kind != "histogram":
+            continue
+        sel = det.selector_for(r, scope)
+        q = f"sum by (le) (increase({r.metric}_bucket{{{sel}}}[{MIX_WINDOW}]))"
+        out[f"{sid}/now"] = QuerySpec(key=f"mix:{sid}/now", query=q, kind="instant", end=window.end)
+        out[f"{sid}/base"] = QuerySpec(
+            key=f"mix:{sid}/base", query=q, kind="instant", end=window.baseline_end
+        )
+    return out
+
+
+def _buckets(res: QueryResult | None) -> list[Bucket]:
+    if res is None or not res.ok:
+        return []
+    out = []
+    for v in res.vector:
+        try:
+            le = float(v.labels.get("le", "nan"))
+        except ValueError:
+            continue
+        if le == le and v.v == v.v:
+            out.append(Bucket(le=le, count=v.v))
+    return out
+
+
+async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
+    """Collect and analyse step F."""
+    det = await detection_for(ctx, window.end)
+    scope = scope_labels(ctx)
+    stats = {
+        "access.latency": ("p50", "p99"),
+        "serving.e2e_latency": ("p99",),
+        "serving.queue_time": ("p99",),
+    }
+    planned = plan(det, scope, window, LOAD_SIGNALS, ctx.lang, stats)
+    runner = runner_for(ctx)
+    res = await collect_summaries(runner, planned, window)
+    # The baseline may have fallen back to the quiet window: mixes use the same one.
+    mixes = mix_specs(det, scope, res.window)
+    mix_res = await runner.run(mixes.values())
+    mix_models: dict[str, LengthMix] = {}
+    for sid in ("serving.prompt_len", "serving.output_len"):
+        if f"{sid}/now" in mixes:
+            mix_models[sid] = LengthMix(
+                signal=sid,
+                query=mixes[f"{sid}/now"].query,
+                now=_buckets(mix_res.get(f"mix:{sid}/now")),
+                base=_buckets(mix_res.get(f"mix:{sid}/base")),
+            )
+    findings = analyze_load(
+        res.summaries, mix_models.get("serving.prompt_len"), mix_models.get("serving.output_len")
+    )
+    return LoadReport(
+        findings=findings,
+        summaries=res.summaries,
+        prompt_mix=mix_models.get("serving.prompt_len"),
+        output_mix=mix_models.get("serving.output_len"),
+        window=res.window,
+    )

@@ -1,0 +1,94 @@
+"""Step I's data: the golden signals over a window that covers the hold period, turned
+into :class:`~cockpit.analysis.recovery.RecoverySignal` for the pure check.
+
+Which signals count: every golden row that left its baseline band at some point of the
+window ("every signal that was anomalous", seed 000 step I). Utilization rows are not SLIs
+of recovery ("GPU 利用率瞬时 100% 并不一定是瓶颈", seed 003) and are left out.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from cockpit.analysis.recovery import (
+    DEFAULT_TOLERANCE,
+    Direction,
+    RecoveryResult,
+    RecoverySignal,
+    check_recovery,
+)
+from cockpit.models import Sample, Series
+
+if TYPE_CHECKING:
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.context import AppContext
+
+_LOWER_IS_WORSE = ("qps", "tps", "throughput")
+_SKIP = ("gpu_util", "util")
+
+
+def _direction(signal: str) -> Direction:
+    name = signal.split(".")[-1]
+    if any(k in name for k in _LOWER_IS_WORSE):
+        return Direction.LOWER_IS_WORSE
+    return Direction.HIGHER_IS_WORSE
+
+
+def _left_band(row: SignalSummary, direction: Direction, tolerance: float) -> bool:
+    base = row.baseline.value
+    if base is None or not row.spark:
+        return False
+    if direction is Direction.HIGHER_IS_WORSE:
+        return max(row.spark) > base * (1 + tolerance)
+    return min(row.spark) < base * (1 - tolerance)
+
+
+def signals_from_golden(
+    rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE
+) -> list[RecoverySignal]:
+    """Recovery signals for the golden rows that left their band (see module docstring).
+
+    A row with no data still counts when it has a baseline: no data is not recovery.
+    """
+    out: list[RecoverySignal] = []
+    for row in rows:
+        if any(k in row.signal.split(".")[-1] for k in _SKIP):
+            continue
+        direction = _direction(row.signal)
+        if not _left_band(row, direction, tolerance) and row.spark:
+            continue
+        if row.baseline.value is None and not row.spark:
+            continue
+        name = row.signal if row.stat in ("value", "") else f"{row.signal} {row.stat.upper()}"
+        out.append(
+            RecoverySignal(
+                name=name,
+                unit=row.unit,
+                baseline=row.baseline.value,
+                series=Series(
+                    samples=[Sample(t=t, v=v) for t, v in zip(row.spark_t, row.spark, strict=False)]
+                ),
+                direction=direction,
+                tolerance=tolerance,
+                query=row.query,
+            )
+        )
+    return out
+
+
+async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
+    """Collect the golden signals over ``max(2 h, 3 × hold)`` ending now and check them.
+
+    Raises:
+        SourceError: when nothing could be planned (metric names unavailable).
+    """
+    from cockpit.collect.base import make_window
+    from cockpit.collect.golden import collect_golden
+
+    span = max(timedelta(hours=2), timedelta(minutes=3 * hold_minutes))
+    kind = ctx.settings.baseline if ctx.settings.baseline in ("1d", "7d", "quiet") else "1d"
+    window = make_window(ctx.clock.now(), span, kind)  # type: ignore[arg-type]
+    golden = await collect_golden(ctx, window)
+    signals = signals_from_golden(golden.rows)
+    return check_recovery(signals, ctx.clock.now(), hold_minutes)

@@ -1,0 +1,209 @@
+"""Plan and run the now-vs-baseline range queries of a set of canonical signals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.golden import (
+    STAT_QUANTILES,
+    SignalSummary,
+    missing_summary,
+    summarize,
+    unsupported_summary,
+)
+from cockpit.analysis.profiles import SIGNALS, Detection, render
+from cockpit.collect.base import Window
+from cockpit.collect.runner import QueryRunner, QuerySpec
+
+LATENCY_STATS = ("p50", "p95", "p99", "max")
+"""Seed 003 §二: P50 (typical), P95, P99 (tail), max (long stalls)."""
+DISTRIBUTION_STATS = ("p50", "p95")
+"""Stats of non-latency histograms (prompt/output length)."""
+
+
+class PlannedSignal(BaseModel):
+    """One value to collect: the query, or why there is none."""
+
+    key: str
+    signal: str
+    stat: str
+    unit: str = ""
+    query: str = ""
+    missing: list[str] = Field(default_factory=list)
+    enable: str = ""
+    unsupported: str = ""
+
+
+def stats_for(det: Detection, signal_id: str) -> tuple[str, ...]:
+    """The stats collected for a signal (quantiles for histograms, else one value)."""
+    r = det.get(signal_id)
+    if r is None:
+        return ("p99",) if SIGNALS[signal_id].golden == "latency" else ("value",)
+    if r.spec.kind == "histogram":
+        return LATENCY_STATS if SIGNALS[signal_id].golden == "latency" else DISTRIBUTION_STATS
+    if r.spec.average_only:
+        return ("avg",)
+    return ("value",)
+
+
+def plan(
+    det: Detection,
+    scope: dict[str, str],
+    window: Window,
+    signal_ids: Iterable[str],
+    lang: str = "en",
+    stats: dict[str, tuple[str, ...]] | None = None,
+    by: Iterable[str] = (),
+) -> list[PlannedSignal]:
+    """Queries for the given signals; missing/unsupported ones are planned without a query.
+
+    A signal no detected profile defines is left out (nothing to say about it), unless a
+    detected stack declares it unsupported (TGI and TTFT) — that is shown with the reason.
+    """
+    out: list[PlannedSignal] = []
+    for sid in signal_ids:
+        r = det.get(sid)
+        wanted = (stats or {}).get(sid) or stats_for(det, sid)
+        if r is None:
+            if sid in det.unsupported:
+                for st in wanted:
+                    out.append(
+                        PlannedSignal(
+                            key=f"{sid}:{st}", signal=sid, stat=st, unsupported=det.unsupported[sid]
+                        )
+                    )
+            continue
+        unit = r.spec.unit
+        for st in wanted:
+            key = f"{sid}:{st}"
+            if not r.available:
+                out.append(
+                    PlannedSignal(
+                        key=key,
+                        signal=sid,
+                        stat=st,
+                        unit=unit,
+                        missing=r.missing,
+                        enable=det.enable_hint(r, lang),
+                    )
+                )
+                continue
+            q = render(
+                r,
+                sel=det.selector_for(r, scope),
+                window=window.rate_window,
+                by=by,
+                quantile=STAT_QUANTILES.get(st) if r.spec.kind == "histogram" else None,
+            )
+            out.append(PlannedSignal(key=key, signal=sid, stat=st, unit=unit, query=q))
+    return out
+
+
+def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QuerySpec]:
+    """Window and baseline range queries of every planned signal that has a query."""
+    specs: list[QuerySpec] = []
+    for p in planned:
+        if not p.query:
+            continue
+        specs.append(
+            QuerySpec(
+                key=f"{p.key}/now",
+                query=p.query,
+                start=window.start,
+                end=window.end,
+                step_s=window.step_s,
+            )
+        )
+        specs.append(
+            QuerySpec(
+                key=f"{p.key}/base",
+                query=p.query,
+                start=window.baseline_start,
+                end=window.baseline_end,
+                step_s=window.step_s,
+            )
+        )
+    return specs
+
+
+class SummaryResult(BaseModel):
+    """Summaries of a signal set and the baseline actually used.
+
+    Attributes:
+        summaries: In plan order.
+        window: The window, with the baseline that was used (``quiet`` after a fallback).
+        baseline_note: Why the baseline changed, when it did.
+        slowest_s: Slowest single query (seconds); ``queries``: how many ran.
+    """
+
+    summaries: list[SignalSummary]
+    window: Window
+    baseline_note: str = ""
+    slowest_s: float = 0.0
+    queries: int = 0
+
+
+async def collect_summaries(
+    runner: QueryRunner,
+    planned: list[PlannedSignal],
+    window: Window,
+    fallback_quiet: bool = True,
+) -> SummaryResult:
+    """Run the planned range queries concurrently and summarise each signal.
+
+    When the offset baseline has no data for any signal (history shorter than the offset)
+    and ``fallback_quiet`` is set, the baseline queries are re-run over the quiet window
+    before the incident window (seed's "else the quiet hours before the impact").
+    """
+    results = await runner.run(range_specs(planned, window))
+    note = ""
+    has_base = any(k.endswith("/base") and r.ok and r.series for k, r in results.items())
+    if not has_base and fallback_quiet and window.baseline != "quiet" and results:
+        quiet = window.with_baseline("quiet")
+        base_specs = [s for s in range_specs(planned, quiet) if s.key.endswith("/base")]
+        results.update(await runner.run(base_specs))
+        note = f"no data {window.baseline} earlier; baseline = the quiet window before"
+        window = quiet
+    summaries: list[SignalSummary] = []
+    for p in planned:
+        if p.unsupported:
+            summaries.append(unsupported_summary(p.key, p.signal, p.stat, p.unsupported))
+            continue
+        if not p.query:
+            summaries.append(missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable))
+            continue
+        now = results[f"{p.key}/now"]
+        base = results[f"{p.key}/base"]
+        summaries.append(
+            summarize(
+                p.key,
+                p.signal,
+                p.stat,
+                p.unit,
+                now.series if now.ok else None,
+                base.series if base.ok else None,
+                query=p.query,
+                baseline_query=p.query,
+                recent_s=window.recent_s,
+                failure=_failure_text(now.failure),
+                baseline_failure=_failure_text(base.failure),
+            )
+        )
+    slowest = max((r.elapsed_s for r in results.values()), default=0.0)
+    return SummaryResult(
+        summaries=summaries,
+        window=window,
+        baseline_note=note,
+        slowest_s=slowest,
+        queries=len(results),
+    )
+
+
+def _failure_text(failure: object) -> str:
+    if failure is None:
+        return ""
+    kind = getattr(failure, "kind", "")
+    msg = getattr(failure, "message", "")
+    return f"{getattr(kind, 'value', kind)}: {msg}"

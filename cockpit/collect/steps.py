@@ -1,0 +1,98 @@
+"""What each screen fetches, through the shared cache: C → D → E, and F."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
+from cockpit.analysis.cohort import CohortComparison, CohortKind, auto_cohort, compare
+from cockpit.collect.base import Window
+from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
+from cockpit.collect.cache import cached
+from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
+from cockpit.collect.golden import GoldenSignals, collect_golden
+from cockpit.collect.load import LoadReport, collect_load
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+
+async def golden(ctx: AppContext, window: Window, refresh: bool = False) -> GoldenSignals:
+    """Screen A's golden signals."""
+    return await cached(ctx, "golden", window, lambda: collect_golden(ctx, window), refresh)
+
+
+async def drilldown(ctx: AppContext, window: Window, refresh: bool = False) -> DrilldownReport:
+    """Step C."""
+    return await cached(ctx, "drilldown", window, lambda: collect_drilldown(ctx, window), refresh)
+
+
+async def breakdowns(ctx: AppContext, window: Window, refresh: bool = False) -> BreakdownSet:
+    """Per-entity values of the anomalous signals and of every cohort signal."""
+
+    async def make() -> BreakdownSet:
+        from cockpit.collect.breakdown import COHORT_SIGNALS
+        from cockpit.collect.signals import stats_for
+
+        dd = await drilldown(ctx, window)
+        det = ctx.extras["metrics.detection"]
+        anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
+        cohort_keys = []
+        for sid in COHORT_SIGNALS:
+            st = stats_for(det, sid)
+            cohort_keys.append(f"{sid}:{'p99' if 'p99' in st else st[0]}")
+        return await collect_breakdowns(ctx, window, list(dict.fromkeys(anomalous + cohort_keys)))
+
+    return await cached(ctx, "breakdowns", window, make, refresh)
+
+
+class ScopeResult(BaseModel):
+    """Step D: the blast radius and the anomalous keys it looked at."""
+
+    blast_radius: BlastRadius
+    anomalous: list[str]
+
+
+async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> ScopeResult:
+    """Step D: blast radius of the anomalous signals."""
+    dd = await drilldown(ctx, window, refresh)
+    bset = await breakdowns(ctx, window, refresh)
+    keys = {s.key for s in dd.drilldown.anomalous() if s.layer != "access"}
+    br = decide([b for b in bset.breakdowns if b.key in keys], bset.inventory)
+    if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
+        br = access_only()
+    if br.suspect:
+        ctx.extras["metrics.suspect"] = (br.suspect, br.suspect_kind)
+    return ScopeResult(blast_radius=br, anomalous=sorted(keys))
+
+
+async def cohort(
+    ctx: AppContext,
+    window: Window,
+    suspect: tuple[str, str] | None = None,
+    kind: CohortKind | None = None,
+    members: list[str] | None = None,
+) -> CohortComparison | None:
+    """Step E: the suspect (given, chosen at D, or found now) against its cohort."""
+    if suspect is None:
+        chosen = ctx.extras.get("metrics.suspect")
+        if chosen is None:
+            res = await scope(ctx, window)
+            if not res.blast_radius.suspect:
+                return None
+            chosen = (res.blast_radius.suspect, res.blast_radius.suspect_kind)
+        suspect = chosen
+    bset = await breakdowns(ctx, window)
+    name, skind = suspect
+    sk: Literal["pod", "gpu", "node"] = (
+        "gpu" if skind == "gpu" else "node" if skind == "node" else "pod"
+    )
+    cdef = auto_cohort(name, sk, bset.inventory, bset.breakdowns, kind, members)
+    return compare(cdef, bset.breakdowns, bset.inventory)
+
+
+async def load(ctx: AppContext, window: Window, refresh: bool = False) -> LoadReport:
+    """Step F."""
+    return await cached(ctx, "load", window, lambda: collect_load(ctx, window), refresh)

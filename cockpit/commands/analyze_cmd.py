@@ -1,0 +1,216 @@
+"""``cockpit analyze``: steps C, D, E and F without the UI.
+
+Prints the layer verdicts with their evidence and the seed's reading rules, the blast
+radius with the numbers behind it, the cohort outliers and the load findings; ``--json``
+prints the stable shape documented in ``docs/analyze-json.md``. Works live, with
+``--replay BUNDLE`` and with ``--demo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cockpit.collect.analyze import AnalyzeReport
+    from cockpit.context import AppContext
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the ``analyze`` subcommand."""
+    p = subparsers.add_parser(
+        "analyze",
+        parents=parents,
+        help="layer verdicts, blast radius, cohort outliers and load findings (steps C–F)",
+    )
+    p.add_argument("--window", default="2h", help="window ending now (30m, 2h, 1d; default 2h)")
+    p.add_argument(
+        "--baseline",
+        choices=("1d", "7d", "quiet"),
+        help="baseline: same window 1 d / 7 d earlier, or the quiet window before (default: config)",
+    )
+    p.add_argument(
+        "--at", metavar="TIME", help="end of the window (UTC, e.g. 2026-11-27T12:55; default now)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (docs/analyze-json.md)")
+    p.set_defaults(func=run)
+
+
+def build_context(args: argparse.Namespace) -> AppContext:
+    """Settings, sources and clock from the common flags (live, ``--replay`` or ``--demo``).
+
+    A replayed bundle's service scope is used when no scope flag is given; ``--at`` pins
+    the clock (the end of the window) in live mode.
+
+    Raises:
+        BootError: bad configuration or an unreadable bundle.
+    """
+    from cockpit.clock import Clock
+    from cockpit.context import AppContext
+    from cockpit.wiring import BootError, build_sources, mode_of, settings_from_args
+
+    settings = settings_from_args(args)
+    mode = mode_of(args)
+    sources, clock, meta = build_sources(args, settings)
+    svc = settings.service
+    scope = getattr(meta, "service", None) if meta is not None else None
+    if scope is not None and not any((svc.namespace, svc.deployment, svc.model, svc.selector)):
+        for key in ("namespace", "deployment", "model", "selector"):
+            value = getattr(scope, key, "")
+            if value:
+                setattr(svc, key, value)
+    at = getattr(args, "at", None)
+    if at:
+        from cockpit.timeparse import parse_time
+
+        try:
+            when = parse_time(at, clock.now())
+        except ValueError as exc:
+            raise BootError(f"--at: {exc}") from exc
+        clock = Clock(frozen_at=when)
+    return AppContext(
+        settings=settings, sources=sources, clock=clock, lang=settings.resolved_lang(), mode=mode
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the analysis and print it; exit 2 when the metrics source fails outright."""
+    import asyncio
+
+    from cockpit.sources.base import SourceError
+    from cockpit.wiring import BootError
+
+    try:
+        ctx = build_context(args)
+    except BootError as exc:
+        print(f"cockpit analyze: {exc}", file=sys.stderr)
+        return 2
+
+    async def go() -> AnalyzeReport:
+        from cockpit.collect.analyze import run_analysis
+        from cockpit.collect.base import make_window, parse_duration
+
+        kind = args.baseline or ctx.settings.baseline
+        if kind not in ("1d", "7d", "quiet"):
+            raise ValueError(f"baseline must be 1d, 7d or quiet, not {kind!r}")
+        window = make_window(
+            ctx.clock.now(),
+            parse_duration(args.window),
+            "1d" if kind == "1d" else "7d" if kind == "7d" else "quiet",
+        )
+        try:
+            return await run_analysis(ctx, window)
+        finally:
+            await ctx.sources.close()
+
+    try:
+        report = asyncio.run(go())
+    except SourceError as exc:
+        f = exc.failure
+        print(f"cockpit analyze: {f.source}: {f.kind.value}: {f.message}", file=sys.stderr)
+        if f.hint:
+            print(f"  {f.hint}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"cockpit analyze: {exc}", file=sys.stderr)
+        return 2
+    from cockpit.collect.analyze import to_json
+
+    if args.json:
+        json.dump(to_json(report, ctx.lang), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    for line in render_text(report, ctx.lang):
+        print(line)
+    return 0
+
+
+def _fmt(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "—"
+    return f"{v:.4g}{(' ' + unit) if unit else ''}"
+
+
+def render_text(report: AnalyzeReport, lang: str) -> list[str]:
+    """The human-readable report (zh or en)."""
+    from cockpit.i18n import t
+
+    dd = report.drilldown
+    w = dd.window
+    out = [
+        t(
+            "metrics.text.title",
+            lang,
+            start=w.start.strftime("%Y-%m-%d %H:%M"),
+            end=w.end.strftime("%H:%M UTC"),
+            baseline=w.baseline,
+        ),
+        t("metrics.text.profiles", lang, profiles=", ".join(dd.profiles) or "-"),
+    ]
+    if dd.baseline_note:
+        out.append(t("metrics.text.baseline_fallback", lang))
+    out.append("")
+    out.append(t("metrics.text.layers", lang))
+    for v in dd.drilldown.layers:
+        out.append(
+            f"  {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
+        )
+        for line in v.lines[:6]:
+            out.append(f"      {line}")
+        for m in v.missing:
+            out.append("      " + t("metrics.text.missing", lang, metric=m))
+    out.append("")
+    out.append(t("metrics.text.rules", lang))
+    for r in dd.drilldown.rules:
+        mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[r.status]
+        out.append(
+            f"  {mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
+        )
+    br = report.blast_radius
+    out.append("")
+    out.append(t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang)))
+    for line in br.lines:
+        out.append(f"  {line}")
+    if br.max_z_note:
+        out.append(f"  ({br.max_z_note})")
+    if br.propose:
+        out.append("  " + t(f"metrics.propose.{br.propose}", lang))
+    out.append("")
+    if report.cohort is None:
+        out.append(t("metrics.text.no_cohort", lang))
+    else:
+        c = report.cohort
+        out.append(t("metrics.text.cohort", lang, definition=c.cohort.definition(lang)))
+        out.append(
+            "  "
+            + t(
+                "metrics.text.cohort_outliers",
+                lang,
+                suspect=c.cohort.suspect,
+                keys=", ".join(c.outliers) or "-",
+            )
+        )
+        for row in c.rows:
+            if row.suspect is None and row.cohort_median is None:
+                continue
+            flag = " ◀" if row.outlier else ""
+            out.append(
+                f"    {row.key}: {_fmt(row.suspect, row.unit)} vs {_fmt(row.cohort_median, row.unit)}"
+                f" (n={row.cohort_n}){flag}"
+            )
+    out.append("")
+    out.append(t("metrics.text.load", lang))
+    for f in report.load.findings:
+        mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[f.status]
+        nums = ", ".join(f"{k}={v:.4g}" for k, v in f.numbers.items())
+        out.append(f"  {mark} {t(f'metrics.load.{f.id}', lang)}" + (f" ({nums})" if nums else ""))
+    out.append("")
+    if report.alerts:
+        out.append(t("metrics.text.alerts", lang))
+        for a in report.alerts:
+            out.append(f"  {a.first.strftime('%H:%M:%S')} {a.text()}")
+    else:
+        out.append(t("metrics.text.no_alerts", lang))
+    return out

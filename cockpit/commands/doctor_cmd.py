@@ -1,0 +1,249 @@
+"""``cockpit doctor``: which sources are configured and reachable, and why not.
+
+Checks, each with its own verdict line and the reason when it fails:
+
+* configuration file and state directory (writable, 0700);
+* Prometheus: reachability (build info), the metric profiles detected, the signals that
+  are missing with how to enable them, and which unified labels the series carry
+  (service, instance, GPU id, model, request id — seed 003, "统一标签");
+* Kubernetes: the context, and every read cockpit needs, through SelfSubjectAccessReview
+  (a POST that changes nothing), with the ``kubectl auth can-i`` line for each refusal;
+* NVML: whether ``libnvidia-ml.so.1`` loads and how many GPUs answer.
+
+Exit status 0 when every configured source works, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+
+def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``doctor`` to the CLI."""
+    p = sub.add_parser(
+        "doctor",
+        parents=parents,
+        help="check configuration, sources, permissions and metric coverage",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds per check (default 15)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every check and print the report."""
+    from cockpit.wiring import BootError, build_context
+
+    try:
+        ctx = build_context(args, with_session=False)
+    except BootError as exc:
+        print(f"✗ {exc}", file=sys.stderr)
+        return 1
+    report = asyncio.run(_checks(ctx, args.timeout))
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        for section in report["sections"]:
+            mark = {"ok": "✓", "fail": "✗", "absent": "–"}[section["status"]]
+            print(f"{mark} {section['title']}: {section['summary']}")
+            for line in section["lines"]:
+                print(f"    {line}")
+    return 0 if all(s["status"] != "fail" for s in report["sections"]) else 1
+
+
+async def _guard(coro: Any, timeout: float) -> Any:
+    return await asyncio.wait_for(coro, timeout=timeout)
+
+
+async def _checks(ctx: Any, timeout: float) -> dict[str, Any]:
+    from cockpit.config import config_path
+    from cockpit.i18n import t
+
+    lang = ctx.lang
+    sections: list[dict[str, Any]] = []
+    cfg = config_path()
+    sections.append(
+        {
+            "name": "config",
+            "title": t("doctor.config", lang),
+            "status": "ok",
+            "summary": str(cfg) if cfg.exists() else t("doctor.config_absent", lang, path=str(cfg)),
+            "lines": [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)],
+        }
+    )
+    sections.append(_state_dir(ctx))
+    try:
+        sections.append(await _metrics(ctx, timeout))
+        sections.append(await _kube(ctx, timeout))
+        sections.append(await _gpu(ctx, timeout))
+    finally:
+        await ctx.sources.close()
+    return {"sections": sections}
+
+
+def _state_dir(ctx: Any) -> dict[str, Any]:
+    import os
+    import tempfile
+
+    from cockpit.i18n import t
+
+    root = ctx.settings.resolved_state_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
+            pass
+        mode = oct(os.stat(root).st_mode & 0o777)
+        return {
+            "name": "state",
+            "title": t("doctor.state", ctx.lang),
+            "status": "ok",
+            "summary": f"{root} ({mode})",
+            "lines": [],
+        }
+    except OSError as exc:
+        return {
+            "name": "state",
+            "title": t("doctor.state", ctx.lang),
+            "status": "fail",
+            "summary": f"{root}: {exc}",
+            "lines": [],
+        }
+
+
+async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
+    from cockpit.i18n import t
+    from cockpit.sources.base import SourceError
+
+    title = t("doctor.metrics", ctx.lang)
+    src = ctx.sources.metrics
+    if src is None:
+        return {
+            "name": "metrics",
+            "title": title,
+            "status": "absent",
+            "summary": ctx.sources.missing.get("metrics", ""),
+            "lines": [],
+        }
+    lines: list[str] = []
+    try:
+        ping = getattr(src, "ping", None)
+        summary = await _guard(ping(), timeout) if ping else t("doctor.replayed", ctx.lang)
+    except (SourceError, TimeoutError) as exc:
+        return {
+            "name": "metrics",
+            "title": title,
+            "status": "fail",
+            "summary": _err(exc),
+            "lines": [],
+        }
+    try:
+        from cockpit.collect.detect import doctor_lines
+
+        lines = await _guard(doctor_lines(ctx, ctx.clock.now()), timeout)
+    except (SourceError, TimeoutError) as exc:
+        return {
+            "name": "metrics",
+            "title": title,
+            "status": "fail",
+            "summary": summary,
+            "lines": [_err(exc)],
+        }
+    return {"name": "metrics", "title": title, "status": "ok", "summary": summary, "lines": lines}
+
+
+async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
+    from cockpit.i18n import t
+    from cockpit.sources.base import SourceError
+
+    title = t("doctor.kube", ctx.lang)
+    src = ctx.sources.kube
+    if src is None:
+        return {
+            "name": "kube",
+            "title": title,
+            "status": "absent",
+            "summary": ctx.sources.missing.get("kube", ""),
+            "lines": [],
+        }
+    check = getattr(src, "check_access", None)
+    if check is None:  # a replayed source has no live API server to ask
+        return {
+            "name": "kube",
+            "title": title,
+            "status": "ok",
+            "summary": t("doctor.replayed", ctx.lang),
+            "lines": [],
+        }
+    from cockpit.sources.kube_permissions import check_permissions
+
+    try:
+        checks = await _guard(
+            check_permissions(src, ctx.settings.service.namespace or None), timeout * 3
+        )
+    except (SourceError, TimeoutError) as exc:
+        return {"name": "kube", "title": title, "status": "fail", "summary": _err(exc), "lines": []}
+    lines = []
+    refused = 0
+    for c in checks:
+        what = f"{c.verb} {c.resource}{'/' + c.subresource if c.subresource else ''}"
+        where = f" -n {c.namespace}" if c.namespace else ""
+        if c.allowed:
+            lines.append(f"✓ {what}{where}")
+        else:
+            refused += 1
+            reason = f" ({c.reason})" if c.reason else ""
+            lines.append(f"✗ {what}{where}{reason} — {c.command}")
+    context = getattr(src, "context", None) or t("doctor.current_context", ctx.lang)
+    summary = t(
+        "doctor.kube_summary",
+        ctx.lang,
+        context=context,
+        ok=len(checks) - refused,
+        total=len(checks),
+    )
+    # Optional reads (Volcano, Kueue, Helm secrets) being refused only narrows what cockpit shows.
+    status = "fail" if refused == len(checks) else "ok"
+    return {"name": "kube", "title": title, "status": status, "summary": summary, "lines": lines}
+
+
+async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
+    from cockpit.i18n import t
+    from cockpit.sources.base import SourceError
+
+    title = t("doctor.gpu", ctx.lang)
+    src = ctx.sources.gpu
+    if src is None:
+        return {
+            "name": "gpu",
+            "title": title,
+            "status": "absent",
+            "summary": ctx.sources.missing.get("gpu", ""),
+            "lines": [],
+        }
+    try:
+        snap = await _guard(src.snapshot(), timeout)
+    except (SourceError, TimeoutError) as exc:
+        return {"name": "gpu", "title": title, "status": "fail", "summary": _err(exc), "lines": []}
+    gpus = getattr(snap, "gpus", [])
+    lines = [f"{g.index}: {g.name} {g.uuid}" for g in gpus]
+    return {
+        "name": "gpu",
+        "title": title,
+        "status": "ok",
+        "summary": t("doctor.gpu_summary", ctx.lang, n=len(gpus)),
+        "lines": lines,
+    }
+
+
+def _err(exc: BaseException) -> str:
+    failure = getattr(exc, "failure", None)
+    if failure is not None:
+        text = f"{failure.kind.value}: {failure.message}"
+        return text + (f" — {failure.hint}" if failure.hint else "")
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    return f"{type(exc).__name__}: {exc}"

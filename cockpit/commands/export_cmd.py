@@ -1,0 +1,109 @@
+"""``cockpit export ID|latest``: the incident as the handbook's template.
+
+Markdown (default) or JSON (``--format json``, shape in :mod:`cockpit.export`), Chinese
+unless ``--lang en`` (or ``lang = "en"`` in the configuration). Output goes to stdout, to
+``-o FILE`` (written atomically, mode 0600) and/or, with ``--clipboard``, to the clipboard
+through OSC 52 (works over ssh and in tmux/screen; see :mod:`cockpit.clipboard`). With
+``--clipboard`` and no ``-o`` nothing is printed to stdout.
+
+``ID`` is an incident id, ``latest`` (the most recently updated incident, open or
+closed) or the path of an incident file.
+
+Exit status: 0 done; 1 the incident is missing or unreadable, or the copy failed;
+2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cockpit.i18n import t
+from cockpit.incident import Incident
+from cockpit.store import CorruptIncident, IncidentStore
+
+from ._record_common import err, settings_or_none, store_from_settings
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the ``export`` subcommand."""
+    p = subparsers.add_parser(
+        "export",
+        parents=parents,
+        help="export an incident as the postmortem template (Markdown or JSON)",
+        description="Render an incident as the handbook's minimal incident template.",
+    )
+    p.add_argument("incident", metavar="ID", help="incident id, 'latest', or an incident file")
+    p.add_argument(
+        "--format", choices=("md", "json"), default="md", help="output format (default md)"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically, mode 0600)")
+    p.add_argument(
+        "--clipboard",
+        action="store_true",
+        help="copy to the clipboard through OSC 52 (over ssh, tmux and screen too)",
+    )
+    p.set_defaults(func=run)
+
+
+def _resolve(store: IncidentStore, ref: str, lang: str) -> Incident | None:
+    """The incident ``ref`` names, or ``None`` after printing why not."""
+    if ref == "latest":
+        inc = store.latest()
+        if inc is None:
+            err(t("export.cmd.no_incidents", lang, dir=str(store.root)))
+        return inc
+    candidate = Path(ref)
+    try:
+        if ("/" in ref or ref.endswith(".json")) and candidate.is_file():
+            return store.load_path(candidate)
+        return store.load(ref)
+    except FileNotFoundError:
+        err(t("export.cmd.not_found", lang, id=ref, dir=str(store.root)))
+    except CorruptIncident as exc:
+        err(exc.message(lang))
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Render and deliver the export; returns the exit status (see the module doc)."""
+    from cockpit.clipboard import copy_to_terminal
+    from cockpit.export import Lang, render, write_atomic
+
+    settings = settings_or_none(args)
+    if settings is None:
+        return 2
+    ui_lang = settings.resolved_lang()
+    # The export is Chinese unless English is asked for (flag, COCKPIT_LANG or config).
+    lang: Lang = "en" if settings.lang == "en" else "zh"
+    store = store_from_settings(settings)
+    try:
+        incident = _resolve(store, args.incident, ui_lang)
+    except ValueError as exc:
+        err(str(exc))
+        return 2
+    for note in store.fixed_permissions:
+        err(t("store.permissions_fixed", ui_lang, what=note))
+    if incident is None:
+        return 1
+    text = render(incident, lang, args.format)
+    status = 0
+    if args.output and args.output != "-":
+        path = Path(args.output).expanduser()
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            err(f"{path}: {exc.strerror or exc}")
+            return 1
+        err(t("export.cmd.written", ui_lang, path=str(path)))
+    elif not args.clipboard or args.output == "-":
+        print(text, end="")
+    if args.clipboard:
+        result = copy_to_terminal(text)
+        if result.ok:
+            err(t("export.cmd.copied", ui_lang, size=result.size, via=result.wrap))
+        else:
+            err(t("export.cmd.no_tty", ui_lang, reason=result.reason))
+            status = 1
+    return status

@@ -1,0 +1,810 @@
+"""Render an :class:`~cockpit.incident.Incident` as the handbook's minimal incident template.
+
+The template is the one at the end of seed ``000_98f0f2273dcebb14.txt`` ("事故记录最小模板")::
+
+    # 事故：<标题>
+    - 影响：
+    - 开始 / 检测 / 缓解 / 恢复时间：
+    - 用户症状与 SLO：
+    - 最近变更：
+    - 关键证据：
+    - 根因（技术 + 系统性）：
+    - 临时缓解：
+    - 长期行动项（owner / deadline / 验证方式）：
+    - 哪个监控或流程本可更早发现：
+
+Every field is rendered, in that order, from the record alone; an empty one shows the
+explicit marker "（未填写）" / "(not filled)" so nothing looks done when it is not. After the
+template come the appendices: timeline, hypotheses, experiments, the path through the
+flowchart, the collect-first list, playbook findings, the recovery check and the record's
+identity. All labels come from ``cockpit/knowledge/i18n/export.toml``.
+
+Two formats:
+
+- **Markdown** (:func:`render_markdown`), the default, for pasting into a postmortem.
+- **JSON** (:func:`render_json`): the :class:`ExportDocument` model, dumped with
+  ``indent=2``. Its shape is stable within ``format_version`` 1::
+
+      {
+        "format": "cockpit.incident-export", "format_version": 1, "lang": "zh"|"en",
+        "local_offset": "+08:00",
+        "record": {id, status, mode, service{namespace,selector,deployment,model},
+                   created_at, updated_at},
+        "labels": {"title": "事故", "impact": "影响", ...},   # template order
+        "template": {                                           # template order
+          "title":             {filled, value},
+          "impact":            {filled, value},
+          "times":             {filled, start, detect, mitigate, recover,
+                                minutes_to_detect, minutes_to_mitigate, minutes_to_recover,
+                                order_problems[]},
+          "symptoms_slo":      {filled, symptoms, slo},
+          "recent_changes":    {filled, changes[Change, suspect first], note},
+          "key_evidence":      {filled, items[Evidence]},
+          "root_cause":        {filled, technical, systemic},
+          "mitigation":        {filled, text, actions_taken[TimelineEntry]},
+          "long_term_actions": {filled, items[ActionItem]},
+          "earlier_detection": {filled, text, alert_rule}
+        },
+        "appendices": {timeline[TimelineEntry], hypotheses[Hypothesis],
+                       experiments[Experiment], path{steps, current_step, scope_branch,
+                       scope_verdict, step_notes}, collect_first{CollectFirst},
+                       playbooks[PlaybookRecord], recovery{RecoveryCheck}}
+      }
+
+  In ``template`` an empty text is ``null`` (never ``""``) and ``filled`` says whether
+  any part of the field has content; times are UTC ISO 8601 with ``Z``. Nested objects
+  (``Change``, ``Evidence``, …) are the incident record's own models with their own field
+  names and defaults (:mod:`cockpit.incident`), so they keep ``""`` for empty strings. ``ExportDocument.model_json_schema()`` is
+  the machine-readable schema; ``ExportDocument.model_validate_json(text)`` reads it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from cockpit import flow
+from cockpit.i18n import t
+from cockpit.incident import (
+    ActionItem,
+    Change,
+    CollectFirst,
+    Evidence,
+    Experiment,
+    Hypothesis,
+    Incident,
+    PlaybookRecord,
+    RecoveryCheck,
+    ServiceScope,
+    TimelineEntry,
+    TimelineKind,
+)
+from cockpit.session import TIME_FIELDS, check_time_order
+
+EXPORT_FORMAT: Literal["cockpit.incident-export"] = "cockpit.incident-export"
+EXPORT_FORMAT_VERSION = 1
+
+TEMPLATE_KEYS: tuple[str, ...] = (
+    "title",
+    "impact",
+    "times",
+    "symptoms_slo",
+    "recent_changes",
+    "key_evidence",
+    "root_cause",
+    "mitigation",
+    "long_term_actions",
+    "earlier_detection",
+)
+"""The template's fields, in the seed's order."""
+
+APPENDIX_KEYS: tuple[str, ...] = (
+    "timeline",
+    "hypotheses",
+    "experiments",
+    "path",
+    "collect_first",
+    "playbooks",
+    "recovery",
+    "record",
+)
+
+Lang = Literal["zh", "en"]
+Format = Literal["md", "json"]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextField(_Doc):
+    """A free-text field: ``value`` is ``None`` when empty."""
+
+    filled: bool
+    value: str | None
+
+
+class TimesField(_Doc):
+    """开始 / 检测 / 缓解 / 恢复时间, UTC, with durations from the start in minutes."""
+
+    filled: bool
+    start: datetime | None
+    detect: datetime | None
+    mitigate: datetime | None
+    recover: datetime | None
+    minutes_to_detect: float | None
+    minutes_to_mitigate: float | None
+    minutes_to_recover: float | None
+    order_problems: list[str]
+    """``"detect<start"`` style problems (see :func:`cockpit.session.check_time_order`)."""
+
+
+class SymptomsField(_Doc):
+    """用户症状与 SLO."""
+
+    filled: bool
+    symptoms: str | None
+    slo: str | None
+
+
+class ChangesField(_Doc):
+    """最近变更: suspect changes first, then by time; the free-text note."""
+
+    filled: bool
+    changes: list[Change]
+    note: str | None
+
+
+class EvidenceField(_Doc):
+    """关键证据: value, unit, time and query of each pinned observation."""
+
+    filled: bool
+    items: list[Evidence]
+
+
+class RootCauseField(_Doc):
+    """根因（技术 + 系统性）."""
+
+    filled: bool
+    technical: str | None
+    systemic: str | None
+
+
+class MitigationField(_Doc):
+    """临时缓解: the text and the mitigation entries of the timeline."""
+
+    filled: bool
+    text: str | None
+    actions_taken: list[TimelineEntry]
+
+
+class ActionsField(_Doc):
+    """长期行动项 (owner / deadline / 验证方式)."""
+
+    filled: bool
+    items: list[ActionItem]
+
+
+class EarlierDetectionField(_Doc):
+    """哪个监控或流程本可更早发现, with the proposed Prometheus alert rule (YAML)."""
+
+    filled: bool
+    text: str | None
+    alert_rule: str | None
+
+
+class Template(_Doc):
+    """The template's fields, declared (and dumped) in the seed's order."""
+
+    title: TextField
+    impact: TextField
+    times: TimesField
+    symptoms_slo: SymptomsField
+    recent_changes: ChangesField
+    key_evidence: EvidenceField
+    root_cause: RootCauseField
+    mitigation: MitigationField
+    long_term_actions: ActionsField
+    earlier_detection: EarlierDetectionField
+
+
+class PathAppendix(_Doc):
+    """The path through the flowchart and the answer at D."""
+
+    steps: list[str]
+    current_step: str
+    scope_branch: str | None
+    scope_verdict: str | None
+    step_notes: dict[str, str]
+
+
+class Appendices(_Doc):
+    """Everything else the record holds."""
+
+    timeline: list[TimelineEntry]
+    hypotheses: list[Hypothesis]
+    experiments: list[Experiment]
+    path: PathAppendix
+    collect_first: CollectFirst
+    playbooks: list[PlaybookRecord]
+    recovery: RecoveryCheck
+
+
+class RecordInfo(_Doc):
+    """Identity of the exported record."""
+
+    id: str
+    status: str
+    mode: str
+    service: ServiceScope
+    created_at: datetime
+    updated_at: datetime
+
+
+class ExportDocument(_Doc):
+    """The JSON export (see the module docstring for the shape)."""
+
+    format: Literal["cockpit.incident-export"] = EXPORT_FORMAT
+    format_version: int = EXPORT_FORMAT_VERSION
+    lang: Lang
+    local_offset: str
+    """Offset of the exporting machine's local time zone, ``+08:00``."""
+    record: RecordInfo
+    labels: dict[str, str]
+    template: Template
+    appendices: Appendices
+
+
+# -- building the document ---------------------------------------------------------------
+
+
+def _text(value: str) -> str | None:
+    return value if value.strip() else None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _minutes(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return round((end - start).total_seconds() / 60.0, 1)
+
+
+def format_offset(tz: tzinfo | None, at: datetime | None = None) -> str:
+    """``+08:00`` for the offset of ``tz`` (default: this machine's local zone) at ``at``."""
+    moment = at or datetime.now(UTC)
+    local = moment.astimezone(tz) if tz is not None else moment.astimezone()
+    offset = local.utcoffset()
+    seconds = int(offset.total_seconds()) if offset is not None else 0
+    sign = "+" if seconds >= 0 else "-"
+    seconds = abs(seconds)
+    return f"{sign}{seconds // 3600:02d}:{(seconds % 3600) // 60:02d}"
+
+
+def _sorted_changes(changes: Iterable[Change]) -> list[Change]:
+    far = datetime.max.replace(tzinfo=UTC)
+
+    def key(c: Change) -> tuple[int, datetime]:
+        return (0 if c.suspect else 1, _utc(c.at) or far)
+
+    return sorted(changes, key=key)
+
+
+def build_document(
+    incident: Incident, lang: Lang = "zh", tz: tzinfo | None = None
+) -> ExportDocument:
+    """The export of ``incident`` as a model (both formats render from it).
+
+    Args:
+        incident: The record.
+        lang: ``zh`` (default) or ``en``; used for ``labels`` only, values are the record's.
+        tz: Local time zone to note next to UTC times (default: this machine's).
+    """
+    inc = incident
+    times = {name: _utc(getattr(inc.times, name)) for name in TIME_FIELDS}
+    start = times["start"]
+    order = check_time_order(times)
+    mitigations = [e for e in inc.timeline if e.kind is TimelineKind.MITIGATION]
+    template = Template(
+        title=TextField(filled=bool(_text(inc.title)), value=_text(inc.title)),
+        impact=TextField(filled=bool(_text(inc.impact)), value=_text(inc.impact)),
+        times=TimesField(
+            filled=any(v is not None for v in times.values()),
+            start=start,
+            detect=times["detect"],
+            mitigate=times["mitigate"],
+            recover=times["recover"],
+            minutes_to_detect=_minutes(start, times["detect"]),
+            minutes_to_mitigate=_minutes(start, times["mitigate"]),
+            minutes_to_recover=_minutes(start, times["recover"]),
+            order_problems=order,
+        ),
+        symptoms_slo=SymptomsField(
+            filled=bool(_text(inc.symptoms) or _text(inc.slo)),
+            symptoms=_text(inc.symptoms),
+            slo=_text(inc.slo),
+        ),
+        recent_changes=ChangesField(
+            filled=bool(inc.changes or _text(inc.collect.recent_changes_note)),
+            changes=_sorted_changes(inc.changes),
+            note=_text(inc.collect.recent_changes_note),
+        ),
+        key_evidence=EvidenceField(filled=bool(inc.evidence), items=list(inc.evidence)),
+        root_cause=RootCauseField(
+            filled=bool(_text(inc.root_cause_technical) or _text(inc.root_cause_systemic)),
+            technical=_text(inc.root_cause_technical),
+            systemic=_text(inc.root_cause_systemic),
+        ),
+        mitigation=MitigationField(
+            filled=bool(_text(inc.mitigation) or mitigations),
+            text=_text(inc.mitigation),
+            actions_taken=mitigations,
+        ),
+        long_term_actions=ActionsField(filled=bool(inc.actions), items=list(inc.actions)),
+        earlier_detection=EarlierDetectionField(
+            filled=bool(_text(inc.earlier_detection) or _text(inc.alert_rule)),
+            text=_text(inc.earlier_detection),
+            alert_rule=_text(inc.alert_rule),
+        ),
+    )
+    appendices = Appendices(
+        timeline=sorted(inc.timeline, key=lambda e: _utc(e.at) or e.at),
+        hypotheses=list(inc.hypotheses),
+        experiments=list(inc.experiments),
+        path=PathAppendix(
+            steps=list(inc.path),
+            current_step=inc.current_step,
+            scope_branch=_text(inc.scope_branch),
+            scope_verdict=_text(inc.scope_verdict),
+            step_notes=dict(inc.step_notes),
+        ),
+        collect_first=inc.collect.model_copy(deep=True),
+        playbooks=[inc.playbooks[k] for k in sorted(inc.playbooks)],
+        recovery=inc.recovery.model_copy(deep=True),
+    )
+    return ExportDocument(
+        lang=lang,
+        local_offset=format_offset(tz, inc.updated_at),
+        record=RecordInfo(
+            id=inc.id,
+            status=inc.status,
+            mode=inc.mode,
+            service=inc.service.model_copy(),
+            created_at=inc.created_at,
+            updated_at=inc.updated_at,
+        ),
+        labels={key: t(f"export.field.{key}", lang) for key in TEMPLATE_KEYS},
+        template=template,
+        appendices=appendices,
+    )
+
+
+# -- JSON ---------------------------------------------------------------------------------
+
+
+def render_json(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = None) -> str:
+    """The JSON export (shape in the module docstring), ending with a newline."""
+    doc = build_document(incident, lang, tz)
+    return doc.model_dump_json(indent=2) + "\n"
+
+
+# -- Markdown -----------------------------------------------------------------------------
+
+
+class _Md:
+    """Small Markdown writer: list items with indented continuation lines."""
+
+    def __init__(self, lang: Lang, tz: tzinfo | None) -> None:
+        self.lang = lang
+        self.tz = tz
+        self.lines: list[str] = []
+
+    def tr(self, key: str, **kw: object) -> str:
+        return t(key, self.lang, **kw)
+
+    @property
+    def colon(self) -> str:
+        return self.tr("export.colon")
+
+    @property
+    def missing(self) -> str:
+        return self.tr("export.not_filled")
+
+    def item(self, depth: int, label: str | None, text: str | None) -> None:
+        """``- label：text`` at ``depth``; multi-line text continues indented."""
+        indent = "  " * depth
+        body = text if text is not None and text.strip() else self.missing
+        first, *rest = body.strip("\n").split("\n")
+        head = f"{label}{self.colon}{first}" if label is not None else first
+        self.lines.append(f"{indent}- {head}".rstrip())
+        for line in rest:
+            self.lines.append(f"{indent}  {line}".rstrip())
+
+    def heading(self, depth: int, label: str) -> None:
+        """``- label：`` with sub-items to follow."""
+        self.lines.append(f"{'  ' * depth}- {label}{self.colon}".rstrip())
+
+    def code(self, depth: int, text: str, lang: str = "") -> None:
+        indent = "  " * depth
+        fence = "```"
+        while fence in text:
+            fence += "`"
+        self.lines.append(f"{indent}{fence}{lang}")
+        self.lines.extend(f"{indent}{line}".rstrip() for line in text.strip("\n").split("\n"))
+        self.lines.append(f"{indent}{fence}")
+
+    def when(self, value: datetime | None, local: bool = False) -> str:
+        utc = _utc(value)
+        if utc is None:
+            return self.missing
+        text = utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if local:
+            there = utc.astimezone(self.tz) if self.tz is not None else utc.astimezone()
+            stamp = there.strftime("%Y-%m-%d %H:%M:%S") + " " + format_offset(self.tz, utc)
+            text += self.tr("export.paren", text=self.tr("export.time.local", local=stamp))
+        return text
+
+
+def _inline_code(text: str) -> str:
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _evidence_line(md: _Md, ev: Evidence) -> str:
+    value = f"{ev.value} {ev.unit}".strip()
+    parts = [f"{ev.label}{md.colon}{value}"]
+    parts.append(f"{md.tr('export.evidence.at')} {md.when(ev.at)}")
+    query = _inline_code(_one_line(ev.query)) if ev.query.strip() else md.missing
+    parts.append(f"{md.tr('export.evidence.query')} {query}")
+    extra = []
+    if ev.source:
+        extra.append(md.tr("export.source", source=ev.source))
+    if ev.step:
+        extra.append(md.tr("export.evidence.step", step=ev.step))
+    if ev.note:
+        extra.append(f"{md.tr('export.evidence.note')}{md.colon}{ev.note}")
+    line = " · ".join(parts)
+    if extra:
+        line += md.tr("export.paren", text=md.tr("export.sep").join(extra))
+    return line
+
+
+def _template(md: _Md, doc: ExportDocument) -> None:
+    tpl = doc.template
+    labels = doc.labels
+    title = tpl.title.value if tpl.title.value is not None else md.missing
+    md.lines.append(f"# {labels['title']}{md.colon}{_one_line(title)}")
+    md.lines.append("")
+
+    md.item(0, labels["impact"], tpl.impact.value)
+
+    md.heading(0, labels["times"])
+    for name in TIME_FIELDS:
+        md.item(1, md.tr(f"export.time.{name}"), md.when(getattr(tpl.times, name), local=True))
+    durations = [
+        md.tr(f"export.duration.{name}", minutes=f"{value:g}")
+        for name, value in (
+            ("detect", tpl.times.minutes_to_detect),
+            ("mitigate", tpl.times.minutes_to_mitigate),
+            ("recover", tpl.times.minutes_to_recover),
+        )
+        if value is not None and value >= 0
+    ]
+    if durations:
+        md.item(1, md.tr("export.time.durations"), md.tr("export.sep").join(durations))
+    for problem in tpl.times.order_problems:
+        later, earlier = problem.split("<")
+        md.item(
+            1,
+            None,
+            "⚠ "
+            + md.tr(
+                "export.time.order_problem",
+                later=md.tr(f"export.time.{later}"),
+                earlier=md.tr(f"export.time.{earlier}"),
+            ),
+        )
+
+    md.heading(0, labels["symptoms_slo"])
+    md.item(1, md.tr("export.symptoms"), tpl.symptoms_slo.symptoms)
+    md.item(1, md.tr("export.slo"), tpl.symptoms_slo.slo)
+
+    rc = tpl.recent_changes
+    if not rc.filled:
+        md.item(0, labels["recent_changes"], None)
+    else:
+        md.heading(0, labels["recent_changes"])
+        for change in rc.changes:
+            mark = f"**[{md.tr('export.change.suspect')}]** " if change.suspect else ""
+            at = md.when(change.at) if change.at else md.tr("export.change.no_time")
+            line = f"{mark}{at} · {change.kind} · {_one_line(change.summary)}"
+            if change.detail.strip():
+                line += f" — {_one_line(change.detail)}"
+            if change.source:
+                line += md.tr("export.paren", text=md.tr("export.source", source=change.source))
+            md.item(1, None, line)
+        if rc.note is not None:
+            md.item(1, md.tr("export.change.note"), rc.note)
+
+    ev = tpl.key_evidence
+    if not ev.filled:
+        md.item(0, labels["key_evidence"], None)
+    else:
+        md.heading(0, labels["key_evidence"])
+        for item in ev.items:
+            md.item(1, None, _evidence_line(md, item))
+
+    md.heading(0, labels["root_cause"])
+    md.item(1, md.tr("export.root.technical"), tpl.root_cause.technical)
+    md.item(1, md.tr("export.root.systemic"), tpl.root_cause.systemic)
+
+    mit = tpl.mitigation
+    md.item(0, labels["mitigation"], mit.text)
+    if mit.actions_taken:
+        md.heading(1, md.tr("export.mitigation.taken"))
+        for entry in mit.actions_taken:
+            md.item(2, None, f"{md.when(entry.at)} · {_one_line(entry.text)}")
+
+    acts = tpl.long_term_actions
+    if not acts.filled:
+        md.item(0, labels["long_term_actions"], None)
+    else:
+        md.heading(0, labels["long_term_actions"])
+        sep = md.tr("export.sep")
+        for action in acts.items:
+            details = sep.join(
+                f"{md.tr(f'export.action.{name}')}{md.colon}{_one_line(value) or md.missing}"
+                for name, value in (
+                    ("owner", action.owner),
+                    ("deadline", action.deadline),
+                    ("verification", action.verification),
+                )
+            )
+            md.item(1, None, f"{_one_line(action.what)} — {details}")
+
+    early = tpl.earlier_detection
+    md.item(0, labels["earlier_detection"], early.text)
+    if early.alert_rule is not None:
+        md.heading(1, md.tr("export.earlier.alert_rule"))
+        md.lines.append("")
+        md.code(2, early.alert_rule, "yaml")
+
+
+def _appendix_timeline(md: _Md, doc: ExportDocument) -> None:
+    entries = doc.appendices.timeline
+    if not entries:
+        md.item(0, None, None)
+    for entry in entries:
+        kind = md.tr(f"export.kind.{entry.kind.value}")
+        source = md.tr("export.paren", text=md.tr("export.source", source=entry.source))
+        md.item(0, None, f"{md.when(entry.at)} [{kind}] {_one_line(entry.text)}{source}")
+
+
+def _appendix_hypotheses(md: _Md, doc: ExportDocument) -> None:
+    hyps = doc.appendices.hypotheses
+    evidence = {e.id: e for e in doc.template.key_evidence.items}
+    if not hyps:
+        md.item(0, None, None)
+    for i, hyp in enumerate(hyps, 1):
+        md.item(0, None, f"H{i}. {hyp.statement}")
+        md.item(1, md.tr("export.hyp.falsifier"), hyp.falsifier)
+        md.item(1, md.tr("export.hyp.status"), md.tr(f"export.hyp.{hyp.status.value}"))
+        if not hyp.evidence_ids:
+            md.item(1, md.tr("export.hyp.evidence"), None)
+            continue
+        md.heading(1, md.tr("export.hyp.evidence"))
+        for eid in hyp.evidence_ids:
+            ev = evidence.get(eid)
+            if ev is None:
+                md.item(2, None, md.tr("export.hyp.removed_evidence", id=eid))
+            else:
+                md.item(2, None, _evidence_line(md, ev))
+
+
+def _appendix_experiments(md: _Md, doc: ExportDocument) -> None:
+    exps = doc.appendices.experiments
+    hyp_index = {h.id: i for i, h in enumerate(doc.appendices.hypotheses, 1)}
+    if not exps:
+        md.item(0, None, None)
+    for i, exp in enumerate(exps, 1):
+        md.item(0, None, f"E{i}. {md.when(exp.at)}")
+        md.item(1, md.tr("export.exp.variable"), exp.variable)
+        md.item(1, md.tr("export.exp.change"), exp.change)
+        before = exp.before.strip() or md.missing
+        after = exp.after.strip() or md.missing
+        sli = exp.sli.strip() or md.missing
+        md.item(
+            1,
+            md.tr("export.exp.sli"),
+            f"{sli}{md.colon}{before} → {after}"
+            + md.tr("export.paren", text=md.tr("export.exp.before_after")),
+        )
+        if exp.hypothesis_id:
+            ref = f"H{hyp_index[exp.hypothesis_id]}" if exp.hypothesis_id in hyp_index else ""
+            md.item(1, md.tr("export.exp.hypothesis"), ref or exp.hypothesis_id)
+        if exp.note.strip():
+            md.item(1, md.tr("export.exp.note"), exp.note)
+
+
+def _step_title(step_id: str, lang: Lang) -> str:
+    try:
+        return f"{step_id} {flow.step(step_id).title(lang)}"
+    except (KeyError, ValueError):
+        return step_id
+
+
+def _appendix_path(md: _Md, doc: ExportDocument) -> None:
+    path = doc.appendices.path
+    md.item(0, md.tr("export.path.taken"), " → ".join(path.steps) if path.steps else None)
+    md.item(0, md.tr("export.path.current"), _step_title(path.current_step, md.lang))
+    branch = None
+    if path.scope_branch in ("single", "shared"):
+        branch = md.tr(f"export.path.branch_{path.scope_branch}")
+    elif path.scope_branch:
+        branch = path.scope_branch
+    md.item(0, md.tr("export.path.branch"), branch)
+    md.item(0, md.tr("export.path.verdict"), path.scope_verdict)
+    if path.step_notes:
+        md.heading(0, md.tr("export.path.notes"))
+        for step_id in sorted(path.step_notes):
+            md.item(1, _step_title(step_id, md.lang), path.step_notes[step_id])
+    else:
+        md.item(0, md.tr("export.path.notes"), None)
+
+
+def _appendix_collect(md: _Md, doc: ExportDocument) -> None:
+    c = doc.appendices.collect_first
+    md.item(0, md.tr("export.collect.time_range"), c.time_range)
+    for name in ("affected_models", "affected_tenants", "affected_jobs"):
+        values: list[str] = getattr(c, name)
+        md.item(0, md.tr(f"export.collect.{name}"), ", ".join(values) if values else None)
+    if not c.error_samples:
+        md.item(0, md.tr("export.collect.error_samples"), None)
+    else:
+        md.heading(0, md.tr("export.collect.error_samples"))
+        for sample in c.error_samples:
+            ids = md.tr("export.sep").join(
+                f"{md.tr(f'export.collect.{name}')}{md.colon}{value or md.missing}"
+                for name, value in (("request_id", sample.request_id), ("job_id", sample.job_id))
+            )
+            at = f"{md.when(sample.at)} · " if sample.at else ""
+            md.item(1, None, f"{at}{_inline_code(_one_line(sample.text))} — {ids}")
+    md.item(0, md.tr("export.collect.recent_changes_note"), c.recent_changes_note)
+    md.item(0, md.tr("export.collect.breakdown"), c.breakdown)
+    md.item(0, md.tr("export.collect.control_group"), c.control_group)
+
+
+def _appendix_playbooks(md: _Md, doc: ExportDocument) -> None:
+    books = doc.appendices.playbooks
+    if not books:
+        md.item(0, None, None)
+    for book in books:
+        updated = f"{md.tr('export.pb.updated')} {md.when(book.updated_at)}"
+        md.item(0, None, f"{book.playbook}{md.tr('export.paren', text=updated)}")
+        md.item(1, md.tr("export.pb.summary"), book.summary)
+        for result in book.items:
+            status_key = result.status.replace("/", "_")
+            status = t(f"export.pb.status.{status_key}", md.lang)
+            if status == f"export.pb.status.{status_key}":
+                status = result.status
+            line = f"[{status}] {_one_line(result.item)}"
+            if result.finding.strip():
+                line += f"{md.colon}{_one_line(result.finding)}"
+            if result.evidence_ids:
+                line += md.tr(
+                    "export.paren",
+                    text=f"{md.tr('export.pb.evidence')} {', '.join(result.evidence_ids)}",
+                )
+            md.item(1, None, line)
+
+
+def _appendix_recovery(md: _Md, doc: ExportDocument) -> None:
+    rec = doc.appendices.recovery
+    md.item(
+        0, md.tr("export.recovery.checked_at"), md.when(rec.checked_at) if rec.checked_at else None
+    )
+    md.item(
+        0, md.tr("export.recovery.hold"), md.tr("export.recovery.minutes", minutes=rec.hold_minutes)
+    )
+    result = None
+    if rec.recovered is not None:
+        result = md.tr("export.recovery.yes" if rec.recovered else "export.recovery.no")
+    md.item(0, md.tr("export.recovery.result"), result)
+    if rec.lines:
+        md.heading(0, md.tr("export.recovery.details"))
+        for line in rec.lines:
+            md.item(1, None, line)
+    else:
+        md.item(0, md.tr("export.recovery.details"), None)
+
+
+def _appendix_record(md: _Md, doc: ExportDocument) -> None:
+    r = doc.record
+    md.item(0, md.tr("export.record.id"), r.id)
+    status = (
+        md.tr(f"export.record.status_{r.status}") if r.status in ("open", "closed") else r.status
+    )
+    md.item(0, md.tr("export.record.status"), status)
+    md.item(0, md.tr("export.record.mode"), r.mode)
+    md.item(0, md.tr("export.record.service"), r.service.describe() or None)
+    md.item(0, md.tr("export.record.created"), md.when(r.created_at))
+    md.item(0, md.tr("export.record.updated"), md.when(r.updated_at))
+    md.item(0, None, md.tr("export.record.times_note", offset=doc.local_offset))
+
+
+_APPENDICES = (
+    ("timeline", _appendix_timeline),
+    ("hypotheses", _appendix_hypotheses),
+    ("experiments", _appendix_experiments),
+    ("path", _appendix_path),
+    ("collect_first", _appendix_collect),
+    ("playbooks", _appendix_playbooks),
+    ("recovery", _appendix_recovery),
+    ("record", _appendix_record),
+)
+
+
+def render_markdown(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = None) -> str:
+    """The Markdown export: the template, then the appendices; ends with a newline.
+
+    Args:
+        incident: The record.
+        lang: ``zh`` (default) or ``en``.
+        tz: Local zone noted next to the four incident times (default: this machine's).
+    """
+    doc = build_document(incident, lang, tz)
+    md = _Md(lang, tz)
+    _template(md, doc)
+    for key, render in _APPENDICES:
+        md.lines.append("")
+        md.lines.append(f"## {md.tr(f'export.appendix.{key}')}")
+        md.lines.append("")
+        render(md, doc)
+    return "\n".join(md.lines) + "\n"
+
+
+def render(
+    incident: Incident, lang: Lang = "zh", fmt: Format = "md", tz: tzinfo | None = None
+) -> str:
+    """Render in ``fmt`` (``md`` or ``json``); see :func:`render_markdown`, :func:`render_json`.
+
+    Raises:
+        ValueError: unknown ``fmt`` or ``lang``.
+    """
+    if lang not in ("zh", "en"):
+        raise ValueError(f"unknown language {lang!r} (zh or en)")
+    if fmt == "md":
+        return render_markdown(incident, lang, tz)
+    if fmt == "json":
+        return render_json(incident, lang, tz)
+    raise ValueError(f"unknown format {fmt!r} (md or json)")
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write an export to ``path`` atomically with mode 0600, creating its directory (0700).
+
+    Raises:
+        OSError: the directory cannot be created or written; an existing file is intact.
+    """
+    from cockpit.store import DIR_MODE, FILE_MODE, atomic_write_bytes
+
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    return atomic_write_bytes(path, text.encode("utf-8"), FILE_MODE)

@@ -1,0 +1,90 @@
+"""What a scenario is: a named metric history with its ground truth.
+
+A scenario builds a :class:`~cockpit.scenarios.metricset.MetricSet` (the series) and
+declares its *targets*: PromQL expressions with the value each must return at a given
+evaluation time. Tests and the demo build check the targets against a real Prometheus
+backfilled with the scenario, so the numbers on screen always come from PromQL over the
+generated data, never from constants in the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cockpit.models import from_epoch
+from cockpit.scenarios.metricset import MetricSet
+
+
+@dataclass(frozen=True)
+class Target:
+    """A number the scenario promises, and how to measure it.
+
+    Attributes:
+        name: Short id (``p99_latency``, ``qps`` …).
+        query: PromQL; evaluates to exactly one series.
+        at: Evaluation time, Unix seconds.
+        expected: The promised value, in ``unit``.
+        unit: ``s``, ``req/s``, ``ratio``, ``%``, ``°C``, ``MHz``, ``requests``, ``tokens/s``.
+        rel_tol: Relative tolerance (noise and rounding in the generated data).
+        phase: ``baseline`` or ``incident``.
+    """
+
+    name: str
+    query: str
+    at: int
+    expected: float
+    unit: str
+    rel_tol: float = 0.05
+    phase: str = "incident"
+
+
+@dataclass
+class Scenario:
+    """A metric history with its ground truth.
+
+    Attributes:
+        name: Registry name.
+        description: One paragraph: what happens, which metric stands for what.
+        now: The scenario's "now" (last sample), Unix seconds; replay freezes the clock here.
+        start: First sample, Unix seconds.
+        incident_start: Ground-truth start of the impact, Unix seconds.
+        detected_at: When the first alert fired, Unix seconds (None without alerts).
+        scope: The service in scope (``namespace``, ``deployment``, ``selector``, ``model``).
+        targets: Promised values (see :class:`Target`).
+        truth: Further ground truth (blast radius, root cause …) as text.
+        build: Builds the series (expensive: call once).
+    """
+
+    name: str
+    description: str
+    now: int
+    start: int
+    incident_start: int
+    detected_at: int | None
+    scope: dict[str, str]
+    targets: list[Target]
+    build: Callable[[], MetricSet]
+    truth: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def now_dt(self) -> datetime:
+        """``now`` as an aware UTC datetime."""
+        return from_epoch(self.now)
+
+    @property
+    def incident_start_dt(self) -> datetime:
+        """``incident_start`` as an aware UTC datetime."""
+        return from_epoch(self.incident_start)
+
+    def target(self, name: str, phase: str = "incident") -> Target:
+        """The target called ``name`` in ``phase``.
+
+        Raises:
+            KeyError: when there is none.
+        """
+        for t in self.targets:
+            if t.name == name and t.phase == phase:
+                return t
+        raise KeyError(f"{self.name}: no {phase} target {name!r}")

@@ -1,0 +1,289 @@
+"""Run a real Prometheus on a scenario's history (tests, benchmarks, the demo build).
+
+Steps (facts measured on these machines: ``shared/design/test-backends.md``):
+
+1. generate the scenario's OpenMetrics, split by metric family into one file per CPU;
+2. ``promtool tsdb create-blocks-from openmetrics --max-block-duration=720h`` on each file
+   in parallel (one block per file instead of one per 2 h: promtool re-reads its whole
+   input for every block it cuts, so the default costs ~14 passes over 27 h of history);
+3. keep the blocks in a cache keyed by the generator's source and the promtool version
+   (a second run skips 1 and 2);
+4. copy the blocks into a fresh data directory and start ``prometheus`` on 127.0.0.1 with
+   a free port, its own config (``scrape_configs: []``), retention 100 y; poll ``/-/ready``.
+
+Overlapping blocks (same time range, different series) are merged at query time by
+Prometheus ≥ 2.39 without any flag.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from cockpit.scenarios.base import Scenario
+
+READY_TIMEOUT_S = 60.0
+INSTALL_HINT = (
+    "install Debian's prometheus package (it ships promtool): "
+    "apt-get install -y --no-install-recommends prometheus  (or run `make test`, which does it)"
+)
+
+
+class PromServerError(RuntimeError):
+    """promtool or prometheus is missing, failed, or never became ready."""
+
+
+def tool(name: str) -> str:
+    """Absolute path of ``promtool``/``prometheus``.
+
+    Raises:
+        PromServerError: when it is not installed (with the install command).
+    """
+    path = shutil.which(name)
+    if path is None:
+        raise PromServerError(f"{name} not found on PATH; {INSTALL_HINT}")
+    return path
+
+
+def _promtool_version() -> str:
+    out = subprocess.run(
+        [tool("promtool"), "--version"], capture_output=True, text=True, timeout=30
+    )
+    return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "?"
+
+
+def generator_fingerprint(name: str) -> str:
+    """Hash of the scenario generator's source files, the scenario name and promtool's
+    version: the cache key of backfilled blocks."""
+    h = hashlib.sha256(name.encode())
+    root = Path(__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "build_demo.py":
+            continue
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    h.update(_promtool_version().encode())
+    return h.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    """Where backfilled blocks are cached (``COCKPIT_SCENARIO_CACHE`` overrides)."""
+    env = os.environ.get("COCKPIT_SCENARIO_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("cockpit")) / "scenarios"
+
+
+@dataclass
+class BackfillStats:
+    """What a backfill cost.
+
+    Attributes:
+        series: Series written.
+        samples: Samples written.
+        generate_s: Seconds to build the series and write OpenMetrics.
+        promtool_s: Seconds promtool took (wall clock, processes in parallel).
+        cached: True when the blocks came from the cache (the times are then 0).
+    """
+
+    series: int = 0
+    samples: int = 0
+    generate_s: float = 0.0
+    promtool_s: float = 0.0
+    cached: bool = False
+
+
+def backfill(scenario: Scenario, blocks_dir: Path, *, parts: int | None = None) -> BackfillStats:
+    """Write the scenario's TSDB blocks into ``blocks_dir`` (created).
+
+    Raises:
+        PromServerError: promtool missing or failing (its output included).
+    """
+    promtool = tool("promtool")
+    parts = parts or max(1, min(4, os.cpu_count() or 1))
+    stats = BackfillStats()
+    t0 = time.perf_counter()
+    ms = scenario.build()
+    stats.series, stats.samples = ms.series_count, ms.sample_count
+    blocks_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cockpit-om-") as tmp:
+        files = []
+        for i, group in enumerate(ms.partition(parts)):
+            path = Path(tmp) / f"part{i}.om"
+            with path.open("w", encoding="utf-8") as out:
+                ms.write_openmetrics(out, group)
+            files.append(path)
+        del ms
+        stats.generate_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [
+                    promtool,
+                    "tsdb",
+                    "create-blocks-from",
+                    "openmetrics",
+                    "--max-block-duration=720h",
+                    str(f),
+                    str(blocks_dir),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for f in files
+        ]
+        errors = []
+        for p in procs:
+            _, err = p.communicate(timeout=600)
+            if p.returncode != 0:
+                errors.append(err.strip()[-2000:])
+        stats.promtool_s = time.perf_counter() - t1
+    if errors:
+        raise PromServerError("promtool create-blocks-from failed: " + " | ".join(errors))
+    return stats
+
+
+def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
+    """The scenario's blocks, backfilled once per generator version and cached.
+
+    Returns:
+        The directory holding the block directories, and the backfill cost (``cached``
+        True when nothing was generated).
+    """
+    root = cache_root()
+    final = root / f"{scenario.name}-{generator_fingerprint(scenario.name)}"
+    if final.is_dir() and any(final.iterdir()):
+        return final, BackfillStats(cached=True)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{scenario.name}-", dir=root))
+    try:
+        stats = backfill(scenario, tmp)
+        with contextlib.suppress(OSError):
+            tmp.rename(final)  # another process may have won the race: use its copy
+        if not final.is_dir():
+            raise PromServerError(f"could not store blocks in {final}")
+        return final, stats
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PromServer:
+    """A running ``prometheus`` process serving a scenario.
+
+    Attributes:
+        url: ``http://127.0.0.1:PORT``.
+        scenario: The scenario it serves.
+        data_dir: Its TSDB directory.
+        ready_s: Seconds from start to ``/-/ready``.
+        backfill: What producing the blocks cost.
+    """
+
+    url: str
+    scenario: Scenario
+    data_dir: Path
+    process: subprocess.Popen[bytes]
+    ready_s: float
+    backfill: BackfillStats = field(default_factory=BackfillStats)
+    _log: Path | None = None
+
+    def stop(self) -> None:
+        """Terminate the server (SIGTERM, then SIGKILL after 10 s)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def __enter__(self) -> PromServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+CONFIG = "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\nscrape_configs: []\n"
+
+
+def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> PromServer:
+    """Start Prometheus on a copy of the scenario's blocks under ``workdir``.
+
+    Raises:
+        PromServerError: prometheus missing, exited early, or not ready within 60 s.
+    """
+    binary = tool("prometheus")
+    stats = BackfillStats(cached=True)
+    if blocks is None:
+        blocks, stats = cached_blocks(scenario)
+    workdir.mkdir(parents=True, exist_ok=True)
+    data = workdir / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    shutil.copytree(blocks, data)
+    config = workdir / "prometheus.yml"
+    config.write_text(CONFIG, encoding="utf-8")
+    log = workdir / "prometheus.log"
+    last_error = ""
+    for _attempt in range(3):
+        port = free_port()
+        t0 = time.perf_counter()
+        with log.open("wb") as logf:
+            proc = subprocess.Popen(
+                [
+                    binary,
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={data}",
+                    "--storage.tsdb.retention.time=100y",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                    "--log.level=warn",
+                ],
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        while time.perf_counter() - t0 < READY_TIMEOUT_S:
+            if proc.poll() is not None:
+                break
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as resp:
+                    if resp.status == 200:
+                        return PromServer(
+                            url, scenario, data, proc, time.perf_counter() - t0, stats, log
+                        )
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        last_error = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+    raise PromServerError(f"prometheus did not become ready: {last_error}")

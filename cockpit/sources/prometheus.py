@@ -1,0 +1,556 @@
+"""Prometheus-compatible query API source (Prometheus, Thanos, Mimir, VictoriaMetrics).
+
+Implements :class:`cockpit.sources.base.MetricsSource` over ``httpx.AsyncClient``. Every
+query carries an explicit evaluation time (``time=`` or ``start``/``end``/``step``) and the
+server-side ``timeout=`` parameter; the client side is bounded by the same per-query timeout
+(``PrometheusSettings.timeout_s``) and by a semaphore of ``max_concurrency`` queries in
+flight. Every failure is raised as a classified :class:`SourceError`:
+
+=====================================  ===============  =================================
+what happened                          kind             detail
+=====================================  ===============  =================================
+connection refused / reset / TLS       unavailable      ``error``
+no answer within the timeout           timeout          ``timeout_s``
+HTTP 401 / 403                         access_denied    ``status``
+HTTP 400 / 422 (``errorType``/``error``) bad_query       ``status``, ``error_type``
+HTTP 404                               not_found        ``status`` (wrong path prefix)
+HTTP 429 / 5xx                         unavailable      ``status``
+non-JSON body, unexpected shape        bad_data         ``status``
+=====================================  ===============  =================================
+
+Response handling follows the HTTP API documentation
+(https://prometheus.io/docs/prometheus/latest/querying/api/): values are strings
+(``"NaN"``, ``"+Inf"``, ``"-Inf"`` included); ``warnings``/``infos``/``stats`` are
+ignored; a missing ``resultType`` (seen on some compatible servers) is inferred from the
+shape; scalar results become one unlabelled :class:`InstantVector`. Queries longer than
+:data:`POST_THRESHOLD` characters are sent as a POST form, which the API accepts for
+``/api/v1/query`` and ``/api/v1/query_range``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+
+from cockpit.config import PrometheusSettings
+from cockpit.models import InstantVector, Sample, Series, to_epoch
+from cockpit.sources.base import ErrorKind, SourceError
+
+SOURCE = "prometheus"
+"""The ``source`` field of every failure this module raises."""
+
+POST_THRESHOLD = 1500
+"""Queries longer than this many characters are POSTed as a form (URL length limits of
+proxies in front of Prometheus are typically 2–8 KiB)."""
+
+METRIC_NAMES_LOOKBACK = timedelta(hours=1)
+"""``metric_names(at)`` lists names seen in ``[at - 1h, at + 5m]``."""
+
+_EXCERPT = 300
+
+
+def _fmt_time(dt: datetime) -> str:
+    """Unix seconds with millisecond precision, as the API accepts."""
+    return f"{to_epoch(dt):.3f}"
+
+
+def _fmt_duration(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+def _parse_value(raw: Any) -> float:
+    """A sample value: the API sends strings; some servers send numbers."""
+    if isinstance(raw, bool):
+        raise ValueError("boolean sample value")
+    if isinstance(raw, (int, float)):
+        return float(raw)
+    if isinstance(raw, str):
+        return float(raw)  # accepts "NaN", "+Inf", "-Inf", "1e3"
+    raise ValueError(f"sample value of type {type(raw).__name__}")
+
+
+def _parse_pair(pair: Any) -> tuple[float, float]:
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise ValueError(f"sample is not a [time, value] pair: {str(pair)[:80]}")
+    return float(pair[0]), _parse_value(pair[1])
+
+
+def _labels(obj: Any) -> dict[str, str]:
+    metric = obj.get("metric", {}) if isinstance(obj, dict) else None
+    if metric is None:
+        metric = {}
+    if not isinstance(metric, dict):
+        raise ValueError("'metric' is not an object")
+    return {str(k): str(v) for k, v in metric.items()}
+
+
+def _infer_type(result: Any) -> str:
+    """Result type when the server omitted ``resultType``."""
+    if isinstance(result, list):
+        if len(result) == 2 and not isinstance(result[0], (dict, list)):
+            return "scalar"
+        if not result:
+            return "vector"
+        first = result[0]
+        if isinstance(first, dict):
+            return "matrix" if "values" in first else "vector"
+    if isinstance(result, str):
+        return "string"
+    raise ValueError("cannot infer the result type")
+
+
+def parse_instant(data: Mapping[str, Any]) -> list[InstantVector]:
+    """Parse the ``data`` object of an instant query.
+
+    Returns:
+        One :class:`InstantVector` per output series; a scalar becomes one with no labels.
+        A matrix (a range-vector selector evaluated as an instant query) yields the last
+        sample of each series.
+
+    Raises:
+        ValueError: on an unexpected shape or value.
+    """
+    result = data.get("result")
+    rtype = data.get("resultType") or _infer_type(result)
+    if rtype == "scalar":
+        t, v = _parse_pair(result)
+        return [InstantVector(labels={}, t=t, v=v)]
+    if rtype == "vector":
+        if not isinstance(result, list):
+            raise ValueError("vector result is not a list")
+        out = []
+        for item in result:
+            if not isinstance(item, dict):
+                raise ValueError("vector element is not an object")
+            t, v = _parse_pair(item.get("value"))
+            out.append(InstantVector(labels=_labels(item), t=t, v=v))
+        return out
+    if rtype == "matrix":
+        return [
+            InstantVector(labels=s.labels, t=s.samples[-1].t, v=s.samples[-1].v)
+            for s in _parse_matrix(result)
+            if s.samples
+        ]
+    if rtype == "string":
+        raise ValueError("string results are not supported")
+    raise ValueError(f"unknown resultType {rtype!r}")
+
+
+def _parse_matrix(result: Any) -> list[Series]:
+    if not isinstance(result, list):
+        raise ValueError("matrix result is not a list")
+    out = []
+    for item in result:
+        if not isinstance(item, dict):
+            raise ValueError("matrix element is not an object")
+        values = item.get("values")
+        if values is None:
+            values = []
+        if not isinstance(values, list):
+            raise ValueError("'values' is not a list")
+        samples = [Sample(t=t, v=v) for t, v in (_parse_pair(p) for p in values)]
+        out.append(Series(labels=_labels(item), samples=samples))
+    return out
+
+
+def parse_range(data: Mapping[str, Any]) -> list[Series]:
+    """Parse the ``data`` object of a range query.
+
+    Returns:
+        One :class:`Series` per output series, samples in time order; a scalar expression
+        (``resultType`` scalar, from some compatible servers) becomes one unlabelled series.
+
+    Raises:
+        ValueError: on an unexpected shape or value.
+    """
+    result = data.get("result")
+    rtype = data.get("resultType") or _infer_type(result)
+    if rtype == "matrix":
+        return _parse_matrix(result)
+    if rtype == "vector":
+        return [
+            Series(labels=v.labels, samples=[Sample(t=v.t, v=v.v)]) for v in parse_instant(data)
+        ]
+    if rtype == "scalar":
+        t, v = _parse_pair(result)
+        return [Series(labels={}, samples=[Sample(t=t, v=v)])]
+    raise ValueError(f"unexpected resultType {rtype!r} for a range query")
+
+
+class PrometheusSource:
+    """Read-only client of a Prometheus-compatible HTTP API.
+
+    Args:
+        settings: URL, authentication, TLS, timeout and concurrency
+            (:class:`cockpit.config.PrometheusSettings`).
+        transport: Optional ``httpx`` transport (tests may pass a real one bound to a
+            socket; production leaves it ``None``).
+
+    Every public coroutine raises :class:`SourceError` only.
+    """
+
+    name = SOURCE
+
+    def __init__(
+        self,
+        settings: PrometheusSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self.base_url = settings.url.rstrip("/")
+        self._config_error: SourceError | None = None
+        self._sem = asyncio.Semaphore(settings.max_concurrency)
+        headers = {"Accept": "application/json", "User-Agent": "cockpit"}
+        headers.update(settings.headers)
+        token = self._token()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        auth: httpx.Auth | None = None
+        if settings.username:
+            password = settings.password.get_secret_value() if settings.password else ""
+            auth = httpx.BasicAuth(settings.username, password)
+        verify: ssl.SSLContext | bool = True
+        if settings.insecure:
+            verify = False
+        elif settings.ca_file is not None:
+            try:
+                verify = ssl.create_default_context(cafile=str(settings.ca_file))
+            except (OSError, ssl.SSLError) as exc:
+                self._config_error = SourceError.of(
+                    SOURCE,
+                    ErrorKind.NOT_CONFIGURED,
+                    f"cannot load CA file {settings.ca_file}: {exc}",
+                    "Fix prometheus.ca_file (a PEM bundle readable by this user).",
+                )
+        if not self.base_url and self._config_error is None:
+            self._config_error = SourceError.of(
+                SOURCE,
+                ErrorKind.NOT_CONFIGURED,
+                "no Prometheus URL configured",
+                "Set --prometheus-url, COCKPIT_PROMETHEUS__URL or [prometheus] url in the config file.",
+            )
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url or "http://invalid.invalid",
+            headers=headers,
+            auth=auth,
+            verify=verify,
+            timeout=httpx.Timeout(settings.timeout_s),
+            transport=transport,
+            follow_redirects=True,
+            limits=httpx.Limits(max_connections=settings.max_concurrency),
+        )
+
+    def _token(self) -> str:
+        s = self.settings
+        if s.bearer_token_file is not None:
+            try:
+                return s.bearer_token_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                self._config_error = SourceError.of(
+                    SOURCE,
+                    ErrorKind.NOT_CONFIGURED,
+                    f"cannot read bearer token file {s.bearer_token_file}: {exc.strerror or exc}",
+                    "Fix prometheus.bearer_token_file (readable by this user).",
+                )
+                return ""
+        if s.bearer_token is not None:
+            return s.bearer_token.get_secret_value().strip()
+        return ""
+
+    # -- the MetricsSource protocol -------------------------------------------------
+
+    async def instant(self, query: str, at: datetime) -> list[InstantVector]:
+        """Evaluate ``query`` at ``at`` (``/api/v1/query``).
+
+        Returns:
+            One entry per output series (``t`` in Unix seconds); a scalar is one unlabelled
+            entry. Values may be NaN or ±Inf exactly as the server computed them.
+
+        Raises:
+            SourceError: classified (see the module docstring).
+        """
+        params = {"query": query, "time": _fmt_time(at), "timeout": self._server_timeout()}
+        data = await self._api("/api/v1/query", params, query=query)
+        try:
+            return parse_instant(data)
+        except (ValueError, TypeError) as exc:
+            raise self._bad_data(str(exc), query=query) from None
+
+    async def range(
+        self, query: str, start: datetime, end: datetime, step_s: float
+    ) -> list[Series]:
+        """Evaluate ``query`` over ``[start, end]`` every ``step_s`` seconds
+        (``/api/v1/query_range``).
+
+        Returns:
+            One :class:`Series` per output series, samples in time order.
+
+        Raises:
+            SourceError: classified; ``bad_query`` when ``step_s`` is not positive or
+                ``end`` is before ``start``.
+        """
+        if step_s <= 0 or end < start:
+            raise SourceError.of(
+                SOURCE,
+                ErrorKind.BAD_QUERY,
+                f"invalid range: start={start.isoformat()} end={end.isoformat()} step={step_s}",
+                "The end must not be before the start and the step must be positive.",
+                query=query,
+            )
+        params = {
+            "query": query,
+            "start": _fmt_time(start),
+            "end": _fmt_time(end),
+            "step": f"{step_s:g}",
+            "timeout": self._server_timeout(),
+        }
+        data = await self._api("/api/v1/query_range", params, query=query)
+        try:
+            return parse_range(data)
+        except (ValueError, TypeError) as exc:
+            raise self._bad_data(str(exc), query=query) from None
+
+    async def metric_names(self, at: datetime) -> list[str]:
+        """Metric names with samples in ``[at - 1h, at + 5m]``
+        (``/api/v1/label/__name__/values``), sorted.
+
+        Raises:
+            SourceError: classified.
+        """
+        params = {
+            "start": _fmt_time(at - METRIC_NAMES_LOOKBACK),
+            "end": _fmt_time(at + timedelta(minutes=5)),
+        }
+        data = await self._api("/api/v1/label/__name__/values", params, method="GET")
+        if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
+            raise self._bad_data("label values are not a list of strings")
+        return sorted(data)
+
+    async def ping(self) -> str:
+        """One line saying what answered, for ``cockpit doctor``.
+
+        Tries ``/api/v1/status/buildinfo`` (Prometheus, Thanos, VictoriaMetrics), then
+        ``/-/ready``, then the instant query ``vector(1)``.
+
+        Returns:
+            E.g. ``"Prometheus 2.42.0 (revision …)"`` or ``"ready"``.
+
+        Raises:
+            SourceError: classified, from the last attempt.
+        """
+        try:
+            info = await self._api("/api/v1/status/buildinfo", {}, method="GET")
+            if isinstance(info, dict) and info.get("version"):
+                rev = str(info.get("revision") or "")
+                return f"Prometheus-compatible {info['version']}" + (
+                    f" (revision {rev[:12]})" if rev else ""
+                )
+        except SourceError as exc:
+            transport_level = "status" not in exc.failure.detail
+            if transport_level or exc.kind is ErrorKind.ACCESS_DENIED:
+                raise
+        try:
+            resp = await self._send("GET", "/-/ready", {})
+            if resp.status_code == 200:
+                return resp.text.strip() or "ready"
+        except SourceError:
+            pass
+        await self.instant("vector(1)", datetime.now().astimezone())
+        return "query API answers"
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _server_timeout(self) -> str:
+        return _fmt_duration(self.settings.timeout_s)
+
+    def _bad_data(self, message: str, *, status: int | None = None, query: str = "") -> SourceError:
+        detail = {"query": query} if query else {}
+        if status is not None:
+            detail["status"] = str(status)
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.BAD_DATA,
+            f"unexpected response: {message}",
+            "The server at this URL does not answer like the Prometheus HTTP API; check the "
+            "URL path prefix (Mimir serves under /prometheus) and any proxy in between.",
+            **detail,
+        )
+
+    async def _send(self, method: str, path: str, params: dict[str, str]) -> httpx.Response:
+        if self._config_error is not None:
+            raise self._config_error
+        timeout = self.settings.timeout_s
+        async with self._sem:
+            try:
+                async with asyncio.timeout(timeout):
+                    if method == "POST":
+                        return await self._client.post(path, data=params)
+                    return await self._client.get(path, params=params)
+            except (TimeoutError, httpx.TimeoutException):
+                raise SourceError.of(
+                    SOURCE,
+                    ErrorKind.TIMEOUT,
+                    f"no answer from {self.base_url}{path} within {timeout:g} s",
+                    "The server is slow or overloaded: narrow the time range or the label "
+                    "selectors, or raise prometheus.timeout_s.",
+                    timeout_s=f"{timeout:g}",
+                    path=path,
+                ) from None
+            except httpx.TransportError as exc:
+                raise self._transport_error(path, exc) from None
+
+    def _transport_error(self, path: str, exc: httpx.TransportError) -> SourceError:
+        text = str(exc) or type(exc).__name__
+        if "CERTIFICATE_VERIFY_FAILED" in text or isinstance(exc.__context__, ssl.SSLError):
+            hint = (
+                "TLS verification failed: set prometheus.ca_file to the CA that signed the "
+                "server certificate (prometheus.insecure only for a lab)."
+            )
+        elif isinstance(exc, httpx.ConnectError):
+            hint = (
+                f"Nothing accepted the connection at {self.base_url}: check the URL and port, "
+                "that Prometheus is running, and that this host can reach it "
+                "(kubectl port-forward, VPN, network policy)."
+            )
+        else:
+            hint = "The connection broke while reading the answer; retry, and check proxies in between."
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.UNAVAILABLE,
+            f"{type(exc).__name__}: {text}",
+            hint,
+            path=path,
+            error=type(exc).__name__,
+        )
+
+    async def _api(
+        self,
+        path: str,
+        params: dict[str, str],
+        *,
+        query: str = "",
+        method: str | None = None,
+    ) -> Any:
+        """Send one API request and return the ``data`` member of a success envelope."""
+        if method is None:
+            method = "POST" if len(query) > POST_THRESHOLD else "GET"
+        resp = await self._send(method, path, params)
+        status = resp.status_code
+        body: Any = None
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        envelope = body if isinstance(body, dict) else None
+        if 200 <= status < 300:
+            if envelope is None:
+                excerpt = resp.text[:_EXCERPT]
+                raise self._bad_data(
+                    f"HTTP {status} body is not JSON: {excerpt!r}", status=status, query=query
+                )
+            if envelope.get("status") == "error":
+                raise self._api_error(status, envelope, path, query)
+            if "data" not in envelope:
+                raise self._bad_data("no 'data' member in the answer", status=status, query=query)
+            return envelope["data"]
+        raise self._http_error(status, envelope, resp.text, path, query)
+
+    def _api_error(
+        self, status: int, envelope: Mapping[str, Any], path: str, query: str
+    ) -> SourceError:
+        etype = str(envelope.get("errorType") or "")
+        message = str(envelope.get("error") or "")
+        detail = {"status": str(status), "error_type": etype, "path": path}
+        if query:
+            detail["query"] = query
+        if etype == "timeout":
+            return SourceError.of(
+                SOURCE,
+                ErrorKind.TIMEOUT,
+                message or "query timed out on the server",
+                "The query took longer than the server allows: narrow the range or selectors.",
+                **detail,
+            )
+        if etype in ("bad_data", "execution") or status in (400, 422):
+            return SourceError.of(
+                SOURCE,
+                ErrorKind.BAD_QUERY,
+                message or f"HTTP {status} {etype}",
+                "The server rejected the query: check the PromQL and the metric names this "
+                "server exposes.",
+                **detail,
+            )
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.UNAVAILABLE,
+            message or f"HTTP {status} {etype}",
+            "The server reported an internal error; retry, then check its logs.",
+            **detail,
+        )
+
+    def _http_error(
+        self,
+        status: int,
+        envelope: Mapping[str, Any] | None,
+        text: str,
+        path: str,
+        query: str,
+    ) -> SourceError:
+        if envelope is not None and ("errorType" in envelope or "error" in envelope):
+            if status in (401, 403):
+                pass
+            else:
+                return self._api_error(status, envelope, path, query)
+        excerpt = text.strip()[:_EXCERPT]
+        detail = {"status": str(status), "path": path}
+        if query:
+            detail["query"] = query
+        if status in (401, 403):
+            return SourceError.of(
+                SOURCE,
+                ErrorKind.ACCESS_DENIED,
+                f"HTTP {status} from {self.base_url}{path}: {excerpt}".rstrip(": "),
+                "Check the credentials: prometheus.bearer_token(_file) or username/password, "
+                "and for Mimir/Cortex the X-Scope-OrgID header (prometheus.headers).",
+                **detail,
+            )
+        if status in (400, 422):
+            return SourceError.of(
+                SOURCE,
+                ErrorKind.BAD_QUERY,
+                excerpt or f"HTTP {status}",
+                "The server rejected the query: check the PromQL.",
+                **detail,
+            )
+        if status == 404:
+            return SourceError.of(
+                SOURCE,
+                ErrorKind.NOT_FOUND,
+                f"HTTP 404 for {self.base_url}{path}",
+                "No Prometheus API at this URL: check the path prefix (Mimir: /prometheus, "
+                "a proxied Prometheus: its --web.route-prefix).",
+                **detail,
+            )
+        if status == 429:
+            hint = "The server is rate limiting queries; wait and retry, or lower prometheus.max_concurrency."
+        elif status >= 500:
+            hint = "The server (or a proxy in front of it) failed; retry, then check its logs and health."
+        else:
+            hint = "Unexpected HTTP status from the server."
+        return SourceError.of(
+            SOURCE,
+            ErrorKind.UNAVAILABLE,
+            f"HTTP {status} from {self.base_url}{path}" + (f": {excerpt}" if excerpt else ""),
+            hint,
+            **detail,
+        )

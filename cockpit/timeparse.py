@@ -1,0 +1,75 @@
+"""Parsing the times an on-call engineer types.
+
+Accepted (all interpreted in UTC unless an offset is given):
+
+* ISO 8601: ``2026-11-29T21:05:00Z``, ``2026-11-29 21:05``, ``2026-11-29T21:05+08:00``
+* a time of day ``21:05`` or ``21:05:30`` — the most recent such time not after ``now``
+* relative: ``-15m``, ``-2h``, ``-1d``, ``now``
+* Unix seconds: ``1795784100``
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+_REL = re.compile(r"^-\s*(\d+(?:\.\d+)?)\s*([smhd])$")
+_TOD = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class TimeParseError(ValueError):
+    """The text is not a time cockpit understands (the message lists the accepted forms)."""
+
+
+def parse_time(text: str, now: datetime) -> datetime:
+    """Parse ``text`` relative to ``now`` (aware).
+
+    Raises:
+        TimeParseError: for anything else.
+    """
+    s = text.strip()
+    if not s:
+        raise TimeParseError("empty")
+    if s.lower() == "now":
+        return now
+    if re.fullmatch(r"\d{9,11}(?:\.\d+)?", s):
+        return datetime.fromtimestamp(float(s), tz=UTC)
+    m = _REL.match(s)
+    if m:
+        return now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    m = _TOD.match(s)
+    if m:
+        h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+        if h > 23 or mi > 59 or se > 59:
+            raise TimeParseError(s)
+        cand = now.astimezone(UTC).replace(hour=h, minute=mi, second=se, microsecond=0)
+        if cand > now:
+            cand -= timedelta(days=1)
+        return cand
+    try:
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise TimeParseError(s) from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"2h"``, ``"90m"``, ``"1d"``, ``"30s"`` → timedelta.
+
+    Raises:
+        TimeParseError: for anything else.
+    """
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$", text or "")
+    if not m:
+        raise TimeParseError(text)
+    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def fmt_time(dt: datetime | None) -> str:
+    """``2026-11-29 21:05:00Z`` (UTC, seconds) or an empty string."""
+    if dt is None:
+        return ""
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -1,0 +1,162 @@
+"""Step C widget: five layers × golden signals now vs baseline, per-layer verdicts with their
+evidence, and the seed's reading rules (seed 003 §一/§二: 先定位层，再定位点)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from cockpit.analysis.golden import SignalSummary
+from cockpit.collect.drilldown import DrilldownReport
+from cockpit.i18n import t
+from cockpit.incident import Evidence
+from cockpit.ui.metrics_common import MetricsView, spark_text
+
+BASELINES = ("1d", "7d", "quiet")
+
+
+def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
+    """A cell for ``now``/``instant``/``window_max``/``baseline`` (reason when unknown)."""
+    r = getattr(s, which)
+    if r.ok:
+        v = r.value
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    if which == "now":
+        if s.missing:
+            return t("metrics.text.missing", lang, metric=s.missing[0])
+        return "n/a" if r.status.value == "unsupported" else "—"
+    return "—"
+
+
+class DrilldownView(MetricsView):
+    """Layers, rules and the signal table of step C."""
+
+    DEFAULT_CSS = """
+    DrilldownView #dd-table { height: auto; max-height: 30; }
+    DrilldownView .dd-layer { height: auto; }
+    DrilldownView .dd-layer.-anomalous { color: $error; }
+    DrilldownView .dd-layer.-no_data { color: $warning; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("p", "pin", "Pin"),
+        Binding("o", "baseline", "Baseline"),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", classes="mv-head", id="dd-head", markup=False)
+        yield Static(t("metrics.text.layers", self.lang), classes="section")
+        yield Static("", id="dd-layers", classes="dd-layer", markup=False)
+        yield Static(t("metrics.text.rules", self.lang), classes="section")
+        yield Static("", id="dd-rules", markup=False)
+        yield DataTable(id="dd-table", cursor_type="row", zebra_stripes=True)
+        yield Static(t("metrics.view.help_c", self.lang), classes="hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#dd-table", DataTable)
+        lang = self.lang
+        table.add_columns(
+            *(
+                t(f"metrics.view.col_{c}", lang)
+                for c in (
+                    "layer",
+                    "signal",
+                    "now",
+                    "instant",
+                    "wmax",
+                    "base",
+                    "change",
+                    "verdict",
+                    "trend",
+                )
+            )
+        )
+        super().on_mount()
+
+    async def load(self, refresh: bool) -> DrilldownReport:
+        from cockpit.collect import steps
+        from cockpit.collect.cache import screen_window
+
+        return await steps.drilldown(self.ctx, screen_window(self.ctx), refresh)
+
+    def show(self, data: DrilldownReport) -> None:
+        lang = self.lang
+        w = data.window
+        head = (
+            f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · {t('metrics.golden.baseline', lang)} "
+            f"{w.baseline} · {t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
+        )
+        if data.baseline_note:
+            head += " · " + t("metrics.text.baseline_fallback", lang)
+        self.query_one("#dd-head", Static).update(head)
+        lines = []
+        for v in data.drilldown.layers:
+            mark = {"anomalous": "✖", "normal": "✔", "no_data": "?"}[v.verdict]
+            lines.append(
+                f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
+            )
+            lines += [f"    {x}" for x in v.lines[:4]]
+            lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in v.missing[:4]]
+        self.query_one("#dd-layers", Static).update("\n".join(lines))
+        rules = []
+        for r in data.drilldown.rules:
+            mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[r.status]
+            rules.append(
+                f"{mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
+            )
+        self.query_one("#dd-rules", Static).update("\n".join(rules))
+        table = self.query_one("#dd-table", DataTable)
+        table.clear()
+        for s in data.drilldown.summaries:
+            table.add_row(
+                t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
+                s.label(lang) + (f" ({s.unit})" if s.unit else ""),
+                value_text(s, "now", lang),
+                value_text(s, "instant"),
+                value_text(s, "window_max"),
+                value_text(s, "baseline"),
+                f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                t(f"metrics.verdict.{s.verdict}", lang),
+                spark_text(s.spark),
+                key=s.key,
+            )
+
+    def selected(self) -> SignalSummary | None:
+        """The summary of the table's cursor row."""
+        if self.data is None:
+            return None
+        table = self.query_one("#dd-table", DataTable)
+        if table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((s for s in self.data.drilldown.summaries if s.key == key), None)
+
+    def action_pin(self) -> None:
+        """Pin the selected row's value (value, unit, time, PromQL) as evidence."""
+        s = self.selected()
+        if s is None or not s.now.ok or self.ctx.session is None:
+            return
+        base = f"{s.baseline.value:.4g}" if s.baseline.ok else "—"
+        ev = Evidence(
+            label=s.label(self.lang),
+            value=f"{s.now.value:.4g}",
+            unit=s.unit,
+            at=s.at,
+            query=s.query,
+            source="prometheus",
+            step="C",
+            note=f"baseline {base}; {s.reason}",
+        )
+        self.ctx.session.pin(ev)
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))
+
+    def action_baseline(self) -> None:
+        """Cycle the baseline 1d → 7d → quiet and fetch again."""
+        from cockpit.collect.cache import screen_window, set_baseline
+
+        cur = screen_window(self.ctx).baseline
+        set_baseline(self.ctx, BASELINES[(BASELINES.index(cur) + 1) % len(BASELINES)])
+        self.start(False)

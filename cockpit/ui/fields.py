@@ -1,0 +1,178 @@
+"""Form fields bound to the incident: every edit goes straight into the session."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Label, Static, TextArea
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.session import TIME_FIELDS, check_time_order
+from cockpit.timeparse import TimeParseError, fmt_time, parse_time
+
+
+class BoundInput(Vertical):
+    """A labelled one-line input bound to a session text field (saved on every change)."""
+
+    DEFAULT_CSS = """
+    BoundInput { height: auto; margin: 0 0 0 0; }
+    BoundInput > Label { color: $text-muted; }
+    """
+
+    def __init__(self, ctx: AppContext, field: str, label_key: str, **kw: Any) -> None:
+        kw.setdefault("id", f"field-{field}")
+        super().__init__(**kw)
+        self.ctx = ctx
+        self.field = field
+        self.label_key = label_key
+
+    def compose(self) -> ComposeResult:
+        assert self.ctx.session is not None
+        yield Label(t(self.label_key, self.ctx.lang))
+        yield Input(
+            value=self.ctx.session.get_text(self.field),
+            placeholder=t(f"{self.label_key}.hint", self.ctx.lang),
+            id=f"input-{self.field}",
+            compact=True,
+        )
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        assert self.ctx.session is not None
+        if self.ctx.session.get_text(self.field) != event.value:
+            self.ctx.session.set_text(self.field, event.value)
+
+
+class BoundTextArea(Vertical):
+    """A labelled multi-line field bound to a session text field."""
+
+    DEFAULT_CSS = """
+    BoundTextArea { height: auto; }
+    BoundTextArea > Label { color: $text-muted; }
+    BoundTextArea > TextArea { height: 4; }
+    """
+
+    def __init__(self, ctx: AppContext, field: str, label_key: str, **kw: Any) -> None:
+        kw.setdefault("id", f"field-{field}")
+        super().__init__(**kw)
+        self.ctx = ctx
+        self.field = field
+        self.label_key = label_key
+
+    def compose(self) -> ComposeResult:
+        assert self.ctx.session is not None
+        yield Label(t(self.label_key, self.ctx.lang))
+        yield TextArea(
+            self.ctx.session.get_text(self.field),
+            id=f"input-{self.field}",
+            soft_wrap=True,
+            show_line_numbers=False,
+        )
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        assert self.ctx.session is not None
+        value = event.text_area.text
+        if self.ctx.session.get_text(self.field) != value:
+            self.ctx.session.set_text(self.field, value)
+
+
+class TimesForm(Vertical):
+    """开始 / 检测 / 缓解 / 恢复时间 with parsing and ordering validation."""
+
+    DEFAULT_CSS = """
+    TimesForm { height: auto; }
+    TimesForm Horizontal { height: auto; }
+    TimesForm .time-cell { width: 1fr; height: auto; }
+    TimesForm .time-cell Label { color: $text-muted; }
+    TimesForm #times-problems { color: $error; height: auto; }
+    TimesForm #times-problems.-ok { color: $success; }
+    """
+
+    def __init__(self, ctx: AppContext, **kw: Any) -> None:
+        kw.setdefault("id", "times-form")
+        super().__init__(**kw)
+        self.ctx = ctx
+
+    def compose(self) -> ComposeResult:
+        assert self.ctx.session is not None
+        times = self.ctx.session.incident.times
+        with Horizontal():
+            for name in TIME_FIELDS:
+                with Vertical(classes="time-cell"):
+                    yield Label(t(f"times.{name}", self.ctx.lang))
+                    yield Input(
+                        value=fmt_time(getattr(times, name)),
+                        placeholder="21:05 | -15m | 2026-11-29 21:05",
+                        id=f"time-{name}",
+                        compact=True,
+                    )
+        yield Static("", id="times-problems")
+
+    def on_mount(self) -> None:
+        self._show_problems()
+
+    def set_time(self, name: str, value: datetime | None) -> None:
+        """Set a time programmatically (e.g. the first SLO breach) and show it."""
+        assert self.ctx.session is not None
+        self.ctx.session.set_time(name, value)
+        self.query_one(f"#time-{name}", Input).value = fmt_time(value)
+        self._show_problems()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._apply(event.input)
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        self._apply(event.input)
+
+    def _apply(self, widget: Input) -> None:
+        if not (widget.id or "").startswith("time-"):
+            return
+        assert self.ctx.session is not None
+        name = (widget.id or "")[5:]
+        text = widget.value.strip()
+        current = getattr(self.ctx.session.incident.times, name)
+        if not text:
+            if current is not None:
+                self.ctx.session.set_time(name, None)
+            self._show_problems()
+            return
+        try:
+            value = parse_time(text, self.ctx.clock.now())
+        except TimeParseError:
+            self._show(t("times.unparsed", self.ctx.lang, text=text), ok=False)
+            return
+        if value != current:
+            self.ctx.session.set_time(name, value)
+        widget.value = fmt_time(value)
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        assert self.ctx.session is not None
+        times = self.ctx.session.incident.times
+        problems = check_time_order({k: getattr(times, k) for k in TIME_FIELDS})
+        if problems:
+            lines = []
+            for p in problems:
+                later, earlier = p.split("<")
+                lines.append(
+                    t(
+                        "times.order_problem",
+                        self.ctx.lang,
+                        later=t(f"times.{later}", self.ctx.lang),
+                        earlier=t(f"times.{earlier}", self.ctx.lang),
+                    )
+                )
+            self._show("⚠ " + "; ".join(lines), ok=False)
+        else:
+            self._show("", ok=True)
+
+    def _show(self, text: str, ok: bool) -> None:
+        widget = self.query_one("#times-problems", Static)
+        widget.update(text)
+        widget.display = bool(text)
+        widget.set_class(ok, "-ok")

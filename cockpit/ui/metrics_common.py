@@ -1,0 +1,129 @@
+"""Shared parts of the metrics views (C, D, F): a widget that fetches in a worker and
+shows loading / classified errors in place, and a text sparkline for table cells."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def spark_text(values: list[float], width: int = 16) -> str:
+    """A text sparkline of ``values`` resampled to ``width`` cells (max per cell)."""
+    if not values:
+        return ""
+    n = len(values)
+    cells = []
+    for i in range(min(width, n)):
+        lo, hi = (
+            i * n // min(width, n),
+            max((i + 1) * n // min(width, n), i * n // min(width, n) + 1),
+        )
+        cells.append(max(values[lo:hi]))
+    vmin, vmax = min(cells), max(cells)
+    span = vmax - vmin
+    if span <= 0:
+        return BARS[0] * len(cells)
+    return "".join(
+        BARS[min(len(BARS) - 1, int((v - vmin) / span * (len(BARS) - 1) + 0.5))] for v in cells
+    )
+
+
+class MetricsView(Vertical):
+    """Fetches ``load(refresh)`` in an exclusive worker; subclasses render the result.
+
+    Errors are shown in place with their class (never as empty data); the last good data
+    stays on screen.
+    """
+
+    DEFAULT_CSS = """
+    MetricsView { height: auto; }
+    MetricsView > .mv-status { color: $text-muted; height: auto; }
+    MetricsView > .mv-status.-error { color: $error; }
+    MetricsView .mv-head { color: $text-muted; height: auto; }
+    MetricsView .section { text-style: bold; margin: 1 0 0 0; color: $accent; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
+    TIMEOUT: ClassVar[float] = 90.0
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ctx = ctx
+        self.data: Any = None
+        self.failure: SourceFailure | None = None
+
+    @property
+    def lang(self) -> str:
+        """UI language."""
+        return self.ctx.lang
+
+    def compose(self) -> ComposeResult:
+        yield Static(t("metrics.view.loading", self.lang), classes="mv-status")
+        yield from self.compose_body()
+
+    def compose_body(self) -> ComposeResult:
+        """Child widgets."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        if self.ctx.sources.metrics is None:
+            reason = self.ctx.sources.missing.get("metrics", t("panel.not_configured", self.lang))
+            self._status(t("metrics.view.no_metrics", self.lang, reason=reason), error=True)
+            return
+        self.start(False)
+
+    def start(self, refresh: bool) -> None:
+        """Fetch (again)."""
+        self.run_worker(self._run(refresh), exclusive=True, group=f"mv-{id(self)}")
+
+    def action_refresh(self) -> None:
+        """Re-run the queries."""
+        self.start(True)
+
+    async def load(self, refresh: bool) -> Any:
+        """Fetch the data (no UI calls). Raise :class:`SourceError` on failure."""
+        raise NotImplementedError
+
+    def show(self, data: Any) -> None:
+        """Render ``data`` (no I/O)."""
+
+    async def _run(self, refresh: bool) -> None:
+        try:
+            data = await asyncio.wait_for(self.load(refresh), timeout=self.TIMEOUT)
+        except SourceError as exc:
+            self._fail(exc.failure)
+            return
+        except TimeoutError:
+            self._fail(
+                SourceFailure(
+                    source="prometheus", kind=ErrorKind.TIMEOUT, message=f"> {self.TIMEOUT:.0f} s"
+                )
+            )
+            return
+        self.data, self.failure = data, None
+        self._status("", error=False)
+        self.show(data)
+
+    def _fail(self, failure: SourceFailure) -> None:
+        self.failure = failure
+        text = f"⚠ {t(f'error.{failure.kind.value}', self.lang)}: {failure.message}"
+        if failure.hint:
+            text += f"\n  {failure.hint}"
+        self._status(text, error=True)
+
+    def _status(self, text: str, error: bool) -> None:
+        st = self.query_one(".mv-status", Static)
+        st.update(text)
+        st.display = bool(text)
+        st.set_class(error, "-error")

@@ -1,0 +1,95 @@
+"""Paste evidence: on every step, paste a log excerpt, an OOM message, dmesg Xid lines or
+a FailedScheduling event; cockpit says what it is, what it means and what to check next
+(the same engine as ``cockpit explain``), and the finding can be pinned as evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.incident import Evidence
+
+
+class PasteScreen(ModalScreen[None]):
+    """Modal with a text area, the explanation, and a pin button."""
+
+    DEFAULT_CSS = """
+    PasteScreen { align: center middle; }
+    PasteScreen > Vertical { width: 96%; max-width: 150; height: 94%; border: thick $accent; background: $surface; padding: 0 1; }
+    PasteScreen #paste-text { height: 10; }
+    PasteScreen #paste-result { height: 1fr; border: round $primary 30%; }
+    PasteScreen Horizontal { height: auto; }
+    """
+    BINDINGS = [Binding("escape", "close", "Close")]
+
+    def __init__(self, ctx: AppContext, step: str = "") -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.step = step
+        self.explanation: Any = None
+
+    def compose(self) -> ComposeResult:
+        lang = self.ctx.lang
+        with Vertical():
+            yield Label(t("paste.title", lang))
+            yield Static(t("paste.hint", lang), classes="hint")
+            yield TextArea("", id="paste-text", soft_wrap=False, show_line_numbers=True)
+            with Horizontal():
+                yield Button(t("paste.explain", lang), id="paste-explain", variant="primary")
+                yield Button(t("paste.pin", lang), id="paste-pin", disabled=True)
+            with VerticalScroll(id="paste-result"):
+                yield Static("", id="paste-output", markup=False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "paste-explain":
+            text = self.query_one("#paste-text", TextArea).text
+            self.query_one("#paste-output", Static).update(t("panel.loading", self.ctx.lang))
+            self.explain(text)
+        elif event.button.id == "paste-pin":
+            self._pin()
+
+    @work(thread=True, exclusive=True, group="paste-explain")
+    def explain(self, text: str) -> None:
+        """Run the analyzers off the event loop (large pastes take a moment)."""
+        from cockpit.analysis.explain import explain_text
+        from cockpit.analysis.explain_report import to_text
+
+        expl = explain_text(text)
+        rendered = to_text(expl, self.ctx.lang)
+        self.app.call_from_thread(self._show, expl, rendered)
+
+    def _show(self, expl: Any, rendered: str) -> None:
+        self.explanation = expl
+        self.query_one("#paste-output", Static).update(rendered)
+        self.query_one("#paste-pin", Button).disabled = not expl.recognised
+
+    def _pin(self) -> None:
+        expl = self.explanation
+        if expl is None or not expl.recognised or self.ctx.session is None:
+            return
+        for f in expl.findings:
+            value = f.cause or f.category
+            self.ctx.session.pin(
+                Evidence(
+                    label=f"{t('paste.evidence_label', self.ctx.lang)}: {f.kind}",
+                    value=str(value),
+                    at=self.ctx.clock.now(),
+                    source="explain",
+                    step=self.step,
+                    note=", ".join(f"{k}={v}" for k, v in list(f.fields.items())[:8]),
+                    query=f"line {f.first_line}" if f.first_line else "",
+                )
+            )
+        self.notify(t("paste.pinned", self.ctx.lang, n=len(expl.findings)))
+        self.query_one("#paste-pin", Button).disabled = True
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,98 @@
+"""Protect first: the handbook's opening rule, one key away on every screen.
+
+Shows each mitigation as the exact commands to copy (cockpit never runs them), evidence
+preservation first; what the user chooses lands on the incident timeline.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from cockpit.analysis.mitigations import Mitigation, mitigations
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.incident import TimelineKind
+
+
+class ProtectScreen(ModalScreen[None]):
+    """Modal listing protect-first options with copy and "chosen" buttons."""
+
+    DEFAULT_CSS = """
+    ProtectScreen { align: center middle; }
+    ProtectScreen > Vertical {
+        width: 96%; max-width: 140; height: 92%;
+        border: thick $error; background: $surface; padding: 0 1;
+    }
+    ProtectScreen #protect-rule { color: $warning; margin: 0 0 1 0; }
+    ProtectScreen .option { height: auto; margin: 0 0 1 0; border-left: tall $primary; padding: 0 1; }
+    ProtectScreen .option-title { text-style: bold; }
+    ProtectScreen .cmd { color: $text; background: $boost; }
+    ProtectScreen .placeholders { color: $warning; }
+    ProtectScreen .option Horizontal { height: auto; }
+    ProtectScreen .option Button { margin: 0 1 0 0; min-width: 10; }
+    """
+
+    BINDINGS = [Binding("escape", "dismiss_screen", "Close")]
+
+    def __init__(self, ctx: AppContext, node: str = "") -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.node = node
+        assert ctx.session is not None
+        self.options: list[Mitigation] = mitigations(
+            ctx.session.incident.service,
+            incident_id=ctx.session.incident.id,
+            node=node,
+        )
+
+    def compose(self) -> ComposeResult:
+        lang = self.ctx.lang
+        with Vertical():
+            yield Label(t("protect.title", lang), classes="option-title")
+            yield Static(t("app.protect_first_rule", lang), id="protect-rule")
+            with VerticalScroll():
+                for opt in self.options:
+                    with Vertical(classes="option", id=f"opt-{opt.key}"):
+                        yield Label(t(f"protect.{opt.key}", lang), classes="option-title")
+                        yield Static(t(f"protect.{opt.key}.why", lang))
+                        yield Static("\n".join(opt.commands), classes="cmd", markup=False)
+                        if opt.placeholders:
+                            yield Static(
+                                t("protect.fill", lang, names=", ".join(opt.placeholders)),
+                                classes="placeholders",
+                            )
+                        with Horizontal():
+                            yield Button(t("protect.copy", lang), id=f"copy-{opt.key}")
+                            yield Button(
+                                t("protect.chosen", lang), id=f"chosen-{opt.key}", variant="warning"
+                            )
+            yield Static(t("protect.never_run", lang), classes="placeholders")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        bid = event.button.id or ""
+        action, _, key = bid.partition("-")
+        opt = next((o for o in self.options if o.key == key), None)
+        if opt is None:
+            return
+        if action == "copy":
+            self.app.copy_to_clipboard("\n".join(opt.commands))
+            self.notify(t("protect.copied", self.ctx.lang))
+        elif action == "chosen":
+            assert self.ctx.session is not None
+            self.ctx.session.add_timeline(
+                self.ctx.clock.now(),
+                t("protect.timeline", self.ctx.lang, option=t(f"protect.{key}", self.ctx.lang))
+                + "\n"
+                + "\n".join(opt.commands),
+                kind=TimelineKind.MITIGATION,
+            )
+            if not self.ctx.session.incident.mitigation and key != "record":
+                self.ctx.session.set_text("mitigation", t(f"protect.{key}", self.ctx.lang))
+            self.notify(t("protect.recorded", self.ctx.lang))
+
+    def action_dismiss_screen(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,100 @@
+"""Step F widget: load and shared dependencies — arrival rate, prompt/output-length mix,
+gateway vs serving latency (time before the GPU), gateway vs server errors, shared node,
+storage and network signals (seed 000 node F; seed 003 §一)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from cockpit.collect.load import LoadReport
+from cockpit.i18n import t
+from cockpit.incident import Evidence
+from cockpit.ui.drilldown_view import value_text
+from cockpit.ui.metrics_common import MetricsView, spark_text
+
+
+class SharedView(MetricsView):
+    """Findings of step F and the signals behind them."""
+
+    DEFAULT_CSS = """
+    SharedView #sh-findings { height: auto; }
+    SharedView #sh-table { height: auto; max-height: 20; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [Binding("p", "pin", "Pin")]
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(t("metrics.text.load", self.lang), classes="section")
+        yield Static("", id="sh-findings", markup=False)
+        yield DataTable(id="sh-table", cursor_type="row", zebra_stripes=True)
+        yield Static(t("metrics.view.help_f", self.lang), classes="hint")
+
+    def on_mount(self) -> None:
+        lang = self.lang
+        self.query_one("#sh-table", DataTable).add_columns(
+            *(
+                t(f"metrics.view.col_{c}", lang)
+                for c in ("signal", "now", "base", "change", "verdict", "trend")
+            )
+        )
+        super().on_mount()
+
+    async def load(self, refresh: bool) -> LoadReport:
+        from cockpit.collect import steps
+        from cockpit.collect.cache import screen_window
+
+        return await steps.load(self.ctx, screen_window(self.ctx), refresh)
+
+    def show(self, data: LoadReport) -> None:
+        lang = self.lang
+        lines = []
+        for f in data.findings:
+            mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[f.status]
+            nums = ", ".join(f"{k}={v:.4g}" for k, v in f.numbers.items())
+            line = f"{mark} {t(f'metrics.load.{f.id}', lang)} — {t(f'metrics.rule_status.{f.status}', lang)}"
+            if nums:
+                line += f"\n    {nums}"
+            if f.note:
+                line += f"\n    {f.note}"
+            lines.append(line)
+        self.query_one("#sh-findings", Static).update("\n".join(lines))
+        table = self.query_one("#sh-table", DataTable)
+        table.clear()
+        for s in data.summaries:
+            table.add_row(
+                s.label(lang) + (f" ({s.unit})" if s.unit else ""),
+                value_text(s, "now", lang),
+                value_text(s, "baseline", lang),
+                f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                t(f"metrics.verdict.{s.verdict}", lang),
+                spark_text(s.spark),
+                key=s.key,
+            )
+
+    def action_pin(self) -> None:
+        """Pin the selected signal as evidence."""
+        if self.data is None or self.ctx.session is None:
+            return
+        table = self.query_one("#sh-table", DataTable)
+        if table.row_count == 0:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        s = next((x for x in self.data.summaries if x.key == key), None)
+        if s is None or not s.now.ok:
+            return
+        ev = Evidence(
+            label=s.label(self.lang),
+            value=f"{s.now.value:.4g}",
+            unit=s.unit,
+            at=s.at,
+            query=s.query,
+            source="prometheus",
+            step="F",
+            note=s.reason,
+        )
+        self.ctx.session.pin(ev)
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))

@@ -1,0 +1,42 @@
+"""The incident timeline as a table (time-ordered, every kind of entry)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import DataTable
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.timeparse import fmt_time
+
+
+class TimelineTable(DataTable[str]):
+    """Every :class:`~cockpit.incident.TimelineEntry` of the incident, oldest first."""
+
+    DEFAULT_CSS = """
+    TimelineTable { height: auto; max-height: 16; }
+    """
+
+    def __init__(self, ctx: AppContext, **kw: Any) -> None:
+        kw.setdefault("id", "timeline")
+        super().__init__(cursor_type="row", zebra_stripes=True, **kw)
+        self.ctx = ctx
+
+    def on_mount(self) -> None:
+        lang = self.ctx.lang
+        self.add_columns(t("timeline.at", lang), t("timeline.kind", lang), t("timeline.text", lang))
+        self.reload()
+
+    def reload(self) -> None:
+        """Rebuild from the incident."""
+        assert self.ctx.session is not None
+        self.clear()
+        for entry in self.ctx.session.incident.timeline:
+            first_line = entry.text.splitlines()[0] if entry.text else ""
+            self.add_row(
+                fmt_time(entry.at),
+                t(f"timeline.kind.{entry.kind.value}", self.ctx.lang),
+                first_line,
+                key=entry.id,
+            )

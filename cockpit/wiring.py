@@ -1,0 +1,245 @@
+"""Building the run's context from CLI arguments: settings, mode (live / replay / demo),
+sources, clock and the incident session. Live vs replay vs demo is chosen here, once.
+
+Textual-free: headless commands use the same functions as the TUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cockpit.clock import Clock
+from cockpit.config import Settings, load_settings
+from cockpit.context import AppContext, Sources
+
+
+class BootError(Exception):
+    """Start-up cannot continue (bad config, corrupt incident, unreadable bundle); the
+    message is shown to the user as it is."""
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings with CLI flags over environment over the config file.
+
+    Raises:
+        BootError: when the config file or a value is invalid.
+    """
+    import os
+
+    from pydantic import ValidationError
+
+    if getattr(args, "config", None):
+        os.environ["COCKPIT_CONFIG"] = str(args.config)
+    overrides: dict[str, Any] = {}
+    if getattr(args, "lang", None):
+        overrides["lang"] = args.lang
+    if getattr(args, "state_dir", None):
+        overrides["state_dir"] = Path(args.state_dir)
+    prom: dict[str, Any] = {}
+    if getattr(args, "prometheus_url", None):
+        prom["url"] = args.prometheus_url
+    svc = {
+        k: getattr(args, k)
+        for k in ("namespace", "selector", "deployment", "model")
+        if getattr(args, k, None)
+    }
+    kube: dict[str, Any] = {}
+    if getattr(args, "context", None):
+        kube["context"] = args.context
+    if getattr(args, "kubeconfig", None):
+        kube["kubeconfig"] = Path(args.kubeconfig)
+    try:
+        base = load_settings()
+        if not (overrides or prom or svc or kube):
+            return base
+        data = base.model_dump()
+        data.update(overrides)
+        data["prometheus"].update(prom)
+        data["service"].update(svc)
+        data["kubernetes"].update(kube)
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise BootError(f"configuration error:\n{exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise BootError(f"cannot read the configuration: {exc}") from exc
+
+
+def demo_bundle_path() -> Path:
+    """The demo evidence bundle shipped in the package (``make demo-bundle`` rebuilds it)."""
+    from importlib import resources
+
+    return Path(str(resources.files("cockpit.scenarios") / "demo.jsonl.gz"))
+
+
+def mode_of(args: argparse.Namespace) -> str:
+    """``demo``, ``replay`` or ``live``."""
+    if getattr(args, "demo", False):
+        return "demo"
+    if getattr(args, "replay", None):
+        return "replay"
+    return "live"
+
+
+def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources, Clock, Any]:
+    """Sources and clock for the mode. Returns ``(sources, clock, bundle_meta_or_None)``.
+
+    Raises:
+        BootError: when a replay bundle cannot be opened.
+    """
+    mode = mode_of(args)
+    sources = Sources()
+    if mode in ("demo", "replay"):
+        from cockpit.sources.bundle import BundleError, open_replay
+
+        path = demo_bundle_path() if mode == "demo" else Path(args.replay)
+        try:
+            replay = open_replay(path)
+        except (OSError, BundleError, ValueError) as exc:
+            raise BootError(f"cannot open the evidence bundle {path}: {exc}") from exc
+        return replay.build_sources(), Clock(frozen_at=replay.meta.recorded_at), replay.meta
+
+    if settings.prometheus.url:
+        from cockpit.sources.prometheus import PrometheusSource
+
+        sources.metrics = PrometheusSource(settings.prometheus)
+    else:
+        sources.missing["metrics"] = (
+            "no Prometheus URL (--prometheus-url, COCKPIT_PROMETHEUS__URL or config.toml)"
+        )
+    _add_kube(sources, settings)
+    _add_gpu(sources)
+    at = getattr(args, "at", None)
+    if at:
+        from cockpit.timeparse import TimeParseError, parse_time
+
+        try:
+            return sources, Clock(frozen_at=parse_time(at, Clock().now())), None
+        except TimeParseError as exc:
+            raise BootError(f"--at: cannot read the time {at!r}") from exc
+    return sources, Clock(), None
+
+
+def _add_kube(sources: Sources, settings: Settings) -> None:
+    """The Kubernetes source, built lazily (the client is imported on its first call)."""
+    import os
+
+    kube = settings.kubernetes
+    path = kube.kubeconfig or (os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None)
+    has_config = bool(path) or Path("~/.kube/config").expanduser().exists()
+    if not has_config and not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        sources.missing["kube"] = (
+            "no kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod"
+        )
+        return
+    from cockpit.sources.kubernetes import KubeSource
+
+    sources.kube = KubeSource(
+        kubeconfig=path,
+        context=kube.context or None,
+        namespace=settings.service.namespace or None,
+        timeout_s=kube.timeout_s,
+    )
+
+
+def _add_gpu(sources: Sources) -> None:
+    from cockpit.sources.nvml import nvml_source_or_reason
+
+    src, reason = nvml_source_or_reason()
+    if src is None:
+        sources.missing["gpu"] = reason
+    else:
+        sources.gpu = src
+
+
+def open_session(
+    args: argparse.Namespace,
+    settings: Settings,
+    mode: str,
+    lang: str,
+    meta: Any,
+    *,
+    background: bool,
+) -> Any:
+    """Resume (``--resume [ID]``) or create the incident, and wrap it in a session.
+
+    Raises:
+        BootError: unknown id, nothing to resume, or a corrupt incident file.
+    """
+    from cockpit.incident import Incident, ServiceScope
+    from cockpit.session import IncidentSession
+    from cockpit.store import CorruptIncident, IncidentStore
+
+    store = IncidentStore(settings.resolved_state_dir())
+    resume = getattr(args, "resume", None)
+    try:
+        if resume:
+            if resume == "latest":
+                incident = store.latest_open()
+                if incident is None:
+                    raise BootError(f"no open incident to resume in {store.root}")
+            else:
+                incident = store.load(resume)
+        else:
+            svc = settings.service
+            scope = ServiceScope(
+                namespace=svc.namespace,
+                selector=svc.selector,
+                deployment=svc.deployment,
+                model=svc.model,
+            )
+            incident = Incident(mode=mode, lang=lang, service=scope)
+            if mode == "demo":
+                incident.title = (
+                    "演示：晚高峰 P99 延迟升高"
+                    if lang == "zh"
+                    else "Demo: evening-peak P99 latency rise"
+                )
+    except CorruptIncident as exc:
+        raise BootError(str(exc)) from exc
+    except FileNotFoundError as exc:
+        raise BootError(f"no incident {resume!r} in {store.root}") from exc
+    session = IncidentSession(store, incident, background=background)
+    try:
+        session.save()
+    except OSError as exc:
+        raise BootError(f"cannot write to {store.root}: {exc}") from exc
+    return session
+
+
+def _with_bundle_scope(settings: Settings, meta: Any) -> Settings:
+    """In replay/demo, the service in scope is the one the bundle was recorded for, unless
+    the user named one: the replayed queries carry that scope's label matchers."""
+    svc = settings.service
+    if any((svc.namespace, svc.selector, svc.deployment, svc.model)):
+        return settings
+    scope = meta.service.model_dump()
+    return settings.model_copy(update={"service": svc.model_copy(update=scope)})
+
+
+def build_context(
+    args: argparse.Namespace, *, background: bool = False, with_session: bool = True
+) -> AppContext:
+    """Everything a command or the TUI needs.
+
+    Raises:
+        BootError: see :func:`settings_from_args`, :func:`build_sources`, :func:`open_session`.
+    """
+    settings = settings_from_args(args)
+    lang = settings.resolved_lang()
+    mode = mode_of(args)
+    sources, clock, meta = build_sources(args, settings)
+    if meta is not None:
+        settings = _with_bundle_scope(settings, meta)
+    ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
+    if meta is not None:
+        ctx.extras["bundle_meta"] = meta
+    if with_session:
+        ctx.session = open_session(args, settings, mode, lang, meta, background=background)
+    return ctx
+
+
+def build_tui_context(args: argparse.Namespace) -> AppContext:
+    """The TUI's context, with background saving (the event loop never waits on fsync)."""
+    return build_context(args, background=True)

@@ -1,0 +1,178 @@
+"""Healthy-cohort panel (step E): the suspect pod, node or GPU against its cohort.
+
+Seed 000 ("隔离对比健康实例"; 先收集: 健康对照组): the cohort is chosen automatically —
+other replicas of the same deployment and revision, other GPUs on the same node, the
+previous revision — and stated; the user can change it. Suspect vs cohort median for every
+golden signal and DCGM field, outliers highlighted.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Input, Static
+
+from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
+from cockpit.analysis.profiles import SIGNALS
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.incident import Evidence
+from cockpit.ui.panel import Panel
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "—"
+    text = f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    return f"{text} {unit}".strip()
+
+
+class CohortPanel(Panel):
+    """Suspect vs healthy cohort, signal by signal."""
+
+    PANEL_ID = "cohort"
+    TITLE: ClassVar[dict[str, str]] = {"zh": "健康对照组", "en": "Healthy cohort"}
+    STEPS = ("E",)
+    SOURCES = ("metrics",)
+    POLL_INTERVAL = None
+    FETCH_TIMEOUT = 90.0
+
+    DEFAULT_CSS = """
+    CohortPanel #cohort-def { height: auto; text-style: bold; }
+    CohortPanel #cohort-out { height: auto; color: $error; }
+    CohortPanel #cohort-table { height: auto; max-height: 30; }
+    CohortPanel #cohort-suspect { width: 60; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("c", "cycle_cohort", "Cohort"),
+        Binding("p", "pin", "Pin"),
+    ]
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        super().__init__(ctx, **kwargs)
+        self.kind: CohortKind | None = None
+        self.suspect: tuple[str, str] | None = None
+
+    def compose_body(self) -> ComposeResult:
+        yield Input(placeholder="pod / node / GPU-UUID", id="cohort-suspect", compact=True)
+        yield Static("", id="cohort-def", markup=False)
+        yield Static("", id="cohort-out", markup=False)
+        yield DataTable(id="cohort-table", cursor_type="row", zebra_stripes=True)
+        yield Static(t("metrics.cohort.kind_help", self.lang), classes="hint")
+
+    def on_mount(self) -> None:
+        lang = self.lang
+        self.query_one("#cohort-table", DataTable).add_columns(
+            t("metrics.golden.col_signal", lang),
+            t("metrics.cohort.col_suspect", lang),
+            t("metrics.cohort.col_median", lang),
+            "n",
+            t("metrics.cohort.col_ratio", lang),
+            "",
+        )
+        super().on_mount()
+
+    async def fetch(self, ctx: AppContext) -> CohortComparison | None:
+        from cockpit.collect import steps
+        from cockpit.collect.cache import screen_window
+
+        return await steps.cohort(ctx, screen_window(ctx), self.suspect, self.kind)
+
+    def render_data(self, data: CohortComparison | None) -> None:
+        lang = self.lang
+        table = self.query_one("#cohort-table", DataTable)
+        table.clear()
+        if data is None:
+            self.query_one("#cohort-def", Static).update(t("metrics.cohort.no_suspect", lang))
+            self.query_one("#cohort-out", Static).update("")
+            return
+        c = data.cohort
+        self.kind = c.kind
+        self.suspect = (c.suspect, c.suspect_kind)
+        inp = self.query_one("#cohort-suspect", Input)
+        if not inp.value:
+            inp.value = c.suspect
+        self.query_one("#cohort-def", Static).update(
+            f"{c.suspect_kind} {c.suspect} · "
+            + t("metrics.text.cohort", lang, definition=c.definition(lang))
+        )
+        self.query_one("#cohort-out", Static).update(
+            t(
+                "metrics.text.cohort_outliers",
+                lang,
+                suspect=c.suspect,
+                keys=", ".join(data.outliers) or "-",
+            )
+        )
+        for r in data.rows:
+            if r.suspect is None and r.cohort_median is None:
+                continue
+            info = SIGNALS.get(r.signal)
+            name = (info.zh if lang == "zh" else info.en) if info else r.signal
+            stat = r.key.partition(":")[2]
+            if stat and stat != "value":
+                name += f" {stat.upper()}"
+            table.add_row(
+                name,
+                _num(r.suspect, r.unit),
+                _num(r.cohort_median, r.unit),
+                str(r.cohort_n),
+                f"×{r.ratio:.2f}" if r.ratio is not None else "",
+                f"◀ {t('metrics.cohort.outlier', lang)}" if r.outlier else "",
+                key=r.key,
+            )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """A suspect typed by the user (GPU-… is a GPU, a known node a node, else a pod)."""
+        if event.input.id != "cohort-suspect":
+            return
+        event.stop()
+        name = event.value.strip()
+        if not name:
+            return
+        kind = "gpu" if name.startswith("GPU-") or "/gpu" in name else "pod"
+        data = self.data
+        if data is not None:
+            nodes = {v for v in [data.cohort.suspect] if data.cohort.suspect_kind == "node"}
+            if name in nodes:
+                kind = "node"
+        self.suspect = (name, kind)
+        self.kind = None
+        self.refresh_data()
+
+    def action_cycle_cohort(self) -> None:
+        """Switch to the next cohort kind for this suspect."""
+        if self.suspect is None:
+            return
+        kinds = [k for k in available_kinds(self.suspect[1]) if k != "custom"]
+        cur = self.kind if self.kind in kinds else kinds[0]
+        self.kind = kinds[(kinds.index(cur) + 1) % len(kinds)]
+        self.refresh_data()
+
+    def action_pin(self) -> None:
+        """Pin the selected row (suspect vs cohort median) as evidence."""
+        data = self.data
+        if data is None or self.ctx.session is None:
+            return
+        table = self.query_one("#cohort-table", DataTable)
+        if table.row_count == 0:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        row = next((r for r in data.rows if r.key == key), None)
+        if row is None or row.suspect is None:
+            return
+        self.ctx.session.pin(
+            Evidence(
+                label=f"{data.cohort.suspect} {row.key}",
+                value=f"{row.suspect:.4g}",
+                unit=row.unit,
+                at=self.ctx.clock.now(),
+                query=row.query,
+                source="prometheus",
+                step="E",
+                note=f"cohort median {_num(row.cohort_median, row.unit)} ({data.cohort.definition(self.lang)})",
+            )
+        )

@@ -1,0 +1,218 @@
+"""Golden signals of the service, now vs baseline, each with a sparkline (steps A and I).
+
+Seed 003 §二 (latency P50/P95/P99/max, QPS and tokens/s, error rate, GPU utilization, read
+together in one window) and seed 000 step A (the first SLO breach is offered as the impact
+start). Every value can be pinned as evidence with its unit, time and PromQL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Sparkline, Static
+
+from cockpit.analysis.golden import SignalSummary
+from cockpit.collect.golden import GoldenSignals
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.incident import Evidence
+from cockpit.ui.panel import Panel
+
+
+def fmt_value(v: float | None, unit: str) -> str:
+    """A number with its unit and sensible precision; ``—`` when unknown."""
+    if v is None:
+        return "—"
+    if abs(v) >= 100:
+        text = f"{v:,.0f}"
+    elif abs(v) >= 10:
+        text = f"{v:.1f}"
+    else:
+        text = f"{v:.2f}"
+    return f"{text} {unit}".strip()
+
+
+def change_text(s: SignalSummary) -> str:
+    """``×3.44`` or ``+1.6`` style change now vs baseline."""
+    if s.ratio is not None:
+        return f"×{s.ratio:.2f}"
+    if s.now.ok and s.baseline.ok:
+        return f"{(s.now.value or 0) - (s.baseline.value or 0):+.3g}"
+    return ""
+
+
+class GoldenRow(Horizontal, can_focus=True):
+    """One golden-signal value: name, now, baseline, change, verdict and sparkline."""
+
+    DEFAULT_CSS = """
+    GoldenRow { height: 1; }
+    GoldenRow:focus { background: $accent 30%; }
+    GoldenRow > .g-name { width: 22; }
+    GoldenRow > .g-now { width: 14; }
+    GoldenRow > .g-base { width: 14; }
+    GoldenRow > .g-delta { width: 9; }
+    GoldenRow > .g-verdict { width: 10; }
+    GoldenRow > Sparkline { width: 1fr; min-width: 10; height: 1; }
+    GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
+    GoldenRow.-missing > .g-missing { color: $warning; width: 1fr; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [Binding("p", "pin", "Pin")]
+
+    def __init__(self, summary: SignalSummary, lang: str) -> None:
+        super().__init__(id=f"golden-{summary.key.replace('.', '-').replace(':', '--')}")
+        self.summary = summary
+        self.lang = lang
+
+    def compose(self) -> ComposeResult:
+        s, lang = self.summary, self.lang
+        yield Static(s.label(lang), classes="g-name", markup=False)
+        if s.missing or s.now.status.value == "unsupported":
+            self.add_class("-missing")
+            if s.missing:
+                text = t("metrics.text.missing", lang, metric=", ".join(s.missing))
+                if s.enable:
+                    text += f" — {s.enable}"
+            else:
+                text = s.reason
+            yield Static(text, classes="g-missing", markup=False)
+            return
+        yield Static(
+            fmt_value(s.now.value, s.unit) if s.now.ok else (s.now.reason or "—"),
+            classes="g-now",
+            markup=False,
+        )
+        yield Static(
+            fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—",
+            classes="g-base",
+            markup=False,
+        )
+        yield Static(change_text(s), classes="g-delta", markup=False)
+        yield Static(t(f"metrics.verdict.{s.verdict}", lang), classes="g-verdict")
+        self.set_class(s.verdict == "anomalous", "-anomalous")
+        yield Sparkline(s.spark or [0.0], summary_function=max)
+
+    def evidence(self) -> Evidence | None:
+        """The pinned form of this value (``None`` when there is no value)."""
+        s = self.summary
+        if not s.now.ok:
+            return None
+        base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—"
+        return Evidence(
+            label=s.label(self.lang),
+            value=f"{s.now.value:.4g}",
+            unit=s.unit,
+            at=s.at,
+            query=s.query,
+            source="prometheus",
+            note=f"baseline {base}; {s.reason}",
+        )
+
+    def action_pin(self) -> None:
+        """Pin the value as evidence (value, unit, time, PromQL)."""
+        ev = self.evidence()
+        panel = next((a for a in self.ancestors if isinstance(a, GoldenSignalsPanel)), None)
+        if ev is None or panel is None or panel.ctx.session is None:
+            return
+        panel.ctx.session.pin(ev)
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))
+
+
+class GoldenSignalsPanel(Panel):
+    """The service's golden signals now vs baseline (steps A and I)."""
+
+    PANEL_ID = "golden_signals"
+    TITLE: ClassVar[dict[str, str]] = {
+        "zh": "黄金指标：现在 vs 基线",
+        "en": "Golden signals: now vs baseline",
+    }
+    STEPS = ("A", "I")
+    SOURCES = ("metrics",)
+    POLL_INTERVAL = None
+    FETCH_TIMEOUT = 60.0
+
+    DEFAULT_CSS = """
+    GoldenSignalsPanel #golden-head { color: $text-muted; height: auto; }
+    GoldenSignalsPanel #golden-breach { color: $warning; height: auto; }
+    GoldenSignalsPanel #golden-rows { height: auto; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
+
+    class BreachFound(Message):
+        """The first SLO breach in the data (the screen offers it as the impact start).
+
+        Attributes:
+            at: Time of the first breaching sample (UTC).
+            detail: What breached (signal, value, SLO), in the UI language.
+        """
+
+        def __init__(self, at: datetime, detail: str) -> None:
+            super().__init__()
+            self.at = at
+            self.detail = detail
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        super().__init__(ctx, **kwargs)
+        self._refresh = False
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="golden-head", markup=False)
+        yield Vertical(id="golden-rows")
+        yield Static("", id="golden-breach", markup=False)
+        yield Static(t("metrics.golden.pin_help", self.lang), classes="hint")
+
+    async def fetch(self, ctx: AppContext) -> GoldenSignals:
+        from cockpit.collect import steps
+        from cockpit.collect.cache import screen_window
+
+        refresh, self._refresh = self._refresh, False
+        return await steps.golden(ctx, screen_window(ctx), refresh)
+
+    def action_refresh(self) -> None:
+        """Re-run the queries."""
+        self._refresh = True
+        self.refresh_data()
+
+    def render_data(self, data: GoldenSignals) -> None:
+        lang = self.lang
+        w = data.window
+        head = (
+            f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · "
+            f"{t('metrics.golden.baseline', lang)} {w.baseline}"
+            f" ({w.baseline_start:%m-%d %H:%M}–{w.baseline_end:%H:%M})"
+        )
+        if data.baseline_note:
+            head += " · " + t("metrics.text.baseline_fallback", lang)
+        if data.profiles:
+            head += " · " + ", ".join(data.profiles)
+        self.query_one("#golden-head", Static).update(head)
+        rows = self.query_one("#golden-rows", Vertical)
+        rows.remove_children()
+        rows.mount_all([GoldenRow(s, lang) for s in data.rows])
+        breach = self.query_one("#golden-breach", Static)
+        if data.breach is None:
+            breach.update(t("metrics.golden.no_breach", lang))
+            return
+        b = data.breach
+        unit = "ms" if b.signal == "latency_p99" else "%"
+        detail = f"{b.signal} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
+            t("metrics.golden.derived", lang) if b.derived else ""
+        )
+        breach.update(
+            t(
+                "metrics.golden.breach",
+                lang,
+                at=f"{b.at:%Y-%m-%d %H:%M:%S} UTC",
+                signal=b.signal,
+                value=b.value,
+                slo=b.slo,
+                derived=t("metrics.golden.derived", lang) if b.derived else "",
+            )
+        )
+        self.post_message(self.BreachFound(b.at, detail))

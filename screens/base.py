@@ -1,0 +1,144 @@
+"""Base of every flowchart step screen: header, stepper, the seed's guidance for the step,
+the step's own body, the plugin panels registered for the step, and notes.
+
+Screens are thin: they compose widgets and panels, call analysis, and write to the session.
+They do no I/O of their own.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from cockpit.context import AppContext
+from cockpit.flow import step
+from cockpit.i18n import t
+from cockpit.ui.fields import BoundTextArea
+from cockpit.ui.messages import IncidentChanged
+from cockpit.ui.stepper import Stepper
+
+
+class StepNotes(BoundTextArea):
+    """Free notes for the step, stored in ``incident.step_notes``."""
+
+    def __init__(self, ctx: AppContext, step_id: str) -> None:
+        self.step_id = step_id
+        super().__init__(ctx, "notes", "screen.notes", id=f"notes-{step_id}")
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Label, TextArea
+
+        assert self.ctx.session is not None
+        yield Label(t(self.label_key, self.ctx.lang))
+        yield TextArea(
+            self.ctx.session.incident.step_notes.get(self.step_id, ""),
+            id=f"input-notes-{self.step_id}",
+            soft_wrap=True,
+            show_line_numbers=False,
+        )
+
+    def on_text_area_changed(self, event: object) -> None:
+        from textual.widgets import TextArea
+
+        assert isinstance(event, TextArea.Changed)
+        event.stop()
+        assert self.ctx.session is not None
+        value = event.text_area.text
+        if self.ctx.session.incident.step_notes.get(self.step_id, "") != value:
+            self.ctx.session.set_step_note(self.step_id, value)
+
+
+class StepScreen(Screen[None]):
+    """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
+
+    DEFAULT_CSS = """
+    StepScreen #title-bar { height: 1; background: $primary; color: $text; padding: 0 1; }
+    StepScreen #guide { color: $text-muted; margin: 0 0 1 0; }
+    StepScreen #step-body { padding: 0 1; }
+    StepScreen .section { text-style: bold; margin: 1 0 0 0; color: $accent; }
+    StepScreen .hint { color: $text-muted; }
+    StepScreen .error { color: $error; }
+    """
+
+    STEP: ClassVar[str] = ""
+    PANELS_FIRST: ClassVar[bool] = False
+    """Show the plugin panels above the step's own widgets (the data comes first)."""
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(name=f"step-{self.STEP}")
+        self.ctx = ctx
+
+    @property
+    def lang(self) -> str:
+        """UI language."""
+        return self.ctx.lang
+
+    def title_line(self) -> str:
+        """``cockpit · <service> · <mode> · <incident>``."""
+        assert self.ctx.session is not None
+        inc = self.ctx.session.incident
+        parts = [t("app.title", self.lang)]
+        svc = inc.service.describe()
+        if svc:
+            parts.append(svc)
+        parts.append(t(f"mode.{self.ctx.mode}", self.lang))
+        parts.append(inc.title or inc.id)
+        return " · ".join(parts)
+
+    def compose(self) -> ComposeResult:
+        assert self.ctx.session is not None
+        inc = self.ctx.session.incident
+        st = step(self.STEP)
+        yield Static(self.title_line(), id="title-bar", markup=False)
+        yield Stepper(self.lang, self.STEP, inc.path, inc.scope_branch, id="stepper")
+        with VerticalScroll(id="step-body"):
+            yield Static(f"[b]{st.id.value} · {st.title(self.lang)}[/b]", id="step-title")
+            yield Static(t(f"step.{self.STEP}.guide", self.lang), id="guide")
+            if self.PANELS_FIRST:
+                yield from self.compose_panels()
+            yield from self.compose_step()
+            if not self.PANELS_FIRST:
+                yield from self.compose_panels()
+            yield StepNotes(self.ctx, self.STEP)
+        yield Footer()
+
+    def compose_step(self) -> ComposeResult:
+        """The step's own widgets."""
+        yield from ()
+
+    def compose_panels(self) -> ComposeResult:
+        """Plugin panels that declare this step (and load failures as notices)."""
+        loaded = self.ctx.extras.get("panels", [])
+        for item in loaded:
+            if item.cls is not None and self.STEP in getattr(item.cls, "STEPS", ()):
+                yield item.cls(self.ctx)
+
+    def on_screen_resume(self) -> None:
+        assert self.ctx.session is not None
+        if (
+            self.ctx.session.incident.current_step != self.STEP
+            or not self.ctx.session.incident.path
+        ):
+            self.ctx.session.visit(self.STEP)
+        self.refresh_stepper()
+
+    def refresh_stepper(self) -> None:
+        """Redraw the stepper and title from the incident."""
+        assert self.ctx.session is not None
+        inc = self.ctx.session.incident
+        try:
+            self.query_one(Stepper).set_state(self.STEP, inc.path, inc.scope_branch)
+            self.query_one("#title-bar", Static).update(self.title_line())
+        except Exception:
+            return
+
+    def on_incident_changed(self, event: IncidentChanged) -> None:
+        self.refresh_stepper()
+        self.incident_changed()
+
+    def incident_changed(self) -> None:
+        """Hook: the incident changed (refresh lists shown from it)."""

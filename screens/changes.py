@@ -1,0 +1,122 @@
+"""B — recent changes: code, model, config, image, driver or node (seed 000, 先收集).
+
+Changes found in Kubernetes (rollouts, Helm, nodes, ConfigMaps) come from the changes
+view when the Kubernetes source is configured; the user can add any other change by hand
+and mark any change as suspect. Every change lands on the timeline.
+"""
+
+from __future__ import annotations
+
+from cockpit.screens.base import StepScreen
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Input, Label, Select, Static
+
+from cockpit.i18n import t
+from cockpit.incident import Change
+from cockpit.timeparse import TimeParseError, fmt_time, parse_time
+from cockpit.ui.fields import BoundInput
+
+CHANGE_KINDS = ("rollout", "model", "config", "image", "driver", "node", "helm", "manual")
+
+
+class ChangesScreen(StepScreen):
+    """Step B."""
+
+    STEP = "B"
+
+    DEFAULT_CSS = """
+    ChangesScreen Horizontal { height: auto; }
+    ChangesScreen .cell { width: 1fr; height: auto; }
+    ChangesScreen #chg-table { height: auto; max-height: 16; }
+    """
+
+    def compose_step(self) -> ComposeResult:
+        lang = self.lang
+        try:
+            from cockpit.ui.changes_view import ChangesView
+        except ImportError:
+            pass
+        else:
+            yield ChangesView(self.ctx)
+        yield Static(t("chg.all", lang), classes="section")
+        yield DataTable(id="chg-table", cursor_type="row", zebra_stripes=True)
+        yield Button(t("chg.toggle_suspect", lang), id="chg-suspect")
+        yield Static(t("chg.add_title", lang), classes="section")
+        with Horizontal():
+            with Vertical(classes="cell"):
+                yield Label(t("chg.when", lang))
+                yield Input(placeholder="21:05 | -3h", id="chg-when", compact=True)
+            with Vertical(classes="cell"):
+                yield Label(t("chg.kind", lang))
+                yield Select[str](
+                    [(t(f"chg.kind.{k}", lang), k) for k in CHANGE_KINDS],
+                    value="manual",
+                    id="chg-kind",
+                    allow_blank=False,
+                )
+        yield Label(t("chg.summary", lang))
+        yield Input(placeholder=t("chg.summary.hint", lang), id="chg-summary", compact=True)
+        yield Button(t("chg.add", lang), id="chg-add", variant="primary")
+        yield Static("", id="chg-error", classes="error")
+        yield BoundInput(self.ctx, "recent_changes_note", "field.recent_changes_note")
+
+    def on_mount(self) -> None:
+        lang = self.lang
+        self.query_one("#chg-table", DataTable).add_columns(
+            t("chg.suspect", lang), t("chg.when", lang), t("chg.kind", lang), t("chg.summary", lang)
+        )
+        self.incident_changed()
+
+    def incident_changed(self) -> None:
+        assert self.ctx.session is not None
+        table = self.query_one("#chg-table", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        changes = sorted(
+            self.ctx.session.incident.changes,
+            key=lambda c: (c.at is None, c.at.timestamp() if c.at else 0.0),
+        )
+        for chg in changes:
+            table.add_row(
+                "⚑" if chg.suspect else "",
+                fmt_time(chg.at),
+                t(f"chg.kind.{chg.kind}", self.lang) if chg.kind in CHANGE_KINDS else chg.kind,
+                chg.summary,
+                key=chg.id,
+            )
+        if changes:
+            table.move_cursor(row=min(max(cursor, 0), len(changes) - 1))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        assert self.ctx.session is not None
+        err = self.query_one("#chg-error", Static)
+        if event.button.id == "chg-add":
+            summary = self.query_one("#chg-summary", Input)
+            when = self.query_one("#chg-when", Input).value.strip()
+            if not summary.value.strip():
+                err.update(t("chg.need_summary", self.lang))
+                return
+            at = None
+            if when:
+                try:
+                    at = parse_time(when, self.ctx.clock.now())
+                except TimeParseError:
+                    err.update(t("times.unparsed", self.lang, text=when))
+                    return
+            kind = self.query_one("#chg-kind", Select).value
+            self.ctx.session.add_change(
+                Change(at=at, kind=str(kind), summary=summary.value.strip(), source="user")
+            )
+            summary.value = ""
+            err.update("")
+            self.incident_changed()
+        elif event.button.id == "chg-suspect":
+            table = self.query_one("#chg-table", DataTable)
+            if table.row_count == 0 or table.cursor_row < 0:
+                return
+            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+            chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
+            if chg is not None:
+                self.ctx.session.mark_suspect(chg.id, not chg.suspect)
+                self.incident_changed()

@@ -1,0 +1,17 @@
+"""C — SLI drilldown: five layers × golden signals, now vs baseline (seed 003: 先定位层，再定位点)."""
+
+from __future__ import annotations
+
+from cockpit.screens.base import StepScreen
+from textual.app import ComposeResult
+
+
+class DrilldownScreen(StepScreen):
+    """Step C: the drilldown view plus the panels registered for C (per-GPU state)."""
+
+    STEP = "C"
+
+    def compose_step(self) -> ComposeResult:
+        from cockpit.ui.drilldown_view import DrilldownView
+
+        yield DrilldownView(self.ctx)

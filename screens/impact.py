@@ -1,0 +1,116 @@
+"""A — impact and timeline: the handbook's collect-first list as fields, the four times
+with ordering validation, the golden signals now vs baseline (panel), and the timeline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from cockpit.screens.base import StepScreen
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Input, Label, Static
+
+from cockpit.i18n import t
+from cockpit.timeparse import fmt_time
+from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
+from cockpit.ui.timeline import TimelineTable
+
+
+class ImpactScreen(StepScreen):
+    """Step A."""
+
+    STEP = "A"
+    PANELS_FIRST = True
+
+    DEFAULT_CSS = """
+    ImpactScreen Horizontal { height: auto; }
+    ImpactScreen .cell { width: 1fr; height: auto; }
+    ImpactScreen #err-table { height: auto; max-height: 8; }
+    ImpactScreen #breach-offer { height: auto; display: none; }
+    ImpactScreen #breach-offer.-shown { display: block; }
+    """
+
+    def __init__(self, *a: object, **kw: object) -> None:
+        super().__init__(*a, **kw)  # type: ignore[arg-type]
+        self._breach: datetime | None = None
+
+    def compose_step(self) -> ComposeResult:
+        ctx, lang = self.ctx, self.lang
+        yield BoundInput(ctx, "title", "field.title")
+        yield BoundTextArea(ctx, "impact", "field.impact")
+        yield Static(t("section.times", lang), classes="section")
+        yield TimesForm(ctx)
+        with Vertical(id="breach-offer"):
+            yield Static("", id="breach-text")
+            yield Button(t("breach.use", lang), id="breach-use", variant="warning")
+        yield Static(t("section.collect", lang), classes="section")
+        yield BoundInput(ctx, "time_range", "field.time_range")
+        with Horizontal():
+            yield BoundInput(ctx, "affected_models", "field.affected_models", classes="cell")
+            yield BoundInput(ctx, "affected_tenants", "field.affected_tenants", classes="cell")
+            yield BoundInput(ctx, "affected_jobs", "field.affected_jobs", classes="cell")
+        yield Label(t("field.error_samples", lang))
+        with Horizontal():
+            yield Input(
+                placeholder=t("err.text", lang), id="err-text", compact=True, classes="cell"
+            )
+            yield Input(placeholder="request id", id="err-request", compact=True, classes="cell")
+            yield Input(placeholder="job id", id="err-job", compact=True, classes="cell")
+            yield Button(t("err.add", lang), id="err-add")
+        yield DataTable(id="err-table", cursor_type="row")
+        yield BoundInput(ctx, "recent_changes_note", "field.recent_changes_note")
+        yield BoundInput(ctx, "breakdown", "field.breakdown")
+        yield BoundInput(ctx, "control_group", "field.control_group")
+        yield BoundTextArea(ctx, "symptoms", "field.symptoms")
+        yield BoundInput(ctx, "slo", "field.slo")
+        yield Static(t("section.timeline", lang), classes="section")
+        yield TimelineTable(ctx)
+
+    def on_mount(self) -> None:
+        lang = self.lang
+        self.query_one("#err-table", DataTable).add_columns(
+            t("err.text", lang), "request id", "job id"
+        )
+        self.incident_changed()
+
+    def incident_changed(self) -> None:
+        assert self.ctx.session is not None
+        table = self.query_one("#err-table", DataTable)
+        table.clear()
+        for sample in self.ctx.session.incident.collect.error_samples:
+            table.add_row(sample.text, sample.request_id, sample.job_id, key=sample.id)
+        self.query_one(TimelineTable).reload()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        assert self.ctx.session is not None
+        if event.button.id == "err-add":
+            text = self.query_one("#err-text", Input)
+            req = self.query_one("#err-request", Input)
+            job = self.query_one("#err-job", Input)
+            if not text.value.strip():
+                return
+            self.ctx.session.add_error_sample(
+                text.value.strip(), req.value.strip(), job.value.strip()
+            )
+            text.value = req.value = job.value = ""
+            self.incident_changed()
+        elif event.button.id == "breach-use" and self._breach is not None:
+            self.query_one(TimesForm).set_time("start", self._breach)
+            self.query_one("#breach-offer").set_class(False, "-shown")
+
+    def on_golden_signals_panel_breach_found(self, event: object) -> None:
+        """The golden-signals panel found the first SLO breach: offer it as the start."""
+        at = getattr(event, "at", None)
+        if isinstance(at, datetime):
+            self.offer_breach(at, str(getattr(event, "detail", "")))
+
+    def offer_breach(self, at: datetime, detail: str) -> None:
+        """Offer the first SLO breach found in the data as the impact start."""
+        assert self.ctx.session is not None
+        self._breach = at
+        current = self.ctx.session.incident.times.start
+        text = t("breach.found", self.lang, at=fmt_time(at), detail=detail)
+        if current is not None:
+            text += "  " + t("breach.current", self.lang, at=fmt_time(current))
+        self.query_one("#breach-text", Static).update(text)
+        self.query_one("#breach-offer").set_class(current != at, "-shown")

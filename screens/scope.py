@@ -1,0 +1,54 @@
+"""D — single instance / single node, or shared? The blast-radius verdict with its numbers,
+and the user's answer, which picks E or F (seed 000 flowchart, node D)."""
+
+from __future__ import annotations
+
+from cockpit.screens.base import StepScreen
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Button, Static
+
+from cockpit.flow import Branch
+from cockpit.i18n import t
+from cockpit.ui.fields import BoundTextArea
+
+
+class ScopeScreen(StepScreen):
+    """Step D."""
+
+    STEP = "D"
+
+    DEFAULT_CSS = """
+    ScopeScreen Horizontal { height: auto; }
+    ScopeScreen Horizontal Button { margin: 0 1 0 0; }
+    ScopeScreen #branch-state { margin: 1 0 0 0; }
+    """
+
+    def compose_step(self) -> ComposeResult:
+        from cockpit.ui.scope_view import ScopeView
+
+        yield ScopeView(self.ctx)
+        yield Static("", id="branch-state")
+        with Horizontal():
+            yield Button(t("flow.branch_single", self.lang), id="branch-single", variant="primary")
+            yield Button(t("flow.branch_shared", self.lang), id="branch-shared", variant="primary")
+        yield BoundTextArea(self.ctx, "scope_verdict", "field.scope_verdict")
+
+    def on_mount(self) -> None:
+        self.incident_changed()
+
+    def incident_changed(self) -> None:
+        assert self.ctx.session is not None
+        branch = self.ctx.session.incident.scope_branch
+        text = (
+            t(f"scope.chosen.{branch}", self.lang) if branch else t("flow.choose_branch", self.lang)
+        )
+        self.query_one("#branch-state", Static).update(text)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        assert self.ctx.session is not None
+        if event.button.id in ("branch-single", "branch-shared"):
+            branch = Branch.SINGLE if event.button.id == "branch-single" else Branch.SHARED
+            self.ctx.session.set_branch(branch.value)
+            self.incident_changed()
+            self.app.action_next_step()  # type: ignore[attr-defined]

@@ -1,0 +1,233 @@
+"""I — verify recovery and record: every signal that was anomalous is back within its
+baseline for the hold period (default 15 min), the recovery time, the rest of the
+template (root cause, mitigation, actions, earlier detection), and the export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cockpit.screens.base import StepScreen
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, Static
+
+from cockpit.analysis.recovery import LineStatus, RecoveryResult
+from cockpit.i18n import t
+from cockpit.timeparse import fmt_time
+from cockpit.ui.fields import BoundTextArea, TimesForm
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+class VerifyScreen(StepScreen):
+    """Step I."""
+
+    STEP = "I"
+
+    DEFAULT_CSS = """
+    VerifyScreen Horizontal { height: auto; }
+    VerifyScreen .cell { width: 1fr; height: auto; }
+    VerifyScreen #recovery-lines { height: auto; }
+    VerifyScreen #act-table { height: auto; max-height: 10; }
+    VerifyScreen #export-preview { height: auto; max-height: 40; border: round $primary 30%; }
+    VerifyScreen #hold { width: 12; }
+    """
+
+    def compose_step(self) -> ComposeResult:
+        ctx, lang = self.ctx, self.lang
+        yield Static(t("verify.recovery", lang), classes="section")
+        with Horizontal():
+            yield Label(t("verify.hold", lang))
+            assert ctx.session is not None
+            yield Input(
+                value=str(ctx.session.incident.recovery.hold_minutes),
+                id="hold",
+                type="integer",
+                compact=True,
+            )
+            yield Button(t("verify.check", lang), id="verify-check", variant="primary")
+            yield Button(t("verify.use_recovery", lang), id="verify-use", disabled=True)
+        yield Static(self._recovery_text(), id="recovery-lines")
+        yield TimesForm(ctx)
+        yield Static(t("section.record", lang), classes="section")
+        yield BoundTextArea(ctx, "root_cause_technical", "field.root_cause_technical")
+        yield BoundTextArea(ctx, "root_cause_systemic", "field.root_cause_systemic")
+        yield BoundTextArea(ctx, "mitigation", "field.mitigation")
+        yield Label(t("field.actions", lang))
+        with Horizontal():
+            yield Input(
+                placeholder=t("act.what", lang), id="act-what", compact=True, classes="cell"
+            )
+            yield Input(placeholder="owner", id="act-owner", compact=True, classes="cell")
+            yield Input(placeholder="deadline", id="act-deadline", compact=True, classes="cell")
+            yield Input(
+                placeholder=t("act.verification", lang),
+                id="act-verify",
+                compact=True,
+                classes="cell",
+            )
+            yield Button(t("act.add", lang), id="act-add")
+        yield DataTable(id="act-table", cursor_type="row")
+        yield BoundTextArea(ctx, "earlier_detection", "field.earlier_detection")
+        yield Static(t("section.export", lang), classes="section")
+        with Horizontal():
+            yield Select[str](
+                [("中文", "zh"), ("English", "en")], value=lang, id="export-lang", allow_blank=False
+            )
+            yield Select[str](
+                [("Markdown", "md"), ("JSON", "json")],
+                value="md",
+                id="export-format",
+                allow_blank=False,
+            )
+            yield Button(t("export.preview", lang), id="export-preview-btn")
+            yield Button(t("export.copy", lang), id="export-copy", variant="success")
+            yield Button(t("export.file", lang), id="export-file")
+        yield Static("", id="export-status", classes="hint")
+        with Vertical(id="export-box"):
+            yield Markdown("", id="export-preview")
+
+    def on_mount(self) -> None:
+        lang = self.lang
+        self.query_one("#act-table", DataTable).add_columns(
+            t("act.what", lang), "owner", "deadline", t("act.verification", lang)
+        )
+        self.query_one("#export-box").display = False
+        self.incident_changed()
+
+    def incident_changed(self) -> None:
+        assert self.ctx.session is not None
+        table = self.query_one("#act-table", DataTable)
+        table.clear()
+        for item in self.ctx.session.incident.actions:
+            table.add_row(item.what, item.owner, item.deadline, item.verification, key=item.id)
+
+    # -- recovery -------------------------------------------------------------------------
+    def _recovery_text(self) -> str:
+        assert self.ctx.session is not None
+        rec = self.ctx.session.incident.recovery
+        if rec.checked_at is None:
+            return t("verify.not_checked", self.lang)
+        head = t(
+            "verify.result." + {True: "yes", False: "no", None: "unknown"}[rec.recovered],
+            self.lang,
+            at=fmt_time(rec.checked_at),
+            minutes=rec.hold_minutes,
+        )
+        return "\n".join([head, *rec.lines])
+
+    def _hold(self) -> int:
+        try:
+            value = int(self.query_one("#hold", Input).value)
+        except ValueError:
+            value = 15
+        return min(max(value, 1), 24 * 60)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        assert self.ctx.session is not None
+        bid = event.button.id
+        if bid == "verify-check":
+            self.query_one("#recovery-lines", Static).update(t("panel.loading", self.lang))
+            self.run_recovery_check(self._hold())
+        elif bid == "verify-use" and self._recovered_at is not None:
+            self.query_one(TimesForm).set_time("recover", self._recovered_at)
+        elif bid == "act-add":
+            what = self.query_one("#act-what", Input)
+            if not what.value.strip():
+                return
+            self.ctx.session.add_action(
+                what.value.strip(),
+                self.query_one("#act-owner", Input).value.strip(),
+                self.query_one("#act-deadline", Input).value.strip(),
+                self.query_one("#act-verify", Input).value.strip(),
+            )
+            for wid in ("#act-what", "#act-owner", "#act-deadline", "#act-verify"):
+                self.query_one(wid, Input).value = ""
+            self.incident_changed()
+        elif bid in ("export-preview-btn", "export-copy", "export-file"):
+            self._export(bid)
+
+    _recovered_at = None
+
+    @work(exclusive=True, group="recovery")
+    async def run_recovery_check(self, hold: int) -> None:
+        """Fetch the signals (in this worker) and check them."""
+        from cockpit.collect.recovery import fetch_recovery
+
+        from cockpit.sources.base import SourceError
+
+        assert self.ctx.session is not None
+        try:
+            result: RecoveryResult = await fetch_recovery(self.ctx, hold)
+        except SourceError as exc:
+            self.query_one("#recovery-lines", Static).update(
+                f"⚠ {t('error.' + exc.kind.value, self.lang)}: {exc.failure.message}"
+            )
+            return
+        lines = []
+        for line in result.lines:
+            lines.append(
+                t(
+                    f"verify.line.{line.status.value}",
+                    self.lang,
+                    name=line.name,
+                    last=_num(line.last),
+                    worst=_num(line.worst_in_hold),
+                    baseline=_num(line.baseline),
+                    limit=_num(line.limit),
+                    unit=line.unit,
+                    since=fmt_time(line.within_since),
+                )
+            )
+        self.ctx.session.record_recovery(result.recovered, lines, hold, self.ctx.clock.now())
+        self._recovered_at = result.recovered_at
+        use = self.query_one("#verify-use", Button)
+        use.disabled = result.recovered_at is None
+        if result.recovered_at is not None:
+            use.label = t("verify.use_recovery_at", self.lang, at=fmt_time(result.recovered_at))
+        self.query_one("#recovery-lines", Static).update(self._recovery_text())
+        if any(line.status is LineStatus.NO_DATA for line in result.lines):
+            self.notify(t("verify.no_data_warning", self.lang), severity="warning")
+
+    # -- export ---------------------------------------------------------------------------
+    def _export(self, action: str) -> None:
+        from cockpit.export import render
+
+        assert self.ctx.session is not None
+        lang = str(self.query_one("#export-lang", Select).value)
+        fmt = str(self.query_one("#export-format", Select).value)
+        text = render(self.ctx.session.incident, lang=lang, fmt=fmt)
+        status = self.query_one("#export-status", Static)
+        if action == "export-preview-btn":
+            box = self.query_one("#export-box")
+            box.display = True
+            md = text if fmt == "md" else f"```json\n{text}\n```"
+            self.query_one("#export-preview", Markdown).update(md)
+        elif action == "export-copy":
+            self.app.copy_to_clipboard(text)
+            status.update(t("export.copied", self.lang))
+        else:
+            self.write_export(text, lang, fmt)
+
+    @work(thread=True, exclusive=True, group="export-file")
+    def write_export(self, text: str, lang: str, fmt: str) -> None:
+        """Write the export next to the incident (atomic, 0600), off the event loop."""
+        from cockpit.export import write_atomic
+
+        assert self.ctx.session is not None
+        inc = self.ctx.session.incident
+        path = Path(self.ctx.session.store.root) / "exports" / f"{inc.id}.{lang}.{fmt}"
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            self.app.call_from_thread(self.query_one("#export-status", Static).update, f"⚠ {exc}")
+            return
+        self.app.call_from_thread(
+            self.query_one("#export-status", Static).update,
+            t("export.written", self.lang, path=str(path)),
+        )

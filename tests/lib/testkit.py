@@ -1,0 +1,52 @@
+"""Building a deterministic :class:`AppContext` for Pilot and snapshot tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cockpit.clock import Clock
+from cockpit.config import Settings
+from cockpit.context import AppContext, Sources
+from cockpit.incident import Incident, ServiceScope
+from cockpit.session import IncidentSession
+from cockpit.store import IncidentStore
+
+FROZEN = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+
+
+def make_ctx(
+    state_dir: Path,
+    *,
+    lang: str = "zh",
+    sources: Sources | None = None,
+    incident: Incident | None = None,
+    frozen_at: datetime = FROZEN,
+    mode: str = "live",
+    panels: list[Any] | None = None,
+    settings: Settings | None = None,
+) -> AppContext:
+    """A context with a fixed clock, a real store in ``state_dir`` and a fixed incident id.
+
+    ``panels`` defaults to no plugin panels (pass ``None`` to a real app to load them all
+    through entry points by deleting ``extras["panels"]``).
+    """
+    store = IncidentStore(state_dir)
+    inc = incident or Incident(
+        id="inc-0000test",
+        created_at=frozen_at,
+        updated_at=frozen_at,
+        service=ServiceScope(namespace="llm", deployment="vllm-qwen", selector="app=vllm"),
+    )
+    session = IncidentSession(store, inc)
+    ctx = AppContext(
+        settings=settings or Settings(),
+        sources=sources or Sources(missing={"metrics": "not configured in this test"}),
+        clock=Clock(frozen_at=frozen_at),
+        lang=lang,
+        mode=mode,
+        session=session,
+    )
+    ctx.extras["panels"] = panels if panels is not None else []
+    return ctx

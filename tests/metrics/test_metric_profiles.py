@@ -1,0 +1,144 @@
+"""Metric profiles: every built-in profile loads, detects from its own names, renders valid
+PromQL shapes, resolves version aliases and reports missing metrics with a hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cockpit.analysis.labels import LabelReport, format_report, stack_labels
+from cockpit.analysis.profiles import (
+    SIGNALS,
+    builtin_profiles,
+    detect_profiles,
+    load_profiles,
+    render,
+)
+
+EXPECTED = {
+    "vllm",
+    "sglang",
+    "tgi",
+    "triton",
+    "dcgm",
+    "kube_state_metrics",
+    "node_cadvisor",
+    "ingress_nginx",
+    "envoy",
+    "torch_alloc",
+}
+
+
+def test_every_stack_has_a_profile_with_sources_and_known_signals() -> None:
+    profiles = {p.id: p for p in builtin_profiles()}
+    assert set(profiles) == EXPECTED
+    for p in profiles.values():
+        assert p.profile.source, p.id
+        assert p.profile.enable_en and p.profile.enable_zh, p.id
+        for s in p.signal:
+            assert s.id in SIGNALS, (p.id, s.id)
+            assert s.source, (p.id, s.id)
+            assert s.unit, (p.id, s.id)
+
+
+@pytest.mark.parametrize("profile_id", sorted(EXPECTED))
+def test_profile_detected_from_its_own_names_only(profile_id: str) -> None:
+    prof = next(p for p in builtin_profiles() if p.id == profile_id)
+    names = set(prof.profile.detect)
+    for s in prof.signal:
+        names.update(s.presence_names()[:1])
+        names.update(s.requires)
+    det = detect_profiles(names)
+    assert profile_id in det.profiles
+    for s in prof.signal:
+        r = det.get(s.id)
+        assert r is not None and r.available, (profile_id, s.id)
+        q = render(r, sel='namespace="llm"', quantile=0.99, by=("pod",))
+        assert q.count("(") == q.count(")"), q
+        assert "$" not in q and "{," not in q and ",}" not in q, q
+
+
+def test_vllm_version_aliases_resolve_to_the_old_names() -> None:
+    det = detect_profiles(
+        [
+            "vllm:num_requests_running",
+            "vllm:gpu_cache_usage_perc",
+            "vllm:time_per_output_token_seconds_bucket",
+        ]
+    )
+    kv = det.get("runtime.kv_cache")
+    tpot = det.get("serving.tpot")
+    assert kv is not None and kv.metric == "vllm:gpu_cache_usage_perc" and kv.alias
+    assert tpot is not None and tpot.metric == "vllm:time_per_output_token_seconds" and tpot.alias
+    new = detect_profiles(["vllm:num_requests_running", "vllm:kv_cache_usage_perc"])
+    kv_new = new.get("runtime.kv_cache")
+    assert kv_new is not None and kv_new.metric == "vllm:kv_cache_usage_perc" and not kv_new.alias
+
+
+def test_tgi_says_it_has_no_ttft_and_dcgm_fields_off_by_default_say_how_to_enable() -> None:
+    det = detect_profiles(["tgi_queue_size", "DCGM_FI_DEV_GPU_UTIL"])
+    assert "TTFT" in det.unsupported["serving.ttft"]
+    sm = det.get("hardware.sm_active")
+    assert sm is not None and not sm.available
+    assert sm.missing == ["DCGM_FI_PROF_SM_ACTIVE"]
+    assert "1002" in det.enable_hint(sm, "en") and "CSV" in det.enable_hint(sm, "en")
+    assert "取消注释" in det.enable_hint(sm, "zh")
+
+
+def test_unsupported_is_cleared_when_another_stack_provides_it() -> None:
+    det = detect_profiles(
+        ["tgi_queue_size", "vllm:time_to_first_token_seconds_bucket", "vllm:num_requests_running"]
+    )
+    assert "serving.ttft" not in det.unsupported
+
+
+def test_user_file_overrides_and_extends(tmp_path: Path) -> None:
+    extra = tmp_path / "fork.toml"
+    extra.write_text(
+        """
+[profile]
+id = "vllm"
+name = "vLLM fork"
+stack = "serving"
+detect = ["myfork:running"]
+
+[[signal]]
+id = "serving.queue"
+kind = "gauge"
+metrics = ["myfork:waiting"]
+unit = "req"
+source = "our fork"
+""",
+        encoding="utf-8",
+    )
+    profiles = load_profiles([extra], disable=["triton"])
+    assert "triton" not in {p.id for p in profiles}
+    det = detect_profiles(["myfork:running", "myfork:waiting"], profiles)
+    q = det.get("serving.queue")
+    assert q is not None and q.metric == "myfork:waiting"
+    # Signals the override does not mention stay as built in.
+    e2e = det.get("serving.e2e_latency")
+    assert e2e is not None and not e2e.available
+    assert e2e.missing == ["vllm:e2e_request_latency_seconds_bucket"]
+
+
+def test_forced_profile_is_used_without_its_metrics() -> None:
+    det = detect_profiles([], force=["sglang"])
+    assert det.profiles == ["sglang"]
+    assert all(not r.available for r in det.signals.values())
+
+
+def test_unified_label_report_lists_equivalents_and_absences() -> None:
+    s = stack_labels(
+        "dcgm",
+        "DCGM_FI_DEV_GPU_UTIL",
+        {"Hostname": "n1", "UUID": "GPU-1", "gpu": "0", "pod": "p", "namespace": "llm"},
+    )
+    assert s.found["gpu_id"] == ["UUID", "gpu"]
+    assert s.found["instance"] == ["pod", "Hostname"]
+    assert s.found["model"] == []
+    report = LabelReport(stacks=[s])
+    assert "request_id" in report.absent_everywhere()
+    text = "\n".join(format_report(report, "en"))
+    assert "model: absent" in text and "request_id does not belong" in text

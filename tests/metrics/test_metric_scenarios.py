@@ -1,0 +1,233 @@
+"""``cockpit analyze --json`` against a real Prometheus backfilled with each drilldown
+scenario: layer verdicts, reading rules, blast radius, cohort outliers, load findings and
+missing metrics, for every metric profile in its own names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.scenarios.promserver import PromServer
+
+COCKPIT = str(Path(sys.executable).with_name("cockpit"))
+
+
+def analyze(srv: PromServer, *extra: str, window: str = "1h") -> dict[str, Any]:
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ns = srv.scenario.scope["namespace"]
+    proc = subprocess.run(
+        [
+            COCKPIT,
+            "analyze",
+            "--prometheus-url",
+            srv.url,
+            "-n",
+            ns,
+            "--at",
+            at,
+            "--window",
+            window,
+            "--json",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COCKPIT_CONFIG": "/nonexistent/config.toml",
+            "LANG": "C.UTF-8",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def verdicts(d: dict[str, Any]) -> dict[str, str]:
+    return {layer["layer"]: layer["verdict"] for layer in d["layers"]}
+
+
+def fired(d: dict[str, Any], section: str = "rules") -> set[str]:
+    return {r["id"] for r in d[section] if r["status"] == "fired"}
+
+
+def signal(d: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(s for s in d["signals"] if s["key"] == key)
+
+
+Get = Callable[[str], PromServer]
+
+
+def test_worked_example_reads_like_the_seed(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("worked_example"), window="2h")
+    assert d["schema"] == 1 and d["window"]["baseline"] == "1d" and not d["window"]["baseline_note"]
+    assert verdicts(d) == {
+        "access": "anomalous",
+        "serving": "anomalous",
+        "runtime": "anomalous",
+        "hardware": "anomalous",
+        "infrastructure": "normal",
+    }
+    # Seed 003 §四 numbers as measured by PromQL (no constants in the app).
+    p99 = signal(d, "access.latency:p99")
+    assert p99["baseline"] == pytest.approx(180, rel=0.05) and p99["now"] == pytest.approx(
+        620, rel=0.05
+    )
+    assert signal(d, "access.error_ratio_5xx:value")["now"] == pytest.approx(1.8, rel=0.05)
+    assert signal(d, "runtime.fragmentation:value")["now"] == pytest.approx(34, rel=0.05)
+    assert signal(d, "hardware.temp:value")["baseline"] == pytest.approx(68, abs=1)
+    assert {"p50_and_p99", "gpu_saturated_queue", "errors_up", "latency_and_throughput"} <= fired(d)
+    assert "p99_only" not in fired(d)
+    assert d["blast_radius"]["scope"] == "everything" and d["blast_radius"]["propose"] == "F"
+    assert d["cohort"] is None
+    assert [a["name"] for a in d["alerts"]] == ["VLLMHighP99Latency", "GPUThermalThrottling"]
+    assert "arrival_rate" in fired(d, "load")
+
+
+def test_thermal_replica_is_a_single_gpu_with_a_hot_cohort_outlier(
+    prometheus_scenario: Get,
+) -> None:
+    d = analyze(prometheus_scenario("thermal_replica"))
+    assert d["window"]["baseline"] == "quiet" and d["window"]["baseline_note"]
+    v = verdicts(d)
+    assert v["hardware"] == "anomalous" and v["serving"] == "anomalous"
+    assert v["runtime"] == "normal" and v["infrastructure"] == "normal"
+    assert "p99_only" in fired(d)
+    br = d["blast_radius"]
+    assert br["scope"] == "single_gpu" and br["propose"] == "E" and br["suspect"].startswith("GPU-")
+    assert any("1.73" in br["note"] for _ in [0])
+    c = d["cohort"]
+    assert c["suspect"] == br["suspect"] and c["kind"] == "all_gpus" and len(c["members"]) == 3
+    assert {"hardware.temp:value", "hardware.sm_clock:value", "hardware.throttle:value"} <= set(
+        c["outliers"]
+    )
+    assert "hardware.gpu_util:value" not in c["outliers"]
+
+
+def test_long_prompts_raise_ttft_not_tpot_with_healthy_gpus(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("long_prompts"))
+    v = verdicts(d)
+    assert v["serving"] == "anomalous" and v["hardware"] == "normal" and v["runtime"] == "normal"
+    assert "ttft_not_tpot" in fired(d) and "ttft_and_tpot" not in fired(d)
+    assert signal(d, "serving.tpot:p99")["verdict"] == "normal"
+    assert d["blast_radius"]["scope"] == "everything" and d["cohort"] is None
+    load = {f["id"]: f for f in d["load"]}
+    assert load["long_prompts"]["status"] == "fired"
+    assert (
+        load["long_prompts"]["numbers"]["p95_now"]
+        > 1.5 * load["long_prompts"]["numbers"]["p95_base"]
+    )
+    assert load["arrival_rate"]["status"] == "not_fired"
+
+
+def test_gateway_5xx_burst_with_healthy_servers(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("gateway_5xx"))
+    v = verdicts(d)
+    assert v["access"] == "anomalous"
+    assert v["serving"] == v["runtime"] == v["hardware"] == "normal"
+    assert signal(d, "access.error_ratio_5xx:value")["now"] == pytest.approx(6.0, rel=0.1)
+    assert d["blast_radius"]["scope"] == "everything" and d["blast_radius"]["propose"] == "F"
+    assert d["cohort"] is None
+    load = {f["id"]: f["status"] for f in d["load"]}
+    assert load["gateway_errors"] == "fired" and load["server_errors"] == "not_fired"
+
+
+def test_half_the_metrics_missing_still_decides(prometheus_scenario: Get) -> None:
+    d = analyze(prometheus_scenario("half_missing"))
+    v = verdicts(d)
+    assert v["serving"] == "anomalous"
+    assert v["access"] == "no_data" and v["runtime"] == "no_data"
+    missing = " ".join(m for layer in d["layers"] for m in layer["missing"])
+    for metric in (
+        "vllm:time_to_first_token_seconds_bucket",
+        "vllm:kv_cache_usage_perc",
+        "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    ):
+        assert metric in missing
+    ttft = signal(d, "serving.ttft:p99")
+    assert ttft["now"] is None and ttft["verdict"] == "no_data"
+    assert ttft["missing"] == ["vllm:time_to_first_token_seconds_bucket"] and ttft["enable"]
+    assert d["blast_radius"]["scope"] == "everything"
+
+
+@pytest.mark.parametrize(
+    ("name", "profiles", "latency_key"),
+    [
+        ("sglang_stack", {"sglang", "envoy", "node_cadvisor", "dcgm"}, "serving.ttft:p99"),
+        ("tgi_stack", {"tgi", "dcgm"}, "serving.e2e_latency:p99"),
+        ("triton_stack", {"triton", "ingress_nginx"}, "serving.e2e_latency:avg"),
+    ],
+)
+def test_each_stack_in_its_own_names(
+    prometheus_scenario: Get, name: str, profiles: set[str], latency_key: str
+) -> None:
+    d = analyze(prometheus_scenario(name))
+    assert profiles <= set(d["profiles"])
+    assert verdicts(d)["serving"] == "anomalous"
+    assert signal(d, latency_key)["verdict"] == "anomalous"
+    assert signal(d, "serving.queue:value")["verdict"] == "anomalous"
+    assert d["blast_radius"]["scope"] == "everything"
+    if name == "sglang_stack":
+        assert verdicts(d)["access"] == "anomalous"  # Envoy upstream time (ms)
+        assert signal(d, "infra.node_cpu:value")["verdict"] == "normal"
+    if name == "tgi_stack":
+        serving_missing = next(
+            layer["missing"] for layer in d["layers"] if layer["layer"] == "serving"
+        )
+        assert any("TTFT" in m for m in serving_missing)  # TGI has no TTFT histogram: say so
+        assert signal(d, "hardware.temp:value")["now"] is not None  # lowercase hostname label
+    if name == "triton_stack":
+        assert signal(d, "serving.batch_size:value")["verdict"] == "anomalous"
+
+
+def test_recorded_bundle_replays_the_same_analysis(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("thermal_replica")
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    bundle = tmp_path / "thermal.jsonl.gz"
+    env = {"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml", "LANG": "C.UTF-8"}
+    rec = subprocess.run(
+        [
+            COCKPIT,
+            "record",
+            "--prometheus-url",
+            srv.url,
+            "-n",
+            "llm",
+            "--at",
+            at,
+            "--window",
+            "1h",
+            "-o",
+            str(bundle),
+            "--plan",
+            "metrics_drilldown",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert rec.returncode == 0, rec.stderr
+    live = analyze(srv)
+    rep = subprocess.run(
+        [COCKPIT, "analyze", "--replay", str(bundle), "--window", "1h", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert rep.returncode == 0, rep.stderr
+    replayed = json.loads(rep.stdout)
+    live.pop("timing")
+    replayed.pop("timing")
+    assert replayed == live

@@ -1,0 +1,228 @@
+"""Pilot tests of the metrics widgets against a real Prometheus: drilldown (C), scope (D),
+cohort panel (E), shared/load (F) and the golden-signals panel (A)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from testkit import make_ctx
+from textual.app import App, ComposeResult
+from textual.widgets import Button, DataTable, Static
+
+from cockpit.config import PrometheusSettings, ServiceSettings, Settings
+from cockpit.context import AppContext, Sources
+from cockpit.models import from_epoch
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.prometheus import PrometheusSource
+
+
+class Host(App[None]):
+    """Hosts one widget built from the context."""
+
+    def __init__(self, ctx: AppContext, make: Callable[[AppContext], Any]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.make = make
+        self.messages: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.make(self.ctx)
+
+    def on_golden_signals_panel_breach_found(self, event: Any) -> None:
+        self.messages.append(event)
+
+
+def ctx_for(srv: PromServer, tmp_path: Path, lang: str = "en", span: str = "1h") -> AppContext:
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url),
+        service=ServiceSettings(namespace=srv.scenario.scope["namespace"]),
+    )
+    ctx = make_ctx(
+        tmp_path,
+        lang=lang,
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        frozen_at=from_epoch(srv.scenario.now),
+        settings=settings,
+    )
+    ctx.extras["metrics.window_span"] = span
+    return ctx
+
+
+async def wait_for(pilot: Any, cond: Callable[[], bool], timeout: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        assert loop.time() < end, "timed out waiting for the widget"
+        await pilot.pause(0.1)
+
+
+def text_of(app: App[None], selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+async def test_drilldown_view_layers_rules_and_pin(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.ui.drilldown_view import DrilldownView
+
+    srv = prometheus_scenario("thermal_replica")
+    ctx = ctx_for(srv, tmp_path)
+    app = Host(ctx, DrilldownView)
+    async with app.run_test(size=(160, 60)) as pilot:
+        view = app.query_one(DrilldownView)
+        await wait_for(pilot, lambda: view.data is not None or view.failure is not None)
+        assert view.failure is None
+        layers = text_of(app, "#dd-layers")
+        assert "Hardware: anomalous" in layers and "Runtime: normal" in layers
+        assert "missing: DCGM_FI_PROF_SM_ACTIVE" in layers
+        rules = text_of(app, "#dd-rules")
+        assert "● P50 normal but P99 up" in rules
+        table = app.query_one("#dd-table", DataTable)
+        assert table.row_count >= 30
+        table.focus()
+        table.move_cursor(row=table.get_row_index("hardware.temp:value"))
+        await pilot.press("p")
+        await pilot.pause()
+        assert ctx.session is not None
+        ev = ctx.session.incident.evidence[-1]
+        assert ev.label == "temperature" and ev.unit == "°C" and "DCGM_FI_DEV_GPU_TEMP" in ev.query
+        assert float(ev.value) > 85 and ev.step == "C"
+        await ctx.sources.close()
+
+
+async def test_scope_view_accepts_single_gpu(prometheus_scenario: Any, tmp_path: Path) -> None:
+    from cockpit.ui.scope_view import ScopeView
+
+    srv = prometheus_scenario("thermal_replica")
+    ctx = ctx_for(srv, tmp_path)
+    app = Host(ctx, ScopeView)
+    async with app.run_test(size=(160, 50)) as pilot:
+        view = app.query_one(ScopeView)
+        await wait_for(pilot, lambda: view.data is not None or view.failure is not None)
+        assert "a single GPU" in text_of(app, "#scope-verdict")
+        assert "E — isolate" in text_of(app, "#scope-verdict")
+        assert "√(n−1) = 1.73" in text_of(app, "#scope-lines")
+        button = app.query_one("#scope-accept", Button)
+        assert not button.disabled
+        await pilot.click("#scope-accept")
+        await pilot.pause()
+        assert ctx.session is not None
+        assert ctx.session.incident.scope_branch == "single"
+        assert "GPU-" in ctx.session.incident.scope_verdict
+        assert ctx.extras["metrics.suspect"][1] == "gpu"
+        await ctx.sources.close()
+
+
+async def test_cohort_panel_highlights_and_changes_cohort(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.plugins.cohort import CohortPanel
+
+    srv = prometheus_scenario("thermal_replica")
+    ctx = ctx_for(srv, tmp_path, lang="zh")
+    app = Host(ctx, CohortPanel)
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.query_one(CohortPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        assert panel.failure is None
+        assert "所有其他 GPU（3 块）" in text_of(app, "#cohort-def")
+        assert "hardware.temp:value" in text_of(app, "#cohort-out")
+        table = app.query_one("#cohort-table", DataTable)
+        row = table.get_row("hardware.temp:value")
+        assert "离群" in str(row[-1])
+        table.focus()
+        await pilot.press("c")
+        await wait_for(
+            pilot, lambda: panel.data is not None and panel.data.cohort.kind == "node_gpus"
+        )
+        assert "同一节点" in text_of(app, "#cohort-def")
+        await ctx.sources.close()
+
+
+async def test_shared_view_finds_the_long_prompt_client(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.ui.shared_view import SharedView
+
+    srv = prometheus_scenario("long_prompts")
+    ctx = ctx_for(srv, tmp_path)
+    app = Host(ctx, SharedView)
+    async with app.run_test(size=(160, 50)) as pilot:
+        view = app.query_one(SharedView)
+        await wait_for(pilot, lambda: view.data is not None or view.failure is not None)
+        findings = text_of(app, "#sh-findings")
+        assert "● Prompt-length mix shifted: a new long-prompt client? — matches" in findings
+        assert "○ Arrival rate changed" in findings
+        await ctx.sources.close()
+
+
+async def test_golden_panel_rows_sparklines_and_breach(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
+    from textual.widgets import Sparkline
+
+    srv = prometheus_scenario("worked_example")
+    ctx = ctx_for(srv, tmp_path, span="2h")
+    app = Host(ctx, GoldenSignalsPanel)
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.query_one(GoldenSignalsPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        await pilot.pause()
+        rows = {r.summary.key: r for r in app.query(GoldenRow)}
+        assert list(rows)[:4] == [
+            "access.latency:p50",
+            "access.latency:p95",
+            "access.latency:p99",
+            "access.latency:max",
+        ]
+        assert {
+            "access.qps:value",
+            "serving.gen_tps:value",
+            "serving.prompt_tps:value",
+            "access.error_ratio_5xx:value",
+            "hardware.gpu_util:value",
+        } <= set(rows)
+        p99 = rows["access.latency:p99"].summary
+        assert abs((p99.now.value or 0) - 620) < 31 and abs((p99.baseline.value or 0) - 180) < 9
+        assert len(rows["access.latency:p99"].query(Sparkline)) == 1
+        # The first SLO breach (P99 > 1.5 × baseline) is offered as the impact start.
+        await wait_for(pilot, lambda: bool(app.messages))
+        at = app.messages[0].at.timestamp()
+        assert srv.scenario.incident_start <= at <= srv.scenario.incident_start + 600
+        rows["access.latency:p99"].focus()
+        await pilot.press("p")
+        await pilot.pause()
+        assert ctx.session is not None
+        ev = ctx.session.incident.evidence[-1]
+        assert (
+            ev.unit == "ms"
+            and "nginx_ingress_controller_request_duration_seconds_bucket" in ev.query
+        )
+        await ctx.sources.close()
+
+
+async def test_golden_panel_says_which_metric_is_missing(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
+
+    srv = prometheus_scenario("half_missing")
+    ctx = ctx_for(srv, tmp_path)
+    app = Host(ctx, GoldenSignalsPanel)
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.query_one(GoldenSignalsPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        await pilot.pause()
+        rows = {r.summary.key: r for r in app.query(GoldenRow)}
+        tps = rows["serving.gen_tps:value"]
+        assert tps.has_class("-missing")
+        assert "missing: vllm:generation_tokens_total" in str(
+            tps.query_one(".g-missing", Static).render()
+        )
+        lat = rows["serving.e2e_latency:p99"].summary
+        assert lat.now.ok and lat.verdict == "anomalous"
+        await ctx.sources.close()

@@ -1,0 +1,152 @@
+"""The app driven by Pilot: navigation, the stepper's path, protect-first, the G/H rules."""
+
+from __future__ import annotations
+
+from testkit import make_ctx
+
+from cockpit.app import CockpitApp
+from cockpit.incident import TimelineKind
+from cockpit.store import IncidentStore
+
+
+async def test_keys_walk_and_record_the_path(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.current_step() == "A"
+        app.screen.set_focus(None)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.current_step() == "B"
+        await pilot.press("7")
+        await pilot.pause()
+        assert app.current_step() == "G"
+        await pilot.press("b")  # G's predecessor depends on the branch; none chosen -> E
+        await pilot.pause()
+        assert app.current_step() == "E"
+    ctx.session.flush()
+    stored = IncidentStore(tmp_path).load(ctx.session.incident.id)
+    assert stored.path == ["A", "B", "G", "E"]
+
+
+async def test_protect_first_lands_on_the_timeline(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ProtectScreen"
+        await pilot.click("#copy-rollback")
+        assert "kubectl -n llm rollout undo deployment/vllm-qwen" in app.clipboard
+        app.screen.query_one("#chosen-rollback").press()
+        await pilot.pause()
+    kinds = [e.kind for e in ctx.session.incident.timeline]
+    assert TimelineKind.MITIGATION in kinds
+    entry = next(e for e in ctx.session.incident.timeline if e.kind is TimelineKind.MITIGATION)
+    assert "rollout undo" in entry.text and "回滚" in entry.text
+    assert ctx.session.incident.mitigation == "回滚"
+
+
+async def test_hypothesis_and_experiment_rules_in_the_ui(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#hyp-statement").value = "KV cache fragmentation"
+        screen.query_one("#hyp-add").press()
+        await pilot.pause()
+        assert "refute" in str(screen.query_one("#hyp-error").render())
+        assert ctx.session.incident.hypotheses == []
+        screen.query_one("#hyp-falsifier").value = "fragmentation falls but P99 stays"
+        screen.query_one("#hyp-add").press()
+        await pilot.pause()
+        assert len(ctx.session.incident.hypotheses) == 1
+
+        app.goto("H")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#exp-variable").value = "max_num_seqs and gpu_memory_utilization"
+        screen.query_one("#exp-add").press()
+        await pilot.pause()
+        assert "one variable" in str(screen.query_one("#exp-error").render())
+        assert ctx.session.incident.experiments == []
+        screen.query_one("#exp-variable").value = "max_num_seqs"
+        screen.query_one("#exp-before").value = "620 ms"
+        screen.query_one("#exp-add").press()
+        await pilot.pause()
+        screen.query_one("#exp-after").value = "190 ms"
+        screen.query_one("#exp-record").press()
+        await pilot.pause()
+    exp = ctx.session.incident.experiments[0]
+    assert (exp.variable, exp.before, exp.after) == ("max_num_seqs", "620 ms", "190 ms")
+
+
+async def test_times_are_validated_in_place(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        start = screen.query_one("#time-start")
+        start.value = "20:40"
+        await start.action_submit()
+        detect = screen.query_one("#time-detect")
+        detect.value = "20:30"
+        await detect.action_submit()
+        await pilot.pause()
+        text = str(screen.query_one("#times-problems").render())
+        assert "Detect is before Start" in text
+        detect.value = "nonsense"
+        await detect.action_submit()
+        await pilot.pause()
+        assert "Cannot read the time nonsense" in str(screen.query_one("#times-problems").render())
+    times = ctx.session.incident.times
+    assert times.start.hour == 20 and times.start.minute == 40
+    assert times.detect.minute == 30  # kept, so the user can fix the other one
+
+
+async def test_language_switch_keeps_the_incident(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    ctx.session.set_text("impact", "全部租户")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.action_switch_language()
+        await pilot.pause()
+        assert ctx.lang == "en" and app.current_step() == "A"
+        assert "Impact" in str(app.screen.query_one("#step-title").render())
+    assert ctx.session.incident.impact == "全部租户"
+
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process "
+    "has 78.12 GiB memory in use. Of the allocated memory 60.10 GiB is allocated by PyTorch, and "
+    "17.50 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+    "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+)
+
+
+async def test_paste_evidence_explains_and_pins(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f6")
+        await pilot.pause()
+        screen = app.screen
+        assert type(screen).__name__ == "PasteScreen"
+        screen.query_one("#paste-text").text = OOM
+        screen.query_one("#paste-explain").press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        out = str(screen.query_one("#paste-output").render())
+        assert "fragmentation" in out.lower()
+        screen.query_one("#paste-pin").press()
+        await pilot.pause()
+    pinned = [e for e in ctx.session.incident.evidence if e.source == "explain"]
+    assert pinned and pinned[0].step == "B"
+    assert "fragmentation" in pinned[0].value

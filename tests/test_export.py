@@ -1,0 +1,243 @@
+"""Export of the incident template: golden files in zh/en × Markdown/JSON from a fully
+populated and an empty incident, template order, markers, JSON shape and round trip.
+
+Regenerate the golden files after an intended change with
+``COCKPIT_REGEN_GOLDEN=1 pytest tests/test_export.py`` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from cockpit.export import (
+    TEMPLATE_KEYS,
+    ExportDocument,
+    build_document,
+    format_offset,
+    render,
+)
+from cockpit.i18n import t
+from cockpit.incident import Evidence, Incident, IncidentTimes
+from tests.conftest import SHARED
+from tests.helpers.sample_incident import ALERT_RULE, at, empty_incident, full_incident
+
+GOLDEN = Path(__file__).parent / "golden" / "export"
+TZ = timezone(timedelta(hours=8))
+REGEN = os.environ.get("COCKPIT_REGEN_GOLDEN") == "1"
+
+# The template at the end of seed 000_98f0f2273dcebb14.txt ("事故记录最小模板"), verbatim.
+SEED_TEMPLATE = """# 事故：<标题>
+- 影响：
+- 开始 / 检测 / 缓解 / 恢复时间：
+- 用户症状与 SLO：
+- 最近变更：
+- 关键证据：
+- 根因（技术 + 系统性）：
+- 临时缓解：
+- 长期行动项（owner / deadline / 验证方式）：
+- 哪个监控或流程本可更早发现："""
+
+CASES = [
+    (which, lang, fmt)
+    for which in ("full", "empty")
+    for lang in ("zh", "en")
+    for fmt in ("md", "json")
+]
+
+
+def _incident(which: str) -> Incident:
+    return full_incident() if which == "full" else empty_incident()
+
+
+@pytest.mark.parametrize(("which", "lang", "fmt"), CASES)
+def test_export_matches_golden_file(which: str, lang: str, fmt: str) -> None:
+    out = render(_incident(which), lang, fmt, TZ)  # type: ignore[arg-type]
+    path = GOLDEN / f"{which}.{lang}.{fmt}"
+    if REGEN:
+        path.write_text(out, encoding="utf-8")
+    assert out == path.read_text(encoding="utf-8")
+
+
+def test_seed_template_constant_is_the_seed_text() -> None:
+    seed = SHARED / "seeds" / "000_98f0f2273dcebb14.txt"
+    if not seed.exists():
+        pytest.skip("seed documents are not next to this checkout")
+    assert SEED_TEMPLATE in seed.read_text(encoding="utf-8")
+
+
+def _template_labels_zh() -> list[str]:
+    lines = SEED_TEMPLATE.splitlines()
+    return [lines[0].removeprefix("# ").split("：")[0]] + [
+        line.removeprefix("- ").removesuffix("：") for line in lines[1:]
+    ]
+
+
+def test_zh_labels_are_the_seed_wording_in_seed_order() -> None:
+    assert [t(f"export.field.{k}", "zh") for k in TEMPLATE_KEYS] == _template_labels_zh()
+
+
+@pytest.mark.parametrize("which", ["full", "empty"])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_markdown_has_every_template_field_in_order(which: str, lang: str) -> None:
+    out = render(_incident(which), lang, "md", TZ)  # type: ignore[arg-type]
+    lines = out.splitlines()
+    colon = t("export.colon", lang)
+    assert lines[0].startswith(f"# {t('export.field.title', lang)}{colon}")
+    positions = []
+    for key in TEMPLATE_KEYS[1:]:
+        prefix = f"- {t(f'export.field.{key}', lang)}{colon}".rstrip()
+        found = [i for i, line in enumerate(lines) if line.startswith(prefix)]
+        assert len(found) == 1, (key, found)
+        positions.append(found[0])
+    assert positions == sorted(positions)
+    # The template comes before every appendix.
+    first_appendix = next(i for i, line in enumerate(lines) if line.startswith("## "))
+    assert positions[-1] < first_appendix
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_empty_incident_marks_every_field_not_filled(lang: str) -> None:
+    out = render(empty_incident(), lang, "md", TZ)  # type: ignore[arg-type]
+    marker = t("export.not_filled", lang)
+    colon = t("export.colon", lang).strip()
+    template_part = out.split("\n## ")[0]
+    content = [line for line in template_part.splitlines() if line.strip()]
+    for line in content:
+        # Either the field says it is not filled, or it is the heading of a group
+        # (times, symptoms/SLO, root cause) whose sub-lines say so.
+        assert line.endswith(marker) or line.endswith(colon), line
+    # title, impact, 4 times, symptoms + SLO, changes, evidence, 2 root causes,
+    # mitigation, actions, earlier detection
+    assert template_part.count(marker) == 15
+    doc = build_document(empty_incident(), lang)  # type: ignore[arg-type]
+    assert not any(getattr(doc.template, k).filled for k in TEMPLATE_KEYS)
+
+
+def test_full_incident_fills_every_field_and_shows_no_marker_in_the_template() -> None:
+    doc = build_document(full_incident(), "en", TZ)
+    assert all(getattr(doc.template, k).filled for k in TEMPLATE_KEYS)
+    out = render(full_incident(), "en", "md", TZ)
+    template_part = out.split("\n## ")[0]
+    # Only the second action item lacks a deadline and a verification.
+    assert template_part.count("(not filled)") == 2
+
+
+def test_evidence_lists_value_unit_time_and_query() -> None:
+    out = render(full_incident(), "en", "md", TZ)
+    line = next(x for x in out.splitlines() if x.startswith("  - P99 latency: 620 ms"))
+    assert "at 2026-11-28T12:25:00Z" in line
+    assert "query `histogram_quantile(0.99, sum by (le)" in line
+
+
+def test_suspect_changes_come_first_and_are_marked() -> None:
+    doc = build_document(full_incident(), "zh", TZ)
+    changes = doc.template.recent_changes.changes
+    assert [c.id for c in changes] == ["chg-node", "chg-helm", "chg-manual"]
+    out = render(full_incident(), "zh", "md", TZ)
+    section = out.split("- 最近变更：")[1].split("\n- ")[0]
+    first = section.strip().splitlines()[0]
+    assert first.startswith("- **[可疑]** 2026-11-28T11:30:00Z · node · gpu-node-7")
+
+
+def test_times_are_utc_with_local_offset_and_order_is_checked() -> None:
+    inc = full_incident()
+    out = render(inc, "en", "md", TZ)
+    assert "- Start: 2026-11-28T12:00:00Z (local 2026-11-28 20:00:00 +08:00)" in out
+    assert "the local offset at export was +08:00" in out
+    bad = inc.model_copy(update={"times": IncidentTimes(start=at(10), detect=at(5))})
+    out = render(bad, "en", "md", TZ)
+    assert "times out of order: Detected is before Start" in out
+    assert build_document(bad, "en", TZ).template.times.order_problems == ["detect<start"]
+    assert format_offset(timezone(timedelta(hours=-5, minutes=-30))) == "-05:30"
+
+
+def test_alert_rule_goes_with_the_earlier_detection_field() -> None:
+    for lang in ("zh", "en"):
+        out = render(full_incident(), lang, "md", TZ)  # type: ignore[arg-type]
+        field = out.split(f"- {t('export.field.earlier_detection', lang)}")[1].split("\n## ")[0]
+        assert "```yaml" in field
+        assert "alert: LLMServingP99High" in field
+    doc = json.loads(render(full_incident(), "en", "json", TZ))
+    assert doc["template"]["earlier_detection"]["alert_rule"] == ALERT_RULE
+
+
+def test_json_shape_is_stable_and_in_template_order() -> None:
+    for which in ("full", "empty"):
+        doc = json.loads(render(_incident(which), "zh", "json", TZ))
+        assert list(doc) == [
+            "format",
+            "format_version",
+            "lang",
+            "local_offset",
+            "record",
+            "labels",
+            "template",
+            "appendices",
+        ]
+        assert doc["format"] == "cockpit.incident-export"
+        assert doc["format_version"] == 1
+        assert list(doc["template"]) == list(TEMPLATE_KEYS)
+        assert list(doc["labels"]) == list(TEMPLATE_KEYS)
+        assert list(doc["appendices"]) == [
+            "timeline",
+            "hypotheses",
+            "experiments",
+            "path",
+            "collect_first",
+            "playbooks",
+            "recovery",
+        ]
+        for key in TEMPLATE_KEYS:
+            assert isinstance(doc["template"][key]["filled"], bool)
+    empty = json.loads(render(empty_incident(), "en", "json", TZ))
+    assert empty["template"]["impact"] == {"filled": False, "value": None}
+
+
+def test_json_round_trip_reproduces_the_record() -> None:
+    inc = full_incident()
+    text = render(inc, "en", "json", TZ)
+    back = ExportDocument.model_validate_json(text)
+    assert back == build_document(inc, "en", TZ)
+    assert back.template.key_evidence.items == inc.evidence
+    assert back.template.long_term_actions.items == inc.actions
+    assert back.appendices.hypotheses == inc.hypotheses
+    assert back.appendices.experiments == inc.experiments
+    assert back.appendices.collect_first == inc.collect
+    assert back.template.times.start == inc.times.start
+    assert back.template.root_cause.technical == inc.root_cause_technical
+    # The schema is available for consumers and names every template field.
+    schema = ExportDocument.model_json_schema()
+    assert set(TEMPLATE_KEYS) <= set(schema["$defs"]["Template"]["properties"])
+
+
+def test_export_reflects_a_change_to_the_record() -> None:
+    inc = full_incident()
+    inc.evidence.append(
+        Evidence(id="ev-new", label="queue length", value="85", unit="req", at=at(27), query="q")
+    )
+    out = render(inc, "en", "md", TZ)
+    assert "queue length: 85 req · at 2026-11-28T12:27:00Z · query `q`" in out
+    assert "queue length" not in render(full_incident(), "en", "md", TZ)
+
+
+def test_render_refuses_unknown_format_and_language() -> None:
+    with pytest.raises(ValueError):
+        render(full_incident(), "zh", "html")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        render(full_incident(), "fr")  # type: ignore[arg-type]
+
+
+def test_core_modules_do_not_import_textual() -> None:
+    code = (
+        "import sys, cockpit.export, cockpit.store, cockpit.lifecycle, cockpit.clipboard;"
+        "import cockpit.commands.list_cmd, cockpit.commands.export_cmd;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')];"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,88 @@
+"""Packaging and import hygiene: the core never imports Textual; screens and plugins
+install as cockpit.screens / cockpit.plugins; the wheel carries every module and data file."""
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = [
+    "cockpit.models",
+    "cockpit.flow",
+    "cockpit.incident",
+    "cockpit.session",
+    "cockpit.store",
+    "cockpit.config",
+    "cockpit.i18n",
+    "cockpit.context",
+    "cockpit.wiring",
+    "cockpit.analysis.recovery",
+    "cockpit.analysis.mitigations",
+]
+
+
+def test_core_does_not_import_textual():
+    code = (
+        "import importlib, sys, json\n"
+        f"for m in {CORE!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted(k for k in sys.modules if k.split('.')[0] in ('textual', 'rich'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_cli_help_does_not_import_heavy_clients():
+    code = (
+        "import sys, json\n"
+        "from cockpit.cli import build_parser\n"
+        "build_parser()\n"
+        "heavy = ('kubernetes', 'pynvml', 'httpx', 'textual', 'prometheus_api_client')\n"
+        "print(json.dumps(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] in heavy})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_mapped_packages_import_through_cockpit():
+    import cockpit.plugins
+    import cockpit.screens.impact
+
+    assert Path(cockpit.screens.impact.__file__).parent.name == "screens"
+    assert Path(cockpit.plugins.__file__).parent.name == "plugins"
+
+
+@pytest.mark.slow
+def test_wheel_lists_every_module(tmp_path):
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(tmp_path.glob("cockpit-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = set()
+    for folder, pkg in (
+        ("cockpit", "cockpit"),
+        ("screens", "cockpit/screens"),
+        ("plugins", "cockpit/plugins"),
+    ):
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT / folder).as_posix()
+            expected.add(f"{pkg}/{rel}")
+    for path in (ROOT / "cockpit" / "knowledge").rglob("*.toml"):
+        expected.add("cockpit/" + path.relative_to(ROOT / "cockpit").as_posix())
+    assert sorted(expected - names) == []
+    assert not any(n.startswith(("screens/", "plugins/")) for n in names)

@@ -1,0 +1,97 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cockpit.incident import Evidence, Experiment, HypothesisStatus, Incident
+from cockpit.session import (
+    IncidentSession,
+    RuleViolation,
+    check_time_order,
+    names_more_than_one_variable,
+)
+from cockpit.store import IncidentStore
+
+T0 = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def session(tmp_path):
+    return IncidentSession(IncidentStore(tmp_path), Incident(id="inc-1"))
+
+
+def reload(session):
+    return session.store.load(session.incident.id)
+
+
+def test_every_change_is_on_disk(session):
+    session.set_text("impact", "all tenants")
+    session.set_text("affected_models", "qwen, llama，mixtral")
+    assert reload(session).impact == "all tenants"
+    assert reload(session).collect.affected_models == ["qwen", "llama", "mixtral"]
+
+
+def test_time_order_validation(session):
+    assert session.set_time("start", T0) == []
+    problems = session.set_time("detect", T0 - timedelta(minutes=5))
+    assert problems == ["detect<start"]
+    assert reload(session).times.detect == T0 - timedelta(minutes=5)
+    assert session.set_time("detect", T0 + timedelta(minutes=7)) == []
+    assert check_time_order({"start": T0, "recover": T0 - timedelta(1)}) == ["recover<start"]
+
+
+def test_hypothesis_needs_a_falsifier(session):
+    with pytest.raises(RuleViolation) as exc:
+        session.add_hypothesis("fragmentation", "  ")
+    assert exc.value.key == "rules.hypothesis_not_falsifiable"
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    ev = session.pin(Evidence(label="P99", value="620", unit="ms", at=T0, query="q"))
+    session.link_evidence(hyp.id, ev.id)
+    session.set_hypothesis_status(hyp.id, HypothesisStatus.SUPPORTED)
+    stored = reload(session).hypotheses[0]
+    assert stored.evidence_ids == [ev.id] and stored.status is HypothesisStatus.SUPPORTED
+    session.unpin(ev.id)
+    assert reload(session).hypotheses[0].evidence_ids == []
+
+
+@pytest.mark.parametrize(
+    "variable",
+    ["batch size and max_num_seqs", "batch, kv", "batch+kv", "批大小和并发", "a；b", "a & b"],
+)
+def test_one_variable_rule_refuses_two(session, variable):
+    assert names_more_than_one_variable(variable)
+    with pytest.raises(RuleViolation) as exc:
+        session.add_experiment(Experiment(variable=variable))
+    assert exc.value.key == "rules.one_variable"
+    assert session.incident.experiments == []
+
+
+def test_experiment_must_be_measured_before_the_next(session):
+    first = session.add_experiment(Experiment(variable="max_num_seqs", before="620 ms"))
+    with pytest.raises(RuleViolation) as exc:
+        session.add_experiment(Experiment(variable="gpu_memory_utilization"))
+    assert exc.value.key == "rules.experiment_open"
+    session.record_experiment_result(first.id, "190 ms")
+    session.add_experiment(Experiment(variable="gpu_memory_utilization"))
+    assert [e.variable for e in reload(session).experiments] == [
+        "max_num_seqs",
+        "gpu_memory_utilization",
+    ]
+    assert not names_more_than_one_variable("max_num_seqs")
+    assert not names_more_than_one_variable("gpu_memory_utilization")
+
+
+def test_background_mode_flushes_everything(tmp_path):
+    session = IncidentSession(IncidentStore(tmp_path), Incident(id="inc-bg"), background=True)
+    for i in range(200):
+        session.set_text("impact", f"v{i}")
+    assert session.flush(timeout=10)
+    assert IncidentStore(tmp_path).load("inc-bg").impact == "v199"
+    session.stop()
+
+
+def test_path_records_jumps(session):
+    for s in "ABCDFGA":
+        session.visit(s)
+    session.visit("A")
+    assert reload(session).path == list("ABCDFGA")
+    assert reload(session).current_step == "A"

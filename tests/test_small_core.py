@@ -1,0 +1,92 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cockpit.analysis.mitigations import mitigations
+from cockpit.analysis.recovery import Direction, RecoverySignal, check_recovery
+from cockpit.incident import ServiceScope
+from cockpit.models import Reading, Sample, Series
+from cockpit.timeparse import TimeParseError, parse_duration, parse_time
+
+NOW = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+
+
+def test_parse_time_forms():
+    assert parse_time("now", NOW) == NOW
+    assert parse_time("-15m", NOW) == NOW - timedelta(minutes=15)
+    assert parse_time("20:40", NOW) == NOW.replace(hour=20, minute=40)
+    assert parse_time("23:10", NOW) == (NOW - timedelta(days=1)).replace(hour=23, minute=10)
+    assert parse_time("2026-11-29T20:40:00+08:00", NOW) == datetime(
+        2026, 11, 29, 12, 40, tzinfo=UTC
+    )
+    assert parse_time("2026-11-29 20:40", NOW) == datetime(2026, 11, 29, 20, 40, tzinfo=UTC)
+    for bad in ("", "25:00", "yesterday", "-5x"):
+        with pytest.raises(TimeParseError):
+            parse_time(bad, NOW)
+    assert parse_time("1795784100", NOW) == datetime.fromtimestamp(1795784100, tz=UTC)
+    assert parse_duration("2h") == timedelta(hours=2)
+
+
+def test_reading_never_turns_missing_into_zero():
+    assert not Reading.known(float("nan")).ok
+    assert Reading.known(float("nan")).reason
+    assert Reading.unknown("no series").value is None
+    assert Reading.known(0.0).ok and Reading.known(0.0).value == 0.0
+
+
+def test_mitigations_fill_scope_and_flag_placeholders():
+    opts = {
+        m.key: m
+        for m in mitigations(ServiceScope(namespace="llm", deployment="vllm"), incident_id="inc-1")
+    }
+    assert next(iter(opts)) == "record"
+    assert "kubectl -n llm rollout undo deployment/vllm" in opts["rollback"].commands
+    assert opts["rollback"].placeholders == []
+    assert opts["isolate_node"].placeholders == ["NODE"]
+    assert "cockpit record -o incident-inc-1.jsonl.gz --window 2h" in opts["record"].commands
+    # Nothing is guessed: an unknown deployment stays a placeholder.
+    bare = {m.key: m for m in mitigations(ServiceScope())}
+    assert "DEPLOYMENT" in bare["pause_rollout"].placeholders
+    # Shell-quoted values cannot inject a second command.
+    evil = {m.key: m for m in mitigations(ServiceScope(namespace="a; rm -rf /", deployment="d"))}
+    assert "'a; rm -rf /'" in evil["rollback"].commands[1]
+
+
+def _series(values, step=60, end=NOW):
+    n = len(values)
+    return Series(
+        samples=[Sample(t=end.timestamp() - (n - 1 - i) * step, v=v) for i, v in enumerate(values)]
+    )
+
+
+def test_recovery_needs_every_signal_in_band_for_the_hold():
+    p99 = RecoverySignal(
+        name="P99", unit="ms", baseline=180, series=_series([620] * 10 + [190] * 20)
+    )
+    qps = RecoverySignal(
+        name="QPS",
+        unit="req/s",
+        baseline=1200,
+        direction=Direction.LOWER_IS_WORSE,
+        series=_series([900] * 10 + [1150] * 20),
+    )
+    res = check_recovery([p99, qps], NOW, hold_minutes=15)
+    assert res.recovered is True
+    assert res.recovered_at == NOW - timedelta(minutes=19)
+    res = check_recovery([p99, qps], NOW, hold_minutes=25)
+    assert res.recovered is False
+    assert [line.status.value for line in res.lines] == ["not_recovered", "not_recovered"]
+
+
+def test_recovery_without_data_is_not_healthy():
+    empty = RecoverySignal(name="errors", baseline=0.002, series=Series())
+    ok = RecoverySignal(name="P99", baseline=180, series=_series([170] * 30))
+    res = check_recovery([empty, ok], NOW)
+    assert res.recovered is None and res.recovered_at is None
+    assert res.lines[0].status.value == "no_data"
+    assert (
+        check_recovery(
+            [RecoverySignal(name="x", baseline=None, series=_series([1] * 30))], NOW
+        ).recovered
+        is None
+    )
