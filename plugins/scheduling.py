@@ -105,6 +105,8 @@ class SchedulingPanel(Panel):
                 lines.append(
                     f"  {t('kube.panel.quota', lang)} {q.quota}: {q.resource} {q.used}/{q.hard}{' ✗' if q.exceeded else ''}"
                 )
+            if a.rows_omitted:
+                lines.append("  " + t("kube.panel.rows_omitted", lang, n=a.rows_omitted))
             lines.append(
                 t("kube.panel.checklist", lang) + ": " + "; ".join(t(k, lang) for k in a.checklist)
             )
@@ -140,7 +142,7 @@ class SchedulingPanel(Panel):
                     [r for r in first.rows if r.gpu_node],
                 ),
                 (
-                    t("kube.panel.cpu_nodes", lang, count=first.cpu_nodes),
+                    t("kube.panel.cpu_nodes_short", lang, count=first.cpu_nodes),
                     [r for r in first.rows if not r.gpu_node],
                 ),
             ):
@@ -166,8 +168,8 @@ class SchedulingPanel(Panel):
                         ", ".join(r.taints_blocking) or "-",
                         t("kube.value.yes" if r.selector_match else "kube.value.no", lang),
                         ", ".join(state) or t("kube.state.ready", lang),
-                        r.device_plugin,
-                        ", ".join(r.blockers) or "✓",
+                        t(f"kube.plugin.{r.device_plugin.replace('/', '')}", lang),
+                        ", ".join(t(f"kube.blocker.{b}", lang) for b in r.blockers) or "✓",
                     )
         self.commands = list(dict.fromkeys(c for a in data.analyses for c in a.commands))
         opts.clear_options()

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import pairwise
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, Field

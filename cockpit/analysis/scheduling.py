@@ -840,7 +840,11 @@ def _node_row(
 ) -> _Row:
     name = node.meta.name
     cap_keys = node.capacity
-    has_gpu_res = GPU in cap_keys or GPU_SHARED in cap_keys or any(k.startswith(MIG_PREFIX) for k in cap_keys if k[0] == "n")
+    has_gpu_res = (
+        GPU in cap_keys
+        or GPU_SHARED in cap_keys
+        or any(k.startswith(MIG_PREFIX) for k in cap_keys if k[0] == "n")
+    )
     gpu_node = has_gpu_res or looks_like_gpu_node(node)
     d: dict[str, Any] = {"name": name, "gpu_node": gpu_node, "gpu_resource": gres}
     used = requests.by_node.get(name, {}) if requests is not None else {}

@@ -13,8 +13,8 @@ Field names follow the Kubernetes API (camelCase turned snake_case).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -836,27 +836,3 @@ def from_settings(settings: Any, args: Any = None) -> KubeSource:
     return KubeSource(
         kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=k.timeout_s
     )
-
-
-def kube_source_from_settings(settings: Any) -> tuple[KubeSource | None, str]:
-    """The live source when a cluster is reachable by configuration, else ``(None, why)``.
-
-    Nothing is imported or contacted here (the client is built on the first call); this
-    only checks that a kubeconfig exists (``kubernetes.kubeconfig``, ``$KUBECONFIG``,
-    ``~/.kube/config``) or that the process runs in a pod.
-    """
-    k = settings.kubernetes
-    candidates = [str(k.kubeconfig)] if k.kubeconfig else []
-    env = os.environ.get("KUBECONFIG", "")
-    candidates += [p for p in env.split(os.pathsep) if p]
-    candidates.append(str(Path("~/.kube/config").expanduser()))
-    found = next((c for c in candidates if Path(c).expanduser().exists()), None)
-    if found is None and not os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return None, "no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not in a pod"
-    src = KubeSource(
-        kubeconfig=k.kubeconfig or (found if found and not env else None),
-        context=k.context or None,
-        namespace=settings.service.namespace or None,
-        timeout_s=k.timeout_s,
-    )
-    return src, ""
