@@ -436,3 +436,33 @@ def test_kubectl_get_describe_logs(kubeconfig: Path) -> None:
     assert "gpu-b   7" in out
     out = kc("--context", "rollout", "get", "events", "-A", "--sort-by=.lastTimestamp")
     assert out.index("ScalingReplicaSet") < out.index("BackOff")
+
+
+async def test_lists_are_paged(
+    kube_api: KubeApiServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cockpit.sources.kubernetes as kmod
+
+    monkeypatch.setattr(kmod, "PAGE_SIZE", 2)
+    before = len(kube_api.requests_for("capacity"))
+    s = src(kubeconfig, "capacity")
+    try:
+        pods = await s.list_pods("*")
+    finally:
+        await s.close()
+    assert len(pods) == 12 and len({p.meta.name for p in pods}) == 12
+    sent = [r for r in kube_api.requests_for("capacity")[before:] if r.path == "/api/v1/pods"]
+    assert len(sent) == 6
+    assert all(r.query["limit"] == ["2"] for r in sent)
+    assert sum("continue" in r.query for r in sent) == 5
+
+
+def test_server_selectors() -> None:
+    from tests.backends.kube_api import field_matcher, label_matcher
+
+    obj = {"metadata": {"labels": {"app": "vllm", "tier": "gpu"}}, "spec": {"nodeName": ""}}
+    assert label_matcher("app in (vllm, sglang),!canary,tier")(obj)
+    assert not label_matcher("app notin (vllm)")(obj)
+    assert label_matcher("app!=tgi,tier==gpu")(obj)
+    assert not field_matcher("spec.nodeName!=")(obj)
+    assert field_matcher("spec.nodeName=,metadata.labels.app=vllm")(obj)

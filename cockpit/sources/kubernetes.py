@@ -369,14 +369,14 @@ class KubeSource:
         path: str,
         field_selector: str = "",
         label_selector: str = "",
-        page_size: int = PAGE_SIZE,
+        page_size: int | None = None,
         on_page: Callable[[list[dict[str, Any]]], None] | None = None,
         namespace: str = "",
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         cont = ""
         while True:
-            q: list[tuple[str, Any]] = [("limit", page_size)]
+            q: list[tuple[str, Any]] = [("limit", page_size or PAGE_SIZE)]
             if field_selector:
                 q.append(("fieldSelector", field_selector))
             if label_selector:

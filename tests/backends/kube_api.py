@@ -166,7 +166,8 @@ def label_matcher(selector: str) -> Any:
 # -- state -------------------------------------------------------------------------------
 @dataclass
 class Fault:
-    """An injected failure for requests whose path matches ``path`` (a regex, searched).
+    """An injected failure for requests whose path matches ``path`` (a regex searched in
+    the full request path, ``/clusters/<name>/api/v1/...``, so a fault hits one cluster).
 
     Attributes:
         status: HTTP status to answer (0 = answer normally, after ``delay``).
