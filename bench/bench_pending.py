@@ -63,18 +63,19 @@ from cockpit.sources.kube_gather import gather_pending
 async def main():
     s = KubeSource(kubeconfig=sys.argv[2], context="big", timeout_s=60)
     await s.connect()
-    best = None
-    for _ in range(int(sys.argv[3])):
+    for line in sys.stdin:
+        if line.strip() != "run":
+            break
         before = s.requests_sent
         t0 = time.perf_counter()
         rep = await gather_pending(s, None, "*")
         wall = time.perf_counter() - t0
-        n = s.requests_sent - before
-        best = wall if best is None else min(best, wall)
-    rows = len(rep.analyses[0].rows) if rep.analyses else 0
-    print(json.dumps({"wall": best, "requests": n, "pending": len(rep.analyses), "rows": rows,
-                      "likely": rep.analyses[0].likely if rep.analyses else "",
-                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        rows = len(rep.analyses[0].rows) if rep.analyses else 0
+        print(json.dumps({"wall": wall, "requests": s.requests_sent - before,
+                          "pending": len(rep.analyses), "rows": rows,
+                          "likely": rep.analyses[0].likely if rep.analyses else "",
+                          "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
+        del rep
     await s.close()
 asyncio.run(main())
 """
@@ -125,30 +126,45 @@ def main() -> list[str]:
             )
         )
         env = dict(os.environ, KUBECONFIG=str(kc))
-        base = None
-        if kubectl:
-            pair = []
-            for _ in range(4):  # first run warms the server's page cache
+        driver = subprocess.Popen(
+            [py, "-c", DRIVER, str(ROOT), str(kc)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert driver.stdin is not None and driver.stdout is not None
+
+        def analysis() -> dict[str, float]:
+            driver.stdin.write("run\n")
+            driver.stdin.flush()
+            return dict(json.loads(driver.stdout.readline()))
+
+        # Interleaved, first round a warm-up of the server's page cache for both; the
+        # best of the rest on each side (this box is shared, so load comes and goes).
+        pairs: list[tuple[float, float, float]] = []
+        runs: list[dict[str, float]] = []
+        for _ in range(6):
+            if kubectl:
                 a = _time([kubectl, "get", "nodes"], env)
                 b = _time(
                     [kubectl, "get", "pods", "-A", "--field-selector=status.phase=Pending"], env
                 )
-                pair.append((a + b, a, b))
-            base = min(pair[1:])
+                pairs.append((a + b, a, b))
+            runs.append(analysis())
+        driver.stdin.close()
+        driver.wait(timeout=60)
+        base = min(pairs[1:]) if pairs else None
+        if base:
             lines.append(
                 f"kubectl get nodes + get pods -A Pending: {base[0]:.2f} s ({base[1]:.2f} + {base[2]:.2f})"
             )
         else:
             lines.append("kubectl not installed: no baseline")
-        r = subprocess.run(
-            [py, "-c", DRIVER, str(ROOT), str(kc), "4"], capture_output=True, text=True, timeout=600
-        )
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr[-800:])
-        res = json.loads(r.stdout.strip().splitlines()[-1])
+        res = min(runs[1:], key=lambda r: r["wall"])
+        res["rss_mb"] = max(r["rss_mb"] for r in runs)
         lines.append(
-            f"cockpit Pending analysis (warm client): {res['wall']:.2f} s, {res['requests']} requests, "
-            f"{res['pending']} Pending pods x {res['rows']} node rows, peak RSS {res['rss_mb']:.0f} MB, likely={res['likely']}"
+            f"cockpit Pending analysis (warm client): {res['wall']:.2f} s, {res['requests']:.0f} requests, "
+            f"{res['pending']:.0f} Pending pods x {res['rows']:.0f} node rows, peak RSS {res['rss_mb']:.0f} MB, likely={res['likely']}"
         )
         _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env)
         cold = min(
