@@ -81,6 +81,34 @@ asyncio.run(main())
 """
 
 
+TYPED = r"""
+import sys, time, json, asyncio
+sys.path.insert(0, sys.argv[1])
+from kubernetes import client, config
+from cockpit.sources.kubernetes import KubeSource
+api = config.new_client_from_config(sys.argv[2], context="big")
+v1 = client.CoreV1Api(api)
+v1.list_node(limit=500)
+t0 = time.perf_counter(); n = 0; cont = None
+while True:
+    page = v1.list_node(limit=500, _continue=cont)
+    n += len(page.items)
+    cont = page.metadata.var_continue
+    if not cont:
+        break
+typed = time.perf_counter() - t0
+async def raw():
+    s = KubeSource(kubeconfig=sys.argv[2], context="big", timeout_s=60)
+    await s.list_nodes()
+    t0 = time.perf_counter(); nodes = await s.list_nodes(); dt = time.perf_counter() - t0
+    await s.close()
+    return dt, len(nodes)
+dt, m = asyncio.run(raw())
+assert m == n
+print(json.dumps({"typed": typed, "raw": dt}))
+"""
+
+
 def _time(cmd: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -166,6 +194,15 @@ def main() -> list[str]:
             f"cockpit Pending analysis (warm client): {res['wall']:.2f} s, {res['requests']:.0f} requests, "
             f"{res['pending']:.0f} Pending pods x {res['rows']:.0f} node rows, peak RSS {res['rss_mb']:.0f} MB, likely={res['likely']}"
         )
+        r = subprocess.run(
+            [py, "-c", TYPED, str(ROOT), str(kc)], capture_output=True, text=True, timeout=600
+        )
+        if r.returncode == 0:
+            typed = json.loads(r.stdout.strip().splitlines()[-1])
+            lines.append(
+                f"{NODES} nodes: official typed list_node {typed['typed']:.2f} s vs raw JSON + slim models "
+                f"{typed['raw']:.2f} s ({typed['typed'] / typed['raw']:.1f}x)"
+            )
         _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env)
         cold = min(
             _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env) for _ in range(2)

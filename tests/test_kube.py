@@ -466,3 +466,18 @@ def test_server_selectors() -> None:
     assert label_matcher("app!=tgi,tier==gpu")(obj)
     assert not field_matcher("spec.nodeName!=")(obj)
     assert field_matcher("spec.nodeName=,metadata.labels.app=vllm")(obj)
+
+
+def test_typed_events_v1_model_rejects_null_event_time(kubeconfig: Path) -> None:
+    """Why the source parses raw JSON: the official client's typed ``events.k8s.io/v1``
+    model refuses ``eventTime: null``, which kubelet and scheduler events carry."""
+    import pydantic
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(str(kubeconfig), context="rollout")
+    try:
+        with pytest.raises(pydantic.ValidationError, match="eventTime"):
+            client.EventsV1Api(api).list_namespaced_event("llm")
+        assert len(client.CoreV1Api(api).list_namespaced_event("llm").items) == 3
+    finally:
+        api.close()
