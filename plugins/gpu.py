@@ -185,8 +185,22 @@ class GpuPanel(Panel):
         verdicts = [
             why_gpu(g, snap.gpus, cohort=cohort, xids=data.xids, lang=lang) for g in snap.gpus
         ]
+        with self.app.batch_update():
+            self._render_all(snap, verdicts, cohort, data, lang)
+
+    def _render_all(
+        self,
+        snap: GpuNodeSnapshot,
+        verdicts: list[Any],
+        cohort: Any,
+        data: GpuPanelData,
+        lang: str,
+    ) -> None:
         table = self.query_one("#gpu-table", DataTable)
-        table.clear()
+        keys = [str(g.index) for g in snap.gpus]
+        in_place = [str(k.value) for k in table.rows] == keys
+        if not in_place:
+            table.clear()
         for g, v in zip(snap.gpus, verdicts, strict=True):
             row = gpu_row(g, v, cohort, lang)
             cells = []
@@ -196,7 +210,12 @@ class GpuPanel(Panel):
                 if col == "state" and c.level in (Level.OK, Level.INFO):
                     style = "green"
                 cells.append(Text(c.text, style=style))
-            table.add_row(*cells, key=str(g.index))
+            if in_place:
+                # Update in place: no flicker, the scroll position and widths stay.
+                for col, cell in zip(COLUMNS, cells, strict=True):
+                    table.update_cell(str(g.index), col, cell, update_width=True)
+            else:
+                table.add_row(*cells, key=str(g.index))
 
         why = Text()
         why.append(t("gpu.why", lang) + "\n", style="bold")

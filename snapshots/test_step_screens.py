@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from testkit import FROZEN, make_ctx
 
 from cockpit.app import CockpitApp
 from cockpit.incident import (
@@ -21,6 +20,7 @@ from cockpit.incident import (
     TimelineEntry,
     TimelineKind,
 )
+from testkit import FROZEN, make_ctx
 
 
 def populated() -> Incident:
