@@ -63,6 +63,11 @@ class K8sTimelinePanel(Panel):
         recorded = record(ctx.session, report.items) if ctx.session is not None else 0
         return report, recorded
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self.missing_sources():
+            self.query_one(".k8stl--list").display = False
+
     def compose_body(self) -> ComposeResult:
         yield Static("", classes="k8stl--list")
 

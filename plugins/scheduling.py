@@ -59,11 +59,20 @@ class SchedulingPanel(Panel):
             ns = ctx.settings.service.namespace
         return await gather_pending(ctx.sources.kube, self.pod, ns)
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self.missing_sources():
+            # Nothing to list or copy without a cluster: only the reason stays.
+            for w in self.query(".sched--body"):
+                w.display = False
+
     def compose_body(self) -> ComposeResult:
-        yield Static("", classes="sched--summary")
-        yield DataTable(id="sched-nodes", zebra_stripes=True, cursor_type="row")
-        yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title")
-        yield OptionList(id="sched-commands")
+        yield Static("", classes="sched--summary sched--body")
+        yield DataTable(
+            id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
+        )
+        yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
+        yield OptionList(id="sched-commands", classes="sched--body")
 
     def render_data(self, data: Any) -> None:
         lang = self.lang

@@ -55,6 +55,12 @@ class ChangesView(Vertical):
         if self.ctx.sources.kube is None:
             reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", self.lang))
             self._status(t("panel.not_available", self.lang, sources=f"kube: {reason}"), True)
+            for w in (
+                self.query_one("#changes-list"),
+                self.query_one(".changes--diff"),
+                self.query_one(".changes--help"),
+            ):
+                w.display = False
             return
         self.run_worker(self._load(), exclusive=True, group="changes-view")
 
