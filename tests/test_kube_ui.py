@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cockpit.plugins.k8s_timeline import K8sTimelinePanel
-from cockpit.plugins.scheduling import SchedulingPanel
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static
 
@@ -16,6 +14,8 @@ from cockpit.clock import Clock
 from cockpit.config import Settings
 from cockpit.context import AppContext, Sources
 from cockpit.incident import Incident
+from cockpit.plugins.k8s_timeline import K8sTimelinePanel
+from cockpit.plugins.scheduling import SchedulingPanel
 from cockpit.session import IncidentSession
 from cockpit.sources.kubernetes import KubeSource
 from cockpit.store import IncidentStore
