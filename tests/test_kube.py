@@ -481,3 +481,45 @@ def test_typed_events_v1_model_rejects_null_event_time(kubeconfig: Path) -> None
         assert len(client.CoreV1Api(api).list_namespaced_event("llm").items) == 3
     finally:
         api.close()
+
+
+@pytest.mark.parametrize("cluster", ["rollout", "capacity"])
+async def test_record_and_replay_kube_panels(
+    kubeconfig: Path, tmp_path: Path, cluster: str
+) -> None:
+    """The recording plan captures every call the Kubernetes panels make; a replayed
+    source gives the same Pending analysis and changes offline."""
+    from cockpit.clock import Clock
+    from cockpit.collect.kube_plans import record_kube
+    from cockpit.config import Settings
+    from cockpit.context import AppContext, Sources
+    from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder, open_replay
+
+    start, end = T0 - timedelta(hours=24), T0 + timedelta(minutes=30)
+    path = tmp_path / "kube.jsonl.gz"
+    live = src(kubeconfig, cluster)
+    writer = BundleWriter(path, BundleMeta(recorded_at=end, window_start=start, window_end=end))
+    ctx = AppContext(
+        settings=Settings(),
+        sources=Sources(kube=Recorder(live, "kube", writer)),
+        clock=Clock(frozen_at=end),
+        lang="en",
+    )
+    try:
+        await record_kube(ctx, start, end)
+        want_changes = await gather_changes(live, start, end)
+        want_pending = await gather_pending(live)
+    finally:
+        writer.close()
+        await live.close()
+    replayed = open_replay(path).source("kube")
+    got = await gather_changes(replayed, start, end)
+    assert [i.key for i in got.items] == [i.key for i in want_changes.items]
+    assert got.failures == []
+    pending = await gather_pending(replayed)
+    assert pending.model_dump() == want_pending.model_dump()
+    if cluster == "rollout":
+        vllm = next(r for r in got.releases if r.workload == "vllm")
+        assert vllm.warmup[0].early_s == 330
+    else:
+        assert pending.analyses[0].likely == "capacity_or_priority"

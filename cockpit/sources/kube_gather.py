@@ -64,7 +64,7 @@ async def gather_pending(
         scope = f"{pods[0].meta.namespace}/{pod}"
     else:
         pods = await source.list_pods(namespace, field_selector="status.phase=Pending")
-        scope = namespace or source.namespace
+        scope = namespace or await source.default_namespace()
     pending = [p for p in pods if not p.spec.node_name]
     report = PendingReport(scope=scope)
     if not pending:
@@ -194,8 +194,7 @@ async def gather_changes(
     from cockpit.analysis import changes as ch
 
     failures: list[SourceFailure] = []
-    await source.connect()
-    ns = namespace or source.namespace
+    ns = namespace or await source.default_namespace()
     pods = await source.list_pods(ns, label_selector=selector)
     revs_t = asyncio.ensure_future(_optional(source.list_revisions(ns), failures))
     helm_t = asyncio.ensure_future(_optional(source.list_helm_releases(ns), failures))

@@ -303,6 +303,13 @@ class KubeSource:
         except Exception as exc:
             raise classify(exc) from exc
 
+    async def default_namespace(self) -> str:
+        """The namespace in scope: ``--namespace``, else the kubeconfig context's, else the
+        service account's, else ``default`` (a coroutine so that a replayed source
+        answers it from the bundle)."""
+        await self.connect()
+        return self.namespace
+
     async def connect(self) -> None:
         """Build the client now (imports the library; runs in the executor)."""
         if self._client is None:
