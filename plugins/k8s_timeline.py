@@ -19,13 +19,16 @@ WINDOW = timedelta(hours=24)
 """Look-back before impact start (or now)."""
 
 
-def record(session: Any, items: list[Any]) -> int:
+def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
     """Put items on the incident timeline; changes also into the changes list. Returns the
-    number of items recorded (the session de-duplicates repeats)."""
+    number of items recorded. ``seen`` holds the keys already recorded (each save writes
+    the incident file, so a poll does not rewrite what the previous one added)."""
     n = 0
     for it in items:
-        if it.at is None or not it.in_window:
+        if it.at is None or not it.in_window or (seen is not None and it.key in seen):
             continue
+        if seen is not None:
+            seen.add(it.key)
         if it.kind in ("rollout", "helm", "node", "config"):
             session.add_change(it.to_change())
         else:
@@ -60,8 +63,14 @@ class K8sTimelinePanel(Panel):
         report = await gather_changes(
             ctx.sources.kube, (start or now) - WINDOW, now, ns, selector or "", read_logs=False
         )
-        recorded = record(ctx.session, report.items) if ctx.session is not None else 0
+        recorded = (
+            record(ctx.session, report.items, self._recorded) if ctx.session is not None else 0
+        )
         return report, recorded
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        super().__init__(ctx, **kwargs)
+        self._recorded: set[str] = set()
 
     def on_mount(self) -> None:
         super().on_mount()
