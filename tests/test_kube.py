@@ -523,3 +523,28 @@ async def test_record_and_replay_kube_panels(
         assert vllm.warmup[0].early_s == 330
     else:
         assert pending.analyses[0].likely == "capacity_or_priority"
+
+
+def test_node_struct_decoding_matches_dict_parsing() -> None:
+    """``list_nodes`` decodes only the kept fields (msgspec); the result must equal the
+    dict-based ``node_of`` on every fixture node."""
+    import msgspec
+
+    import cockpit.sources.kubernetes as kmod
+    from cockpit.sources.kube_models import node_of
+    from tests.backends.kube_api import Cluster
+    from tests.fixtures.kube import scenarios
+
+    seen = 0
+    for name, build in scenarios.SCENARIOS.items():
+        cluster = Cluster(name)
+        build(cluster)
+        for rt, objs in cluster.objects.items():
+            if rt.kind != "Node":
+                continue
+            for obj in objs:
+                raw = json.dumps(obj).encode()
+                typed = kmod._node_from_struct(msgspec.json.decode(raw, type=kmod._Node))
+                assert typed.model_dump() == node_of(json.loads(raw)).model_dump()
+                seen += 1
+    assert seen >= 20

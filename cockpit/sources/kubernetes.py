@@ -39,25 +39,29 @@ import msgspec
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.kube_models import (
     AccessCheck,
+    Condition,
     ConfigMapLite,
     DaemonSetLite,
     EventLite,
     GangLite,
     HelmRelease,
+    Meta,
+    NodeInfo,
     NodeLite,
     NodeRequests,
+    OwnerRef,
     PodLite,
     PodLog,
     PriorityClassLite,
     ResourceQuotaLite,
     Revision,
+    Taint,
     Workload,
     controller_revision_of,
     daemonset_of,
     event_of,
     gang_of,
     meta_of,
-    node_of,
     parse_quantity,
     parse_time,
     pod_of,
@@ -453,9 +457,30 @@ class KubeSource:
         return await self._run(lambda: pod_of(self._json(path, namespace=ns)))
 
     async def list_nodes(self, label_selector: str = "") -> list[NodeLite]:
-        """Every node (optionally narrowed by a label selector)."""
+        """Every node (optionally narrowed by a label selector).
+
+        Decoded straight into the fields :class:`NodeLite` keeps: a real node carries
+        ``status.images`` (hundreds of entries) and ``managedFields`` that a dict-based
+        parse would build and throw away.
+        """
         await self.connect()
-        return await self._list("/api/v1", "nodes", node_of, None, "", label_selector)
+
+        def work() -> list[NodeLite]:
+            out: list[NodeLite] = []
+            cont = ""
+            while True:
+                q: list[tuple[str, Any]] = [("limit", PAGE_SIZE)]
+                if label_selector:
+                    q.append(("labelSelector", label_selector))
+                if cont:
+                    q.append(("continue", cont))
+                page = self._json("/api/v1/nodes", q, type_=_NodeList, is_list=True)
+                out.extend(_node_from_struct(n) for n in page.items)
+                cont = page.metadata.continue_
+                if not cont:
+                    return out
+
+        return await self._run(work)
 
     async def list_events(
         self, namespace: str | None = None, field_selector: str = ""
@@ -734,6 +759,120 @@ class _PodRequestsList(msgspec.Struct, gc=False):
 
     items: list[_PodRequests] = []
     metadata: _ListMeta = _ListMeta()
+
+
+class _Field(msgspec.Struct, gc=False):
+    time: str | None = None
+
+
+class _Owner(msgspec.Struct, gc=False):
+    kind: str = ""
+    name: str = ""
+
+
+class _Meta(msgspec.Struct, gc=False):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    creationTimestamp: str | None = None
+    ownerReferences: list[_Owner] | None = None
+    managedFields: list[_Field] | None = None
+
+
+class _Taint(msgspec.Struct, gc=False):
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+
+
+class _NodeSpec(msgspec.Struct, gc=False):
+    taints: list[_Taint] | None = None
+    unschedulable: bool | None = None
+
+
+class _Cond(msgspec.Struct, gc=False):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+    lastTransitionTime: str | None = None
+
+
+class _NodeInfo(msgspec.Struct, gc=False):
+    kernelVersion: str = ""
+    osImage: str = ""
+    containerRuntimeVersion: str = ""
+    kubeletVersion: str = ""
+
+
+class _NodeStatus(msgspec.Struct, gc=False):
+    capacity: dict[str, str | int | float] | None = None
+    allocatable: dict[str, str | int | float] | None = None
+    conditions: list[_Cond] | None = None
+    nodeInfo: _NodeInfo | None = None
+
+
+class _Node(msgspec.Struct, gc=False):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _NodeSpec | None = None
+    status: _NodeStatus | None = None
+
+
+class _NodeList(msgspec.Struct, gc=False):
+    items: list[_Node] = []
+    metadata: _ListMeta = _ListMeta()
+
+
+def _meta_from_struct(m: _Meta) -> Meta:
+    times = [parse_time(f.time) for f in m.managedFields or ()]
+    known = [t for t in times if t is not None]
+    return Meta.model_construct(
+        name=m.name,
+        namespace=m.namespace,
+        uid=m.uid,
+        labels=m.labels or {},
+        annotations=m.annotations or {},
+        created=parse_time(m.creationTimestamp),
+        owners=[
+            OwnerRef.model_construct(kind=o.kind, name=o.name) for o in m.ownerReferences or ()
+        ],
+        last_update=max(known) if known else None,
+    )
+
+
+def _node_from_struct(n: _Node) -> NodeLite:
+    """The same :class:`NodeLite` as ``node_of`` builds from a dict."""
+    spec = n.spec or _NodeSpec()
+    st = n.status or _NodeStatus()
+    info = st.nodeInfo or _NodeInfo()
+    return NodeLite.model_construct(
+        meta=_meta_from_struct(n.metadata),
+        taints=[
+            Taint.model_construct(key=t.key, value=t.value or "", effect=t.effect)
+            for t in spec.taints or ()
+        ],
+        unschedulable=bool(spec.unschedulable),
+        capacity={k: str(v) for k, v in (st.capacity or {}).items()},
+        allocatable={k: str(v) for k, v in (st.allocatable or {}).items()},
+        conditions=[
+            Condition.model_construct(
+                type=c.type,
+                status=c.status,
+                reason=c.reason or "",
+                message=c.message or "",
+                last_transition=parse_time(c.lastTransitionTime),
+            )
+            for c in st.conditions or ()
+        ],
+        info=NodeInfo.model_construct(
+            kernel_version=info.kernelVersion,
+            os_image=info.osImage,
+            container_runtime_version=info.containerRuntimeVersion,
+            kubelet_version=info.kubeletVersion,
+        ),
+    )
 
 
 _QTY_CACHE: dict[str | int | float, float | None] = {}
