@@ -235,6 +235,7 @@ class KubeSource:
         self._namespace = namespace or None
         self.timeout_s = timeout_s
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kube")
+        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kube-prefetch")
         self._client: Any = None
         self._lock = threading.Lock()
         self.requests_sent = 0
@@ -327,6 +328,7 @@ class KubeSource:
             with contextlib.suppress(Exception):
                 client.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._prefetch.shutdown(wait=False, cancel_futures=True)
 
     # -- raw requests (sync, in the executor) -------------------------------------------------
     def _request(
@@ -514,14 +516,26 @@ class KubeSource:
 
         sel = "status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!="
 
+        def fetch(cont: str) -> bytes:
+            q: list[tuple[str, Any]] = [("limit", BULK_PAGE_SIZE), ("fieldSelector", sel)]
+            if cont:
+                q.append(("continue", cont))
+            return self._request("GET", "/api/v1/pods", q, is_list=True)
+
         def scan() -> None:
             nonlocal scanned
-            cont = ""
+            data = fetch("")
             while True:
-                q: list[tuple[str, Any]] = [("limit", BULK_PAGE_SIZE), ("fieldSelector", sel)]
-                if cont:
-                    q.append(("continue", cont))
-                page = self._json("/api/v1/pods", q, type_=_PodRequestsList, is_list=True)
+                # Ask for the next page while this one is decoded: the API server
+                # writes list metadata (with the continue token) before the items.
+                peeked = _peek_continue(data)
+                ahead = self._prefetch.submit(fetch, peeked) if peeked else None
+                try:
+                    page = msgspec.json.decode(data, type=_PodRequestsList)
+                except (msgspec.DecodeError, ValueError) as exc:
+                    if ahead is not None:
+                        ahead.cancel()
+                    raise classify(ValueError(str(exc)), "/api/v1/pods") from exc
                 for pod in page.items:
                     scanned += 1
                     spec = pod.spec
@@ -533,7 +547,13 @@ class KubeSource:
                     for k, v in _requests_typed(spec).items():
                         acc[k] = acc.get(k, 0.0) + v
                 cont = page.metadata.continue_
-                if not cont:
+                if ahead is not None and cont == peeked:
+                    data = ahead.result()
+                elif cont:
+                    if ahead is not None:
+                        ahead.cancel()
+                    data = fetch(cont)
+                else:
                     return
 
         await self._run(scan)
@@ -885,6 +905,20 @@ def _qty(v: str | int | float) -> float | None:
         if len(_QTY_CACHE) < 10_000:
             _QTY_CACHE[v] = q
     return q
+
+
+_CONTINUE = re.compile(rb'"continue"\s*:\s*"([^"]*)"')
+
+
+def _peek_continue(data: bytes) -> str:
+    """The continue token from the head of a list body (``""`` when not in the first
+    2 KiB: the scan then waits for the full decode)."""
+    head = data[:2048]
+    items_at = head.find(b'"items"')
+    if items_at >= 0:
+        head = head[:items_at]
+    m = _CONTINUE.search(head)
+    return m.group(1).decode() if m else ""
 
 
 def _requests_typed(spec: _Spec) -> dict[str, float]:
