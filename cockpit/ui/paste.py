@@ -62,7 +62,7 @@ class PasteScreen(ModalScreen[None]):
         from cockpit.analysis.explain import explain_text
         from cockpit.analysis.explain_report import to_text
 
-        expl = explain_text(text)
+        expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
         self.app.call_from_thread(self._show, expl, rendered)
 
