@@ -86,7 +86,7 @@ class MetricsView(Vertical):
 
     def start(self, refresh: bool) -> None:
         """Fetch (again)."""
-        self.run_worker(partial(self._run, refresh), exclusive=True, group=f"mv-{id(self)}")
+        self.run_worker(partial(self._run, refresh), exclusive=True, group=f"mv-{id(self)}")  # type: ignore[arg-type]
 
     def action_refresh(self) -> None:
         """Re-run the queries."""
