@@ -45,7 +45,9 @@ _Q: dict[str, str] = {
     "requests_waiting": "sum(vllm:num_requests_waiting{{{sel}}})",
     "queue_time_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:request_queue_time_seconds_bucket{{{sel}}}[{rate}])))",
     "ttft_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
-    "tpot_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:time_per_output_token_seconds_bucket{{{sel}}}[{rate}])))",
+    # vLLM ≥ 0.11 renamed time_per_output_token_seconds to inter_token_latency_seconds
+    # (metrics_kb.md §2.1): ask for both, the new name first.
+    "tpot_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket{{{sel}}}[{rate}]) or rate(vllm:time_per_output_token_seconds_bucket{{{sel}}}[{rate}])))",
     "arrival_rate": "sum(rate(vllm:e2e_request_latency_seconds_count{{{sel}}}[{rate}]))",
     "prompt_tokens_p90": "histogram_quantile(0.9, sum by (le) (rate(vllm:request_prompt_tokens_bucket{{{sel}}}[{rate}])))",
     "gpu_util": "avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}})",
