@@ -69,15 +69,15 @@ class StepScreen(Screen[None]):
         return self.ctx.lang
 
     def title_line(self) -> str:
-        """``cockpit · <service> · <mode> · <incident>``."""
+        """``[mode] <incident> · <service> · cockpit``: what matters first, so that an
+        80-column terminal cuts only the least useful part."""
         assert self.ctx.session is not None
         inc = self.ctx.session.incident
-        parts = [t("app.title", self.lang)]
+        parts = [f"[{t(f'mode.{self.ctx.mode}', self.lang)}] {inc.title or inc.id}"]
         svc = inc.service.describe()
         if svc:
             parts.append(svc)
-        parts.append(t(f"mode.{self.ctx.mode}", self.lang))
-        parts.append(inc.title or inc.id)
+        parts.append(t("app.title", self.lang))
         return " · ".join(parts)
 
     def compose(self) -> ComposeResult:
