@@ -4,6 +4,7 @@ shows loading / classified errors in place, and a text sparkline for table cells
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -85,7 +86,7 @@ class MetricsView(Vertical):
 
     def start(self, refresh: bool) -> None:
         """Fetch (again)."""
-        self.run_worker(self._run(refresh), exclusive=True, group=f"mv-{id(self)}")
+        self.run_worker(partial(self._run, refresh), exclusive=True, group=f"mv-{id(self)}")
 
     def action_refresh(self) -> None:
         """Re-run the queries."""
