@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 ALERTS_QUERY = 'ALERTS{alertstate="firing"}'
+ALERTS_STEP_S = 15.0
+"""Resolution of the alert timeline: the detection time is read to within 15 s (a common
+rule evaluation interval), whatever the window's step."""
 
 
 async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
@@ -31,7 +34,7 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
                 query=ALERTS_QUERY,
                 start=window.start,
                 end=window.end,
-                step_s=window.step_s,
+                step_s=min(window.step_s, ALERTS_STEP_S),
             )
         ]
     )
@@ -124,7 +127,11 @@ def candidates(
 
 
 async def collect_backtest(
-    ctx: AppContext, window: Window, golden: list[SignalSummary], impact_start: datetime | None
+    ctx: AppContext,
+    window: Window,
+    golden: list[SignalSummary],
+    impact_start: datetime | None,
+    detected_at: datetime | None = None,
 ) -> Backtest:
     """Back-test the candidates over the window against ``impact_start``."""
     det = await detection_for(ctx, window.end)
@@ -145,5 +152,11 @@ async def collect_backtest(
             "" if r.ok else f"{r.failure.kind.value}: {r.failure.message}" if r.failure else "",
         )
     return backtest(
-        cands, results, window.start, impact_start, window.step_s, svc.deployment or svc.namespace
+        cands,
+        results,
+        window.start,
+        impact_start,
+        window.step_s,
+        svc.deployment or svc.namespace,
+        detected_at,
     )
