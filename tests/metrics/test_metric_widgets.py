@@ -263,7 +263,7 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
     srv = prometheus_scenario("worked_example")
     ctx = ctx_for(srv, tmp_path, span="2h")
     app = Host(ctx, BacktestPanel)
-    async with app.run_test(size=(180, 50)) as pilot:
+    async with app.run_test(size=(180, 90)) as pilot:
         panel = app.query_one(BacktestPanel)
         await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
         assert panel.failure is None
