@@ -286,7 +286,9 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
         assert (
             "groups:" in bt.rule_yaml and bt.best.candidate.expr.replace("'", "''") in bt.rule_yaml
         )
-        await pilot.click("#bt-use")
+        use = app.query_one("#bt-use", Button)
+        assert not use.disabled
+        use.press()
         await pilot.pause()
         assert ctx.session is not None
         inc = ctx.session.incident
