@@ -94,17 +94,15 @@ class BacktestPanel(Panel):
             )
         button = self.query_one("#bt-use", Button)
         best = self.query_one("#bt-best", Static)
-        if bt.best is not None and bt.best.lead_s is not None and bt.best.lead_s > 0:
-            best.update(
-                t(
-                    "metrics.backtest.best",
-                    lang,
-                    id=bt.best.candidate.id,
-                    minutes=bt.best.lead_s / 60,
-                )
-                + "\n"
-                + bt.rule_yaml
+        if bt.best is not None and bt.best.lead_s is not None:
+            text = t(
+                "metrics.backtest.best", lang, id=bt.best.candidate.id, minutes=bt.best.lead_s / 60
             )
+            if bt.best.before_detection_s:
+                text += " · " + t(
+                    "metrics.backtest.vs_detect", lang, minutes=bt.best.before_detection_s / 60
+                )
+            best.update(text + "\n" + bt.rule_yaml)
             button.disabled = False
         else:
             best.update(t("metrics.backtest.none", lang))
