@@ -63,6 +63,7 @@ class CockpitApp(App[None]):
         Binding("alt+left", "prev_step", "Back", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
         Binding("f6", "paste", "Paste evidence", show=False, priority=True),
+        Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
         *[
             Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
             for i, s in enumerate("ABCDEFGHI")
@@ -317,7 +318,42 @@ class CockpitApp(App[None]):
 
     def extra_commands(self) -> Any:
         """Commands contributed by optional screens (playbooks, paste evidence)."""
-        yield from ()
+        if self.ctx is None:
+            return
+        from cockpit.analysis.playbooks.spec import all_playbooks
+        from cockpit.i18n import t
+
+        lang = self.ctx.lang
+        for pb in all_playbooks():
+            yield SystemCommand(
+                t("playbook.open", lang, title=pb.title.get(lang)),
+                t("playbook.open_help", lang),
+                lambda pid=pb.id: self.open_playbook(pid),
+            )
+
+    def action_playbooks(self) -> None:
+        """F7: choose one of the six scenario playbooks."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.screens.playbook import PlaybookMenuScreen
+
+        if isinstance(self.screen, PlaybookMenuScreen):
+            return
+
+        def chosen(pid: str | None) -> None:
+            if pid:
+                self.open_playbook(pid)
+
+        self.push_screen(PlaybookMenuScreen(self.ctx.lang), chosen)
+
+    def open_playbook(self, playbook_id: str) -> None:
+        """Open the playbook screen of ``playbook_id`` on top of the current step."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.screens.playbook import PlaybookScreen
+
+        loader = self.ctx.extras.get("playbook_loader")
+        self.push_screen(PlaybookScreen(self.ctx, playbook_id, loader=loader))
 
     # -- incident changes -----------------------------------------------------------------------
     def _incident_changed(self, incident: Incident) -> None:

@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="reopen an incident (default: the latest open one)",
     )
+    parser.add_argument(
+        "--at",
+        metavar="TIME",
+        help="investigate as of TIME instead of now (UTC; e.g. 2026-11-27T12:55, -6h): "
+        "for reviewing an incident after the fact",
+    )
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

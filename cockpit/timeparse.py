@@ -5,6 +5,7 @@ Accepted (all interpreted in UTC unless an offset is given):
 * ISO 8601: ``2026-11-29T21:05:00Z``, ``2026-11-29 21:05``, ``2026-11-29T21:05+08:00``
 * a time of day ``21:05`` or ``21:05:30`` — the most recent such time not after ``now``
 * relative: ``-15m``, ``-2h``, ``-1d``, ``now``
+* Unix seconds: ``1795784100``
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def parse_time(text: str, now: datetime) -> datetime:
         raise TimeParseError("empty")
     if s.lower() == "now":
         return now
+    if re.fullmatch(r"\d{9,11}(?:\.\d+)?", s):
+        return datetime.fromtimestamp(float(s), tz=UTC)
     m = _REL.match(s)
     if m:
         return now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])

@@ -110,6 +110,14 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
         )
     _add_kube(sources, settings)
     _add_gpu(sources)
+    at = getattr(args, "at", None)
+    if at:
+        from cockpit.timeparse import TimeParseError, parse_time
+
+        try:
+            return sources, Clock(frozen_at=parse_time(at, Clock().now())), None
+        except TimeParseError as exc:
+            raise BootError(f"--at: cannot read the time {at!r}") from exc
     return sources, Clock(), None
 
 
@@ -181,12 +189,6 @@ def open_session(
                 deployment=svc.deployment,
                 model=svc.model,
             )
-            if (
-                meta is not None
-                and getattr(meta, "service", None) is not None
-                and not any((svc.namespace, svc.selector, svc.deployment, svc.model))
-            ):
-                scope = ServiceScope.model_validate(meta.service.model_dump())
             incident = Incident(mode=mode, lang=lang, service=scope)
             if mode == "demo":
                 incident.title = (
@@ -206,6 +208,16 @@ def open_session(
     return session
 
 
+def _with_bundle_scope(settings: Settings, meta: Any) -> Settings:
+    """In replay/demo, the service in scope is the one the bundle was recorded for, unless
+    the user named one: the replayed queries carry that scope's label matchers."""
+    svc = settings.service
+    if any((svc.namespace, svc.selector, svc.deployment, svc.model)):
+        return settings
+    scope = meta.service.model_dump()
+    return settings.model_copy(update={"service": svc.model_copy(update=scope)})
+
+
 def build_context(
     args: argparse.Namespace, *, background: bool = False, with_session: bool = True
 ) -> AppContext:
@@ -218,6 +230,8 @@ def build_context(
     lang = settings.resolved_lang()
     mode = mode_of(args)
     sources, clock, meta = build_sources(args, settings)
+    if meta is not None:
+        settings = _with_bundle_scope(settings, meta)
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
     if meta is not None:
         ctx.extras["bundle_meta"] = meta

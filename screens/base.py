@@ -65,6 +65,8 @@ class StepScreen(Screen[None]):
     """
 
     STEP: ClassVar[str] = ""
+    PANELS_FIRST: ClassVar[bool] = False
+    """Show the plugin panels above the step's own widgets (the data comes first)."""
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(name=f"step-{self.STEP}")
@@ -96,8 +98,11 @@ class StepScreen(Screen[None]):
         with VerticalScroll(id="step-body"):
             yield Static(f"[b]{st.id.value} · {st.title(self.lang)}[/b]", id="step-title")
             yield Static(t(f"step.{self.STEP}.guide", self.lang), id="guide")
+            if self.PANELS_FIRST:
+                yield from self.compose_panels()
             yield from self.compose_step()
-            yield from self.compose_panels()
+            if not self.PANELS_FIRST:
+                yield from self.compose_panels()
             yield StepNotes(self.ctx, self.STEP)
         yield Footer()
 

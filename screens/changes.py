@@ -7,13 +7,13 @@ and mark any change as suspect. Every change lands on the timeline.
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from cockpit.i18n import t
 from cockpit.incident import Change
+from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
 from cockpit.ui.fields import BoundInput
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
+
+from cockpit.screens.base import StepScreen
 
 
 class DrilldownScreen(StepScreen):

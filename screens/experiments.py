@@ -4,13 +4,13 @@ with the seed's reason."""
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from cockpit.i18n import t
 from cockpit.incident import Experiment
+from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
 

@@ -3,13 +3,13 @@ evidence, status open / supported / refuted (seed 000: 提出可证伪假设).""
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
+from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from cockpit.i18n import t
+from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
 from cockpit.ui.timeline import TimelineTable
@@ -20,6 +20,7 @@ class ImpactScreen(StepScreen):
     """Step A."""
 
     STEP = "A"
+    PANELS_FIRST = True
 
     DEFAULT_CSS = """
     ImpactScreen Horizontal { height: auto; }

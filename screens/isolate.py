@@ -3,9 +3,9 @@ the same node, the old version of the same workload (seed 000, 先收集: 健康
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 
+from cockpit.screens.base import StepScreen
 from cockpit.ui.fields import BoundInput
 
 
@@ -13,6 +13,7 @@ class IsolateScreen(StepScreen):
     """Step E: the cohort, GPU and scheduling panels register here."""
 
     STEP = "E"
+    PANELS_FIRST = True
 
     def compose_step(self) -> ComposeResult:
         yield BoundInput(self.ctx, "control_group", "field.control_group")

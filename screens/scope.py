@@ -3,13 +3,13 @@ and the user's answer, which picks E or F (seed 000 flowchart, node D)."""
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, Static
 
 from cockpit.flow import Branch
 from cockpit.i18n import t
+from cockpit.screens.base import StepScreen
 from cockpit.ui.fields import BoundTextArea
 
 

@@ -3,9 +3,9 @@ serving time, shared nodes, storage and network (seed 000 flowchart node F; seed
 
 from __future__ import annotations
 
-from cockpit.screens.base import StepScreen
 from textual.app import ComposeResult
 
+from cockpit.screens.base import StepScreen
 from cockpit.ui.fields import BoundInput
 
 

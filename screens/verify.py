@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cockpit.screens.base import StepScreen
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -14,6 +13,7 @@ from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, S
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.i18n import t
+from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TimesForm
 
@@ -158,7 +158,6 @@ class VerifyScreen(StepScreen):
     async def run_recovery_check(self, hold: int) -> None:
         """Fetch the signals (in this worker) and check them."""
         from cockpit.collect.recovery import fetch_recovery
-
         from cockpit.sources.base import SourceError
 
         assert self.ctx.session is not None

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from testkit import FROZEN, make_ctx
 
 from cockpit.app import CockpitApp
 from cockpit.incident import (
@@ -21,6 +20,7 @@ from cockpit.incident import (
     TimelineEntry,
     TimelineKind,
 )
+from testkit import FROZEN, make_ctx
 
 
 def populated() -> Incident:
@@ -111,3 +111,15 @@ def test_protect_first(snap_compare, tmp_path):
 
 def test_small_terminal(snap_compare, tmp_path):
     assert snap_compare(_app(tmp_path, "G", "en", populated()), terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_verify_record_and_export(snap_compare, tmp_path, lang):
+    inc = populated()
+    inc.root_cause_technical = "显存碎片 12%→34% 使批大小 8→3，叠加 83 °C 降频"
+    inc.recovery.checked_at = FROZEN
+    inc.recovery.recovered = False
+    inc.recovery.lines = [
+        "✗ access.latency P99: last 620 ms, worst in hold 621, baseline 180, limit 216"
+    ]
+    assert snap_compare(_app(tmp_path, "I", lang, inc), terminal_size=(120, 60))

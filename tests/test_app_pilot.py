@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from testkit import make_ctx
-
 from cockpit.app import CockpitApp
 from cockpit.incident import TimelineKind
 from cockpit.store import IncidentStore
+from testkit import make_ctx
 
 
 async def test_keys_walk_and_record_the_path(tmp_path):

@@ -168,7 +168,45 @@ def _check_rollout(case: dict[str, Any], f: dict[str, Any]) -> None:
     assert any(m["id"] == "roll.stop_spread" for m in f["mitigations"])
 
 
+def _check_xid(case: dict[str, Any], f: dict[str, Any]) -> None:
+    exp = case["expected"]
+    fields = f["fields"]
+    if "xid" in exp:
+        assert fields["xid"] == exp["xid"]
+    if "xids" in exp:
+        assert fields["xids"] == exp["xids"]
+    if "gpu" in exp:
+        assert fields["gpu"] == exp["gpu"][: len("0000:00:00")]
+    if "xid_inferred" in exp:
+        assert fields["xid_inferred"] is exp["xid_inferred"]
+    if "distinct_pids" in exp:
+        assert fields["distinct_pids"] == exp["distinct_pids"]
+    if "likely" in exp and exp["likely"].split(" ")[0] in ("suspect_hardware", "application_bug"):
+        assert fields["likely"] == exp["likely"].split(" ")[0]
+    if isinstance(exp.get("gpus"), dict):
+        assert {g["pci"] for g in fields["gpus"]} >= set(exp["gpus"])
+    assert f["meaning"] and f["next_checks"]
+
+
+def _check_pending(case: dict[str, Any], f: dict[str, Any]) -> None:
+    exp = case["expected"]
+    fields = f["fields"]
+    if "nodes_total" in exp:
+        assert fields["nodes_total"] == exp["nodes_total"]
+    if isinstance(exp.get("reasons"), dict) and case["id"] == "pend-01":
+        assert fields["reasons"] == exp["reasons"]
+    if "preemption_helpful" in exp:
+        assert fields["preemption_helpful"] is exp["preemption_helpful"]
+    if exp.get("subtype") == "gang_not_ready":
+        assert f["cause"] == "gang_not_ready"
+    if case["id"] == "pend-03":
+        assert f["cause"] == "missing_toleration"
+    assert f["meaning"] and f["next_checks"]
+
+
 _CHECKS = {
+    "xid": _check_xid,
+    "failed_scheduling": _check_pending,
     "cuda_oom": _check_oom,
     "nccl": _check_nccl,
     "engine_log": _check_engine,

@@ -23,6 +23,7 @@ def test_parse_time_forms():
     for bad in ("", "25:00", "yesterday", "-5x"):
         with pytest.raises(TimeParseError):
             parse_time(bad, NOW)
+    assert parse_time("1795784100", NOW) == datetime.fromtimestamp(1795784100, tz=UTC)
     assert parse_duration("2h") == timedelta(hours=2)
 
 

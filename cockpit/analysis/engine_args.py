@@ -13,7 +13,7 @@ import re
 
 from pydantic import BaseModel
 
-from cockpit.analysis.logtext import to_float, to_int
+from cockpit.analysis.logtext import has_keyword, to_float, to_int
 
 _LAUNCH = re.compile(
     r"vllm serve|vllm\.entrypoints|text-generation-launcher|sglang\.launch_server|"
@@ -113,9 +113,13 @@ class EngineArgs(BaseModel):
         return not any(v is not None for v in self.model_dump().values())
 
 
+# Lower-case substrings every launch line contains one of (a cheap gate before _LAUNCH).
+KEYWORDS = ("vllm", "text-generation", "sglang", "--", "engine", "-tp ")
+
+
 def looks_like_launch(line: str) -> bool:
     """True when ``line`` may carry engine launch arguments."""
-    return bool(_LAUNCH.search(line))
+    return has_keyword(line, KEYWORDS) and bool(_LAUNCH.search(line))
 
 
 def _engine_of(line: str) -> str | None:

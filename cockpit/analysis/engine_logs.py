@@ -29,7 +29,7 @@ from collections import deque
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.logtext import clip, to_float, to_int
+from cockpit.analysis.logtext import clip, has_keyword, to_float, to_int
 
 CATEGORY = "ttft_spike"
 IDLE_CATEGORY = "low_util"
@@ -46,8 +46,15 @@ PREFILL_DOMINANCE = 0.1
 LONG_PREFILL_TOKENS = 8192
 KEEP_SAMPLES = 256
 
-_GATE = re.compile(
-    r"throughput|preempted|Prefill batch|Decode batch|queue_time|#queue-req|KV cache usage"
+KEYWORDS = (
+    "throughput",
+    "preempted",
+    "prefill batch",
+    "decode batch",
+    "queue_time",
+    "#queue-req",
+    "kv cache usage",
+    "time_per_token",
 )
 _V = {
     "prompt_tps": re.compile(r"Avg prompt throughput: ([\d.]+) tokens/s"),
@@ -127,7 +134,7 @@ class EngineLogReport(BaseModel):
 
 def detect_line(line: str) -> bool:
     """Cheap test: may ``line`` be an engine stats/preemption line?"""
-    return bool(_GATE.search(line))
+    return has_keyword(line, KEYWORDS)
 
 
 def _f(rx: re.Pattern[str], line: str) -> float | None:
@@ -168,7 +175,7 @@ class EngineLogAnalyzer:
 
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line. Never raises on odd input."""
-        if not _GATE.search(raw):
+        if not has_keyword(raw, KEYWORDS):
             return
         line = clip(raw)
         m = _PREEMPT.search(line)

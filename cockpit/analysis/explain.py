@@ -19,8 +19,10 @@ result and named in ``errors``.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -55,14 +57,20 @@ class ArtifactKind:
         stream: Factory of a streaming analyzer (see module docstring).
         text: Whole-text analyzer (see module docstring).
         priority: Orders findings of mixed input (higher first, then by first line).
+        keywords: Lower-case substrings; only lines containing one are fed to the
+            analyzer (found block-wise with ``str.find``, which keeps a 100 MB log fast).
+            ``None``: every line is fed (streaming) or tested with ``detect`` (text).
+        takes_lang: ``text`` is called as ``text(text, lang)`` (its result carries words).
     """
 
     name: str
     category: str
     detect: Callable[[str], bool]
     stream: Callable[[], LineAnalyzer] | None = None
-    text: Callable[[str], Any] | None = None
+    text: Callable[..., Any] | None = None
     priority: int = 50
+    keywords: tuple[str, ...] | None = None
+    takes_lang: bool = False
 
 
 _XID_LINE = re.compile(
@@ -84,11 +92,94 @@ def _detect_pending(line: str) -> bool:
     return bool(_PENDING_LINE.search(line))
 
 
+XID_KEYWORDS = ("nvrm", "xid", "fallen off the bus", "unhealthy", "rminitadapter")
+PENDING_KEYWORDS = (
+    "failedscheduling",
+    "nodes are available",
+    "unschedulable",
+    "exceeded quota",
+    "assign flavors",
+    "unused quota",
+    "no devices found",
+    "device-plugin",
+    "insufficient",
+    "podscheduled",
+    "gang",
+)
+
+
+def _always(_line: str) -> bool:
+    return True
+
+
+def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
+    """Kernel-log Xid parser (:mod:`cockpit.analysis.xid`) as a finding's fields."""
+    from cockpit.analysis.xid import explain_xid_text
+
+    r = explain_xid_text(text, lang)
+    if not r.found:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    top = r.gpus[0] if r.gpus else None
+    group = top.groups[0] if top and top.groups else None
+    data.update(
+        category="xid_hw",
+        cause=(top.verdict if top else None) or "xid",
+        likely=group.likely if group else None,
+        xid=group.xid if group else (r.root_xids[0] if r.root_xids else None),
+        xids=r.root_xids,
+        gpu=top.pci if top else None,
+        xid_inferred=bool(group and group.inferred),
+        distinct_pids=len(group.pids) if group else 0,
+        first_line=min((o.line for o in r.occurrences), default=0),
+        meaning=" ".join(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+        next_checks_text=[*(group.actions if group else []), *r.findings],
+    )
+    return data
+
+
+def _explain_pending(text: str, lang: str) -> dict[str, Any] | None:
+    """FailedScheduling parser (:mod:`cockpit.analysis.scheduling`) as a finding's fields."""
+    from cockpit.analysis.scheduling import explain_failed_scheduling
+
+    r = explain_failed_scheduling(text)
+    if not r.message.recognised:
+        return None
+    data: dict[str, Any] = r.model_dump(mode="json")
+    data.update(
+        category=r.category,
+        cause=r.likely,
+        nodes_total=r.message.nodes_total,
+        meaning=" ".join(f.text(lang) for f in r.findings),
+        next_checks_text=r.commands,
+    )
+    return data
+
+
 REGISTRY: list[ArtifactKind] = [
-    ArtifactKind("cuda_oom", oom.CATEGORY, oom.detect_line, stream=oom.OomAnalyzer, priority=90),
-    ArtifactKind("nccl", nccl.CATEGORY, nccl.detect_line, stream=nccl.NcclAnalyzer, priority=90),
     ArtifactKind(
-        "rollout", rollout.CATEGORY, lambda _l: True, stream=rollout.RolloutAnalyzer, priority=70
+        "cuda_oom",
+        oom.CATEGORY,
+        oom.detect_line,
+        stream=oom.OomAnalyzer,
+        priority=90,
+        keywords=oom.KEYWORDS,
+    ),
+    ArtifactKind(
+        "nccl",
+        nccl.CATEGORY,
+        nccl.detect_line,
+        stream=nccl.NcclAnalyzer,
+        priority=90,
+        keywords=nccl.KEYWORDS,
+    ),
+    ArtifactKind(
+        "rollout",
+        rollout.CATEGORY,
+        _always,
+        stream=rollout.RolloutAnalyzer,
+        priority=70,
+        keywords=rollout.KEYWORDS,
     ),
     ArtifactKind(
         "engine_log",
@@ -96,21 +187,36 @@ REGISTRY: list[ArtifactKind] = [
         engine_logs.detect_line,
         stream=engine_logs.EngineLogAnalyzer,
         priority=60,
+        keywords=engine_logs.KEYWORDS,
     ),
     ArtifactKind(
         "utilization",
         utilization.CATEGORY,
-        lambda _l: True,
+        _always,
         stream=utilization.UtilAnalyzer,
         priority=50,
+        keywords=utilization.KEYWORDS,
+    ),
+    ArtifactKind(
+        "xid",
+        "xid_hw",
+        _detect_xid,
+        text=_explain_xid,
+        priority=85,
+        keywords=XID_KEYWORDS,
+        takes_lang=True,
+    ),
+    ArtifactKind(
+        "failed_scheduling",
+        "pod_pending",
+        _detect_pending,
+        text=_explain_pending,
+        priority=85,
+        keywords=PENDING_KEYWORDS,
+        takes_lang=True,
     ),
 ]
-"""The kinds ``explain`` runs. Parsers owned elsewhere plug in here, e.g.::
-
-    ArtifactKind("xid", "xid_hw", _detect_xid, text=explain_xid_text, priority=85),
-    ArtifactKind("failed_scheduling", "pod_pending", _detect_pending,
-                 text=explain_failed_scheduling, priority=85),
-"""
+"""The kinds ``explain`` runs; a new parser plugs in with one :class:`ArtifactKind` line."""
 
 # Kinds the registry may not carry yet, named so "not recognised" can say it looked.
 KNOWN_KIND_NAMES = (
@@ -201,10 +307,10 @@ def _to_finding(kind: ArtifactKind, result: Any) -> Finding | None:
     elif isinstance(result, dict):
         fields = result
         cause = next(
-            (str(result[k]) for k in ("likely", "pattern", "cause") if result.get(k)), None
+            (str(result[k]) for k in ("cause", "likely", "pattern") if result.get(k)), None
         )
         category = str(result.get("category") or kind.category)
-        first_line = 0
+        first_line = int(result.get("first_line") or 0)
     else:
         return None
     if isinstance(result, BaseModel) and getattr(result, "recognised", True) is False:
@@ -274,41 +380,226 @@ def iter_lines(stream: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tu
             yield text, cut
 
 
+BLOCK_LINES = 4096
+
+# Every ASCII non-letter → space: a block's vocabulary is then ``set(text.split())``.
+_NON_ALPHA = {i: 32 for i in range(128) if not chr(i).isalpha()}
+_ALPHA_RUN = re.compile(r"[a-z]+")
+
+
+@cache
+def _anchor(keyword: str) -> str | None:
+    """The longest run of letters in ``keyword`` (``None`` when it has none)."""
+    runs = _ALPHA_RUN.findall(keyword)
+    return max(runs, key=len) if runs else None
+
+
+def _present(keywords: tuple[str, ...], vocab: str) -> tuple[str, ...]:
+    """Keywords that may occur in a block whose letter-runs are in ``vocab``.
+
+    A keyword whose longest letter run is not part of any word of the block cannot occur
+    in it, so its (costly) ``str.find`` over the block is skipped.
+    """
+    out = []
+    for kw in keywords:
+        a = _anchor(kw)
+        if a is None or a in vocab:
+            out.append(kw)
+    return tuple(out)
+
+
+def _hit_lines(joined: str, starts: list[int], keywords: tuple[str, ...]) -> list[int]:
+    """Indices of the lines of a block (``joined`` with ``\n``) containing a keyword."""
+    hits: set[int] = set()
+    n = len(starts)
+    end = len(joined)
+    for kw in keywords:
+        pos = joined.find(kw)
+        while pos != -1:
+            idx = bisect_right(starts, pos) - 1
+            hits.add(idx)
+            nxt = starts[idx + 1] if idx + 1 < n else end
+            pos = joined.find(kw, nxt)
+    return sorted(hits)
+
+
+def _root_first(findings: list[Finding]) -> list[Finding]:
+    """Move a finding that another one names as its primary cause in front of it.
+
+    The NCCL analyzer names the first failing rank's error (``primary``: ``cuda_oom``…);
+    when that error has its own finding it is the root cause and is listed first.
+    """
+    for i, f in enumerate(findings):
+        primary = f.fields.get("primary") if f.kind == "nccl" else None
+        if not primary:
+            continue
+        for j in range(i + 1, len(findings)):
+            if findings[j].kind == primary:
+                findings.insert(i, findings.pop(j))
+                return findings
+    return findings
+
+
+class _Dispatcher:
+    """Feeds blocks of lines to every analyzer; isolates analyzer failures."""
+
+    def __init__(self, kinds: list[ArtifactKind], world_size: int | None, lang: str) -> None:
+        self.lang = lang
+        self.kinds = {k.name: k for k in kinds}
+        self.streams: dict[str, LineAnalyzer] = {}
+        self.texts: dict[str, _TextCollector] = {}
+        self.errors: list[str] = []
+        self.carry: dict[str, int] = {}
+        self._vocab = ""
+        for k in kinds:
+            try:
+                if k.stream is not None:
+                    if k.stream is nccl.NcclAnalyzer:
+                        self.streams[k.name] = nccl.NcclAnalyzer(world_size=world_size)
+                    else:
+                        self.streams[k.name] = k.stream()
+                elif k.text is not None:
+                    self.texts[k.name] = _TextCollector()
+            except Exception as exc:
+                self._fail(k.name, exc)
+
+    def _fail(self, name: str, exc: BaseException) -> None:
+        self.errors.append(f"{name}: {type(exc).__name__}")
+        self.streams.pop(name, None)
+        self.texts.pop(name, None)
+
+    def block(self, first_no: int, lines: list[str]) -> None:
+        lows = [ln.lower() for ln in lines]
+        joined = "\n".join(lows)
+        starts = [0]
+        for ln in lows[:-1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        self._vocab = " ".join(set(joined.translate(_NON_ALPHA).split()))
+        for name in list(self.streams):
+            try:
+                self._feed_stream(name, first_no, lines, lows, joined, starts)
+            except Exception as exc:
+                self._fail(name, exc)
+        for name in list(self.texts):
+            try:
+                self._feed_text(name, lines, lows, joined, starts)
+            except Exception as exc:
+                self._fail(name, exc)
+
+    def _feed_stream(
+        self,
+        name: str,
+        first_no: int,
+        lines: list[str],
+        lows: list[str],
+        joined: str,
+        starts: list[int],
+    ) -> None:
+        an = self.streams[name]
+        kind = self.kinds[name]
+        scan = getattr(an, "scan_block", None)
+        if scan is not None:
+            scan(first_no, lines)
+        n = len(lines)
+        hits = (
+            list(range(n))
+            if kind.keywords is None
+            else _hit_lines(joined, starts, _present(kind.keywords, self._vocab))
+        )
+        force_until = self.carry.get(name, 0)
+        pos = 0
+        k = 0
+        while True:
+            while k < len(hits) and hits[k] < pos:
+                k += 1
+            if pos < force_until:
+                idx = pos
+            elif k < len(hits):
+                idx = hits[k]
+            else:
+                break
+            if idx >= n:
+                break
+            an.feed(first_no + idx, lines[idx])
+            pos = idx + 1
+            follow = int(getattr(an, "follow", 0) or 0)
+            if follow > 0:
+                force_until = max(force_until, pos + follow)
+        self.carry[name] = max(0, force_until - n)
+
+    def _feed_text(
+        self, name: str, lines: list[str], lows: list[str], joined: str, starts: list[int]
+    ) -> None:
+        collector = self.texts[name]
+        kind = self.kinds[name]
+        if kind.keywords is not None:
+            hit = set(_hit_lines(joined, starts, _present(kind.keywords, self._vocab)))
+            for i, line in enumerate(lines):
+                collector.add(line, i in hit and kind.detect(line))
+        else:
+            for line in lines:
+                collector.add(line, kind.detect(line))
+
+    def finish(self) -> list[Finding]:
+        findings: list[Finding] = []
+        for name, analyzer in list(self.streams.items()):
+            try:
+                f = _to_finding(self.kinds[name], analyzer.finish())
+            except Exception as exc:
+                self._fail(name, exc)
+                continue
+            if f is not None:
+                findings.append(f)
+        for name, collector in list(self.texts.items()):
+            if not collector.matched:
+                continue
+            kind = self.kinds[name]
+            fn = kind.text
+            try:
+                if fn is None:
+                    result = None
+                elif kind.takes_lang:
+                    result = fn(collector.text(), self.lang)
+                else:
+                    result = fn(collector.text())
+                f = _to_finding(kind, result)
+            except Exception as exc:
+                self._fail(name, exc)
+                continue
+            if f is not None:
+                findings.append(f)
+        findings.sort(key=lambda f: (-f.priority, f.first_line or 10**12))
+        return _root_first(findings)
+
+
 def explain_lines(
     lines: Iterable[str | tuple[str, bool]],
     *,
     world_size: int | None = None,
     registry: list[ArtifactKind] | None = None,
+    lang: str = "en",
 ) -> Explanation:
     """Run every registered analyzer over ``lines`` (strings or ``(text, was_cut)``).
+
+    Lines are processed in blocks of :data:`BLOCK_LINES`; an analyzer with ``keywords``
+    is fed only the lines containing one (plus the lines it asks to ``follow``).
 
     Args:
         lines: The input, one line per item, without line ends.
         world_size: Number of distributed ranks when known (NCCL analyzer).
         registry: Kinds to run (default :data:`REGISTRY`).
+        lang: Language for analyzers whose results carry words (``zh``/``en``).
 
     Returns:
         The :class:`Explanation`; never raises for any input.
     """
     kinds = list(REGISTRY if registry is None else registry)
-    streams: dict[str, LineAnalyzer] = {}
-    texts: dict[str, _TextCollector] = {}
-    errors: list[str] = []
-    for k in kinds:
-        try:
-            if k.stream is not None:
-                if k.name == "nccl":
-                    streams[k.name] = nccl.NcclAnalyzer(world_size=world_size)
-                else:
-                    streams[k.name] = k.stream()
-            elif k.text is not None:
-                texts[k.name] = _TextCollector()
-        except Exception as exc:
-            errors.append(f"{k.name}: {type(exc).__name__}")
+    disp = _Dispatcher(kinds, world_size, lang)
     n = 0
     size = 0
     cut_lines = 0
-    by_name = {k.name: k for k in kinds}
+    block: list[str] = []
+    first_no = 1
     for item in lines:
         if isinstance(item, tuple):
             line, cut = item
@@ -321,39 +612,14 @@ def explain_lines(
         cut_lines += int(cut)
         if "\x00" in line:
             line = line.replace("\x00", "\ufffd")
-        for name in list(streams):
-            try:
-                streams[name].feed(n, line)
-            except Exception as exc:
-                errors.append(f"{name}: {type(exc).__name__}")
-                del streams[name]
-        for name in list(texts):
-            try:
-                texts[name].add(line, by_name[name].detect(line))
-            except Exception as exc:
-                errors.append(f"{name}: {type(exc).__name__}")
-                del texts[name]
-    findings: list[Finding] = []
-    for name, analyzer in streams.items():
-        try:
-            f = _to_finding(by_name[name], analyzer.finish())
-        except Exception as exc:
-            errors.append(f"{name}: {type(exc).__name__}")
-            continue
-        if f is not None:
-            findings.append(f)
-    for name, collector in texts.items():
-        if not collector.matched:
-            continue
-        fn = by_name[name].text
-        try:
-            f = _to_finding(by_name[name], fn(collector.text()) if fn else None)
-        except Exception as exc:
-            errors.append(f"{name}: {type(exc).__name__}")
-            continue
-        if f is not None:
-            findings.append(f)
-    findings.sort(key=lambda f: (-f.priority, f.first_line or 10**12))
+        block.append(line)
+        if len(block) >= BLOCK_LINES:
+            disp.block(first_no, block)
+            first_no += len(block)
+            block = []
+    if block:
+        disp.block(first_no, block)
+    findings = disp.finish()
     looked = list(dict.fromkeys([*(k.name for k in kinds), *KNOWN_KIND_NAMES]))
     return Explanation(
         recognised=bool(findings),
@@ -364,17 +630,21 @@ def explain_lines(
         lines=n,
         bytes=size,
         cut_lines=cut_lines,
-        errors=errors,
+        errors=disp.errors,
     )
 
 
-def explain_text(text: str | bytes, *, world_size: int | None = None) -> Explanation:
+def explain_text(
+    text: str | bytes, *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
     """:func:`explain_lines` over a string (or bytes, decoded with replacement)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    return explain_lines(text.splitlines(), world_size=world_size)
+    return explain_lines(text.splitlines(), world_size=world_size, lang=lang)
 
 
-def explain_stream(stream: IO[bytes], *, world_size: int | None = None) -> Explanation:
+def explain_stream(
+    stream: IO[bytes], *, world_size: int | None = None, lang: str = "en"
+) -> Explanation:
     """:func:`explain_lines` over a binary stream, read line by line (bounded memory)."""
-    return explain_lines(iter_lines(stream), world_size=world_size)
+    return explain_lines(iter_lines(stream), world_size=world_size, lang=lang)

@@ -53,15 +53,20 @@ def _items(prefix: str, ids: list[str], lang: str) -> list[dict[str, str]]:
 def finding_json(f: Finding, lang: str) -> dict[str, Any]:
     """One finding as JSON-ready data (see the module docstring)."""
     cause = f.cause or ""
+    # Parsers plugged in from elsewhere carry their own words (already in ``lang``).
+    meaning = str(f.fields.get("meaning") or cause)
+    checks = _items("explain.check", f.next_check_ids, lang) + [
+        {"id": "", "text": str(x)} for x in f.fields.get("next_checks_text") or []
+    ]
     return {
         "kind": f.kind,
         "category": f.category,
         "cause": f.cause,
         "first_line": f.first_line,
         "title": _text(f"explain.kind.{f.kind}.title", lang, f.kind),
-        "meaning": _text(f"explain.cause.{f.kind}.{cause}", lang, cause),
+        "meaning": _text(f"explain.cause.{f.kind}.{cause}", lang, meaning),
         "fields": f.fields,
-        "next_checks": _items("explain.check", f.next_check_ids, lang),
+        "next_checks": checks,
         "mitigations": _items(f"explain.mitigate.{f.kind}", f.mitigation_ids, lang),
         "long_term": _items("explain.longterm", f.long_term_ids, lang),
     }
@@ -103,6 +108,13 @@ _BULKY = {
     "transport_errors",
     "first_timeout",
     "last_watchdog",
+    "occurrences",
+    "gpus",
+    "message",
+    "findings",
+    "meaning",
+    "next_checks_text",
+    "commands",
 }
 
 

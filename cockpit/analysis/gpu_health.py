@@ -237,6 +237,11 @@ _W: dict[str, dict[str, Any]] = {
 }
 
 
+def metric_name(metric: str, lang: str = "en") -> str:
+    """The words for a cohort metric key (``sm_clock`` → ``SM clock``)."""
+    return str(_W.get(lang, _W["en"])["metric"].get(metric, metric))
+
+
 def _fmt(v: float) -> str:
     return f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
@@ -309,6 +314,18 @@ def why_gpu(
     out.extend(_pcie(gpu, others, w))
     out.extend(_nvlink(gpu, others, w))
 
+    last_xid = _v(gpu.last_xid)
+    if last_xid is not None and last_xid > 0:
+        # DCGM_FI_DEV_XID_ERRORS holds the last Xid seen (a gauge; metrics_kb.md §8.1).
+        info = lookup_xid(int(last_xid), lang)
+        hw_xid = bool(info.likely) and info.likely[0] == "hardware"
+        out.append(
+            Finding(
+                key=f"xid.{int(last_xid)}",
+                level=Level.BAD if hw_xid else Level.WARN,
+                text=w["xid"].format(xid=int(last_xid), name=info.name),
+            )
+        )
     for ev in xids or []:
         if ev.gpu_index == gpu.index or (ev.uuid and ev.uuid == gpu.uuid):
             info = lookup_xid(ev.xid, lang)

@@ -36,6 +36,12 @@ GIB = 1024**3
 MAX_LINE_CHARS = 16_384
 
 
+def has_keyword(line: str, keywords: tuple[str, ...]) -> bool:
+    """True when the lower-cased ``line`` contains one of ``keywords`` (lower-case)."""
+    low = line.lower()
+    return any(k in low for k in keywords)
+
+
 def size_to_bytes(number: str, unit: str) -> int | None:
     """``("1.27", "GiB")`` → ``1363652526``; ``None`` for an unknown unit or bad number."""
     factor = _UNIT_BYTES.get(unit.lower())

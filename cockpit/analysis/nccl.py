@@ -32,7 +32,15 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.logtext import clip, clock_text, line_rank, line_time, snippet, to_int
+from cockpit.analysis.logtext import (
+    clip,
+    clock_text,
+    has_keyword,
+    line_rank,
+    line_time,
+    snippet,
+    to_int,
+)
 
 CATEGORY = "nccl_hang"
 
@@ -51,11 +59,45 @@ KEEP_FIRST_PER_RANK = 16
 KEEP_LAST_PER_RANK = 64
 MAX_ERROR_RANKS = 1024
 
-_GATE = re.compile(
-    r"WorkNCCL|NCCL|watchdog|Watchdog|Error|error|Exception|Assertion|assert|Killed|killed|"
-    r"Segmentation|SIGSEGV|[Cc]heckpoint|[Ss]aving|save|[Dd]ata[Ll]oader|world_size|WORLD_SIZE|"
-    r"out of memory|Xid|ECC|[Ee]valuat|[Vv]alidat|rank"
+# Lower-case substrings of every line the analyzer needs (explain feeds only these).
+KEYWORDS = (
+    "nccl",
+    "watchdog",
+    "error",
+    "exception",
+    "assert",
+    "killed",
+    "segmentation",
+    "sigsegv",
+    "core dumped",
+    "fatal",
+    "checkpoint",
+    "saving",
+    "save",
+    "dataloader",
+    "world_size",
+    "world size",
+    "out of memory",
+    "xid",
+    "ecc",
+    "evaluat",
+    "validat",
+    "no space left",
+    "input/output",
+    "stale file",
+    "read-only",
+    "permission denied",
+    "fallen off",
+    "illegal",
+    "loading dataset",
+    "loading data",
+    "loading shard",
+    "building",
+    "mismatch between collectives",
+    "net/ib",
+    "net/socket",
 )
+_RANK_ANY = re.compile(r"\[(?:rank|default)(\d{1,6})\]|\[Rank (\d{1,6})\]")
 _WORK = re.compile(r"WorkNCCL\(")
 _TIMEOUT = re.compile(r"Watchdog caught collective operation timeout")
 _RAN_FOR = re.compile(r"ran for (\S+) milliseconds")
@@ -343,9 +385,22 @@ class NcclAnalyzer:
         self._first_line = 0
         self._any_time = False
 
+    def scan_block(self, first_line: int, lines: list[str]) -> None:
+        """Note the ranks named anywhere in a block of lines (cheap, whole-block regex).
+
+        ``explain`` calls this for every block, also for lines it does not :meth:`feed`,
+        so "ranks that never logged" counts every line of every rank.
+        """
+        if len(self._ranks_seen) >= MAX_RANKS:
+            return
+        for a, b in set(_RANK_ANY.findall("\n".join(lines))):
+            if len(self._ranks_seen) >= MAX_RANKS:
+                break
+            self._ranks_seen.add(int(a or b))
+
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line (1-based ``line_no``). Never raises on odd input."""
-        if not _GATE.search(raw):
+        if not has_keyword(raw, KEYWORDS):
             return
         line = clip(raw)
         rank = line_rank(line, loose=False)

@@ -37,8 +37,18 @@ from collections import deque
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis import engine_args
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.analysis.logtext import GIB, SIZE_RE, clip, gib, line_rank, size_to_bytes, snippet
+from cockpit.analysis.logtext import (
+    GIB,
+    SIZE_RE,
+    clip,
+    gib,
+    has_keyword,
+    line_rank,
+    size_to_bytes,
+    snippet,
+)
 
 CATEGORY = "cuda_oom"
 MAX_EVENTS = 32
@@ -50,6 +60,45 @@ NON_PYTORCH_SHARE = 0.10
 NON_PYTORCH_MIN_BYTES = 1 * GIB
 # Memory held by other processes that is worth naming (CUDA context alone is ~0.3–0.5 GiB).
 OTHER_PROCESS_MIN_BYTES = 512 * 1024**2
+
+# Lower-case substrings of every line the analyzer needs to see (explain feeds only
+# lines containing one of them): OOM wordings, message continuations, phase markers.
+KEYWORDS = (
+    "out of memory",
+    "outofmemoryerror",
+    "not enough memory",
+    "kv cache",
+    "cache blocks",
+    "capacity",
+    "allocated",
+    "reserved",
+    "pytorch",
+    "profile_run",
+    "dummy",
+    "determine_",
+    "capture",
+    "graph",
+    "warm",
+    "load_model",
+    "loading",
+    "initializ",
+    "init_device",
+    "added request",
+    "post /",
+    "get /",
+    "received request",
+    "generate",
+    "dead",
+    "fatal",
+    "terminat",
+    "shutting down",
+    "# gpu blocks",
+    *engine_args.KEYWORDS,
+    "mqllmengine",
+    "core.py",
+    "text_generation",
+    "tp0]",
+)
 
 _DETECT = re.compile(
     r"out of memory|OutOfMemoryError|Not enough memory|"
@@ -433,8 +482,15 @@ class OomAnalyzer:
         self._stage_by_event: list[str | None] = []
 
     # -- streaming ------------------------------------------------------------------
+    @property
+    def follow(self) -> int:
+        """Lines wanted after the last one fed, whatever they contain (a split message)."""
+        return 8 - len(self._pending) if self._pending else 0
+
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line (1-based ``line_no``). Never raises on odd input."""
+        if not self._pending and not has_keyword(raw, KEYWORDS):
+            return
         line = clip(raw)
         update_engine_args(self._args, line)
         if self._engine is None:

@@ -21,15 +21,39 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.logtext import clip, snippet
+from cockpit.analysis.logtext import clip, has_keyword, snippet
 
 CATEGORY = "bad_rollout"
 MAX_ENDPOINTS = 64
 
-_GATE = re.compile(
-    r"finish_reason|eos|EOS|<\||</s>|<end_of_turn>|chat.?template|ChatTemplate|HTTP/|"
-    r"Error code: \d|Running|Ready|rollout|[Cc]ompil|[Ww]arm|[Cc]apturing|compute capability|"
-    r"pip install|503|50\d|timeout|[Ll]oading"
+KEYWORDS = (
+    "finish_reason",
+    "eos",
+    "<|",
+    "</s>",
+    "<end_of_turn>",
+    "chat",
+    "template",
+    "http/",
+    "error code",
+    "running",
+    "ready",
+    "rollout",
+    "compil",
+    "warm",
+    "capturing",
+    "compute capability",
+    "pip install",
+    '" 50',
+    "503",
+    "502",
+    "504",
+    "unavailable",
+    "timed out",
+    "/ timeout",
+    "loading",
+    "stop_token",
+    "generation_config",
 )
 _FINISH_LENGTH = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?length")
 _FINISH_STOP = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?stop")
@@ -118,7 +142,7 @@ class RolloutAnalyzer:
 
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line. Never raises on odd input."""
-        if not _GATE.search(raw):
+        if not has_keyword(raw, KEYWORDS):
             return
         line = clip(raw)
         if _FINISH_LENGTH.search(line):

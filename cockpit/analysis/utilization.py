@@ -14,8 +14,9 @@ import re
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis import engine_args
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.analysis.logtext import clip, to_float
+from cockpit.analysis.logtext import clip, has_keyword, to_float
 
 CATEGORY = "low_util"
 
@@ -29,9 +30,23 @@ DATA_TIME_SHARE = 0.5
 # Profiler share above which communication or kernel launches dominate (%).
 DOMINANT_PCT = 30.0
 
-_GATE = re.compile(
-    r"vllm|sglang|text-generation|tensor-parallel|--tp|-tp |num-shard|UTIL|[Uu]til|SM_ACTIVE|"
-    r"CPU|cpu|Data\s+[\d.]|num_workers|workers|nccl|cudaLaunchKernel|throttl",
+KEYWORDS = (
+    *engine_args.KEYWORDS,
+    "tensor-parallel",
+    "num-shard",
+    "util",
+    "sm_active",
+    "sm active",
+    "cpu",
+    " data ",
+    "workers",
+    "ncclkernel",
+    "nccldevkernel",
+    "cudalaunchkernel",
+    "throttl",
+    "oscillat",
+    "sawtooth",
+    "spiky",
 )
 _GPU_UTIL = re.compile(
     r"(?:DCGM_FI_DEV_GPU_UTIL|GPU[- _]?[Uu]til(?:ization)?|gpu_util)[^\d%\n]{0,40}?(\d{1,3}(?:\.\d+)?)\s?%"
@@ -48,8 +63,15 @@ _THROTTLE = re.compile(
 _TIME_DATA = re.compile(r"\bTime\s+([\d.]+)\s+\(\s*([\d.]+)\)\s+Data\s+([\d.]+)\s+\(\s*([\d.]+)\)")
 _FEW_WORKERS = re.compile(r"does not have many workers|num_workers", re.I)
 _SAWTOOTH = re.compile(r"oscillat|sawtooth|0%\s*<->\s*100%|spiky|bursts? of 100%", re.I)
-_NCCL_KERNEL = re.compile(r"nccl(?:Dev)?Kernel\S*\s.*?(\d{1,3}\.\d+)\s?%")
-_LAUNCH = re.compile(r"cudaLaunchKernel\S*\s.*?(\d{1,3}\.\d+)\s?%")
+_NCCL_KERNEL = re.compile(r"nccl(?:Dev)?Kernel")
+_LAUNCH = re.compile(r"cudaLaunchKernel")
+_PCT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s?%")
+
+
+def _max_pct(line: str) -> float | None:
+    values = [v for v in (to_float(m.group(1)) for m in _PCT.finditer(line)) if v is not None]
+    values = [v for v in values if v <= 100]
+    return max(values) if values else None
 
 
 class UtilReport(BaseModel):
@@ -104,7 +126,7 @@ class UtilAnalyzer:
 
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line. Never raises on odd input."""
-        if not _GATE.search(raw):
+        if not has_keyword(raw, KEYWORDS):
             return
         line = clip(raw)
         update_engine_args(self._args, line)
@@ -136,11 +158,13 @@ class UtilAnalyzer:
         if _SAWTOOTH.search(line) and ("util" in line.lower() or "%" in line):
             self._sawtooth = True
             self._mark(line_no)
-        if m := _NCCL_KERNEL.search(line):
-            self._nccl = max(self._nccl or 0.0, to_float(m.group(1)) or 0.0)
+        # Profiler tables (torch.profiler key_averages, nsys stats) carry several
+        # percentage columns; the largest is the kernel's share of its own device.
+        if _NCCL_KERNEL.search(line) and (pct := _max_pct(line)) is not None:
+            self._nccl = max(self._nccl or 0.0, pct)
             self._mark(line_no)
-        if m := _LAUNCH.search(line):
-            self._launch = max(self._launch or 0.0, to_float(m.group(1)) or 0.0)
+        if _LAUNCH.search(line) and (pct := _max_pct(line)) is not None:
+            self._launch = max(self._launch or 0.0, pct)
             self._mark(line_no)
 
     def finish(self) -> UtilReport | None:

@@ -411,6 +411,7 @@ _T = {
         "v_rma": "DBE/remap failure: RMA candidate",
         "v_reboot": "fell off the bus: drain the node and power-cycle it",
         "v_reset": "drain and reset the GPU",
+        "act_reset": "reset the GPU (nvidia-smi -r -i <bus id>) before reuse",
         "v_convenient": "reset when convenient (row remap pending)",
         "v_suspect": "suspect hardware: A/B test and diagnose",
         "v_init": "RmInitAdapter failed: GPU not initialized",
@@ -444,6 +445,7 @@ _T = {
         "v_rma": "DBE/重映射失败：RMA 候选",
         "v_reboot": "从总线上掉线：drain 节点并断电重启",
         "v_reset": "drain 并重置 GPU",
+        "act_reset": "重新使用前重置 GPU（nvidia-smi -r -i <bus id>）",
         "v_convenient": "方便时重置（行重映射待生效）",
         "v_suspect": "怀疑硬件：做 A/B 测试和诊断",
         "v_init": "RmInitAdapter 失败：GPU 未初始化",
@@ -700,9 +702,23 @@ def _node_action_text(reports: list[GpuXidReport], tx: dict[str, Any]) -> Any:
     if worst == "drain_and_reboot":
         return tx["node_drain"].format(what="; ".join(tx["act_offbus"][1:]))
     if worst == "drain_and_reset":
-        return tx["node_drain"].format(what=tx["v_reset"])
+        return tx["node_drain"].format(what=tx["act_reset"])
     if worst == "suspect_hardware":
         return reports[0].verdict_text
     if worst == "reset_when_convenient":
         return tx["v_convenient"]
     return tx["node_none"]
+
+
+def xid_event_text(
+    xid: int, gpu_index: int | None, pci_bus_id: str | None, lang: str = "en"
+) -> str:
+    """One timeline line for an Xid event: number, GPU, meaning, likely cause, action."""
+    info = lookup_xid(xid, lang)
+    where = f"GPU {gpu_index}" if gpu_index is not None else "GPU ?"
+    if pci_bus_id:
+        where += f" ({normalize_pci(pci_bus_id)})"
+    likely = "/".join(info.likely) if info.likely else "?"
+    if lang == "zh":
+        return f"Xid {xid} @ {where}：{info.name}；可能原因：{likely}；建议：{info.action}"
+    return f"Xid {xid} on {where}: {info.name}; likely: {likely}; action: {info.action}"

@@ -48,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
     world_size = args.world_size if args.world_size and args.world_size > 0 else None
     try:
         if args.file in ("-", None):
-            expl = explain_stream(sys.stdin.buffer, world_size=world_size)
+            expl = explain_stream(sys.stdin.buffer, world_size=world_size, lang=lang)
         else:
             with open(args.file, "rb") as fh:
-                expl = explain_stream(fh, world_size=world_size)
+                expl = explain_stream(fh, world_size=world_size, lang=lang)
     except OSError as exc:
         print(t("explain.label.read_error", lang, error=str(exc)), file=sys.stderr)
         return 2

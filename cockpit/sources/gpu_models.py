@@ -26,8 +26,13 @@ class GpuSourceKind(StrEnum):
     DCGM = "dcgm"
 
 
+_NOT_READ = Reading.unknown("not read")
+
+
 def _na() -> Reading:
-    return Reading.unknown("not read")
+    # Readings are frozen, so every unset field can share one instance (no validation
+    # per field and per poll).
+    return _NOT_READ
 
 
 class NvLinkState(BaseModel):

@@ -114,6 +114,26 @@ class _Fail:
         )
 
 
+_XID_AS_EVENTS = Reading.unsupported("N/A: NVML reports Xids as events (see xid_events)")
+
+_KNOWN_CACHE: dict[tuple[float, str, str], Reading] = {}
+
+
+def _known(value: float, unit: str, query: str) -> Reading:
+    """A known reading, shared between polls when the value repeats.
+
+    Readings are frozen, and most values (limits, maxima, zero counters) are the same
+    every poll, so this saves building and validating ~35 models per GPU per poll.
+    """
+    key = (float(value), unit, query)
+    r = _KNOWN_CACHE.get(key)
+    if r is None:
+        if len(_KNOWN_CACHE) > 8192:
+            _KNOWN_CACHE.clear()
+        r = _KNOWN_CACHE[key] = Reading.known(key[0], unit, query=query)
+    return r
+
+
 class _GpuLost(Exception):
     def __init__(self, func: str, code: int, text: str) -> None:
         super().__init__(f"{func}: {text} ({code})")
@@ -244,7 +264,7 @@ class NvmlSource:
         r = self._call(func, *args)
         if isinstance(r, _Fail):
             return r.reading(unit)
-        return Reading.known(float(r) * scale, unit, query=func)
+        return _known(float(r) * scale, unit, func)
 
     # -- init --------------------------------------------------------------------------
     def _ensure_init(self) -> None:
@@ -357,8 +377,8 @@ class NvmlSource:
             s.util_gpu = s.util_mem = util.reading("%")
         else:
             q = "nvmlDeviceGetUtilizationRates"
-            s.util_gpu = Reading.known(util.gpu, "%", query=q)
-            s.util_mem = Reading.known(util.memory, "%", query=q)
+            s.util_gpu = _known(util.gpu, "%", q)
+            s.util_mem = _known(util.memory, "%", q)
 
         self._fill_memory(s, h)
 
@@ -390,10 +410,10 @@ class NvmlSource:
             s.remap_pending = s.remap_failure = r
         else:
             q = "nvmlDeviceGetRemappedRows"
-            s.remapped_correctable = Reading.known(rows[0], query=q)
-            s.remapped_uncorrectable = Reading.known(rows[1], query=q)
-            s.remap_pending = Reading.known(rows[2], query=q)
-            s.remap_failure = Reading.known(rows[3], query=q)
+            s.remapped_correctable = _known(rows[0], "", q)
+            s.remapped_uncorrectable = _known(rows[1], "", q)
+            s.remap_pending = _known(rows[2], "", q)
+            s.remap_failure = _known(rows[3], "", q)
 
         for cause, attr in ((0, "retired_sbe"), (1, "retired_dbe")):
             pages = self._call("nvmlDeviceGetRetiredPages", h, cause)
@@ -402,7 +422,7 @@ class NvmlSource:
                 attr,
                 pages.reading()
                 if isinstance(pages, _Fail)
-                else Reading.known(len(pages), query="nvmlDeviceGetRetiredPages"),
+                else _known(len(pages), "", "nvmlDeviceGetRetiredPages"),
             )
         s.retired_pending = self._scalar("nvmlDeviceGetRetiredPagesPendingStatus", h)
 
@@ -415,12 +435,11 @@ class NvmlSource:
 
         mig = self._call("nvmlDeviceGetMigMode", h)
         s.mig_mode = (
-            mig.reading()
-            if isinstance(mig, _Fail)
-            else Reading.known(mig[0], query="nvmlDeviceGetMigMode")
+            mig.reading() if isinstance(mig, _Fail) else _known(mig[0], "", "nvmlDeviceGetMigMode")
         )
 
         self._fill_processes(s, h)
+        s.last_xid = _XID_AS_EVENTS
 
     def _fill_memory(self, s: GpuSnapshot, h: Any) -> None:
         nv = self._nv
@@ -431,9 +450,9 @@ class NvmlSource:
             mem = self._call("nvmlDeviceGetMemoryInfo", h)
             q = "nvmlDeviceGetMemoryInfo"
             if not isinstance(mem, _Fail):
-                s.mem_total = Reading.known(mem.total / MIB, "MiB", query=q)
-                s.mem_used = Reading.known(mem.used / MIB, "MiB", query=q)
-                s.mem_free = Reading.known(mem.free / MIB, "MiB", query=q)
+                s.mem_total = _known(mem.total / MIB, "MiB", q)
+                s.mem_used = _known(mem.used / MIB, "MiB", q)
+                s.mem_free = _known(mem.free / MIB, "MiB", q)
                 s.mem_reserved = Reading.unsupported(
                     "N/A: v1 memory info has no reserved", unit="MiB"
                 )
@@ -442,10 +461,10 @@ class NvmlSource:
             r = mem.reading("MiB")
             s.mem_total = s.mem_used = s.mem_free = s.mem_reserved = r
             return
-        s.mem_total = Reading.known(mem.total / MIB, "MiB", query=q)
-        s.mem_reserved = Reading.known(mem.reserved / MIB, "MiB", query=q)
-        s.mem_used = Reading.known(mem.used / MIB, "MiB", query=q)
-        s.mem_free = Reading.known(mem.free / MIB, "MiB", query=q)
+        s.mem_total = _known(mem.total / MIB, "MiB", q)
+        s.mem_reserved = _known(mem.reserved / MIB, "MiB", q)
+        s.mem_used = _known(mem.used / MIB, "MiB", q)
+        s.mem_free = _known(mem.free / MIB, "MiB", q)
 
     def _field(self, fv: Any, name: str, unit: str) -> Reading:
         rc = int(fv.nvmlReturn)
@@ -473,7 +492,7 @@ class NvmlSource:
         if isinstance(mode, _Fail):
             s.ecc_mode = mode.reading()
         else:
-            s.ecc_mode = Reading.known(mode[0], query="nvmlDeviceGetEccMode")
+            s.ecc_mode = _known(mode[0], "", "nvmlDeviceGetEccMode")
             if mode[0] == 0:
                 off = Reading.unsupported("N/A: ECC is disabled", query="nvmlDeviceGetEccMode")
                 s.ecc_corrected_volatile = s.ecc_uncorrected_volatile = off
@@ -525,12 +544,10 @@ class NvmlSource:
             )
         self._nvlinks[index] = links
         q = "nvmlDeviceGetNvLinkErrorCounter"
-        counters = [
-            failure.reading() if failure is not None else Reading.known(v, query=q) for v in totals
-        ]
+        counters = [failure.reading() if failure is not None else _known(v, "", q) for v in totals]
         return NvLinkState(
-            links=Reading.known(links, query="nvmlDeviceGetNvLinkState"),
-            active=Reading.known(active, query="nvmlDeviceGetNvLinkState"),
+            links=_known(links, "", "nvmlDeviceGetNvLinkState"),
+            active=_known(active, "", "nvmlDeviceGetNvLinkState"),
             inactive_links=inactive,
             replay_errors=counters[0],
             recovery_errors=counters[1],
@@ -560,9 +577,7 @@ class NvmlSource:
                 GpuProcess(
                     pid=pid,
                     used_memory=(
-                        Reading.known(
-                            used / MIB, "MiB", query="nvmlDeviceGetComputeRunningProcesses"
-                        )
+                        _known(used / MIB, "MiB", "nvmlDeviceGetComputeRunningProcesses")
                         if used is not None
                         else Reading.unsupported(
                             "N/A: NVML cannot tell this process's memory", unit="MiB"

@@ -22,12 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-
-from cockpit.models import InstantVector, Sample, Series
 
 DCGM_EVAL_AT = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
 STEP_S = 15
@@ -142,54 +139,6 @@ class DcgmProm:
 
     url: str
     at: datetime
-
-
-class HttpMetrics:
-    """A minimal read-only Prometheus HTTP client implementing ``MetricsSource`` (query
-    API only), used until the project's Prometheus source is available to these tests."""
-
-    name = "prometheus"
-
-    def __init__(self, url: str) -> None:
-        self.url = url.rstrip("/")
-        self._client = httpx.AsyncClient(timeout=10.0)
-
-    async def _get(self, path: str, params: dict[str, str]) -> Any:
-        r = await self._client.get(self.url + path, params=params)
-        r.raise_for_status()
-        return r.json()["data"]
-
-    async def instant(self, query: str, at: datetime) -> list[InstantVector]:
-        data = await self._get("/api/v1/query", {"query": query, "time": str(at.timestamp())})
-        return [
-            InstantVector(labels=r["metric"], t=float(r["value"][0]), v=float(r["value"][1]))
-            for r in data["result"]
-        ]
-
-    async def range(
-        self, query: str, start: datetime, end: datetime, step_s: float
-    ) -> list[Series]:
-        data = await self._get(
-            "/api/v1/query_range",
-            {
-                "query": query,
-                "start": str(start.timestamp()),
-                "end": str(end.timestamp()),
-                "step": str(step_s),
-            },
-        )
-        return [
-            Series(
-                labels=r["metric"], samples=[Sample(t=float(t), v=float(v)) for t, v in r["values"]]
-            )
-            for r in data["result"]
-        ]
-
-    async def metric_names(self, at: datetime) -> list[str]:
-        return list(await self._get("/api/v1/label/__name__/values", {}))
-
-    async def close(self) -> None:
-        await self._client.aclose()
 
 
 @pytest.fixture(scope="session")

@@ -62,6 +62,20 @@ def build_fake_nvml(dest: Path) -> Path:
     return out
 
 
+_loaded: Path | None = None
+
+
+def load_fake_nvml(dest: Path) -> Path:
+    """Build the fake library into ``dest`` and load it into this process, once per
+    process (later calls return the already loaded one: pynvml keeps the first)."""
+    global _loaded
+    if _loaded is None:
+        lib = build_fake_nvml(dest)
+        ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+        _loaded = lib
+    return _loaded
+
+
 class FakeNvml:
     """The script of the fake library: values and error codes per GPU and per function.
 
@@ -125,9 +139,7 @@ class FakeNvml:
 @pytest.fixture(scope="session")
 def fake_nvml_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The compiled fake library, loaded into this process once (soname trick)."""
-    lib = build_fake_nvml(tmp_path_factory.mktemp("fake-nvml"))
-    ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
-    return lib
+    return load_fake_nvml(tmp_path_factory.mktemp("fake-nvml"))
 
 
 @pytest.fixture

@@ -6,15 +6,17 @@ from __future__ import annotations
 import pytest
 
 from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
+from cockpit.config import PrometheusSettings
 from cockpit.models import Availability
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import DcgmSource
-from tests.backends.dcgm_prom import DcgmProm, HttpMetrics
+from cockpit.sources.prometheus import PrometheusSource
+from tests.backends.dcgm_prom import DcgmProm
 
 
 @pytest.fixture
 async def dcgm(dcgm_prometheus: DcgmProm):
-    metrics = HttpMetrics(dcgm_prometheus.url)
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     yield DcgmSource(metrics, clock=lambda: dcgm_prometheus.at)
     await metrics.close()
 

@@ -274,3 +274,60 @@ def test_pid_mapping_without_access(tmp_path: Path) -> None:
     _comm, uid, cid, note = map_pid_to_pod(12, tmp_path)
     assert uid == "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0" and cid == "c" * 64 and note is None
     assert map_pid_to_pod(13, tmp_path)[3] == "cannot map: not on the node (PID not visible here)"
+
+
+async def test_missing_function_falls_back_and_is_logged_once(
+    fake_nvml: FakeNvml, caplog: pytest.LogCaptureFixture
+) -> None:
+    # FUNCTION_NOT_FOUND (13) is what pynvml raises for a symbol an old driver lacks.
+    fake_nvml.set(**{"fn.nvmlDeviceGetMemoryInfo_v2": 13, "fn.nvmlDeviceGetMigMode": 13})
+    import cockpit.sources.nvml as nvml_mod
+
+    nvml_mod._missing_logged.clear()
+    src = NvmlSource(watch_xid=False)
+    try:
+        with caplog.at_level("WARNING", logger="cockpit.sources.nvml"):
+            snap = await src.snapshot()
+            await src.snapshot()
+    finally:
+        await src.close()
+    g = snap.gpus[0]
+    assert g.mem_total.value == pytest.approx(81559.0)  # from the v1 call
+    assert g.mem_reserved.status is Availability.UNSUPPORTED
+    assert g.mig_mode.status is Availability.UNSUPPORTED
+    assert "not in this driver" in (g.mig_mode.reason or "")
+    logged = [r.getMessage() for r in caplog.records if "missing" in r.getMessage()]
+    assert sorted(logged) == sorted(
+        [
+            "NVML function nvmlDeviceGetMemoryInfo is missing from this driver; shown as N/A",
+            "NVML function nvmlDeviceGetMigMode is missing from this driver; shown as N/A",
+        ]
+    )
+    assert any("nvmlDeviceGetMigMode" in w for w in snap.warnings)
+
+
+async def test_hung_driver_times_out_without_blocking(fake_nvml: FakeNvml) -> None:
+    fake_nvml.set(count=2, delay_ms=200)
+    src = NvmlSource(watch_xid=False, call_timeout_s=0.3)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(SourceError) as err:
+            await src.snapshot()
+        assert err.value.kind is ErrorKind.TIMEOUT
+        assert time.monotonic() - t0 < 1.0
+        # The stuck poll is still inside the driver: no second one is piled on it.
+        with pytest.raises(SourceError) as again:
+            await src.snapshot()
+        assert "previous NVML poll" in again.value.failure.message
+        fake_nvml.unset("delay_ms")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                snap = await src.snapshot()
+                break
+            except SourceError:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.2)
+        assert len(snap.gpus) == 2
+    finally:
+        await src.close()

@@ -18,6 +18,7 @@
  *   gpu<i>.retired_supported=1     page retirement answers (H100 default: NOT_SUPPORTED)
  *   gpu<i>.nvlink<l>.state=0|1, gpu<i>.nvlink<l>.err<c>=<count>
  *   events=<gpu>:<type>:<data>,... events delivered once each, in order
+ *   delay_ms=<ms>                  every per-device call sleeps this long (a hung driver)
  *
  * Struct layouts follow nvidia-ml-py 13.615.71 (pynvml.py).
  */
@@ -250,6 +251,9 @@ static int enter_dev(void *handle, const char *fn, nvmlReturn_t *rc) {
         return -1;
     }
     char key[256];
+    /* A hung driver (Xid 119: GSP RPC timeouts) makes every call slow. */
+    long long delay = get_ll("delay_ms", 0);
+    if (delay > 0) usleep((useconds_t)(delay * 1000));
     long long e = dev_ll(i, "err", 0);
     if (e) {
         *rc = (nvmlReturn_t)e;
@@ -308,7 +312,7 @@ nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
     maybe_reload();
     nvmlReturn_t rc = (nvmlReturn_t)get_ll("init", 0);
     if (rc == RC_SUCCESS) {
-        initialized = 1;
+        initialized++; /* reference-counted like the real library */
         for (int i = 0; i < MAX_GPUS; i++) devices[i].index = i;
     }
     pthread_mutex_unlock(&lock);
@@ -321,7 +325,7 @@ nvmlReturn_t nvmlInit(void) { return nvmlInitWithFlags(0); }
 nvmlReturn_t nvmlShutdown(void) {
     pthread_mutex_lock(&lock);
     nvmlReturn_t rc = initialized ? RC_SUCCESS : RC_UNINITIALIZED;
-    initialized = 0;
+    if (initialized > 0) initialized--;
     pthread_mutex_unlock(&lock);
     return rc;
 }

@@ -1,0 +1,234 @@
+"""Per-GPU table rows as plain text with a level per cell (pure), shared by the GPU panel
+and ``cockpit gpus``. Unknown values render as ``?`` and unsupported ones as ``N/A`` —
+never as 0 (metrics_kb.md §5.5: NOT_SUPPORTED is "n/a", not an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
+from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
+from cockpit.models import Availability, Reading
+from cockpit.sources.gpu_models import GpuSnapshot
+
+COLUMNS = (
+    "gpu",
+    "name",
+    "util",
+    "memory",
+    "temp",
+    "power",
+    "sm_clock",
+    "clocks",
+    "ecc",
+    "pcie",
+    "nvlink",
+    "state",
+)
+
+HEADERS = {
+    "en": {
+        "gpu": "GPU",
+        "name": "Name",
+        "util": "Util%",
+        "memory": "Mem GiB",
+        "temp": "Temp°C",
+        "power": "Power W",
+        "sm_clock": "SM MHz",
+        "clocks": "Clock reasons",
+        "ecc": "ECC/remap",
+        "pcie": "PCIe",
+        "nvlink": "NVLink",
+        "state": "State",
+    },
+    "zh": {
+        "gpu": "GPU",
+        "name": "型号",
+        "util": "利用率%",
+        "memory": "显存 GiB",
+        "temp": "温度°C",
+        "power": "功耗 W",
+        "sm_clock": "SM MHz",
+        "clocks": "降频原因",
+        "ecc": "ECC/重映射",
+        "pcie": "PCIe",
+        "nvlink": "NVLink",
+        "state": "状态",
+    },
+}
+
+STATE_WORDS = {
+    "en": {"ok": "OK", "info": "OK", "warn": "WARN", "bad": "BAD", "lost": "LOST", "unknown": "?"},
+    "zh": {
+        "ok": "正常",
+        "info": "正常",
+        "warn": "注意",
+        "bad": "异常",
+        "lost": "丢失",
+        "unknown": "?",
+    },
+}
+
+SPARK_METRICS = ("util_gpu", "mem_used", "power_draw", "temp_gpu", "sm_clock")
+_BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+class Cell(BaseModel):
+    """One table cell: its text and how worrying it is."""
+
+    text: str
+    level: Level = Level.OK
+    missing: bool = False
+
+
+class GpuRow(BaseModel):
+    """One GPU as table cells, keyed by :data:`COLUMNS`."""
+
+    index: int
+    cells: dict[str, Cell] = Field(default_factory=dict)
+
+
+def fmt(r: Reading, digits: int = 0) -> str:
+    """``N/A`` (unsupported), ``?`` (unknown) or the number."""
+    if r.status is Availability.UNSUPPORTED:
+        return "N/A"
+    if not r.ok or r.value is None:
+        return "?"
+    return f"{r.value:.{digits}f}"
+
+
+def _pair(a: Reading, b: Reading, digits: int = 0, scale: float = 1.0) -> str:
+    def one(r: Reading) -> str:
+        if r.ok and r.value is not None:
+            return f"{r.value * scale:.{digits}f}"
+        return fmt(r)
+
+    return f"{one(a)}/{one(b)}"
+
+
+def _missing(*rs: Reading) -> bool:
+    return all(not r.ok for r in rs)
+
+
+def gpu_row(
+    g: GpuSnapshot, verdict: GpuVerdict, cohort: CohortView | None, lang: str = "en"
+) -> GpuRow:
+    """Cells of one GPU; levels come from the verdict's findings and the cohort."""
+    keys = {f.key for f in verdict.findings}
+    outl: set[str] = set()
+    if cohort is not None:
+        row = next((r for r in cohort.rows if r.index == g.index), None)
+        if row is not None:
+            outl = set(row.outlier_metrics)
+
+    def lvl(*conds: tuple[bool, Level]) -> Level:
+        for c, level in conds:
+            if c:
+                return level
+        return Level.OK
+
+    cells: dict[str, Cell] = {}
+    cells["gpu"] = Cell(text=str(g.index))
+    cells["name"] = Cell(text=(g.name or "?").replace("NVIDIA ", ""))
+    if g.lost:
+        for col in COLUMNS[2:]:
+            cells[col] = Cell(text="—", level=Level.LOST, missing=True)
+        cells["state"] = Cell(
+            text=STATE_WORDS.get(lang, STATE_WORDS["en"])["lost"], level=Level.LOST
+        )
+        return GpuRow(index=g.index, cells=cells)
+    cells["util"] = Cell(
+        text=f"{fmt(g.util_gpu)}/{fmt(g.util_mem)}",
+        level=lvl(("util" in outl, Level.WARN)),
+        missing=_missing(g.util_gpu),
+    )
+    cells["memory"] = Cell(
+        text=_pair(g.mem_used, g.mem_total, 1, 1 / 1024),
+        level=lvl(("memory" in outl, Level.WARN)),
+        missing=_missing(g.mem_used),
+    )
+    cells["temp"] = Cell(
+        text=f"{fmt(g.temp_gpu)}/{fmt(g.temp_mem)}",
+        level=lvl(
+            ("clock.hw_thermal" in keys, Level.BAD),
+            ("clock.sw_thermal" in keys or "temp" in outl, Level.WARN),
+        ),
+        missing=_missing(g.temp_gpu),
+    )
+    cells["power"] = Cell(
+        text=_pair(g.power_draw, g.power_limit),
+        level=lvl(
+            ("clock.hw_power_brake" in keys, Level.BAD),
+            ("clock.power_cap" in keys or "power" in outl, Level.WARN),
+        ),
+        missing=_missing(g.power_draw),
+    )
+    cells["sm_clock"] = Cell(
+        text=_pair(g.sm_clock, g.sm_clock_max),
+        level=lvl(("sm_clock" in outl, Level.WARN)),
+        missing=_missing(g.sm_clock),
+    )
+    if g.clock_reasons.ok and g.clock_reasons.value is not None:
+        dec = decode_clock_reasons(int(g.clock_reasons.value), lang)
+        cl = {
+            ClockSeverity.TROUBLE: Level.BAD,
+            ClockSeverity.WARN: Level.WARN,
+            ClockSeverity.INFO: Level.INFO,
+        }.get(dec.severity, Level.OK)
+        if "clock.power_cap" in keys and cl is Level.INFO:
+            cl = Level.WARN
+        cells["clocks"] = Cell(text=dec.summary, level=cl)
+    else:
+        cells["clocks"] = Cell(text=fmt(g.clock_reasons), missing=True)
+    ecc_bad = bool(keys & {"ecc.unc", "remap.failure"})
+    ecc_warn = bool(keys & {"remap.pending", "remap.unc", "retired.pending"})
+    unc = g.ecc_uncorrected_volatile
+    rows = g.remapped_uncorrectable
+    cells["ecc"] = Cell(
+        text=f"{fmt(unc)}/{fmt(rows)}"
+        + (" P" if (g.remap_pending.value or 0) >= 1 else "")
+        + (" F" if (g.remap_failure.value or 0) >= 1 else ""),
+        level=lvl((ecc_bad, Level.BAD), (ecc_warn, Level.WARN)),
+        missing=_missing(unc, rows),
+    )
+    if g.pcie_gen.ok and g.pcie_width.ok:
+        cells["pcie"] = Cell(
+            text=f"G{fmt(g.pcie_gen)}x{fmt(g.pcie_width)}",
+            level=lvl(("pcie.degraded" in keys, Level.WARN)),
+        )
+    else:
+        cells["pcie"] = Cell(text=fmt(g.pcie_gen), missing=True)
+    nv = g.nvlink
+    if nv.links.ok:
+        cells["nvlink"] = Cell(
+            text=f"{fmt(nv.active)}/{fmt(nv.links)}",
+            level=lvl((bool(keys & {"nvlink.down", "nvlink.errors"}), Level.WARN)),
+        )
+    else:
+        cells["nvlink"] = Cell(text=fmt(nv.links), missing=True)
+    cells["state"] = Cell(
+        text=STATE_WORDS.get(lang, STATE_WORDS["en"])[verdict.level.value], level=verdict.level
+    )
+    return GpuRow(index=g.index, cells=cells)
+
+
+def sparkline(values: Sequence[float | None], width: int = 16) -> str:
+    """Unicode block sparkline of the last ``width`` values (gaps as spaces)."""
+    vals = list(values)[-width:]
+    known = [v for v in vals if v is not None]
+    if not known:
+        return ""
+    lo, hi = min(known), max(known)
+    span = hi - lo
+    out = []
+    for v in vals:
+        if v is None:
+            out.append(" ")
+        elif span <= 0:
+            out.append(_BLOCKS[3])
+        else:
+            out.append(_BLOCKS[min(7, int((v - lo) / span * 7.999))])
+    return "".join(out)

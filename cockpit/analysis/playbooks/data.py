@@ -1,0 +1,89 @@
+"""What the playbook checks read: data already fetched from the sources (no I/O here).
+
+Filled by :mod:`cockpit.collect.playbooks`; tests build it directly. A source that was
+not available is named in ``missing`` with the reason, and every check that needs it
+answers "not available: <source>" instead of guessing.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from cockpit.models import Reading
+from cockpit.sources.gpu_models import GpuNodeSnapshot
+from cockpit.sources.kube_models import EventLite, NodeLite, PodLite
+
+
+class Signal(BaseModel):
+    """A metric signal for the incident window.
+
+    Attributes:
+        now: Value now (mean of the recent part of the window).
+        baseline: The same signal in the baseline window (``None`` when not queried).
+        per_instance: ``{pod or instance: value}`` now, when queried per replica.
+        query: The PromQL behind ``now``.
+    """
+
+    now: Reading
+    baseline: Reading | None = None
+    per_instance: dict[str, float] = Field(default_factory=dict)
+    query: str = ""
+
+
+class ModelConfig(BaseModel):
+    """The served model's shape, from its ``config.json`` or the user.
+
+    Attributes:
+        params_b: Parameters in billions.
+        num_layers: ``num_hidden_layers``.
+        num_kv_heads: ``num_key_value_heads`` (= attention heads without GQA).
+        head_dim: ``hidden_size / num_attention_heads`` unless given.
+        dtype_bytes: Bytes per weight (2 for fp16/bf16, 1 for fp8/int8).
+        kv_dtype_bytes: Bytes per KV element (2, or 1 with an fp8 KV cache).
+    """
+
+    params_b: float | None = None
+    num_layers: int | None = None
+    num_kv_heads: int | None = None
+    head_dim: int | None = None
+    dtype_bytes: float = 2.0
+    kv_dtype_bytes: float = 2.0
+
+
+class PlaybookData(BaseModel):
+    """Everything the checks may read.
+
+    Attributes:
+        pods: The service's (or job's) pods.
+        logs: ``{pod name: log text}`` (tail; previous instance appended when restarted).
+        nodes: Nodes (all, or those of the pods).
+        events: Events about the pods (FailedScheduling…).
+        daemonsets: ``{name: (desired, ready)}`` of GPU device-plugin DaemonSets.
+        gpus: GPU snapshots of the pods' nodes (NVML local or DCGM via Prometheus).
+        metrics: Named signals (see :mod:`cockpit.collect.playbooks` for the names).
+        model: The model's shape when known.
+        missing: ``{source: reason}`` for sources that are not available.
+    """
+
+    pods: list[PodLite] = Field(default_factory=list)
+    logs: dict[str, str] = Field(default_factory=dict)
+    nodes: list[NodeLite] = Field(default_factory=list)
+    events: list[EventLite] = Field(default_factory=list)
+    daemonsets: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    gpus: list[GpuNodeSnapshot] = Field(default_factory=list)
+    metrics: dict[str, Signal] = Field(default_factory=dict)
+    model: ModelConfig | None = None
+    missing: dict[str, str] = Field(default_factory=dict)
+
+    def has(self, source: str) -> bool:
+        """True when ``source`` (``kube``, ``gpu``, ``metrics``) was available."""
+        return source not in self.missing
+
+    def signal(self, name: str) -> Signal | None:
+        """The signal ``name`` when it has a known value now."""
+        s = self.metrics.get(name)
+        return s if s is not None and s.now.value is not None else None
+
+    def all_logs(self) -> str:
+        """Every pod's log, one after another, each line prefixed by nothing."""
+        return "\n".join(self.logs[k] for k in sorted(self.logs))

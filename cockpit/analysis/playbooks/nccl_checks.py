@@ -1,0 +1,240 @@
+"""Checks of the NCCL hang / timeout playbook (seed 000, 场景二)."""
+
+from __future__ import annotations
+
+import re
+
+from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
+from cockpit.analysis.playbooks.common import restarts
+from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+
+# PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
+# (``default_pg_nccl_timeout``), 30 min before. Above 30 min it was raised on purpose.
+DEFAULT_TIMEOUT_MS = 1_800_000
+_ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH")
+_XID_LINE = re.compile(r"NVRM: Xid \(PCI:[^)]*\): (\d+)")
+
+
+def _report(data: PlaybookData) -> NcclReport | None:
+    a = NcclAnalyzer(world_size=len(data.pods) or None if _one_rank_per_pod(data) else None)
+    n = 0
+    for pod in sorted(data.logs):
+        for line in data.logs[pod].splitlines():
+            n += 1
+            a.feed(n, line)
+    return a.finish()
+
+
+def _one_rank_per_pod(data: PlaybookData) -> bool:
+    # PyTorchJob / JobSet / indexed Job pods carry the rank in a label or env var.
+    return bool(data.pods) and all(
+        any(
+            k in p.meta.labels
+            for k in (
+                "training.kubeflow.org/replica-index",
+                "batch.kubernetes.io/job-completion-index",
+                "jobset.sigs.k8s.io/job-index",
+            )
+        )
+        for p in data.pods
+    )
+
+
+def nccl_first_rank(data: PlaybookData) -> ItemResult:
+    """The first failing rank and its first error — never the last watchdog line."""
+    if not data.has("kube"):
+        return not_available("first_rank", "kube")
+    r = _report(data)
+    if r is None:
+        return ItemResult(
+            item="first_rank",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.nccl.no_watchdog",
+        )
+    ev: list[CheckEvidence] = []
+    if r.first_error is not None:
+        ev.append(
+            CheckEvidence(
+                label=f"first error (rank {r.first_error.rank if r.first_error.rank is not None else '?'}, line {r.first_error.line})",
+                value=r.first_error.text[:300],
+                source="logs",
+            )
+        )
+    if r.last_watchdog is not None:
+        ev.append(
+            CheckEvidence(
+                label="last watchdog line (not the cause)",
+                value=r.last_watchdog.text[:200],
+                source="logs",
+            )
+        )
+    return ItemResult(
+        item="first_rank",
+        status=ItemStatus.PROBLEM,
+        finding_key="playbook.finding.nccl.first_rank",
+        finding_args={
+            "rank": r.first_failing_rank if r.first_failing_rank is not None else "?",
+            "kind": (r.first_error.kind if r.first_error else "?"),
+            "pattern": r.pattern,
+        },
+        evidence=ev,
+    )
+
+
+def nccl_sequence(data: PlaybookData) -> ItemResult:
+    """Same collective (OpType/Numel) at the same SeqNum on every rank?"""
+    if not data.has("kube"):
+        return not_available("same_sequence", "kube")
+    r = _report(data)
+    if r is None:
+        return ItemResult(
+            item="same_sequence",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.nccl.no_watchdog",
+        )
+    ev = [
+        CheckEvidence(label=f"rank {k}", value=v, source="logs")
+        for k, v in list(r.ops_at_seq.items())[:16]
+    ]
+    if "collective_mismatch" in r.flags:
+        return ItemResult(
+            item="same_sequence",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.nccl.mismatch",
+            finding_args={
+                "seq": r.mismatch_seq if r.mismatch_seq is not None else "?",
+                "odd": ", ".join(map(str, r.odd_one_out_ranks)) or "?",
+            },
+            evidence=ev,
+        )
+    return ItemResult(
+        item="same_sequence",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.nccl.same",
+        finding_args={"seq": r.min_seq if r.min_seq is not None else "?"},
+        evidence=ev,
+    )
+
+
+def nccl_alive_xid(data: PlaybookData) -> ItemResult:
+    """Ranks' pods alive and not restarted; Xid on their nodes (GPU source or logs)."""
+    if not data.has("kube"):
+        return not_available("alive_xid", "kube")
+    ev: list[CheckEvidence] = []
+    bad = []
+    for p in data.pods:
+        ready = all(cs.ready for cs in p.container_statuses) if p.container_statuses else False
+        if p.phase != "Running" or not ready or restarts(p):
+            bad.append(p.meta.name)
+            ev.append(
+                CheckEvidence(
+                    label=p.meta.name,
+                    value=f"{p.phase} ready={ready} restarts={restarts(p)} node={p.spec.node_name}",
+                    source="kube",
+                )
+            )
+    xids = []
+    for snap in data.gpus:
+        for g in snap.gpus:
+            if g.last_xid.value is not None and g.last_xid.value > 0:
+                xids.append(f"{snap.node} GPU {g.index}: Xid {g.last_xid.value:.0f}")
+    for pod, text in data.logs.items():
+        for m in _XID_LINE.finditer(text):
+            xids.append(f"{pod}: Xid {m.group(1)}")
+    ev += [CheckEvidence(label="Xid", value=x, source="gpu") for x in xids[:10]]
+    if bad or xids:
+        return ItemResult(
+            item="alive_xid",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.nccl.alive_problem",
+            finding_args={"pods": ", ".join(bad) or "-", "xids": len(xids)},
+            evidence=ev,
+        )
+    missing = [] if data.has("gpu") else ["gpu"]
+    return ItemResult(
+        item="alive_xid",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.nccl.alive_ok",
+        finding_args={"n": len(data.pods), "gpu_note": ", ".join(missing)},
+        missing=missing,
+    )
+
+
+def nccl_versions_env(data: PlaybookData) -> ItemResult:
+    """Images, NCCL/CUDA env vars and driver versions that differ between ranks."""
+    if not data.has("kube"):
+        return not_available("versions_env", "kube")
+    diffs: list[CheckEvidence] = []
+    by_key: dict[str, dict[str, str]] = {}
+    for p in data.pods:
+        for c in p.spec.containers[:1]:
+            by_key.setdefault("image", {})[p.meta.name] = c.image
+            for e in c.env:
+                if e.name.startswith(_ENV_PREFIXES):
+                    by_key.setdefault(f"env {e.name}", {})[p.meta.name] = e.value or e.value_from
+        for cs in p.container_statuses[:1]:
+            by_key.setdefault("image digest", {})[p.meta.name] = cs.digest
+    drivers = {snap.node or "?": snap.driver_version or "?" for snap in data.gpus}
+    if drivers:
+        by_key["driver"] = drivers
+    names = {p.meta.name for p in data.pods}
+    for key, values in sorted(by_key.items()):
+        if key.startswith("env") and set(values) != names:
+            diffs.append(
+                CheckEvidence(
+                    label=key, value=f"set on {len(values)} of {len(names)} pods", source="kube"
+                )
+            )
+        elif len(set(values.values())) > 1:
+            diffs.append(
+                CheckEvidence(
+                    label=key,
+                    value="; ".join(f"{k}={v}" for k, v in sorted(values.items()))[:300],
+                    source="kube",
+                )
+            )
+    if diffs:
+        return ItemResult(
+            item="versions_env",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.nccl.versions_differ",
+            finding_args={"n": len(diffs)},
+            evidence=diffs,
+        )
+    return ItemResult(
+        item="versions_env",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.nccl.versions_same",
+        finding_args={"n": len(data.pods)},
+        missing=[] if data.has("gpu") else ["gpu"],
+    )
+
+
+def nccl_timeout_raised(data: PlaybookData) -> ItemResult:
+    """Was the timeout raised instead of fixing the cause?"""
+    if not data.has("kube"):
+        return not_available("timeout", "kube")
+    r = _report(data)
+    if r is None or r.timeout_ms is None:
+        return ItemResult(
+            item="timeout",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.nccl.timeout_unknown",
+        )
+    ev = [CheckEvidence(label="Timeout(ms)", value=str(r.timeout_ms), unit="ms", source="logs")]
+    if r.timeout_ms > DEFAULT_TIMEOUT_MS:
+        return ItemResult(
+            item="timeout",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.nccl.timeout_raised",
+            finding_args={"ms": r.timeout_ms},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="timeout",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.nccl.timeout_default",
+        finding_args={"ms": r.timeout_ms},
+        evidence=ev,
+    )

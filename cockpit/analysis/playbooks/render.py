@@ -1,0 +1,97 @@
+"""Words for playbook results, and their incident-record forms (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus
+from cockpit.analysis.playbooks.spec import Playbook
+from cockpit.i18n import catalog, t
+from cockpit.incident import Evidence, PlaybookItemResult, PlaybookRecord
+
+_STATUS_KEY = {
+    ItemStatus.OK: "playbook.status.ok",
+    ItemStatus.PROBLEM: "playbook.status.problem",
+    ItemStatus.OPEN: "playbook.status.open",
+    ItemStatus.NA: "playbook.status.na",
+    ItemStatus.NOT_AVAILABLE: "playbook.status.not_available",
+}
+# List arguments that are ids of explain's mitigation / long-term texts.
+_ID_LISTS = {"mitigations": "explain.mitigate.cuda_oom", "long_term": "explain.longterm"}
+
+
+def status_text(status: ItemStatus, lang: str) -> str:
+    """``ok`` / ``problem`` / … in ``lang``."""
+    return t(_STATUS_KEY[status], lang)
+
+
+def _arg(name: str, value: Any, lang: str) -> Any:
+    if isinstance(value, list):
+        prefix = _ID_LISTS.get(name)
+        words = []
+        for v in value:
+            key = f"{prefix}.{v}" if prefix else ""
+            words.append((t(key, lang) if key in catalog() else str(v)).rstrip("。."))
+        return "；".join(words) if lang == "zh" else "; ".join(words)
+    return value
+
+
+def finding_text(result: ItemResult, lang: str) -> str:
+    """The finding of ``result`` in ``lang`` (empty when it has none)."""
+    if not result.finding_key:
+        return ""
+    args = {k: _arg(k, v, lang) for k, v in result.finding_args.items()}
+    return t(result.finding_key, lang, **args)
+
+
+def summary(results: list[ItemResult], lang: str) -> str:
+    """``2 problems, 3 ok, 1 open, 0 not available``."""
+    count = {s: sum(1 for r in results if r.status is s) for s in ItemStatus}
+    return t(
+        "playbook.summary",
+        lang,
+        problems=count[ItemStatus.PROBLEM],
+        ok=count[ItemStatus.OK] + count[ItemStatus.NA],
+        open=count[ItemStatus.OPEN],
+        na=count[ItemStatus.NOT_AVAILABLE],
+    )
+
+
+def to_evidence(ev: CheckEvidence, playbook_id: str, step: str = "") -> Evidence:
+    """A check's evidence as an incident :class:`Evidence` (for ``session.pin``)."""
+    return Evidence(
+        label=ev.label,
+        value=ev.value,
+        unit=ev.unit,
+        query=ev.query,
+        source=f"playbook:{playbook_id}:{ev.source}" if ev.source else f"playbook:{playbook_id}",
+        step=step,
+    )
+
+
+def to_record(
+    playbook: Playbook,
+    results: list[ItemResult],
+    lang: str,
+    evidence_ids: dict[str, list[str]] | None = None,
+) -> PlaybookRecord:
+    """What lands in the incident (and its export): one line per checklist item."""
+    by_item = {r.item: r for r in results}
+    items = []
+    for item in playbook.items:
+        r = by_item.get(item.id)
+        status = r.status.value if r else "open"
+        finding = finding_text(r, lang) if r else ""
+        items.append(
+            PlaybookItemResult(
+                item=item.text(lang),
+                status=status,
+                finding=finding,
+                evidence_ids=list((evidence_ids or {}).get(item.id, [])),
+            )
+        )
+    return PlaybookRecord(
+        playbook=playbook.id,
+        items=items,
+        summary=f"{playbook.title.get(lang)}: {summary(results, lang)}",
+    )

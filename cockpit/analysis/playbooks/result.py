@@ -1,0 +1,67 @@
+"""Results of playbook items: status, the finding (an i18n key with arguments), evidence."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ItemStatus(StrEnum):
+    """Outcome of one checklist item (matches ``PlaybookItemResult.status``)."""
+
+    OK = "ok"
+    PROBLEM = "problem"
+    OPEN = "open"
+    NA = "n/a"
+    NOT_AVAILABLE = "not_available"
+
+
+class CheckEvidence(BaseModel):
+    """A number or line behind a finding; pinnable as incident evidence.
+
+    Attributes:
+        label: What it is (``"restarts of vllm-0"``).
+        value: The value as text (``"3"``, ``"1.27 GiB"``, a log line).
+        unit: Unit of ``value`` when numeric.
+        source: ``kube``, ``gpu``, ``metrics`` or ``logs``.
+        query: The PromQL / Kubernetes request / log location it came from.
+    """
+
+    label: str
+    value: str
+    unit: str = ""
+    source: str = ""
+    query: str = ""
+
+
+class ItemResult(BaseModel):
+    """What a check found for one item.
+
+    Attributes:
+        item: Item id.
+        status: See :class:`ItemStatus`.
+        finding_key: i18n key (``playbook.finding.*``) of the finding.
+        finding_args: Its format arguments.
+        evidence: The numbers and lines behind it.
+        missing: Sources that would have been needed (for ``not_available``).
+    """
+
+    item: str
+    status: ItemStatus
+    finding_key: str = ""
+    finding_args: dict[str, Any] = Field(default_factory=dict)
+    evidence: list[CheckEvidence] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+
+
+def not_available(item: str, *sources: str) -> ItemResult:
+    """The result of a check whose sources are missing."""
+    return ItemResult(
+        item=item,
+        status=ItemStatus.NOT_AVAILABLE,
+        finding_key="playbook.not_available",
+        finding_args={"source": ", ".join(sources)},
+        missing=list(sources),
+    )

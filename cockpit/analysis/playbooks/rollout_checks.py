@@ -1,0 +1,191 @@
+"""Checks of the bad-release playbook (seed 000, 场景六)."""
+
+from __future__ import annotations
+
+from cockpit.analysis.playbooks.common import pod_command_line, ratio
+from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.rollout import explain_rollout_text
+
+# Probe paths that answer before the model is loaded and warmed up (vllm#15313,
+# gateway-api-inference-extension#550: "/health starts returning true very early").
+EARLY_HEALTH_PATHS = ("/health", "/healthz", "/ping", "/")
+# A finish_reason=length share or HTTP 400 share this many times its baseline is a jump.
+JUMP = 2.0
+
+
+def _versions(data: PlaybookData) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in data.pods:
+        digest = next((cs.digest for cs in p.container_statuses if cs.digest), "")
+        image = p.spec.containers[0].image if p.spec.containers else ""
+        key = f"{image} {digest[:19]} | {pod_command_line(p)[:160]}"
+        out.setdefault(key, []).append(p.meta.name)
+    return out
+
+
+def roll_diff(data: PlaybookData) -> ItemResult:
+    """Image digest and engine args that differ between the service's pods."""
+    if not data.has("kube"):
+        return not_available("diff", "kube")
+    versions = _versions(data)
+    ev = [
+        CheckEvidence(label=", ".join(sorted(pods))[:120], value=key, source="kube")
+        for key, pods in versions.items()
+    ]
+    if len(versions) > 1:
+        return ItemResult(
+            item="diff",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.roll.versions",
+            finding_args={"n": len(versions)},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="diff",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.roll.one_version",
+        evidence=ev,
+    )
+
+
+def roll_readiness(data: PlaybookData) -> ItemResult:
+    """Readiness that passes before load and warm-up (probe path; Ready while warming)."""
+    if not data.has("kube"):
+        return not_available("readiness", "kube")
+    ev: list[CheckEvidence] = []
+    weak = []
+    for p in data.pods:
+        for c in p.spec.containers[:1]:
+            probe = c.readiness_probe or {}
+            path = ((probe.get("httpGet") or {}).get("path")) if isinstance(probe, dict) else None
+            if not probe:
+                weak.append(p.meta.name)
+                ev.append(
+                    CheckEvidence(label=p.meta.name, value="no readinessProbe", source="kube")
+                )
+            elif path in EARLY_HEALTH_PATHS and not c.startup_probe:
+                weak.append(p.meta.name)
+                ev.append(
+                    CheckEvidence(
+                        label=p.meta.name, value=f"readiness {path}, no startupProbe", source="kube"
+                    )
+                )
+    report = explain_rollout_text(data.all_logs()) if data.logs else None
+    warming = report is not None and "readiness_before_model_ready" in report.causes
+    if warming and report is not None:
+        ev.append(CheckEvidence(label="log", value=report.warmup_line or "", source="logs"))
+    if weak or warming:
+        return ItemResult(
+            item="readiness",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.roll.readiness_weak",
+            finding_args={"pods": ", ".join(weak) or "-"},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="readiness",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.roll.readiness_ok",
+        evidence=ev,
+    )
+
+
+def roll_mixed_versions(data: PlaybookData) -> ItemResult:
+    """Old and new replicas serving side by side."""
+    if not data.has("kube"):
+        return not_available("mixed_versions", "kube")
+    ready = [
+        p
+        for p in data.pods
+        if p.container_statuses and all(cs.ready for cs in p.container_statuses)
+    ]
+    digests = {
+        next(
+            (cs.digest for cs in p.container_statuses if cs.digest),
+            p.spec.containers[0].image if p.spec.containers else "",
+        )
+        for p in ready
+    }
+    ev = [
+        CheckEvidence(
+            label="versions serving",
+            value=", ".join(sorted(d[:26] for d in digests)),
+            source="kube",
+        )
+    ]
+    if len(digests) > 1:
+        return ItemResult(
+            item="mixed_versions",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.roll.mixed",
+            finding_args={"n": len(digests)},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="mixed_versions",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.roll.not_mixed",
+        evidence=ev,
+    )
+
+
+def roll_finish_reason(data: PlaybookData) -> ItemResult:
+    """finish_reason=length share and HTTP 400 share, now vs before (metrics, logs)."""
+    ev: list[CheckEvidence] = []
+    jumps = []
+    for name in ("finish_length_share", "http_400_share"):
+        s = data.signal(name)
+        if s is None:
+            continue
+        base = s.baseline.value if s.baseline else None
+        ev.append(
+            CheckEvidence(
+                label=name,
+                value=f"{s.now.value:.3f}" + (f" (before {base:.3f})" if base is not None else ""),
+                source="metrics",
+                query=s.query,
+            )
+        )
+        r = ratio(s.now.value, base)
+        if (r is not None and r >= JUMP) or (base == 0 and (s.now.value or 0) > 0.05):
+            jumps.append(name)
+    report = explain_rollout_text(data.all_logs()) if data.logs else None
+    if report is not None:
+        ev.append(
+            CheckEvidence(
+                label="log",
+                value=f"{report.cause}; 400 share {report.http_400_share}",
+                source="logs",
+            )
+        )
+        if report.cause in (
+            "eos_stop_token_mismatch",
+            "chat_template_missing_or_unresolvable",
+            "eos_immediate_stop",
+        ):
+            jumps.append(report.cause)
+    if not ev:
+        return (
+            not_available("finish_reason", "metrics")
+            if not data.has("metrics")
+            else ItemResult(
+                item="finish_reason",
+                status=ItemStatus.OPEN,
+                finding_key="playbook.finding.no_signal",
+            )
+        )
+    if jumps:
+        return ItemResult(
+            item="finish_reason",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.roll.finish_jump",
+            finding_args={"what": ", ".join(jumps)},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="finish_reason",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.roll.finish_same",
+        evidence=ev,
+    )

@@ -1,0 +1,226 @@
+"""Checks of the TTFT P99 spike playbook (seed 000, 场景四)."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import timedelta
+
+from cockpit.analysis.engine_logs import explain_engine_log_text
+from cockpit.analysis.playbooks.common import ratio, restarts
+from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+
+# A signal "rose" when now / baseline is at least this (the worked example in seed 003:
+# P99 180 → 620 ms is 3.4×; queue 12 → 85).
+ROSE = 1.5
+# A replica is "clearly slower" at this multiple of its peers' median (robust cohort
+# rule of the architecture: ratio to the peer median, not a z-score).
+SLOW_REPLICA = 2.0
+YOUNG_POD = timedelta(minutes=30)
+
+
+def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | None]:
+    s = data.signal(name)
+    if s is None:
+        return None, None
+    r = ratio(s.now.value, s.baseline.value if s.baseline else None)
+    base = s.baseline.value if s.baseline and s.baseline.value is not None else None
+    ev = CheckEvidence(
+        label=name,
+        value=f"{s.now.value:.3g}" + (f" (baseline {base:.3g})" if base is not None else ""),
+        unit=s.now.unit,
+        source="metrics",
+        query=s.query,
+    )
+    return r, ev
+
+
+def ttft_queue(data: PlaybookData) -> ItemResult:
+    """Queue time up? Arrival rate and long-prompt share changed?"""
+    if not data.has("metrics"):
+        return not_available("queue", "metrics")
+    ev: list[CheckEvidence] = []
+    rose = []
+    for name in ("queue_time_p99", "requests_waiting", "arrival_rate", "prompt_tokens_p90"):
+        r, e = _rose(data, name)
+        if e is not None:
+            ev.append(e)
+        if r is not None and r >= ROSE:
+            rose.append(name)
+    if not ev:
+        return ItemResult(
+            item="queue", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
+        )
+    if rose:
+        return ItemResult(
+            item="queue",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.ttft.queue_rose",
+            finding_args={"signals": ", ".join(rose)},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="queue",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.ttft.queue_flat",
+        evidence=ev,
+    )
+
+
+def ttft_prefill(data: PlaybookData) -> ItemResult:
+    """Prefill head-of-line blocking, KV saturation or preemption in the engine log."""
+    if not data.has("kube"):
+        return not_available("prefill", "kube")
+    r = explain_engine_log_text(data.all_logs()) if data.logs else None
+    if r is None:
+        return ItemResult(
+            item="prefill",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.ttft.no_engine_log",
+        )
+    ev = [
+        CheckEvidence(
+            label="engine log",
+            value=f"{r.cause}; waiting max {r.waiting_max}; KV max {r.kv_usage}",
+            source="logs",
+        )
+    ]
+    bad = r.cause in ("long_prompt_head_of_line", "kv_cache_saturation", "preemption_recompute")
+    return ItemResult(
+        item="prefill",
+        status=ItemStatus.PROBLEM if bad else ItemStatus.OK,
+        finding_key="playbook.finding.ttft.engine",
+        finding_args={"cause": r.cause},
+        evidence=ev,
+    )
+
+
+def ttft_scaling(data: PlaybookData) -> ItemResult:
+    """Scaling, cold loads or a rollout: young pods, restarts, several image digests."""
+    if not data.has("kube"):
+        return not_available("scaling", "kube")
+    ev: list[CheckEvidence] = []
+    starts = [p.start_time for p in data.pods if p.start_time is not None]
+    newest = max(starts) if starts else None
+    oldest = min(starts) if starts else None
+    young = [
+        p.meta.name
+        for p in data.pods
+        if p.start_time
+        and newest
+        and oldest
+        and newest - oldest > YOUNG_POD
+        and p.start_time > newest - YOUNG_POD
+    ]
+    digests = {cs.digest for p in data.pods for cs in p.container_statuses[:1] if cs.digest}
+    restarted = [p.meta.name for p in data.pods if restarts(p)]
+    if young:
+        ev.append(
+            CheckEvidence(label="pods started recently", value=", ".join(young), source="kube")
+        )
+    if len(digests) > 1:
+        ev.append(
+            CheckEvidence(label="image digests", value=", ".join(sorted(digests)), source="kube")
+        )
+    if restarted:
+        ev.append(CheckEvidence(label="restarted", value=", ".join(restarted), source="kube"))
+    hit, e = _rose(data, "prefix_cache_hit_rate")
+    if e is not None:
+        ev.append(e)
+    cache_drop = hit is not None and hit < 1 / ROSE
+    if young or len(digests) > 1 or restarted or cache_drop:
+        return ItemResult(
+            item="scaling",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.ttft.scaling",
+            evidence=ev,
+        )
+    return ItemResult(
+        item="scaling",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.ttft.no_scaling",
+        evidence=ev,
+    )
+
+
+def ttft_slow_replica(data: PlaybookData) -> ItemResult:
+    """One replica clearly slower than its peers (TTFT P99 per pod)."""
+    s = data.metrics.get("ttft_p99")
+    if s is None or not s.per_instance:
+        return (
+            not_available("slow_replica", "metrics")
+            if not data.has("metrics")
+            else ItemResult(
+                item="slow_replica",
+                status=ItemStatus.OPEN,
+                finding_key="playbook.finding.no_signal",
+            )
+        )
+    values = s.per_instance
+    ev = [
+        CheckEvidence(
+            label=f"TTFT P99 {k}", value=f"{v:.3g}", unit="s", source="metrics", query=s.query
+        )
+        for k, v in sorted(values.items())
+    ]
+    if len(values) < 2:
+        return ItemResult(
+            item="slow_replica",
+            status=ItemStatus.NA,
+            finding_key="playbook.finding.ttft.one_replica",
+            evidence=ev,
+        )
+    slow = []
+    for k, v in values.items():
+        peers = [x for kk, x in values.items() if kk != k]
+        med = statistics.median(peers)
+        if med > 0 and v / med >= SLOW_REPLICA:
+            slow.append(k)
+    if slow:
+        return ItemResult(
+            item="slow_replica",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.ttft.slow_replica",
+            finding_args={"replicas": ", ".join(sorted(slow))},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="slow_replica",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.ttft.replicas_even",
+        evidence=ev,
+    )
+
+
+def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
+    """TPOT normal + TTFT worse → queueing/prefill; both worse → overload/GPU/shared."""
+    if not data.has("metrics"):
+        return not_available("tpot_rule", "metrics")
+    rt, et = _rose(data, "ttft_p99")
+    rp, ep = _rose(data, "tpot_p99")
+    ev = [e for e in (et, ep) if e is not None]
+    if rt is None or rp is None:
+        return ItemResult(
+            item="tpot_rule",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.no_signal",
+            evidence=ev,
+        )
+    if rt >= ROSE and rp < ROSE:
+        key = "playbook.finding.ttft.rule_queue_prefill"
+    elif rt >= ROSE and rp >= ROSE:
+        key = "playbook.finding.ttft.rule_overload"
+    else:
+        return ItemResult(
+            item="tpot_rule",
+            status=ItemStatus.OK,
+            finding_key="playbook.finding.ttft.rule_no_spike",
+            evidence=ev,
+        )
+    return ItemResult(
+        item="tpot_rule",
+        status=ItemStatus.PROBLEM,
+        finding_key=key,
+        finding_args={"ttft": f"{rt:.1f}", "tpot": f"{rp:.1f}"},
+        evidence=ev,
+    )

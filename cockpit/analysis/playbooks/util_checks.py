@@ -1,0 +1,167 @@
+"""Checks of the low GPU utilization playbook (seed 000, 场景三)."""
+
+from __future__ import annotations
+
+from cockpit.analysis.playbooks.common import engine_args_of
+from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.utilization import MIN_WEIGHTS_PER_SHARD_GIB, explain_util_text
+
+# CFS throttling: share of CPU periods throttled above which the host CPU starves the GPU
+# (cAdvisor container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total;
+# formats.md §C7, vllm#4806).
+THROTTLED_SHARE = 0.25
+# GPU "busy" (DCGM_FI_DEV_GPU_UTIL, % of time a kernel ran) while SM active stays low:
+# kernels run but use few SMs (DCGM field docs: GPU_UTIL is time-based, SM_ACTIVE is
+# the fraction of SMs with a warp resident).
+BUSY_UTIL_PCT = 80.0
+LOW_SM_ACTIVE = 0.5
+# Requests in flight below this per replica is idle capacity, not a problem.
+IDLE_REQUESTS = 0.5
+
+
+def util_gaps(data: PlaybookData) -> ItemResult:
+    """Long gaps: CPU throttling (metrics) and dataloader/CPU signals (logs)."""
+    ev: list[CheckEvidence] = []
+    found = False
+    thr = data.signal("cpu_throttled_share")
+    if thr is not None and thr.now.value is not None:
+        ev.append(
+            CheckEvidence(
+                label="CPU periods throttled",
+                value=f"{thr.now.value:.2f}",
+                source="metrics",
+                query=thr.query,
+            )
+        )
+        found = found or thr.now.value >= THROTTLED_SHARE
+    report = explain_util_text(data.all_logs()) if data.logs else None
+    if report is not None and report.cause in ("dataloader_cpu_starved", "host_cpu_bound"):
+        found = True
+        ev.append(CheckEvidence(label="log signal", value=report.cause, source="logs"))
+    if not ev and not data.has("metrics"):
+        return not_available("gaps", "metrics")
+    if found:
+        return ItemResult(
+            item="gaps",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.util.gaps",
+            evidence=ev,
+        )
+    return ItemResult(
+        item="gaps",
+        status=ItemStatus.OK if ev else ItemStatus.OPEN,
+        finding_key="playbook.finding.util.no_gaps" if ev else "playbook.finding.no_signal",
+        evidence=ev,
+    )
+
+
+def util_sm(data: PlaybookData) -> ItemResult:
+    """Busy kernels but low SM activity."""
+    util = data.signal("gpu_util")
+    sm = data.signal("sm_active")
+    if util is None or sm is None:
+        return (
+            not_available("low_sm", "metrics")
+            if not data.has("metrics")
+            else ItemResult(
+                item="low_sm", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
+            )
+        )
+    u, s = util.now.value or 0.0, sm.now.value or 0.0
+    ev = [
+        CheckEvidence(
+            label="GPU util", value=f"{u:.0f}", unit="%", source="metrics", query=util.query
+        ),
+        CheckEvidence(label="SM active", value=f"{s:.2f}", source="metrics", query=sm.query),
+    ]
+    if u >= BUSY_UTIL_PCT and s < LOW_SM_ACTIVE:
+        return ItemResult(
+            item="low_sm",
+            status=ItemStatus.PROBLEM,
+            finding_key="playbook.finding.util.low_sm",
+            finding_args={"util": f"{u:.0f}", "sm": f"{s:.2f}"},
+            evidence=ev,
+        )
+    return ItemResult(
+        item="low_sm",
+        status=ItemStatus.OK,
+        finding_key="playbook.finding.util.sm_ok",
+        finding_args={"util": f"{u:.0f}", "sm": f"{s:.2f}"},
+        evidence=ev,
+    )
+
+
+def util_collectives(data: PlaybookData) -> ItemResult:
+    """Collectives dominate: tensor-parallel size vs model size (pod args)."""
+    if not data.has("kube"):
+        return not_available("collectives", "kube")
+    for pod in data.pods:
+        args = engine_args_of(pod)
+        tp, params = args.tensor_parallel_size, args.model_params_b
+        if tp and tp > 1 and params:
+            per_shard = params * 1e9 * 2 / tp / 1024**3
+            ev = [
+                CheckEvidence(
+                    label=f"{pod.meta.name}: TP × model",
+                    value=f"TP={tp}, {params:g}B, {per_shard:.1f} GiB/shard",
+                    source="kube",
+                )
+            ]
+            if per_shard < MIN_WEIGHTS_PER_SHARD_GIB:
+                return ItemResult(
+                    item="collectives",
+                    status=ItemStatus.PROBLEM,
+                    finding_key="playbook.finding.util.over_sharded",
+                    finding_args={"tp": tp, "params": f"{params:g}"},
+                    evidence=ev,
+                )
+            return ItemResult(
+                item="collectives",
+                status=ItemStatus.OK,
+                finding_key="playbook.finding.util.tp_ok",
+                finding_args={"tp": tp, "params": f"{params:g}"},
+                evidence=ev,
+            )
+    return ItemResult(
+        item="collectives", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
+    )
+
+
+def util_idle(data: PlaybookData) -> ItemResult:
+    """Few requests: normal idle capacity (do not invent work)."""
+    running = data.signal("requests_running")
+    waiting = data.signal("requests_waiting")
+    if running is None:
+        return (
+            not_available("few_requests", "metrics")
+            if not data.has("metrics")
+            else ItemResult(
+                item="few_requests",
+                status=ItemStatus.OPEN,
+                finding_key="playbook.finding.no_signal",
+            )
+        )
+    total = (running.now.value or 0.0) + ((waiting.now.value or 0.0) if waiting else 0.0)
+    ev = [
+        CheckEvidence(
+            label="requests running + waiting",
+            value=f"{total:.1f}",
+            source="metrics",
+            query=running.query,
+        )
+    ]
+    if total < IDLE_REQUESTS:
+        return ItemResult(
+            item="few_requests",
+            status=ItemStatus.OK,
+            finding_key="playbook.finding.util.idle",
+            evidence=ev,
+        )
+    return ItemResult(
+        item="few_requests",
+        status=ItemStatus.NA,
+        finding_key="playbook.finding.util.not_idle",
+        finding_args={"n": f"{total:.1f}"},
+        evidence=ev,
+    )

@@ -1,0 +1,221 @@
+"""Fetch what each playbook's checks need from ``ctx.sources`` (read-only, async).
+
+The checks themselves are pure (:mod:`cockpit.analysis.playbooks`); this layer only
+fetches. A source that is absent (``None`` in :class:`~cockpit.context.Sources`) or
+fails is named in ``PlaybookData.missing`` with the reason, so every check that needs it
+says "not available: <source>". Every call has a timeout; nothing here writes anywhere.
+
+Metric signals (PromQL over vLLM, dcgm-exporter and cAdvisor series, scoped to the
+service's namespace and pods):
+
+==================== ==============================================================
+``requests_running`` ``sum(vllm:num_requests_running)``
+``requests_waiting`` ``sum(vllm:num_requests_waiting)``
+``queue_time_p99``   P99 of ``vllm:request_queue_time_seconds``
+``ttft_p99``         P99 of ``vllm:time_to_first_token_seconds`` (also per pod)
+``tpot_p99``         P99 of ``vllm:time_per_output_token_seconds``
+``arrival_rate``     ``rate(vllm:e2e_request_latency_seconds_count)``
+``prompt_tokens_p90`` P90 of ``vllm:request_prompt_tokens``
+``gpu_util``         ``DCGM_FI_DEV_GPU_UTIL`` (%)
+``sm_active``        ``DCGM_FI_PROF_SM_ACTIVE`` (0–1)
+``cpu_throttled_share`` throttled / total CFS periods (cAdvisor)
+``finish_length_share`` share of ``vllm:request_success_total{finished_reason="length"}``
+==================== ==============================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData, Signal
+from cockpit.models import Reading
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+
+CALL_TIMEOUT_S = 15.0
+LOG_TAIL_LINES = 2000
+MAX_LOG_PODS = 64
+RATE = "5m"
+
+_Q: dict[str, str] = {
+    "requests_running": "sum(vllm:num_requests_running{{{sel}}})",
+    "requests_waiting": "sum(vllm:num_requests_waiting{{{sel}}})",
+    "queue_time_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:request_queue_time_seconds_bucket{{{sel}}}[{rate}])))",
+    "ttft_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
+    "tpot_p99": "histogram_quantile(0.99, sum by (le) (rate(vllm:time_per_output_token_seconds_bucket{{{sel}}}[{rate}])))",
+    "arrival_rate": "sum(rate(vllm:e2e_request_latency_seconds_count{{{sel}}}[{rate}]))",
+    "prompt_tokens_p90": "histogram_quantile(0.9, sum by (le) (rate(vllm:request_prompt_tokens_bucket{{{sel}}}[{rate}])))",
+    "gpu_util": "avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}})",
+    "sm_active": "avg(DCGM_FI_PROF_SM_ACTIVE{{{sel}}})",
+    "cpu_throttled_share": "sum(rate(container_cpu_cfs_throttled_periods_total{{{sel}}}[{rate}])) / sum(rate(container_cpu_cfs_periods_total{{{sel}}}[{rate}]))",
+    "finish_length_share": 'sum(rate(vllm:request_success_total{{finished_reason="length",{sel}}}[{rate}])) / sum(rate(vllm:request_success_total{{{sel}}}[{rate}]))',
+}
+_PER_POD = {
+    "ttft_p99": "histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
+}
+SIGNALS_BY_PLAYBOOK: dict[str, tuple[str, ...]] = {
+    "cuda_oom": ("requests_running",),
+    "nccl_hang": (),
+    "low_util": (
+        "gpu_util",
+        "sm_active",
+        "cpu_throttled_share",
+        "requests_running",
+        "requests_waiting",
+    ),
+    "ttft_spike": (
+        "queue_time_p99",
+        "requests_waiting",
+        "arrival_rate",
+        "prompt_tokens_p90",
+        "ttft_p99",
+        "tpot_p99",
+    ),
+    "pod_pending": (),
+    "bad_rollout": ("finish_length_share",),
+}
+NEEDS_LOGS = {"cuda_oom", "nccl_hang", "low_util", "ttft_spike", "bad_rollout"}
+NEEDS_GPU = {"cuda_oom", "nccl_hang", "low_util"}
+
+
+def _selector(namespace: str, pods: list[str]) -> str:
+    parts = []
+    if namespace:
+        parts.append(f'namespace="{namespace}"')
+    if pods:
+        parts.append('pod=~"' + "|".join(sorted(pods)) + '"')
+    return ",".join(parts)
+
+
+async def _timed(coro: Any) -> Any:
+    return await asyncio.wait_for(coro, timeout=CALL_TIMEOUT_S)
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
+async def _kube(
+    ctx: AppContext, data: PlaybookData, playbook_id: str, pod_names: list[str] | None
+) -> None:
+    kube: Any = ctx.sources.kube
+    ns = ctx.settings.service.namespace or None
+    sel = ctx.settings.service.selector
+    pods = await _timed(kube.list_pods(ns, label_selector=sel if not pod_names else ""))
+    if pod_names:
+        wanted = set(pod_names)
+        pods = [p for p in pods if p.meta.name in wanted]
+    data.pods = pods
+    if playbook_id == "pod_pending":
+        data.nodes = await _timed(kube.list_nodes())
+        events = await _timed(kube.list_events(ns, "reason=FailedScheduling"))
+        names = {p.meta.name for p in pods}
+        data.events = [e for e in events if not names or e.name in names]
+        for ds in await _timed(kube.list_daemonsets("*")):
+            if "device-plugin" in ds.meta.name or "nvidia-device" in ds.meta.name:
+                data.daemonsets[f"{ds.meta.namespace}/{ds.meta.name}"] = (ds.desired, ds.ready)
+    if playbook_id in NEEDS_LOGS:
+        limit = MAX_LOG_PODS if playbook_id == "nccl_hang" else 8
+        for p in pods[:limit]:
+            if p.phase == "Pending":
+                continue
+            try:
+                log = await _timed(
+                    kube.pod_log(
+                        p.meta.name,
+                        p.meta.namespace or ns,
+                        tail_lines=LOG_TAIL_LINES,
+                        timestamps=playbook_id == "nccl_hang",
+                    )
+                )
+                text = log.text
+                if any(cs.restart_count for cs in p.container_statuses):
+                    prev = await _timed(
+                        kube.pod_log(
+                            p.meta.name,
+                            p.meta.namespace or ns,
+                            previous=True,
+                            tail_lines=LOG_TAIL_LINES,
+                            timestamps=playbook_id == "nccl_hang",
+                        )
+                    )
+                    text = prev.text + "\n" + text
+                data.logs[p.meta.name] = text
+            except Exception as exc:
+                data.missing.setdefault(f"logs:{p.meta.name}", _reason(exc))
+
+
+async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> None:
+    src = ctx.sources.metrics
+    assert src is not None
+    now = ctx.clock.now()
+    offset = timedelta(days=7) if ctx.settings.baseline == "7d" else timedelta(days=1)
+    sel = _selector(ctx.settings.service.namespace, [p.meta.name for p in data.pods])
+    for name in SIGNALS_BY_PLAYBOOK.get(playbook_id, ()):
+        q = _Q[name].format(sel=sel, rate=RATE)
+        try:
+            cur = await _timed(src.instant(q, now))
+            base = await _timed(src.instant(q, now - offset))
+        except Exception as exc:
+            data.metrics[name] = Signal(now=Reading.unknown(_reason(exc), query=q), query=q)
+            continue
+        now_r = Reading.known(cur[0].v, query=q) if cur else Reading.unknown("no series", query=q)
+        base_r = (
+            Reading.known(base[0].v, query=q) if base else Reading.unknown("no series", query=q)
+        )
+        sig = Signal(now=now_r, baseline=base_r, query=q)
+        if name in _PER_POD:
+            pq = _PER_POD[name].format(sel=sel, rate=RATE)
+            try:
+                per = await _timed(src.instant(pq, now))
+                sig.per_instance = {v.labels.get("pod", "?"): v.v for v in per if v.v == v.v}
+            except Exception:
+                sig.per_instance = {}
+        data.metrics[name] = sig
+
+
+async def collect_playbook_data(
+    ctx: AppContext,
+    playbook_id: str,
+    *,
+    pods: list[str] | None = None,
+    model: ModelConfig | None = None,
+) -> PlaybookData:
+    """Everything the checks of ``playbook_id`` read.
+
+    Args:
+        ctx: The app context (sources, settings, clock).
+        playbook_id: One of :data:`cockpit.analysis.playbooks.spec.PLAYBOOK_IDS`.
+        pods: Pod names the user listed (e.g. the ranks of a job); default: the service's
+            pods from its namespace and label selector.
+        model: The model's shape when the user gave it.
+
+    Returns:
+        The data; never raises for a failing source (it lands in ``missing``).
+    """
+    data = PlaybookData(model=model)
+    src = ctx.sources
+    if src.kube is None:
+        data.missing["kube"] = src.missing.get("kube", "not configured")
+    else:
+        try:
+            await _kube(ctx, data, playbook_id, pods)
+        except Exception as exc:
+            data.missing["kube"] = _reason(exc)
+    if playbook_id in NEEDS_GPU:
+        if src.gpu is None or not hasattr(src.gpu, "snapshot"):
+            data.missing["gpu"] = src.missing.get("gpu", "not configured")
+        else:
+            try:
+                data.gpus = [await _timed(src.gpu.snapshot())]
+            except Exception as exc:
+                data.missing["gpu"] = _reason(exc)
+    if SIGNALS_BY_PLAYBOOK.get(playbook_id):
+        if src.metrics is None:
+            data.missing["metrics"] = src.missing.get("metrics", "not configured")
+        else:
+            await _metrics(ctx, data, playbook_id)
+    return data

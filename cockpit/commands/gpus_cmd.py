@@ -1,0 +1,202 @@
+"""``cockpit gpus [--once] [--json] [--node NODE]``: per-GPU state with decoded reasons.
+
+Like ``nvitop --once``, plus the clock-event reasons in words, the "why this GPU looks
+bad" line and the cohort outliers. Local NVML by default; with ``--node`` (or when NVML is
+not usable here) dcgm-exporter series for that node from the configured Prometheus.
+Without ``--once`` the view refreshes every second until Ctrl-C.
+
+Exit status: 0 all GPUs OK, 1 some GPU needs attention (warn/bad/lost), 2 no source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
+from cockpit.analysis.gpu_text import COLUMNS, HEADERS, gpu_row
+from cockpit.sources.gpu_models import GpuNodeSnapshot
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the ``gpus`` subcommand."""
+    p = subparsers.add_parser(
+        "gpus",
+        parents=parents,
+        help="per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
+        description="Per-GPU state like nvitop --once, with clock-event reasons, "
+        "why-lines and the cohort view.",
+    )
+    p.add_argument("--once", action="store_true", help="print one snapshot and exit")
+    p.add_argument("--json", action="store_true", help="print JSON (snapshot + verdicts)")
+    p.add_argument(
+        "--node", metavar="NODE", help="read dcgm-exporter series for NODE via Prometheus"
+    )
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)",
+    )
+    p.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
+    p.set_defaults(func=run)
+
+
+def render_text(
+    snap: GpuNodeSnapshot, verdicts: list[GpuVerdict], lang: str, notes: list[str]
+) -> str:
+    """The plain-text view: source line, table, why-lines, cohort outliers."""
+    from cockpit.i18n import t
+
+    if snap.source == "nvml":
+        head = t("gpu.source_nvml", lang, node=snap.node or "?", driver=snap.driver_version or "?")
+    else:
+        head = t("gpu.source_dcgm", lang, node=snap.node or "?")
+    lines = [head, *notes, *(f"! {w}" for w in snap.warnings)]
+    cohort = cohort_view(snap.gpus)
+    headers = HEADERS.get(lang, HEADERS["en"])
+    rows = [[headers[c] for c in COLUMNS]]
+    for g, v in zip(snap.gpus, verdicts, strict=True):
+        r = gpu_row(g, v, cohort, lang)
+        rows.append([r.cells[c].text for c in COLUMNS])
+    widths = [max(_width(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    for row in rows:
+        lines.append("  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    lines.append("")
+    lines.append(t("gpu.why", lang) + ":")
+    lines.extend(f"  GPU {v.index}: {v.line}" for v in verdicts)
+    if cohort.outliers:
+        lines.append(t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))))
+    else:
+        lines.append(t("gpu.cohort_none", lang))
+    for g in snap.gpus:
+        for p in g.processes or []:
+            mem = f"{p.used_memory.value:.0f} MiB" if p.used_memory.ok else "N/A"
+            pod = p.pod_uid or p.pod_note or ""
+            lines.append(f"  GPU {g.index} pid {p.pid} {p.name or '?'} {mem} {pod}")
+    return "\n".join(lines) + "\n"
+
+
+def _width(s: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def _pad(s: str, w: int) -> str:
+    return s + " " * (w - _width(s))
+
+
+async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapshot, list[str], Any]:
+    from cockpit.i18n import t
+    from cockpit.sources.base import ErrorKind, SourceError
+
+    notes: list[str] = []
+    nvml_reason = ""
+    if not args.node:
+        from cockpit.sources.nvml import nvml_source_or_reason
+
+        src, nvml_reason = nvml_source_or_reason(watch_xid=False)
+        if src is not None:
+            try:
+                return await src.snapshot(), notes, src
+            except SourceError as exc:
+                await src.close()
+                if exc.kind is ErrorKind.TIMEOUT:
+                    raise
+                nvml_reason = exc.failure.message
+        notes.append(t("gpu.nvml_unavailable", lang, reason=nvml_reason))
+    from cockpit.config import load_settings
+    from cockpit.sources.dcgm import DcgmSource
+
+    settings = load_settings()
+    url = getattr(args, "prometheus_url", None) or settings.prometheus.url
+    if not url:
+        raise SourceError.of(
+            "dcgm",
+            ErrorKind.NOT_CONFIGURED,
+            t(
+                "gpu.no_source",
+                lang,
+                reasons=(nvml_reason + "; " if nvml_reason else "") + "no Prometheus URL",
+            ),
+        )
+    from cockpit.sources.prometheus import PrometheusSource
+
+    prom_settings = settings.prometheus.model_copy(update={"url": url})
+    metrics = PrometheusSource(prom_settings)
+    dcgm = DcgmSource(metrics)
+    try:
+        node = args.node
+        if not node:
+            nodes = await dcgm.nodes(None)
+            if not nodes:
+                raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", lang))
+            node = nodes[0]
+            if len(nodes) > 1:
+                notes.append(t("gpu.node_guess", lang, node=node, count=len(nodes)))
+        at = None
+        if getattr(args, "at", None):
+            from datetime import UTC, datetime
+
+            from cockpit.timeparse import parse_time
+
+            try:
+                at = parse_time(args.at, datetime.now(UTC))
+            except ValueError as exc:
+                raise SourceError.of("dcgm", ErrorKind.BAD_QUERY, f"--at: {exc}") from exc
+        return await dcgm.node_snapshot(node, at), notes, None
+    finally:
+        await metrics.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit status."""
+    from cockpit.i18n import default_lang
+    from cockpit.sources.base import SourceError
+
+    lang = getattr(args, "lang", None) or default_lang()
+
+    async def one() -> tuple[GpuNodeSnapshot, list[GpuVerdict], list[str]]:
+        snap, notes, src = await _snapshot(args, lang)
+        if src is not None:
+            await src.close()
+        verdicts = [why_gpu(g, snap.gpus, lang=lang) for g in snap.gpus]
+        return snap, verdicts, notes
+
+    try:
+        while True:
+            try:
+                snap, verdicts, notes = asyncio.run(one())
+            except SourceError as exc:
+                f = exc.failure
+                print(
+                    f"{f.source}: {f.kind.value}: {f.message}"
+                    + (f"\n  {f.hint}" if f.hint else ""),
+                    file=sys.stderr,
+                )
+                return 2
+            if args.json:
+                import json
+
+                doc = {
+                    "snapshot": snap.model_dump(mode="json"),
+                    "verdicts": [v.model_dump(mode="json") for v in verdicts],
+                    "notes": notes,
+                }
+                sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            else:
+                if not args.once:
+                    sys.stdout.write("\x1b[H\x1b[2J")
+                sys.stdout.write(render_text(snap, verdicts, lang, notes))
+            sys.stdout.flush()
+            if args.once or args.json:
+                break
+            import time
+
+            time.sleep(max(0.2, args.interval))
+    except KeyboardInterrupt:
+        return 130
+    bad = any(v.level not in (Level.OK, Level.INFO) for v in verdicts)
+    return 1 if bad else 0

@@ -1,0 +1,291 @@
+"""GPU state panel (steps C and E): per-GPU table with colour thresholds, history
+sparklines, the "why this GPU looks bad" line, the cohort across the node's GPUs, Xid
+events (also put on the incident timeline) and a paste box that decodes dmesg text.
+
+Source: local NVML when this host has it (``ctx.sources.gpu``); otherwise — or when the
+driver is not loaded — dcgm-exporter series through the metrics source for the node in
+``ctx.extras["gpu_node"]`` (the first node exporting DCGM series when none is given). The
+panel always says which one it shows.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Button, Collapsible, DataTable, Static, TextArea
+
+from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
+from cockpit.analysis.gpu_text import COLUMNS, HEADERS, SPARK_METRICS, gpu_row, sparkline
+from cockpit.analysis.xid import explain_xid_text, xid_event_text
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.incident import TimelineKind
+from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.sources.dcgm import DcgmSource
+from cockpit.sources.gpu_models import GpuNodeSnapshot, XidEvent
+from cockpit.ui.panel import Panel
+
+LEVEL_STYLE = {
+    Level.OK: "",
+    Level.INFO: "",
+    Level.UNKNOWN: "dim",
+    Level.WARN: "bold yellow",
+    Level.BAD: "bold red",
+    Level.LOST: "bold white on red",
+}
+
+NVML_RETRY_S = 30.0
+"""After NVML was found unusable (driver not loaded), try it again this often."""
+
+HISTORY_POINTS = 60
+"""Samples kept per GPU and metric for the sparklines (one per poll)."""
+
+
+@dataclass
+class GpuPanelData:
+    """What one fetch returns."""
+
+    snapshot: GpuNodeSnapshot
+    notes: list[str] = field(default_factory=list)
+    xids: list[XidEvent] = field(default_factory=list)
+
+
+class GpuPanel(Panel):
+    """Per-GPU state from NVML (local) or DCGM (Prometheus)."""
+
+    DEFAULT_CSS = """
+    GpuPanel #gpu-table { height: auto; max-height: 14; }
+    GpuPanel .gpu--line { height: auto; }
+    GpuPanel #gpu-source { color: $text-muted; }
+    GpuPanel #gpu-paste-text { height: 6; }
+    """
+
+    PANEL_ID: ClassVar[str] = "gpu"
+    TITLE: ClassVar[dict[str, str]] = {"zh": "GPU 状态", "en": "GPU state"}
+    STEPS: ClassVar[tuple[str, ...]] = ("C", "E")
+    SOURCES: ClassVar[tuple[str, ...]] = ()
+    """NVML or, failing that, DCGM through ``metrics``: checked in :meth:`fetch`."""
+    POLL_INTERVAL: ClassVar[float | None] = 1.0
+    FETCH_TIMEOUT: ClassVar[float] = 10.0
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        super().__init__(ctx, **kwargs)
+        self._nvml_error: str | None = None
+        self._nvml_failed_at = 0.0
+        self._xids: collections.deque[XidEvent] = collections.deque(maxlen=50)
+        self._history: dict[str, dict[str, collections.deque[float | None]]] = {}
+
+    # -- fetch (no UI) -----------------------------------------------------------------
+    async def fetch(self, ctx: AppContext) -> GpuPanelData:
+        notes: list[str] = []
+        gpu = ctx.sources.gpu
+        retry = time.monotonic() - self._nvml_failed_at > NVML_RETRY_S
+        if gpu is not None and (self._nvml_error is None or retry):
+            try:
+                snap = await gpu.snapshot()
+            except SourceError as exc:
+                if exc.kind not in (
+                    ErrorKind.UNAVAILABLE,
+                    ErrorKind.NOT_CONFIGURED,
+                    ErrorKind.ACCESS_DENIED,
+                ):
+                    raise
+                self._nvml_error = exc.failure.message
+                self._nvml_failed_at = time.monotonic()
+            else:
+                self._nvml_error = None
+                events: list[XidEvent] = []
+                if hasattr(gpu, "xid_events"):
+                    # A replayed bundle may hold no Xid calls; that is not a failure.
+                    with contextlib.suppress(SourceError):
+                        events = await gpu.xid_events()
+                self.record_xid_events(events)
+                return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
+        reason = self._nvml_error or ctx.sources.missing.get("gpu")
+        if reason:
+            notes.append(t("gpu.nvml_unavailable", self.lang, reason=reason))
+        metrics = ctx.sources.metrics
+        if metrics is None:
+            reasons = "; ".join(f"{k}: {v}" for k, v in ctx.sources.missing.items()) or "-"
+            raise SourceError.of(
+                "gpu",
+                ErrorKind.NOT_CONFIGURED,
+                t("gpu.no_source", self.lang, reasons=reasons),
+                hint=self._nvml_error or "",
+            )
+        dcgm = DcgmSource(metrics, clock=ctx.clock.now)
+        node = ctx.extras.get("gpu_node")
+        if not node:
+            nodes = await dcgm.nodes()
+            if not nodes:
+                raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", self.lang))
+            node = nodes[0]
+            if len(nodes) > 1:
+                notes.append(t("gpu.node_guess", self.lang, node=node, count=len(nodes)))
+        snap = await dcgm.node_snapshot(str(node))
+        return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
+
+    def record_xid_events(self, events: list[XidEvent]) -> None:
+        """Keep Xid events and put each on the incident timeline (kind ``xid``)."""
+        for ev in events:
+            self._xids.append(ev)
+            session = self.ctx.session
+            if session is not None:
+                session.add_timeline(
+                    ev.at,
+                    xid_event_text(ev.xid, ev.gpu_index, ev.pci_bus_id, self.lang),
+                    TimelineKind.XID,
+                    source=ev.source,
+                )
+
+    # -- widgets -----------------------------------------------------------------------
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="gpu-source", classes="gpu--line")
+        table: DataTable[Any] = DataTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
+        headers = HEADERS.get(self.lang, HEADERS["en"])
+        for col in COLUMNS:
+            table.add_column(headers[col], key=col)
+        yield table
+        yield Static("", id="gpu-why", classes="gpu--line")
+        yield Static("", id="gpu-cohort", classes="gpu--line")
+        yield Static("", id="gpu-history", classes="gpu--line", markup=False)
+        yield Static("", id="gpu-xids", classes="gpu--line", markup=False)
+        with Collapsible(title=t("gpu.paste", self.lang), collapsed=True, id="gpu-paste"):
+            yield TextArea("", id="gpu-paste-text")
+            yield Button(t("gpu.explain", self.lang), id="gpu-explain")
+            yield Static("", id="gpu-explain-out", classes="gpu--line", markup=False)
+
+    # -- render (no I/O) ---------------------------------------------------------------
+    def render_data(self, data: GpuPanelData) -> None:
+        snap = data.snapshot
+        lang = self.lang
+        self._remember(snap)
+        if snap.source == "nvml":
+            src = t(
+                "gpu.source_nvml", lang, node=snap.node or "?", driver=snap.driver_version or "?"
+            )
+        else:
+            src = t("gpu.source_dcgm", lang, node=snap.node or "?")
+        head = Text(src, style="bold")
+        for note in [*data.notes, *snap.warnings]:
+            head.append("\n⚠ " + note, style="yellow")
+        lost = sum(1 for g in snap.gpus if g.lost)
+        if lost:
+            head.append("\n" + t("gpu.lost_count", lang, n=lost), style="bold red")
+        self.query_one("#gpu-source", Static).update(head)
+
+        cohort = cohort_view(snap.gpus)
+        verdicts = [
+            why_gpu(g, snap.gpus, cohort=cohort, xids=data.xids, lang=lang) for g in snap.gpus
+        ]
+        with self.app.batch_update():
+            self._render_all(snap, verdicts, cohort, data, lang)
+
+    def _render_all(
+        self,
+        snap: GpuNodeSnapshot,
+        verdicts: list[Any],
+        cohort: Any,
+        data: GpuPanelData,
+        lang: str,
+    ) -> None:
+        table = self.query_one("#gpu-table", DataTable)
+        keys = [str(g.index) for g in snap.gpus]
+        in_place = [str(k.value) for k in table.rows] == keys
+        if not in_place:
+            table.clear()
+        for g, v in zip(snap.gpus, verdicts, strict=True):
+            row = gpu_row(g, v, cohort, lang)
+            cells = []
+            for col in COLUMNS:
+                c = row.cells[col]
+                style = "dim" if c.missing and c.level is Level.OK else LEVEL_STYLE[c.level]
+                if col == "state" and c.level in (Level.OK, Level.INFO):
+                    style = "green"
+                cells.append(Text(c.text, style=style))
+            if in_place:
+                # Update in place: no flicker, the scroll position and widths stay.
+                for col, cell in zip(COLUMNS, cells, strict=True):
+                    table.update_cell(str(g.index), col, cell, update_width=True)
+            else:
+                table.add_row(*cells, key=str(g.index))
+
+        why = Text()
+        why.append(t("gpu.why", lang) + "\n", style="bold")
+        for v in verdicts:
+            why.append(f"GPU {v.index}: ", style="bold")
+            why.append(v.line + "\n", style=LEVEL_STYLE[v.level] or "green")
+        self.query_one("#gpu-why", Static).update(why)
+
+        co = Text()
+        co.append(t("gpu.cohort", lang) + ("：" if lang == "zh" else ": "), style="bold")
+        if cohort.outliers:
+            co.append(
+                t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))),
+                style="bold yellow",
+            )
+            for r in cohort.rows:
+                if r.index in cohort.outliers:
+                    parts = [
+                        f"{metric_name(m, lang)} ×{r.cells[m].ratio:.2f}"
+                        for m in r.outlier_metrics
+                        if r.cells[m].ratio is not None
+                    ]
+                    co.append(f"\n  GPU {r.index}: " + ", ".join(parts))
+        else:
+            co.append(t("gpu.cohort_none", lang), style="green")
+        self.query_one("#gpu-cohort", Static).update(co)
+
+        hist = [t("gpu.history", lang)]
+        for g in snap.gpus:
+            h = self._history.get(self._key(g.index, g.uuid), {})
+            sparks = " ".join(f"{sparkline(list(h.get(m, [])), 12):<12}" for m in SPARK_METRICS)
+            hist.append(f"GPU {g.index}: {sparks}")
+        self.query_one("#gpu-history", Static).update("\n".join(hist))
+
+        if data.xids:
+            xl = [t("gpu.xids", lang)] + [
+                f"{e.at:%H:%M:%S} " + xid_event_text(e.xid, e.gpu_index, e.pci_bus_id, lang)
+                for e in data.xids[-5:]
+            ]
+        else:
+            xl = [t("gpu.no_xids", lang)]
+        self.query_one("#gpu-xids", Static).update("\n".join(xl))
+
+    @staticmethod
+    def _key(index: int, uuid: str | None) -> str:
+        return uuid or f"#{index}"
+
+    def _remember(self, snap: GpuNodeSnapshot) -> None:
+        for g in snap.gpus:
+            h = self._history.setdefault(self._key(g.index, g.uuid), {})
+            for m in SPARK_METRICS:
+                r = getattr(g, m)
+                h.setdefault(m, collections.deque(maxlen=HISTORY_POINTS)).append(
+                    r.value if r.ok else None
+                )
+
+    @on(Button.Pressed, "#gpu-explain")
+    def _explain(self) -> None:
+        text = self.query_one("#gpu-paste-text", TextArea).text
+        res = explain_xid_text(text, self.lang)
+        out: list[str] = []
+        if not res.found:
+            out.append(t("gpu.nothing_found", self.lang))
+        for rep in res.gpus:
+            out.append(f"{rep.pci}: {rep.verdict_text}")
+            for g in rep.groups:
+                extra = f" (+{sum(g.followons.values())} follow-on)" if g.followons else ""
+                out.append(f"  Xid {g.xid} ×{g.count}{extra}: {g.info.name} — {g.reason}")
+                out.extend(f"    - {a}" for a in g.actions)
+        out.extend(res.findings)
+        if res.node_action:
+            out.append(t("gpu.node_action", self.lang, text=res.node_action))
+        self.query_one("#gpu-explain-out", Static).update("\n".join(out))

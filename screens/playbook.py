@@ -1,0 +1,258 @@
+"""Scenario playbooks (seed 000, 场景一–六): one screen per scenario, reachable from any step.
+
+The screen shows the handbook's checklist for the scenario; automated items are checked
+from the sources (through :mod:`cockpit.collect.playbooks`, in a worker) with the
+evidence behind each finding, which can be pinned to the incident; the user answers the
+other items; "record" stores the results in the incident (and so in its export).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from cockpit.analysis.playbooks.data import PlaybookData
+from cockpit.analysis.playbooks.render import finding_text, status_text, summary, to_evidence
+from cockpit.analysis.playbooks.render import to_record as record_of
+from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
+from cockpit.analysis.playbooks.run import run_playbook
+from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
+from cockpit.context import AppContext
+from cockpit.i18n import t
+
+Loader = Callable[[AppContext, str], Awaitable[PlaybookData]]
+
+_STATUS_STYLE = {
+    ItemStatus.OK: "green",
+    ItemStatus.PROBLEM: "bold red",
+    ItemStatus.OPEN: "yellow",
+    ItemStatus.NA: "dim",
+    ItemStatus.NOT_AVAILABLE: "dim italic",
+}
+
+
+async def collect(ctx: AppContext, playbook_id: str) -> PlaybookData:
+    """The default loader: fetch from ``ctx.sources``."""
+    from cockpit.collect.playbooks import collect_playbook_data
+
+    return await collect_playbook_data(ctx, playbook_id)
+
+
+class PlaybookScreen(Screen[None]):
+    """The checklist of one scenario with automated checks and evidence.
+
+    Args:
+        ctx: The app context (sources, session, language).
+        playbook_id: One of ``cuda_oom``, ``nccl_hang``, ``low_util``, ``ttft_spike``,
+            ``pod_pending``, ``bad_rollout``.
+        loader: Where the checks' data comes from (default: the sources).
+    """
+
+    DEFAULT_CSS = """
+    PlaybookScreen #pb-title { height: 1; background: $primary; color: $text; padding: 0 1; }
+    PlaybookScreen #pb-intro { color: $text-muted; padding: 0 1; }
+    PlaybookScreen #pb-table { height: 1fr; min-height: 8; }
+    PlaybookScreen #pb-detail { height: 9; border: round $primary 40%; padding: 0 1; }
+    PlaybookScreen #pb-status { height: 1; padding: 0 1; }
+    PlaybookScreen Horizontal { height: auto; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Back"),
+        Binding("r", "run", "Run checks"),
+        Binding("p", "pin", "Pin"),
+        Binding("o", "mark('ok')", "OK"),
+        Binding("x", "mark('problem')", "Problem"),
+        Binding("s", "record", "Record"),
+    ]
+
+    def __init__(self, ctx: AppContext, playbook_id: str, loader: Loader | None = None) -> None:
+        super().__init__(name=f"playbook-{playbook_id}")
+        self.ctx = ctx
+        self.playbook = load_playbook(playbook_id)
+        self.loader: Loader = loader or collect
+        self.results: dict[str, ItemResult] = {}
+        self.pinned: dict[str, list[str]] = {}
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        lang = self.ctx.lang
+        pb = self.playbook
+        yield Static(pb.title.get(lang), id="pb-title", markup=False)
+        intro = pb.intro.get(lang)
+        if pb.commands:
+            intro += "\n" + "\n".join(f"  $ {c}" for c in pb.commands)
+        yield Static(intro, id="pb-intro", markup=False)
+        with Vertical():
+            yield DataTable(id="pb-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="pb-detail"):
+                yield Static("", id="pb-evidence", markup=False)
+            with Horizontal():
+                yield Button(t("playbook.run", lang), id="pb-run", variant="primary")
+                yield Button(t("playbook.pin", lang), id="pb-pin")
+                yield Button(t("playbook.mark_ok", lang), id="pb-ok")
+                yield Button(t("playbook.mark_problem", lang), id="pb-problem")
+                yield Button(t("playbook.record", lang), id="pb-record")
+                yield Button(t("playbook.close", lang), id="pb-close")
+            yield Static("", id="pb-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        lang = self.ctx.lang
+        table = self.query_one("#pb-table", DataTable)
+        table.add_column(t("playbook.col.status", lang), key="status", width=10)
+        table.add_column(t("playbook.col.mode", lang), key="mode", width=6)
+        table.add_column(t("playbook.col.item", lang), key="item", width=44)
+        table.add_column(t("playbook.col.finding", lang), key="finding")
+        for item in self.playbook.items:
+            table.add_row(
+                status_text(ItemStatus.OPEN, lang),
+                t(f"playbook.mode.{item.mode}", lang),
+                item.text(lang),
+                "",
+                key=item.id,
+            )
+        self.action_run()
+
+    # -- running -----------------------------------------------------------------------------
+    def action_run(self) -> None:
+        self.query_one("#pb-status", Static).update(t("playbook.running", self.ctx.lang))
+        self._run()
+
+    @work(exclusive=True, group="playbook-run")
+    async def _run(self) -> None:
+        data = await self.loader(self.ctx, self.playbook.id)
+        results = run_playbook(self.playbook, data)
+        # Keep what the user already answered by hand.
+        for r in results:
+            prev = self.results.get(r.item)
+            if prev is not None and prev.finding_key == "playbook.finding.user":
+                continue
+            self.results[r.item] = r
+        self._show()
+
+    def _show(self) -> None:
+        from rich.text import Text
+
+        lang = self.ctx.lang
+        table = self.query_one("#pb-table", DataTable)
+        for item in self.playbook.items:
+            r = self.results.get(item.id)
+            if r is None:
+                continue
+            table.update_cell(
+                item.id, "status", Text(status_text(r.status, lang), style=_STATUS_STYLE[r.status])
+            )
+            table.update_cell(item.id, "finding", finding_text(r, lang))
+        self.query_one("#pb-status", Static).update(summary(list(self.results.values()), lang))
+        self._show_detail()
+
+    def _current_item(self) -> str | None:
+        table = self.query_one("#pb-table", DataTable)
+        if table.row_count == 0:
+            return None
+        row = min(max(table.cursor_row, 0), table.row_count - 1)
+        return self.playbook.items[row].id
+
+    def _show_detail(self) -> None:
+        lang = self.ctx.lang
+        item_id = self._current_item()
+        if item_id is None:
+            return
+        item = next(i for i in self.playbook.items if i.id == item_id)
+        r = self.results.get(item_id)
+        lines = [item.text(lang)]
+        if r is not None:
+            lines.append(f"→ {status_text(r.status, lang)}: {finding_text(r, lang)}")
+            if r.evidence:
+                lines.append(t("playbook.evidence", lang) + ":")
+                lines += [
+                    f"  • {e.label}: {e.value}{(' ' + e.unit) if e.unit else ''}"
+                    for e in r.evidence
+                ]
+        if item.commands:
+            lines.append(t("playbook.commands", lang) + ":")
+            lines += [f"  $ {c}" for c in item.commands]
+        self.query_one("#pb-evidence", Static).update("\n".join(lines))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    # -- user actions ------------------------------------------------------------------------
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        actions: dict[str, Callable[[], Any]] = {
+            "pb-run": self.action_run,
+            "pb-pin": self.action_pin,
+            "pb-ok": lambda: self.action_mark("ok"),
+            "pb-problem": lambda: self.action_mark("problem"),
+            "pb-record": self.action_record,
+            "pb-close": self.action_close,
+        }
+        fn = actions.get(event.button.id or "")
+        if fn is not None:
+            fn()
+
+    def action_pin(self) -> None:
+        lang = self.ctx.lang
+        item_id = self._current_item()
+        r = self.results.get(item_id or "")
+        if item_id is None or r is None or not r.evidence or self.ctx.session is None:
+            self.notify(t("playbook.nothing_to_pin", lang))
+            return
+        step = getattr(self.app, "current_step", lambda: "")()
+        for ev in r.evidence:
+            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step))
+            self.pinned.setdefault(item_id, []).append(pinned.id)
+        self.notify(t("playbook.pinned", lang, label=r.evidence[0].label))
+
+    def action_mark(self, status: str) -> None:
+        item_id = self._current_item()
+        if item_id is None:
+            return
+        self.results[item_id] = ItemResult(
+            item=item_id, status=ItemStatus(status), finding_key="playbook.finding.user"
+        )
+        self._show()
+
+    def action_record(self) -> None:
+        if self.ctx.session is None:
+            return
+        results = [self.results[i.id] for i in self.playbook.items if i.id in self.results]
+        self.ctx.session.record_playbook(
+            record_of(self.playbook, results, self.ctx.lang, self.pinned)
+        )
+        self.notify(t("playbook.recorded", self.ctx.lang, n=len(results)))
+
+    def action_close(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+
+class PlaybookMenuScreen(ModalScreen[str | None]):
+    """Pick one of the six scenarios (opened with F7 from any step)."""
+
+    DEFAULT_CSS = """
+    PlaybookMenuScreen { align: center middle; }
+    PlaybookMenuScreen > OptionList { width: 70; height: auto; max-height: 12; border: thick $accent; }
+    """
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(
+            *[Option(f"{p.order}. {p.title.get(self.lang)}", id=p.id) for p in all_playbooks()],
+            id="pb-menu",
+        )
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,142 @@
+"""The GPU panel driven by Pilot: NVML through the fake library (throttling, a GPU lost
+mid-run, NOT_SUPPORTED, Xid events on the timeline), DCGM fallback against the real
+Prometheus, and the dmesg paste box."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from cockpit.plugins.gpu import GpuPanel
+from testkit import make_ctx
+
+from cockpit.app import CockpitApp
+from cockpit.config import PrometheusSettings
+from cockpit.context import Sources
+from cockpit.incident import TimelineKind
+from cockpit.sources.nvml import NvmlSource
+from cockpit.sources.prometheus import PrometheusSource
+from cockpit.ui.plugins import PanelLoad
+from tests.backends.dcgm_prom import DcgmProm
+from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
+
+PANELS = [PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPanel)]
+
+
+def _cell(panel: GpuPanel, row: int, col: str) -> str:
+    table = panel.query_one("#gpu-table")
+    return str(table.get_cell(str(row), col))
+
+
+async def _until(pilot: Any, cond: Any, timeout: float = 8.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.05)
+
+
+async def test_nvml_panel_throttle_loss_and_xid(fake_nvml: FakeNvml, tmp_path) -> None:
+    fake_nvml.update({f"gpu{i}.util_gpu": 95 for i in range(8)})
+    fake_nvml.update({f"gpu{i}.clock_reasons": 0 for i in range(8)})
+    fake_nvml.update({"gpu1.fn.nvmlDeviceGetPowerUsage": 3})
+    src = NvmlSource()
+    ctx = make_ctx(tmp_path, lang="en", sources=Sources(gpu=src), panels=PANELS)
+    app = CockpitApp(ctx=ctx, start_step="E")
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None)
+            assert "local NVML" in str(panel.query_one("#gpu-source").render())
+            assert _cell(panel, 0, "state") == "OK"
+            # NOT_SUPPORTED renders as N/A, never 0.
+            assert _cell(panel, 1, "power").startswith("N/A/")
+            fake_nvml.update(
+                {"gpu5.clock_reasons": 0x40, "gpu5.clock_sm": 990, "gpu5.temp_gpu": 91}
+            )
+            await _until(pilot, lambda: _cell(panel, 5, "state") == "BAD")
+            assert "HW thermal" in _cell(panel, 5, "clocks")
+            why = str(panel.query_one("#gpu-why").render())
+            assert "GPU 5: clocks cut" in why
+            assert "5" in str(panel.query_one("#gpu-cohort").render())
+            # A GPU falls off the bus mid-run; the others keep updating.
+            fake_nvml.lose_gpu(3)
+            fake_nvml.add_xid(3, 79)
+            fake_nvml.set(gpu0__util_gpu=42)
+            await _until(pilot, lambda: _cell(panel, 3, "state") == "LOST")
+            await _until(pilot, lambda: _cell(panel, 0, "util").startswith("42/"))
+            await _until(
+                pilot,
+                lambda: any(e.kind is TimelineKind.XID for e in ctx.session.incident.timeline),
+            )
+            entry = next(e for e in ctx.session.incident.timeline if e.kind is TimelineKind.XID)
+            assert entry.text.startswith("Xid 79 on GPU 3") and entry.source == "nvml"
+            assert "GPU has fallen off the bus" in str(panel.query_one("#gpu-xids").render())
+            hist = str(panel.query_one("#gpu-history").render())
+            assert "GPU 0:" in hist and any(ch in hist for ch in "▁▂▃▄▅▆▇█")
+    finally:
+        await src.close()
+
+
+async def test_driver_not_loaded_falls_back_to_dcgm(
+    fake_nvml: FakeNvml, dcgm_prometheus: DcgmProm, tmp_path
+) -> None:
+    fake_nvml.set(init=DRIVER_NOT_LOADED)
+    src = NvmlSource(watch_xid=False)
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    ctx = make_ctx(
+        tmp_path,
+        lang="zh",
+        sources=Sources(gpu=src, metrics=metrics),
+        panels=PANELS,
+        frozen_at=dcgm_prometheus.at,
+    )
+    ctx.extras["gpu_node"] = "gpu-node-a"
+    app = CockpitApp(ctx=ctx, start_step="E")
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None)
+            source = str(panel.query_one("#gpu-source").render())
+            assert "dcgm-exporter" in source and "gpu-node-a" in source
+            assert "本机 NVML 不可用" in source and "driver not loaded" in source.lower()
+            assert "ECC DBE" in source  # the unexported-fields warning
+            assert _cell(panel, 0, "clocks") == "N/A"
+            assert "离群 GPU：5" in str(panel.query_one("#gpu-cohort").render())
+    finally:
+        await src.close()
+        await metrics.close()
+
+
+async def test_no_source_at_all_says_so(tmp_path) -> None:
+    ctx = make_ctx(
+        tmp_path,
+        lang="en",
+        sources=Sources(missing={"gpu": "no NVML library", "metrics": "no Prometheus URL"}),
+        panels=PANELS,
+    )
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.screen.query_one(GpuPanel)
+        await _until(pilot, lambda: panel.failure is not None)
+        status = str(panel.query_one(".panel--status").render())
+        assert "No GPU source" in status and "no NVML library" in status
+        await pilot.pause(0.3)  # let the app's coalesced incident-change timer fire
+
+
+async def test_paste_box_explains_dmesg(tmp_path) -> None:
+    ctx = make_ctx(tmp_path, lang="en", sources=Sources(missing={"gpu": "x"}), panels=PANELS)
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.screen.query_one(GpuPanel)
+        panel.query_one("#gpu-paste-text").text = (
+            "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error\n"
+            "NVRM: Xid (PCI:0000:07:00): 64, pid='<unknown>', name=<unknown>, Dynamic Page Retirement: Blacklisting failed.\n"
+        )
+        panel.query_one("#gpu-explain").press()
+        await pilot.pause()
+        out = str(panel.query_one("#gpu-explain-out").render())
+        assert "0000:07:00: DBE + retirement failure -> RMA candidate" in out
+        assert "Node action: Cordon and drain" in out
+        await pilot.pause(0.3)  # let the app's coalesced incident-change timer fire

@@ -1,0 +1,100 @@
+"""``cockpit gpus`` end to end in a subprocess loading the fake NVML library."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
+
+COCKPIT = str(Path(sys.executable).parent / "cockpit")
+
+
+def _run(fake: FakeNvml, *args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = fake.env()
+    env["COCKPIT_CONFIG"] = str(tmp_path / "none.toml")
+    env.pop("COCKPIT_PROMETHEUS__URL", None)
+    return subprocess.run(
+        [COCKPIT, "gpus", *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_once_text_decodes_reasons(fake_nvml: FakeNvml, tmp_path: Path) -> None:
+    fake_nvml.update({"count": 4, "gpu2.clock_reasons": 0x40, "gpu2.clock_sm": 990})
+    fake_nvml.not_supported("nvmlDeviceGetPowerUsage", gpu=1)
+    out = _run(fake_nvml, "--once", "--lang", "en", tmp_path=tmp_path)
+    assert out.returncode == 1, out.stderr
+    text = out.stdout
+    assert text.startswith("Source: local NVML")
+    assert "HW thermal" in text
+    assert "GPU 2: clocks cut: " in text
+    assert "GPU 0: ok" in text
+    row1 = next(line for line in text.splitlines() if line.startswith("1 "))
+    assert "N/A/700" in row1
+
+
+def test_json_and_lost_gpu(fake_nvml: FakeNvml, tmp_path: Path) -> None:
+    fake_nvml.update({"count": 2, "gpu1.err": 15})
+    out = _run(fake_nvml, "--once", "--json", tmp_path=tmp_path)
+    doc = json.loads(out.stdout)
+    gpus = doc["snapshot"]["gpus"]
+    assert [g["lost"] for g in gpus] == [False, True]
+    assert doc["verdicts"][1]["level"] == "lost"
+    assert out.returncode == 1
+
+
+def test_healthy_exit_zero_in_chinese(fake_nvml: FakeNvml, tmp_path: Path) -> None:
+    fake_nvml.update({"count": 2})
+    out = _run(fake_nvml, "--once", "--lang", "zh", tmp_path=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "来源：本机 NVML" in out.stdout and "空闲" in out.stdout
+
+
+def test_driver_not_loaded_without_prometheus(fake_nvml: FakeNvml, tmp_path: Path) -> None:
+    fake_nvml.set(init=DRIVER_NOT_LOADED)
+    out = _run(fake_nvml, "--once", "--lang", "en", tmp_path=tmp_path)
+    assert out.returncode == 2
+    assert "driver not loaded" in out.stderr.lower() and "no Prometheus URL" in out.stderr
+
+
+def test_node_through_prometheus(fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path) -> None:
+    # The DCGM history ends at a fixed time; the command evaluates at wall-clock now, so
+    # it must say there is nothing for the node rather than show zeros.
+    out = _run(
+        fake_nvml,
+        "--once",
+        "--lang",
+        "en",
+        "--node",
+        "gpu-node-a",
+        "--prometheus-url",
+        dcgm_prometheus.url,
+        tmp_path=tmp_path,
+    )
+    assert out.returncode == 2
+    assert "dcgm: not_found: no dcgm-exporter series for node 'gpu-node-a'" in out.stderr
+
+
+def test_node_through_prometheus_at_a_time(
+    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
+) -> None:
+    out = _run(
+        fake_nvml,
+        "--once",
+        "--lang",
+        "en",
+        "--node",
+        "gpu-node-b",
+        "--prometheus-url",
+        dcgm_prometheus.url,
+        "--at",
+        "2026-11-29T21:00",
+        tmp_path=tmp_path,
+    )
+    assert out.returncode == 1, out.stderr
+    text = out.stdout
+    assert text.startswith("Source: dcgm-exporter in Prometheus (node gpu-node-b)")
+    assert "HW thermal" in text and "GPU 2: clocks cut: " in text
+    assert "GPU 3: 2 uncorrected ECC errors" in text
