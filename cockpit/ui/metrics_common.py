@@ -90,7 +90,7 @@ class MetricsView(Vertical):
 
         # A coroutine *function*: nothing is created (or left un-awaited) if the app exits
         # before the worker starts.
-        self.run_worker(job, exclusive=True, group=f"mv-{id(self)}")
+        self.run_worker(job, exclusive=True, group=f"mv-{id(self)}")  # type: ignore[arg-type]
 
     def action_refresh(self) -> None:
         """Re-run the queries."""
