@@ -85,6 +85,7 @@ class MetricsView(Vertical):
 
     def start(self, refresh: bool) -> None:
         """Fetch (again)."""
+
         async def job() -> None:
             await self._run(refresh)
 
