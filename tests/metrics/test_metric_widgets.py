@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from testkit import make_ctx
 from textual.app import App, ComposeResult
 from textual.widgets import Button, DataTable, Static
 
@@ -17,6 +16,7 @@ from cockpit.context import AppContext, Sources
 from cockpit.models import from_epoch
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.prometheus import PrometheusSource
+from testkit import make_ctx
 
 
 class Host(App[None]):
@@ -162,8 +162,9 @@ async def test_shared_view_finds_the_long_prompt_client(
 async def test_golden_panel_rows_sparklines_and_breach(
     prometheus_scenario: Any, tmp_path: Path
 ) -> None:
-    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
     from textual.widgets import Sparkline
+
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
 
     srv = prometheus_scenario("worked_example")
     ctx = ctx_for(srv, tmp_path, span="2h")
@@ -231,9 +232,8 @@ async def test_golden_panel_says_which_metric_is_missing(
 async def test_golden_panel_puts_alerts_on_the_timeline_and_offers_detection(
     prometheus_scenario: Any, tmp_path: Path
 ) -> None:
-    from cockpit.plugins.golden_signals import GoldenSignalsPanel
-
     from cockpit.incident import TimelineKind
+    from cockpit.plugins.golden_signals import GoldenSignalsPanel
 
     srv = prometheus_scenario("worked_example")
     ctx = ctx_for(srv, tmp_path, span="2h")
