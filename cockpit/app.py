@@ -167,6 +167,7 @@ class CockpitApp(App[None]):
             "b": t("flow.back", lang),
             "question_mark": t("key.help", lang),
             "f6": t("key.paste", lang),
+            "f7": t("key.playbooks", lang),
         }
         table = self._bindings.key_to_bindings
         for key, description in shown.items():

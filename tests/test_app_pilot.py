@@ -149,3 +149,21 @@ async def test_paste_evidence_explains_and_pins(tmp_path):
     pinned = [e for e in ctx.session.incident.evidence if e.source == "explain"]
     assert pinned and pinned[0].step == "B"
     assert "fragmentation" in pinned[0].value
+
+
+async def test_command_palette_lists_steps_and_actions(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for st in ("A · 确认影响与时间线", "D · 单实例 / 单节点?", "I · 验证恢复并记录"):
+            assert st in titles
+        assert "先保护（F2）" in titles and "粘贴证据（F6）" in titles
+        jump = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("H ·"))
+        jump.callback()
+        await pilot.pause()
+        assert app.current_step() == "H"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"

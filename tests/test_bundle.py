@@ -295,6 +295,12 @@ def test_truncated_file_keeps_complete_lines(tmp_path: Path) -> None:
         (gzip.compress(b'{"kind": "header", "format": 1}\n'), "invalid header"),
         (
             gzip.compress(
+                b'{"kind": "header", "format": "one", "recorded_at": "2026-11-27T12:55:00Z"}\n'
+            ),
+            "invalid format",
+        ),
+        (
+            gzip.compress(
                 b'{"kind": "header", "format": 1, "recorded_at": "2026-11-27T12:55:00Z"}\n{"k":"[broken\n'
             ),
             "line 2 is corrupt",
@@ -333,8 +339,10 @@ async def test_foreign_model_type_is_refused(tmp_path: Path) -> None:
         )
     )
     src = open_replay(path).source("metrics")
-    with pytest.raises(BundleError, match="refusing"):
+    with pytest.raises(SourceError, match="refusing") as info:
         await src.names()
+    assert info.value.kind is ErrorKind.BAD_DATA
+    assert "damaged evidence bundle" in info.value.failure.message
 
 
 def test_writer_mode_even_with_umask(tmp_path: Path) -> None:
@@ -354,3 +362,70 @@ def test_replay_builds_sources(tmp_path: Path) -> None:
     assert sources.metrics is not None
     assert sources.kube is None and "not recorded" in sources.missing["kube"]
     assert from_epoch(0).year == 1970
+
+
+class Odd:
+    name = "odd"
+
+    async def thing(self) -> object:
+        return object()
+
+    async def value(self) -> int:
+        return 7
+
+
+async def test_unrecordable_result_and_closed_writer_never_break_the_live_call(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "odd.jsonl.gz"
+    writer = BundleWriter(path, meta(datetime(2026, 11, 27, 12, 55, tzinfo=UTC)))
+    rec = Recorder(Odd(), "gpu", writer)
+    assert isinstance(await rec.thing(), object)
+    assert "gpu.thing" in writer.stats.skipped
+    writer.close()
+    assert await rec.value() == 7  # a late call after the recording ended
+    assert "gpu.value" in writer.stats.lost
+    src = open_replay(path).source("gpu")
+    with pytest.raises(SourceError) as info:
+        await src.value()
+    assert info.value.kind is ErrorKind.NOT_FOUND
+
+
+async def test_damaged_call_line_fails_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.jsonl.gz"
+    head = {"kind": "header", "format": 1, "recorded_at": "2026-11-27T12:55:00+00:00"}
+    good_key = json.dumps(
+        ["metrics", "metric_names", {"at": {"$dt": "2026-11-27T12:55:00+00:00"}}],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    bad_key = json.dumps(
+        ["metrics", "instant", {"at": {"$dt": "2026-11-27T12:55:00+00:00"}, "query": "up"}],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    good = json.dumps(
+        {
+            "k": good_key,
+            "source": "metrics",
+            "method": "metric_names",
+            "ok": True,
+            "type": "json",
+            "shape": "list",
+            "result": ["up"],
+        },
+        separators=(",", ":"),
+    )
+    bad = '{"k":' + json.dumps(bad_key) + ',"source":"metrics",BROKEN'
+    path.write_bytes(
+        gzip.compress(
+            "\n".join([json.dumps(head), bad, good, '{"kind":"end","calls":2}', ""]).encode()
+        )
+    )
+    src = open_replay(path).source("metrics")
+    at = datetime(2026, 11, 27, 12, 55, tzinfo=UTC)
+    assert await src.metric_names(at) == ["up"]
+    with pytest.raises(SourceError) as info:
+        await src.instant("up", at)
+    assert info.value.kind is ErrorKind.BAD_DATA
+    assert "line 2" in info.value.failure.message

@@ -402,3 +402,52 @@ async def test_invalid_range_is_bad_query(worked_example_prom: PromServer) -> No
     finally:
         await src.close()
     assert info.value.kind is ErrorKind.BAD_QUERY
+
+
+async def test_ping_falls_back_to_ready(prom_fault_proxy: FaultProxy) -> None:
+    prom_fault_proxy.add(
+        Fault(path="/api/v1/status/buildinfo", status=404, body="404 page not found")
+    )
+    src = source(prom_fault_proxy.url)
+    try:
+        answer = await src.ping()
+    finally:
+        await src.close()
+    assert "Ready" in answer
+    assert [e.path for e in prom_fault_proxy.log] == ["/api/v1/status/buildinfo", "/-/ready"]
+
+
+async def test_ping_reports_unreachable_server() -> None:
+    src = source(closed_port_url())
+    try:
+        with pytest.raises(SourceError) as info:
+            await src.ping()
+    finally:
+        await src.close()
+    assert info.value.kind is ErrorKind.UNAVAILABLE
+
+
+async def test_unreadable_ca_file_is_not_configured(tmp_path: Path) -> None:
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate")
+    src = PrometheusSource(PrometheusSettings(url="https://127.0.0.1:1", ca_file=bad))
+    try:
+        with pytest.raises(SourceError) as info:
+            await src.instant("up", from_epoch(1_795_000_000))
+    finally:
+        await src.close()
+    assert info.value.kind is ErrorKind.NOT_CONFIGURED
+    assert "ca_file" in info.value.failure.hint
+
+
+async def test_range_selector_as_instant_gives_last_sample(worked_example_prom: PromServer) -> None:
+    sc = worked_example_prom.scenario
+    src = source(worked_example_prom.url)
+    try:
+        got = await src.instant(f"{WAITING}[1m]", sc.now_dt)
+        plain = await src.instant(WAITING, sc.now_dt)
+    finally:
+        await src.close()
+    assert sorted((v.labels["pod"], v.v) for v in got) == sorted(
+        (v.labels["pod"], v.v) for v in plain
+    )

@@ -196,6 +196,8 @@ async def _record(
         )
     for call, reason in stats.skipped.items():
         print(t("record.skipped", lang, call=call, reason=reason))
+    for call, reason in stats.lost.items():
+        print(t("record.lost", lang, call=call, reason=reason))
     for name, reason in sources.missing.items():
         print(t("record.missing_source", lang, name=name, reason=reason))
     if writer.failures:

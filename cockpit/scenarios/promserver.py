@@ -63,15 +63,37 @@ def _promtool_version() -> str:
     return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "?"
 
 
-def generator_fingerprint(name: str) -> str:
-    """Hash of the scenario generator's source files, the scenario name and promtool's
-    version: the cache key of backfilled blocks."""
-    h = hashlib.sha256(name.encode())
+ENGINE_FILES = (
+    "base.py",
+    "histogram.py",
+    "metricset.py",
+    "signals.py",
+    "timeaxis.py",
+    "topology.py",
+    "promserver.py",
+)
+"""Generator modules every scenario depends on (with ``stacks/*.py`` and its own module)."""
+
+
+def generator_fingerprint(scenario: Scenario) -> str:
+    """Cache key of a scenario's backfilled blocks: a hash of its name, the engine and
+    stack emitters' source, the module that builds it, and promtool's version. Editing
+    another scenario's module does not invalidate this one."""
+    import inspect
+
+    h = hashlib.sha256(scenario.name.encode())
     root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        if path.name == "build_demo.py":
-            continue
-        h.update(path.relative_to(root).as_posix().encode())
+    files = [root / f for f in ENGINE_FILES] + sorted((root / "stacks").glob("*.py"))
+    try:
+        own = inspect.getsourcefile(scenario.build)
+    except TypeError:  # not a plain function: hash every scenario module
+        own = None
+    if own is not None:
+        files.append(Path(own))
+    else:
+        files.extend(sorted(p for p in root.glob("*.py") if p.name not in ENGINE_FILES))
+    for path in files:
+        h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(_promtool_version().encode())
     return h.hexdigest()[:16]
@@ -165,7 +187,7 @@ def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
         True when nothing was generated).
     """
     root = cache_root()
-    final = root / f"{scenario.name}-{generator_fingerprint(scenario.name)}"
+    final = root / f"{scenario.name}-{generator_fingerprint(scenario)}"
     if final.is_dir() and any(final.iterdir()):
         return final, BackfillStats(cached=True)
     root.mkdir(parents=True, exist_ok=True)
@@ -176,10 +198,28 @@ def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
             tmp.rename(final)  # another process may have won the race: use its copy
         if not final.is_dir():
             raise PromServerError(f"could not store blocks in {final}")
+        _prune(root, scenario.name, keep=final)
         return final, stats
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+CACHE_KEEP = 3
+"""Backfilled versions kept per scenario (older generator versions are removed)."""
+
+
+def _prune(root: Path, name: str, *, keep: Path) -> None:
+    """Remove all but the newest :data:`CACHE_KEEP` cached versions of scenario ``name``."""
+    versions = sorted(
+        (p for p in root.glob(f"{name}-*") if p.is_dir() and p.name.count("-") >= 1),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    versions = [p for p in versions if p.name[len(name) + 1 :].isalnum()]
+    for old in versions[CACHE_KEEP:]:
+        if old != keep:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def free_port() -> int:

@@ -343,6 +343,8 @@ class CallStats:
     ok: dict[str, int] = field(default_factory=dict)
     failed: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    lost: dict[str, str] = field(default_factory=dict)
+    """Calls that could not be written (``source.method`` → the write error)."""
 
     @property
     def total(self) -> int:
@@ -523,17 +525,25 @@ class Recorder:
         sig = inspect.signature(func)
         source, writer = self._source_name, self._writer
 
+        def tee(cargs: dict[str, Any], **outcome: Any) -> None:
+            # The live call must never fail because the bundle cannot be written (disk
+            # full, writer already closed): the loss is counted in ``writer.stats``.
+            try:
+                writer.add_method(source, method, sig)
+                writer.write_call(source, method, cargs, **outcome)
+            except (OSError, ValueError) as exc:
+                writer.stats.lost[f"{source}.{method}"] = str(exc)
+
         @functools.wraps(func)
         async def recorded(*args: Any, **kwargs: Any) -> Any:
             try:
                 cargs = _bind(sig, args, kwargs)
             except TypeError:
                 return await func(*args, **kwargs)  # wrong call: let the source complain
-            writer.add_method(source, method, sig)
             try:
                 result = await func(*args, **kwargs)
             except SourceError as exc:
-                writer.write_call(source, method, cargs, failure=exc.failure)
+                tee(cargs, failure=exc.failure)
                 raise
             except Exception as exc:
                 failure = SourceFailure(
@@ -542,9 +552,9 @@ class Recorder:
                     message=f"{type(exc).__name__}: {exc}",
                     detail={"exception": type(exc).__name__},
                 )
-                writer.write_call(source, method, cargs, failure=failure)
+                tee(cargs, failure=failure)
                 raise
-            writer.write_call(source, method, cargs, result=result)
+            tee(cargs, result=result)
             return result
 
         return recorded
@@ -633,7 +643,11 @@ class Replay:
             raise BundleError(f"{path}: the header line is not JSON ({exc})") from exc
         if not isinstance(head, dict) or head.get("kind") != "header":
             raise BundleError(f"{path}: the first line is not a bundle header")
-        if int(head.get("format", 0)) > FORMAT_VERSION:
+        try:
+            version = int(head.get("format", 0))
+        except (TypeError, ValueError):
+            raise BundleError(f"{path}: invalid format version {head.get('format')!r}") from None
+        if version > FORMAT_VERSION:
             raise BundleError(
                 f"{path}: bundle format {head.get('format')} is newer than this cockpit "
                 f"understands ({FORMAT_VERSION}); upgrade cockpit"
@@ -908,7 +922,17 @@ class ReplaySource:
         replay, source = self._replay, self._source
 
         async def replayed(*args: Any, **kwargs: Any) -> Any:
-            return replay.answer(source, attr, args, kwargs)
+            try:
+                return replay.answer(source, attr, args, kwargs)
+            except BundleError as exc:
+                raise SourceError.of(
+                    self.name,
+                    ErrorKind.BAD_DATA,
+                    f"damaged evidence bundle: {exc}",
+                    "This part of the bundle cannot be read; the rest still replays. "
+                    "Record the bundle again if the source is still reachable.",
+                    bundle=replay.path.name,
+                ) from exc
 
         replayed.__name__ = attr
         self.__dict__[attr] = replayed

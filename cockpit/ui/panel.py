@@ -142,7 +142,7 @@ class Panel(Vertical):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        self.run_worker(self._poll(), exclusive=True, group=f"panel-{self.PANEL_ID}")
+        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")
 
     async def _poll(self) -> None:
         try:
@@ -184,7 +184,7 @@ class Panel(Vertical):
         if not self.visible_now():
             self._timer = self.set_timer(self.POLL_INTERVAL or 1.0, self._tick)
             return
-        self.run_worker(self._poll(), exclusive=True, group=f"panel-{self.PANEL_ID}")
+        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")
 
     def visible_now(self) -> bool:
         """True when the panel's screen is the active one and the panel is displayed."""

@@ -3,8 +3,9 @@
 Constant labels ``controller_namespace``, ``controller_class``, ``controller_pod``; request
 labels ``status``, ``method``, ``path``, ``namespace``, ``ingress``, ``service``, ``canary``.
 ``nginx_ingress_controller_requests`` is a counter (exposed without ``_total``);
-``nginx_ingress_controller_request_duration_seconds`` a histogram in **seconds** with the
-client library's default buckets.
+``nginx_ingress_controller_request_duration_seconds`` (time at the proxy) and
+``nginx_ingress_controller_response_duration_seconds`` (upstream response time) are
+histograms in **seconds** with the client library's default buckets.
 """
 
 from __future__ import annotations
@@ -22,10 +23,18 @@ DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 
 @dataclass
 class IngressSignals:
-    """Responses per second by HTTP status, and the latency mix of each status."""
+    """Responses per second by HTTP status, and the latency mix of each status.
+
+    Attributes:
+        by_status: Responses per second by status code.
+        latency: Request-duration mix (time at the proxy) by status.
+        upstream: Upstream response-time mix by status (default: the request duration,
+            i.e. negligible time in the proxy itself).
+    """
 
     by_status: Mapping[str, Signal]
     latency: Mapping[str, list[tuple[Shape, Signal]]]
+    upstream: Mapping[str, list[tuple[Shape, Signal]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,4 +81,11 @@ def emit(ms: MetricSet, ing: Ingress, sig: IngressSignals) -> None:
             rate,
             sig.latency[status],
             help_="The request processing time in seconds",
+        )
+        ms.histogram(
+            "nginx_ingress_controller_response_duration_seconds",
+            lab,
+            rate,
+            sig.upstream.get(status, sig.latency[status]) if sig.upstream else sig.latency[status],
+            help_="The time spent on receiving the response from the upstream server",
         )

@@ -1,0 +1,33 @@
+"""Snapshots of the data-driven steps (A, C, D, E, F, I) replaying the shipped demo bundle:
+deterministic (frozen clock, no server) and exactly what ``cockpit --demo`` shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from cockpit.app import CockpitApp
+from demo_ctx import demo_ctx
+
+
+async def _loaded(pilot) -> None:
+    for _ in range(5):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+@pytest.mark.parametrize(
+    ("step", "lang"),
+    [
+        ("A", "zh"),
+        ("A", "en"),
+        ("C", "en"),
+        ("D", "zh"),
+        ("E", "en"),
+        ("F", "en"),
+        ("I", "zh"),
+        ("I", "en"),
+    ],
+)
+def test_demo_step(snap_compare, tmp_path, step, lang):
+    app = CockpitApp(ctx=demo_ctx(tmp_path, lang), start_step=step)
+    assert snap_compare(app, terminal_size=(160, 60), run_before=_loaded)

@@ -1,0 +1,105 @@
+"""Configuration precedence (flag > environment > file), --resume, and the doctor command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from cockpit.cli import build_parser, main
+from cockpit.wiring import BootError, build_context, settings_from_args
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    for key in list(__import__("os").environ):
+        if key.startswith("COCKPIT_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("COCKPIT_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("COCKPIT_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path
+
+
+def test_file_env_flag_precedence(clean_env, monkeypatch):
+    (clean_env / "config.toml").write_text(
+        'lang = "en"\n[prometheus]\nurl = "http://file:9090"\ntimeout_s = 7\n'
+        '[service]\nnamespace = "from-file"\nmodel = "qwen"\n',
+        encoding="utf-8",
+    )
+    args = build_parser().parse_args([])
+    s = settings_from_args(args)
+    assert (s.prometheus.url, s.prometheus.timeout_s, s.service.namespace, s.lang) == (
+        "http://file:9090",
+        7,
+        "from-file",
+        "en",
+    )
+    monkeypatch.setenv("COCKPIT_SERVICE__NAMESPACE", "from-env")
+    monkeypatch.setenv("COCKPIT_PROMETHEUS__URL", "http://env:9090")
+    s = settings_from_args(build_parser().parse_args([]))
+    assert (s.service.namespace, s.prometheus.url, s.service.model) == (
+        "from-env",
+        "http://env:9090",
+        "qwen",
+    )
+    s = settings_from_args(
+        build_parser().parse_args(["-n", "from-flag", "--prometheus-url", "http://flag:9090"])
+    )
+    assert (s.service.namespace, s.prometheus.url, s.prometheus.timeout_s) == (
+        "from-flag",
+        "http://flag:9090",
+        7,
+    )
+    assert s.prometheus.insecure is False
+
+
+def test_bad_config_is_a_clear_boot_error(clean_env):
+    (clean_env / "config.toml").write_text("[prometheus]\ntimeout_s = -3\n", encoding="utf-8")
+    with pytest.raises(BootError) as exc:
+        settings_from_args(build_parser().parse_args([]))
+    assert "timeout_s" in str(exc.value)
+
+
+def test_resume_reopens_the_latest_open_incident(clean_env):
+    args = argparse.Namespace(namespace="llm", lang="en")
+    first = build_context(args)
+    first.session.set_text("impact", "half the tenants")
+    first.session.visit("C")
+    first.session.store.release_all()  # as when that process exits
+    resumed = build_context(argparse.Namespace(resume="latest"))
+    assert resumed.session.incident.id == first.session.incident.id
+    assert resumed.session.incident.impact == "half the tenants"
+    assert resumed.session.incident.current_step == "C"
+    resumed.session.store.release_all()
+    by_id = build_context(argparse.Namespace(resume=first.session.incident.id))
+    assert by_id.session.incident.service.namespace == "llm"
+    with pytest.raises(BootError):
+        build_context(argparse.Namespace(resume="inc-doesnotexist"))
+
+
+def test_doctor_without_sources_says_why(clean_env, capsys):
+    rc = main(["doctor", "--json", "--lang", "en"])
+    report = json.loads(capsys.readouterr().out)
+    by = {s["name"]: s for s in report["sections"]}
+    assert by["metrics"]["status"] == "absent" and "Prometheus URL" in by["metrics"]["summary"]
+    assert by["state"]["status"] == "ok"
+    assert by["gpu"]["status"] == "absent" and "libnvidia-ml" in by["gpu"]["summary"]
+    assert rc == 0
+
+
+def test_doctor_against_the_worked_example(clean_env, capsys, worked_example_prom):
+    at = worked_example_prom.scenario.now_dt.isoformat()
+    rc = main(["--at", at, "doctor", "--prometheus-url", worked_example_prom.url, "--lang", "en"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "✓ Prometheus: Prometheus-compatible" in out
+    assert "vllm" in out and "dcgm" in out
+
+
+def test_doctor_reports_an_unreachable_prometheus(clean_env, capsys):
+    rc = main(["doctor", "--prometheus-url", "http://127.0.0.1:9", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    metrics = next(s for s in report["sections"] if s["name"] == "metrics")
+    assert metrics["status"] == "fail" and "unavailable" in metrics["summary"]
+    assert rc == 1
