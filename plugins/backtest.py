@@ -50,7 +50,7 @@ class BacktestPanel(Panel):
         yield Button(t("metrics.backtest.use", self.lang), id="bt-use", disabled=True)
 
     def on_mount(self) -> None:
-        self.query_one("#bt-table", DataTable).add_columns("alert", "expr", "first", "lead", "")
+        self.query_one("#bt-table", DataTable).add_columns("alert", "lead", "first", "", "expr")
         super().on_mount()
 
     async def fetch(self, ctx: AppContext) -> BacktestData:
@@ -90,7 +90,7 @@ class BacktestPanel(Panel):
             first = f"{r.first_fire:%H:%M}" if r.first_fire else ""
             best = "◀" if bt.best is not None and r.candidate.id == bt.best.candidate.id else ""
             table.add_row(
-                r.candidate.id, r.candidate.expr, first, lead or r.status, best, key=r.candidate.id
+                r.candidate.id, lead or r.status, first, best, r.candidate.expr, key=r.candidate.id
             )
         button = self.query_one("#bt-use", Button)
         best = self.query_one("#bt-best", Static)

@@ -248,7 +248,9 @@ async def test_golden_panel_puts_alerts_on_the_timeline_and_offers_detection(
         alerts = [e for e in ctx.session.incident.timeline if e.kind == TimelineKind.ALERT]
         assert [a.text.split()[1] for a in alerts] == ["VLLMHighP99Latency", "GPUThermalThrottling"]
         assert "VLLMHighP99Latency" in text_of(app, "#golden-alert")
-        await pilot.click("#golden-use-detect")
+        use = app.query_one("#golden-use-detect", Button)
+        assert use.display
+        use.press()
         await pilot.pause()
         assert ctx.session.incident.times.detect == alerts[0].at
         assert abs(alerts[0].at.timestamp() - srv.scenario.detected_at) <= 15
