@@ -66,7 +66,9 @@ class BacktestPanel(Panel):
         detected = ctx.session.incident.times.detect if ctx.session is not None else None
         if detected is None and g.alerts:
             detected = g.alerts[0].first
-        bt = await collect_backtest(ctx, g.window, g.rows, impact, detected)
+        # Thresholds come from the baseline of every drilldown signal (queue, KV cache…).
+        dd = await steps.drilldown(ctx, screen_window(ctx))
+        bt = await collect_backtest(ctx, g.window, dd.drilldown.summaries, impact, detected)
         return BacktestData(backtest=bt, impact_source=source)
 
     def render_data(self, data: BacktestData) -> None:

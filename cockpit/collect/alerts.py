@@ -75,7 +75,7 @@ def candidates(
         out.append(
             Candidate(
                 id="queue_growth",
-                expr=f"{e} > {thr:g}",
+                expr=f"{e} > {thr:.4g}",
                 summary=f"request queue above {thr:g} (2× baseline, at least 10)",
             )
         )
@@ -101,7 +101,7 @@ def candidates(
                 summary="a GPU is slowed down by HW/thermal/power-brake reasons",
             )
         )
-    for sid in ("serving.e2e_latency", "access.latency", "serving.ttft"):
+    for sid in ("access.latency", "serving.e2e_latency", "serving.ttft"):
         b = base.get(f"{sid}:p99")
         if b and (e := q(sid, 0.99)) is not None:
             out.append(
@@ -112,7 +112,7 @@ def candidates(
                 )
             )
             break
-    for sid in ("serving.error_ratio", "access.error_ratio_5xx"):
+    for sid in ("access.error_ratio_5xx", "serving.error_ratio"):
         if (e := q(sid)) is not None:
             slo = derive_slo_error_pct(slo_error_ratio, base.get(f"{sid}:value")) or 1.0
             out.append(

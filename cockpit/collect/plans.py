@@ -74,9 +74,11 @@ async def record_backtest(ctx: AppContext, start: datetime, end: datetime) -> No
     for w in _windows(ctx, start, end, (_default_kind(ctx),)):
         try:
             g = await steps.golden(ctx, w)
+            dd = await steps.drilldown(ctx, w)
         except Exception:
             continue
-        await _quiet(collect_backtest(ctx, g.window, g.rows, g.breach.at if g.breach else None))
+        breach = g.breach.at if g.breach else None
+        await _quiet(collect_backtest(ctx, g.window, dd.drilldown.summaries, breach))
 
 
 async def record_labels(ctx: AppContext, start: datetime, end: datetime) -> None:
