@@ -84,6 +84,8 @@ class CockpitApp(App[None]):
         self._installed: set[str] = set()
         self._change_timer: Any = None
         self._exit_guard: Any = None
+        self._quit_anyway = False
+        self._save_error_shown = ""
         self.boot_error: str | None = None
 
     # -- boot ------------------------------------------------------------------------------
@@ -153,6 +155,8 @@ class CockpitApp(App[None]):
                 exit_callback=wake_loop(self._exit_with),
             )
         self.title = f"cockpit · {ctx.session.incident.id}"
+        self._save_error_shown = ""
+        self.set_interval(1.0, self._check_saves)
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
 
     def _bind_localized(self, lang: str) -> None:
@@ -288,6 +292,7 @@ class CockpitApp(App[None]):
         self.ctx.lang = "en" if self.ctx.lang == "zh" else "zh"
         while len(self.screen_stack) > 1:
             self.pop_screen()
+        self._bind_localized(self.ctx.lang)
         for name in list(self._installed):
             self.uninstall_screen(name)
         self._installed.clear()
@@ -376,7 +381,38 @@ class CockpitApp(App[None]):
             return
         self.screen.post_message(IncidentChanged(self.ctx.session.incident))
 
+    def _check_saves(self) -> None:
+        """Say at once, and keep saying, when the incident cannot be written."""
+        from cockpit.i18n import t
+
+        if self.ctx is None or self.ctx.session is None:
+            return
+        error = self.ctx.session.last_save_error
+        text = str(error) if error is not None else ""
+        if text and text != self._save_error_shown:
+            self.notify(
+                t("save.failed", self.ctx.lang, error=text),
+                title=t("save.failed_title", self.ctx.lang),
+                severity="error",
+                timeout=60,
+            )
+        elif not text and self._save_error_shown:
+            self.notify(t("save.recovered", self.ctx.lang))
+        self._save_error_shown = text
+
     async def action_quit(self) -> None:
+        from cockpit.i18n import t
+
         if self.ctx is not None and self.ctx.session is not None:
-            self.ctx.session.flush()
-        self.exit()
+            saved = self.ctx.session.flush()
+            if not saved and not self._quit_anyway:
+                self._quit_anyway = True
+                error = self.ctx.session.last_save_error
+                self.notify(
+                    t("save.quit_unsaved", self.ctx.lang, error=str(error or "timeout")),
+                    title=t("save.failed_title", self.ctx.lang),
+                    severity="error",
+                    timeout=60,
+                )
+                return
+        self.exit(return_code=1 if self._quit_anyway else 0)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import (
@@ -124,7 +124,7 @@ class Settings(BaseSettings):
         extra="ignore",
     )
 
-    lang: str = ""
+    lang: Literal["", "zh", "en"] = ""
     """UI language, ``zh`` or ``en``; default from the locale (``zh`` when it starts with zh)."""
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     """Prometheus-compatible metrics backend."""
@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     """Where incidents are kept; default the XDG state dir (``~/.local/state/cockpit``)."""
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
     """Metric profile overrides and extensions."""
-    baseline: str = "1d"
+    baseline: Literal["1d", "7d", "quiet"] = "1d"
     """Default baseline: ``1d``, ``7d`` or ``quiet`` (the quiet hours before the impact)."""
 
     @classmethod

@@ -247,6 +247,8 @@ class Incident(_Model):
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     mode: str = "live"  # live | replay | demo
+    bundle: str = ""
+    """The evidence bundle a replay incident was opened on (``--resume`` reopens it)."""
     lang: str = "zh"
     service: ServiceScope = Field(default_factory=ServiceScope)
 

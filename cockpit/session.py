@@ -50,6 +50,14 @@ COLLECT_LIST_FIELDS = frozenset({"affected_models", "affected_tenants", "affecte
 _MULTI_VARIABLE = re.compile(r"[,;，；、&+]|\band\b|\bplus\b|和|与|以及|同时", re.IGNORECASE)
 
 
+_ARROW = re.compile(r"→|->|=>")
+
+
+def changes_several_values(change: str) -> bool:
+    """True when a from→to text changes several values (``"256→128, 0.9→0.85"``)."""
+    return len(_ARROW.findall(change)) > 1
+
+
 class RuleViolation(ValueError):
     """A change the handbook's rules refuse; ``key`` is the i18n key of the reason."""
 
@@ -115,11 +123,18 @@ class IncidentSession:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         if background:
-            self._queue = queue.Queue()
-            self._writer = threading.Thread(
-                target=self._write_loop, name="cockpit-incident-writer", daemon=True
-            )
-            self._writer.start()
+            self.start_background()
+
+    def start_background(self) -> None:
+        """Switch to background saving (the TUI does this after a first synchronous save
+        has proved that the state directory is writable)."""
+        if self._queue is not None:
+            return
+        self._queue = queue.Queue()
+        self._writer = threading.Thread(
+            target=self._write_loop, name="cockpit-incident-writer", daemon=True
+        )
+        self._writer.start()
 
     # -- persistence -------------------------------------------------------------------
     def save(self) -> None:
@@ -262,7 +277,15 @@ class IncidentSession:
         self.save()
 
     def pin(self, evidence: Evidence) -> Evidence:
-        """Pin a number as evidence (value, unit, time, query) and note it on the timeline."""
+        """Pin a number as evidence (value, unit, time, query) and note it on the timeline.
+
+        Pinning the same observation twice (same label, value, unit, time and query)
+        returns the existing entry.
+        """
+        key = (evidence.label, evidence.value, evidence.unit, evidence.at, evidence.query)
+        for existing in self.incident.evidence:
+            if (existing.label, existing.value, existing.unit, existing.at, existing.query) == key:
+                return existing
         self.incident.evidence.append(evidence)
         self._timeline(
             evidence.at or utcnow(),
@@ -339,7 +362,9 @@ class IncidentSession:
         """
         if not experiment.variable.strip():
             raise RuleViolation("rules.experiment_empty", "no variable")
-        if names_more_than_one_variable(experiment.variable):
+        if names_more_than_one_variable(experiment.variable) or changes_several_values(
+            experiment.change
+        ):
             raise RuleViolation("rules.one_variable", "more than one variable")
         if self.incident.experiments and not self.incident.experiments[-1].after.strip():
             raise RuleViolation("rules.experiment_open", "previous experiment has no result")

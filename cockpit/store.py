@@ -60,23 +60,29 @@ class CorruptIncident(Exception):
     """
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(
-            f"{path}: cannot read incident ({reason}); the file was left as it is. "
-            f"To start over under this id, move it aside first: "
-            f"mv '{path}' '{aside_path(path)}'"
-        )
+        text = f"{path}: cannot read incident ({reason}); the file was left as it is."
+        if looks_like_incident_file(path):
+            text += f" To start over under this id, move it aside first: mv '{path}' '{aside_path(path)}'"
+        super().__init__(text)
         self.path = path
         self.reason = reason
 
     def message(self, lang: str) -> str:
-        """The error for the user, in ``lang`` (``zh``/``en``), with the move-aside hint."""
+        """The error for the user, in ``lang`` (``zh``/``en``); the move-aside hint only
+        for files that are cockpit's own (never ``mv /etc/passwd``)."""
+        key = "store.corrupt" if looks_like_incident_file(self.path) else "store.not_incident"
         return t(
-            "store.corrupt",
+            key,
             lang,
             path=str(self.path),
             reason=self.reason,
             aside=str(aside_path(self.path)),
         )
+
+
+def looks_like_incident_file(path: Path) -> bool:
+    """True for ``inc-*.json`` files (cockpit's own naming), the only ones worth moving aside."""
+    return path.suffix == ".json" and path.name.startswith("inc-")
 
 
 class NewerIncidentSchema(CorruptIncident):

@@ -31,6 +31,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from pydantic import ValidationError
 
     if getattr(args, "config", None):
+        if not Path(args.config).is_file():
+            raise BootError(f"--config {args.config}: no such file")
         os.environ["COCKPIT_CONFIG"] = str(args.config)
     overrides: dict[str, Any] = {}
     if getattr(args, "lang", None):
@@ -61,9 +63,25 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         data["kubernetes"].update(kube)
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise BootError(f"configuration error:\n{exc}") from exc
+        raise BootError(f"configuration error ({_config_origin()}):\n{_errors(exc)}") from exc
     except (OSError, ValueError) as exc:
-        raise BootError(f"cannot read the configuration: {exc}") from exc
+        raise BootError(f"cannot read the configuration {_config_origin()}: {exc}") from exc
+
+
+def _config_origin() -> str:
+    from cockpit.config import config_path
+
+    path = config_path()
+    return f"{path} or COCKPIT_* environment" if path.exists() else "COCKPIT_* environment or flags"
+
+
+def _errors(exc: Any) -> str:
+    """Pydantic errors as ``field: message`` lines (no documentation links)."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        lines.append(f"  {loc}: {err.get('msg', '')} (got {err.get('input')!r})")
+    return "\n".join(lines)
 
 
 def demo_bundle_path() -> Path:
@@ -200,12 +218,47 @@ def open_session(
         raise BootError(str(exc)) from exc
     except FileNotFoundError as exc:
         raise BootError(f"no incident {resume!r} in {store.root}") from exc
-    session = IncidentSession(store, incident, background=background)
+    if mode == "replay" and not resume and getattr(args, "replay", None):
+        incident.bundle = str(Path(args.replay).resolve())
+    # The first save is synchronous even for the TUI, so an unwritable state directory is
+    # reported before anything is typed into an incident that could not be kept.
+    session = IncidentSession(store, incident)
     try:
         session.save()
     except OSError as exc:
-        raise BootError(f"cannot write to {store.root}: {exc}") from exc
+        raise BootError(f"cannot save incidents in {store.root}: {exc}") from exc
+    if background:
+        session.start_background()
     return session
+
+
+def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:
+    """``--resume`` reopens an incident the way it was opened: a demo incident on the demo
+    bundle, a replay incident on its bundle, a live one live."""
+    resume = getattr(args, "resume", None)
+    if not resume or getattr(args, "demo", False) or getattr(args, "replay", None):
+        return args
+    from cockpit.store import CorruptIncident, IncidentStore
+
+    store = IncidentStore(settings.resolved_state_dir())
+    try:
+        incident = store.latest_open() if resume == "latest" else store.load(resume)
+    except (CorruptIncident, FileNotFoundError, OSError):
+        return args  # open_session reports it
+    if incident is None:
+        return args
+    new = argparse.Namespace(**vars(args))
+    if incident.mode == "demo":
+        new.demo = True
+    elif incident.mode == "replay":
+        if not incident.bundle or not Path(incident.bundle).exists():
+            raise BootError(
+                f"incident {incident.id} was opened on the evidence bundle "
+                f"{incident.bundle or '(unknown)'}, which is no longer there; "
+                f"reopen it with --replay BUNDLE --resume {incident.id}"
+            )
+        new.replay = incident.bundle
+    return new
 
 
 def _with_bundle_scope(settings: Settings, meta: Any) -> Settings:
@@ -227,6 +280,7 @@ def build_context(
         BootError: see :func:`settings_from_args`, :func:`build_sources`, :func:`open_session`.
     """
     settings = settings_from_args(args)
+    args = _resume_mode(args, settings)
     lang = settings.resolved_lang()
     mode = mode_of(args)
     sources, clock, meta = build_sources(args, settings)

@@ -7,9 +7,10 @@ They do no I/O of their own.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -27,29 +28,15 @@ class StepNotes(BoundTextArea):
 
     def __init__(self, ctx: AppContext, step_id: str) -> None:
         self.step_id = step_id
-        super().__init__(ctx, "notes", "screen.notes", id=f"notes-{step_id}")
+        super().__init__(ctx, f"notes-{step_id}", "screen.notes", id=f"notes-{step_id}")
 
-    def compose(self) -> ComposeResult:
-        from textual.widgets import Label, TextArea
-
+    def read(self) -> str:
         assert self.ctx.session is not None
-        yield Label(t(self.label_key, self.ctx.lang))
-        yield TextArea(
-            self.ctx.session.incident.step_notes.get(self.step_id, ""),
-            id=f"input-notes-{self.step_id}",
-            soft_wrap=True,
-            show_line_numbers=False,
-        )
+        return self.ctx.session.incident.step_notes.get(self.step_id, "")
 
-    def on_text_area_changed(self, event: object) -> None:
-        from textual.widgets import TextArea
-
-        assert isinstance(event, TextArea.Changed)
-        event.stop()
+    def write(self, value: str) -> None:
         assert self.ctx.session is not None
-        value = event.text_area.text
-        if self.ctx.session.incident.step_notes.get(self.step_id, "") != value:
-            self.ctx.session.set_step_note(self.step_id, value)
+        self.ctx.session.set_step_note(self.step_id, value)
 
 
 class StepScreen(Screen[None]):
@@ -63,6 +50,10 @@ class StepScreen(Screen[None]):
     StepScreen .hint { color: $text-muted; }
     StepScreen .error { color: $error; }
     """
+
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("escape", "leave_field", "Leave the field", show=False),
+    ]
 
     STEP: ClassVar[str] = ""
     PANELS_FIRST: ClassVar[bool] = False
@@ -116,6 +107,10 @@ class StepScreen(Screen[None]):
         for item in loaded:
             if item.cls is not None and self.STEP in getattr(item.cls, "STEPS", ()):
                 yield item.cls(self.ctx)
+
+    def action_leave_field(self) -> None:
+        """Escape: leave the text field so the step keys (n, b, 1–9, p) work again."""
+        self.set_focus(None)
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None

@@ -33,11 +33,12 @@ class ChangesScreen(StepScreen):
 
     def compose_step(self) -> ComposeResult:
         lang = self.lang
-        try:
-            from cockpit.ui.changes_view import ChangesView
-        except ImportError:
-            pass
+        if self.ctx.sources.kube is None:
+            reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", lang))
+            yield Static(t("chg.no_kube", lang, reason=reason), id="chg-no-kube", classes="error")
         else:
+            from cockpit.ui.changes_view import ChangesView
+
             yield ChangesView(self.ctx)
         yield Static(t("chg.all", lang), classes="section")
         yield DataTable(id="chg-table", cursor_type="row", zebra_stripes=True)

@@ -16,11 +16,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, OptionList, Static
+from textual.widgets import Button, DataTable, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.render import finding_text, status_text, summary, to_evidence
+from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData
+from cockpit.analysis.playbooks.render import (
+    evidence_label,
+    finding_text,
+    status_text,
+    summary,
+    to_evidence,
+)
 from cockpit.analysis.playbooks.render import to_record as record_of
 from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
@@ -28,7 +34,8 @@ from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
 
-Loader = Callable[[AppContext, str], Awaitable[PlaybookData]]
+Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
+"""``loader(ctx, playbook_id, scope)``; ``scope`` is what the user typed (pods or a job)."""
 
 _STATUS_STYLE = {
     ItemStatus.OK: "green",
@@ -39,11 +46,56 @@ _STATUS_STYLE = {
 }
 
 
-async def collect(ctx: AppContext, playbook_id: str) -> PlaybookData:
-    """The default loader: fetch from ``ctx.sources``."""
+_MODEL_KEYS = {
+    "params": "params_b",
+    "layers": "num_layers",
+    "kv_heads": "num_kv_heads",
+    "head_dim": "head_dim",
+    "dtype_bytes": "dtype_bytes",
+    "kv_dtype_bytes": "kv_dtype_bytes",
+}
+
+
+def parse_scope(scope: str) -> tuple[list[str] | None, str | None]:
+    """``"w-0, w-1"`` → pods ``["w-0", "w-1"]``; ``"train-llama"`` → job; ``""`` → neither.
+
+    ``key=value`` tokens (the model's shape, see :func:`parse_model`) are skipped.
+    """
+    import re
+
+    tokens = [x for x in re.split(r"[,\s]+", scope.strip()) if x and "=" not in x]
+    if len(tokens) >= 2:
+        return tokens, None
+    return None, (tokens[0] if tokens else None)
+
+
+def parse_model(scope: str) -> ModelConfig | None:
+    """The model's shape from ``params=70 layers=80 kv_heads=8 head_dim=128`` tokens
+    (``dtype_bytes``/``kv_dtype_bytes`` default to 2), ``None`` when none is given."""
+    import re
+
+    values: dict[str, float] = {}
+    for key, raw in re.findall(r"([a-z_]+)=([0-9.]+)", scope):
+        field = _MODEL_KEYS.get(key)
+        if field is not None:
+            try:
+                values[field] = float(raw)
+            except ValueError:
+                continue
+    if not values:
+        return None
+    ints = {"num_layers", "num_kv_heads", "head_dim"}
+    return ModelConfig(**{k: (int(v) if k in ints else v) for k, v in values.items()})
+
+
+async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> PlaybookData:
+    """The default loader: fetch from ``ctx.sources`` (pods/job/model from ``scope``)."""
     from cockpit.collect.playbooks import collect_playbook_data
 
-    return await collect_playbook_data(ctx, playbook_id)
+    pods, job = parse_scope(scope)
+    return await collect_playbook_data(
+        ctx, playbook_id, pods=pods, job=job, model=parse_model(scope)
+    )
 
 
 class PlaybookScreen(Screen[None]):
@@ -59,11 +111,13 @@ class PlaybookScreen(Screen[None]):
     DEFAULT_CSS = """
     PlaybookScreen #pb-title { height: 1; background: $primary; color: $text; padding: 0 1; }
     PlaybookScreen #pb-intro { color: $text-muted; padding: 0 1; }
+    PlaybookScreen #pb-scope { margin: 0 1; }
     PlaybookScreen #pb-table { height: 1fr; min-height: 8; }
     PlaybookScreen #pb-detail { height: 9; border: round $primary 40%; padding: 0 1; }
     PlaybookScreen #pb-status { height: 1; padding: 0 1; }
     PlaybookScreen Horizontal { height: auto; }
     """
+    AUTO_FOCUS = "#pb-table"
     BINDINGS = [
         Binding("escape", "close", "Back"),
         Binding("r", "run", "Run checks"),
@@ -79,6 +133,7 @@ class PlaybookScreen(Screen[None]):
         self.playbook = load_playbook(playbook_id)
         self.loader: Loader = loader or collect
         self.results: dict[str, ItemResult] = {}
+        self.scope = ""
         self.pinned: dict[str, list[str]] = {}
 
     # -- layout ----------------------------------------------------------------------------
@@ -88,8 +143,9 @@ class PlaybookScreen(Screen[None]):
         yield Static(pb.title.get(lang), id="pb-title", markup=False)
         intro = pb.intro.get(lang)
         if pb.commands:
-            intro += "\n" + "\n".join(f"  $ {c}" for c in pb.commands)
+            intro += "\n" + "\n".join(f"  $ {self._fill(c)}" for c in pb.commands)
         yield Static(intro, id="pb-intro", markup=False)
+        yield Input(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
         with Vertical():
             yield DataTable(id="pb-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="pb-detail"):
@@ -104,8 +160,27 @@ class PlaybookScreen(Screen[None]):
             yield Static("", id="pb-status", markup=False)
         yield Footer()
 
+    def _bind_localized(self, lang: str) -> None:
+        """Describe this screen's keys in the footer in the UI language."""
+        import dataclasses
+
+        words = {
+            "escape": t("playbook.close", lang),
+            "r": t("playbook.run", lang),
+            "p": t("playbook.pin", lang),
+            "o": t("playbook.mark_ok", lang),
+            "x": t("playbook.mark_problem", lang),
+            "s": t("playbook.record", lang),
+        }
+        table = self._bindings.key_to_bindings
+        for key, description in words.items():
+            table[key] = [
+                dataclasses.replace(b, description=description) for b in table.get(key, [])
+            ]
+
     def on_mount(self) -> None:
         lang = self.ctx.lang
+        self._bind_localized(lang)
         table = self.query_one("#pb-table", DataTable)
         table.add_column(t("playbook.col.status", lang), key="status", width=10)
         table.add_column(t("playbook.col.mode", lang), key="mode", width=6)
@@ -128,7 +203,7 @@ class PlaybookScreen(Screen[None]):
 
     @work(exclusive=True, group="playbook-run")
     async def _run(self) -> None:
-        data = await self.loader(self.ctx, self.playbook.id)
+        data = await self.loader(self.ctx, self.playbook.id, self.scope)
         results = run_playbook(self.playbook, data)
         # Keep what the user already answered by hand.
         for r in results:
@@ -150,7 +225,7 @@ class PlaybookScreen(Screen[None]):
             table.update_cell(
                 item.id, "status", Text(status_text(r.status, lang), style=_STATUS_STYLE[r.status])
             )
-            table.update_cell(item.id, "finding", finding_text(r, lang))
+            table.update_cell(item.id, "finding", finding_text(r, lang), update_width=True)
         self.query_one("#pb-status", Static).update(summary(list(self.results.values()), lang))
         self._show_detail()
 
@@ -174,13 +249,28 @@ class PlaybookScreen(Screen[None]):
             if r.evidence:
                 lines.append(t("playbook.evidence", lang) + ":")
                 lines += [
-                    f"  • {e.label}: {e.value}{(' ' + e.unit) if e.unit else ''}"
+                    f"  • {evidence_label(e, lang)}: {e.value}{(' ' + e.unit) if e.unit else ''}"
                     for e in r.evidence
                 ]
         if item.commands:
             lines.append(t("playbook.commands", lang) + ":")
-            lines += [f"  $ {c}" for c in item.commands]
+            lines += [f"  $ {self._fill(c)}" for c in item.commands]
         self.query_one("#pb-evidence", Static).update("\n".join(lines))
+
+    def _fill(self, command: str) -> str:
+        """Put the service's namespace/deployment into a command when they are known."""
+        svc = self.ctx.settings.service
+        if svc.namespace:
+            command = command.replace("<namespace>", svc.namespace)
+        if svc.deployment:
+            command = command.replace("<deployment>", svc.deployment)
+        return command
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "pb-scope":
+            self.scope = event.value.strip()
+            self.action_run()
+            self.query_one("#pb-table", DataTable).focus()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()
@@ -208,9 +298,9 @@ class PlaybookScreen(Screen[None]):
             return
         step = getattr(self.app, "current_step", lambda: "")()
         for ev in r.evidence:
-            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step))
+            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step, lang))
             self.pinned.setdefault(item_id, []).append(pinned.id)
-        self.notify(t("playbook.pinned", lang, label=r.evidence[0].label))
+        self.notify(t("playbook.pinned", lang, label=evidence_label(r.evidence[0], lang)))
 
     def action_mark(self, status: str) -> None:
         item_id = self._current_item()

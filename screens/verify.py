@@ -35,7 +35,7 @@ class VerifyScreen(StepScreen):
     VerifyScreen #recovery-lines { height: auto; }
     VerifyScreen #act-table { height: auto; max-height: 10; }
     VerifyScreen #export-preview { height: auto; max-height: 40; border: round $primary 30%; }
-    VerifyScreen #hold { width: 12; }
+    VerifyScreen #hold { width: 12; margin: 0 1; }
     """
 
     def compose_step(self) -> ComposeResult:
@@ -170,10 +170,12 @@ class VerifyScreen(StepScreen):
             return
         lines = []
         for line in result.lines:
+            bound = t(f"verify.bound.{line.direction.value}", self.lang)
             lines.append(
                 t(
                     f"verify.line.{line.status.value}",
                     self.lang,
+                    bound=bound,
                     name=line.name,
                     last=_num(line.last),
                     worst=_num(line.worst_in_hold),

@@ -101,7 +101,13 @@ async def test_times_are_validated_in_place(tmp_path):
         detect.value = "nonsense"
         await detect.action_submit()
         await pilot.pause()
-        assert "Cannot read the time nonsense" in str(screen.query_one("#times-problems").render())
+        problems = str(screen.query_one("#times-problems").render())
+        assert "Detect: cannot read the time “nonsense”, not saved" in problems
+        assert detect.has_class("-invalid")
+        # Leaving the field keeps the error on screen (it is not saved).
+        start.focus()
+        await pilot.pause()
+        assert "nonsense" in str(screen.query_one("#times-problems").render())
     times = ctx.session.incident.times
     assert times.start.hour == 20 and times.start.minute == 40
     assert times.detect.minute == 30  # kept, so the user can fix the other one
@@ -167,3 +173,40 @@ async def test_command_palette_lists_steps_and_actions(tmp_path):
         await pilot.press("question_mark")
         await pilot.pause()
         assert type(app.screen).__name__ == "HelpScreen"
+
+
+async def test_typing_notes_on_every_step_is_saved(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for step in "ABEGH":
+            app.goto(step)
+            await pilot.pause()
+            area = app.screen.query_one(f"#input-notes-{step}")
+            area.focus()
+            await pilot.press("o", "k")
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen.focused is None
+    assert ctx.session.incident.step_notes == {s: "ok" for s in "ABEGH"}
+
+
+async def test_a_failing_save_is_shown_and_quit_asks_twice(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.start_background()
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        (tmp_path / "a-file").write_text("not a directory")
+        ctx.session.store.root = tmp_path / "a-file" / "state"  # even root cannot write here
+        ctx.session.set_text("impact", "typed while the disk is gone")
+        ctx.session.flush(timeout=5)
+        await pilot.pause(1.2)
+        assert ctx.session.last_save_error is not None
+        shown = [n.message for n in app._notifications]
+        assert any("Write failed" in m for m in shown)
+        await app.action_quit()
+        await pilot.pause()
+        assert app.is_running  # first Ctrl+Q only warns
+        assert any("not saved" in n.message for n in app._notifications)

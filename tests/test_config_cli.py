@@ -103,3 +103,50 @@ def test_doctor_reports_an_unreachable_prometheus(clean_env, capsys):
     metrics = next(s for s in report["sections"] if s["name"] == "metrics")
     assert metrics["status"] == "fail" and "unavailable" in metrics["summary"]
     assert rc == 1
+
+
+def test_resume_reopens_a_demo_incident_on_the_demo_bundle(clean_env):
+    first = build_context(argparse.Namespace(demo=True, lang="en"))
+    first.session.set_text("impact", "demo impact")
+    first.session.store.release_all()
+    resumed = build_context(argparse.Namespace(resume="latest"))
+    assert resumed.mode == "demo"
+    assert resumed.sources.metrics is not None
+    assert resumed.clock.frozen and resumed.clock.now() == first.clock.now()
+    assert resumed.session.incident.impact == "demo impact"
+
+
+def test_resume_of_a_replay_whose_bundle_is_gone_says_so(clean_env, tmp_path):
+    import shutil
+
+    from cockpit.wiring import demo_bundle_path
+
+    bundle = tmp_path / "evidence.jsonl.gz"
+    shutil.copy(demo_bundle_path(), bundle)
+    first = build_context(argparse.Namespace(replay=str(bundle)))
+    assert first.session.incident.bundle == str(bundle.resolve())
+    first.session.store.release_all()
+    bundle.unlink()
+    with pytest.raises(BootError) as exc:
+        build_context(argparse.Namespace(resume="latest"))
+    assert "no longer there" in str(exc.value)
+
+
+def test_config_errors_name_the_file_and_the_field(clean_env):
+    (clean_env / "config.toml").write_text('lang = "fr"\n', encoding="utf-8")
+    with pytest.raises(BootError) as exc:
+        settings_from_args(build_parser().parse_args([]))
+    assert "config.toml" in str(exc.value) and "lang" in str(exc.value)
+    assert "errors.pydantic.dev" not in str(exc.value)
+    with pytest.raises(BootError) as exc:
+        settings_from_args(build_parser().parse_args(["--config", str(clean_env / "nope.toml")]))
+    assert "no such file" in str(exc.value)
+
+
+def test_an_unwritable_state_dir_stops_the_start(clean_env, tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(BootError) as exc:
+        build_context(
+            argparse.Namespace(state_dir=str(tmp_path / "a-file" / "state")), background=True
+        )
+    assert "cannot save incidents" in str(exc.value)

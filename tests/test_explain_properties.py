@@ -18,7 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cockpit.analysis.engine_logs import explain_engine_log_text
-from cockpit.analysis.explain import REGISTRY, explain_stream, explain_text, iter_lines
+from cockpit.analysis.explain import (
+    REGISTRY,
+    explain_stream,
+    explain_text,
+    iter_blocks,
+)
 from cockpit.analysis.explain_report import to_json, to_text
 from cockpit.analysis.nccl import explain_nccl_text
 from cockpit.analysis.oom import explain_oom_text
@@ -118,6 +123,37 @@ def test_many_lines_stream() -> None:
             assert len(f.fields.get(key, [])) <= 128
 
 
-def test_iter_lines_handles_crlf_and_cr() -> None:
-    got = list(iter_lines(io.BytesIO(b"a\r\nb\rc\n\xff\xfe")))
-    assert [t for t, _ in got] == ["a", "b", "c", "\ufffd\ufffd"]
+def test_iter_blocks_handles_crlf_cr_and_bad_bytes() -> None:
+    got = [ln for b, _ in iter_blocks(io.BytesIO(b"a\r\nb\rc\n\xff\xfe")) for ln in b]
+    assert got == ["a", "b", "c", "\ufffd\ufffd"]
+
+
+def _reference(data: bytes, max_line: int) -> tuple[list[str], int]:
+    """Whole-input reading: split on newlines, cut long lines, decode, clean."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    if not parts:
+        return [], 0
+    cut = sum(1 for p in parts if len(p) > max_line)
+    text = b"\n".join(p[:max_line] for p in parts).decode("utf-8", errors="replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
+    return text.split("\n"), cut
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.lists(st.binary(max_size=300), max_size=40),
+    st.integers(min_value=1, max_value=64),
+    st.integers(min_value=8, max_value=200),
+)
+def test_iter_blocks_agrees_with_whole_reading(
+    parts: list[bytes], chunk: int, max_line: int
+) -> None:
+    """Chunked block reading gives the same lines and cuts as reading everything at once."""
+    data = b"\n".join(parts)
+    blocks = list(iter_blocks(io.BytesIO(data), max_line=max_line, chunk_size=chunk))
+    lines = [ln for b, _ in blocks for ln in b]
+    want, cut = _reference(data, max_line)
+    assert lines == want
+    assert sum(c for _, c in blocks) == cut

@@ -7,20 +7,21 @@ from pathlib import Path
 
 import pytest
 from playbook_scenarios import PLANTED, SCENARIOS
-from testkit import make_ctx
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
-from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen
+from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_model, parse_scope
+from testkit import make_ctx
 
 
 def _ctx(tmp_path: Path, lang: str = "en") -> AppContext:
     ctx = make_ctx(tmp_path, lang=lang)
 
-    async def loader(_ctx: AppContext, pid: str) -> PlaybookData:
+    async def loader(_ctx: AppContext, pid: str, scope: str = "") -> PlaybookData:
+        ctx.extras.setdefault("scopes", []).append(scope)
         return SCENARIOS[pid]()
 
     ctx.extras["playbook_loader"] = loader
@@ -112,3 +113,54 @@ async def test_missing_sources_show_not_available(tmp_path: Path) -> None:
         statuses = {k: r.status for k, r in screen.results.items()}
         assert statuses["queue"] is ItemStatus.NOT_AVAILABLE
         assert statuses["before_gpu"] is ItemStatus.OPEN
+
+
+async def test_scope_lists_the_ranks_pods(tmp_path: Path) -> None:
+    """The NCCL playbook re-runs on the pods the user lists (the ranks of a job)."""
+    ctx = _ctx(tmp_path)
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_playbook("nccl_hang")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, PlaybookScreen)
+        assert screen.focused is screen.query_one("#pb-table")
+        screen.query_one("#pb-scope").focus()
+        await pilot.press(*"train-worker-0,train-worker-1", "enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        assert ctx.extras["scopes"] == ["", "train-worker-0,train-worker-1"]
+        assert screen.results["first_rank"].status is ItemStatus.PROBLEM
+
+
+def test_parse_scope() -> None:
+    assert parse_scope("w-0, w-1  w-2") == (["w-0", "w-1", "w-2"], None)
+    assert parse_scope(" train-llama ") == (None, "train-llama")
+    assert parse_scope("") == (None, None)
+    assert parse_scope("params=70 layers=80") == (None, None)
+    m = parse_model("params=70 layers=80 kv_heads=8 head_dim=128 kv_dtype_bytes=1")
+    assert m is not None and m.params_b == 70 and m.num_layers == 80 and m.kv_dtype_bytes == 1
+    assert parse_model("w-0") is None
+
+
+async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:
+    """The handbook's "stop the spread or roll back first" with the exact command."""
+    from cockpit.config import ServiceSettings, Settings
+
+    ctx = _ctx(tmp_path)
+    ctx.settings = Settings(service=ServiceSettings(namespace="llm", deployment="vllm-qwen"))
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_playbook("bad_rollout")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, PlaybookScreen)
+        row = [i.id for i in screen.playbook.items].index("stop_spread")
+        screen.query_one("#pb-table").move_cursor(row=row)
+        await pilot.pause()
+        detail = str(screen.query_one("#pb-evidence").render())
+        assert "kubectl rollout undo deployment/vllm-qwen -n llm" in detail

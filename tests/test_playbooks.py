@@ -8,7 +8,7 @@ import pytest
 from playbook_scenarios import PLANTED, SCENARIOS
 
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.render import finding_text, to_record
+from cockpit.analysis.playbooks.render import evidence_label, finding_text, to_record
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import CHECKS, run_playbook
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, all_playbooks, load_playbook
@@ -67,6 +67,9 @@ def test_checks_find_the_planted_cause(pid: str) -> None:
         for lang in ("zh", "en"):
             text = finding_text(results[item.id], lang)
             assert text and "{" not in text, text
+            for e in results[item.id].evidence:
+                label = evidence_label(e, lang)
+                assert label and "playbook.ev" not in label and "{" not in label, label
 
 
 def test_specific_findings() -> None:
@@ -74,7 +77,9 @@ def test_specific_findings() -> None:
     assert nccl["first_rank"].finding_args["rank"] == 2
     assert nccl["first_rank"].finding_args["kind"] == "cuda_oom"
     # the last watchdog line is shown, labelled as not the cause
-    assert any("not the cause" in e.label for e in nccl["first_rank"].evidence)
+    labels = [evidence_label(e, "en") for e in nccl["first_rank"].evidence]
+    assert any("not the cause" in x for x in labels)
+    assert any("不是根因" in evidence_label(e, "zh") for e in nccl["first_rank"].evidence)
     ttft = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), SCENARIOS["ttft_spike"]())}
     assert ttft["slow_replica"].finding_args["replicas"] == "vllm-2"
     assert ttft["tpot_rule"].finding_key.endswith("rule_queue_prefill")
@@ -105,3 +110,34 @@ def test_record_for_the_incident() -> None:
     assert [i.item for i in rec.items] == [i.zh for i in book.items]
     assert rec.items[0].status == "problem" and rec.items[0].evidence_ids == ["ev-1"]
     assert "场景五" in rec.summary and "项有问题" in rec.summary
+
+
+def test_oom_budget_with_the_model_config() -> None:
+    """Weights + KV (2 × layers × KV heads × head dim × bytes × tokens × sequences) vs GPU."""
+    from playbook_scenarios import gpu_snapshot, pod
+
+    from cockpit.analysis.playbooks.data import ModelConfig
+    from cockpit.analysis.playbooks.oom_checks import oom_budget
+
+    args = ["--model", "/m/Llama-3-70B", "--tensor-parallel-size", "4", "--max-model-len", "32768",
+            "--max-num-seqs", "256"]  # fmt: skip
+    model = ModelConfig(params_b=70, num_layers=80, num_kv_heads=8, head_dim=128)
+    data = PlaybookData(pods=[pod("vllm-0", args=args, gpus=4)], gpus=[gpu_snapshot()], model=model)
+    r = oom_budget(data)
+    assert r.status is ItemStatus.PROBLEM
+    # 70e9 × 2 B / 4 = 32.6 GiB of weights per GPU; KV 2×80×8×128×2 B / 4 per token
+    assert r.finding_args["weights"] == "32.6"
+    kv_gib = 2 * 80 * 8 * 128 * 2 / 4 * 32768 * 256 / 1024**3
+    assert r.finding_args["kv"] == f"{kv_gib:.1f}"
+    small = data.model_copy(
+        update={
+            "pods": [
+                pod(
+                    "vllm-0",
+                    args=[*args[:4], "--max-model-len", "4096", "--max-num-seqs", "16"],
+                    gpus=4,
+                )
+            ]
+        }
+    )
+    assert oom_budget(small).status is ItemStatus.OK

@@ -95,3 +95,17 @@ def test_path_records_jumps(session):
     session.visit("A")
     assert reload(session).path == list("ABCDFGA")
     assert reload(session).current_step == "A"
+
+
+def test_a_change_with_two_from_to_pairs_is_two_variables(session):
+    with pytest.raises(RuleViolation):
+        session.add_experiment(Experiment(variable="max_num_seqs", change="256→128, 0.9→0.85"))
+    session.add_experiment(Experiment(variable="max_num_seqs", change="256 -> 128"))
+    assert len(session.incident.experiments) == 1
+
+
+def test_pinning_the_same_observation_twice_keeps_one(session):
+    at = T0
+    a = session.pin(Evidence(label="P99", value="620", unit="ms", at=at, query="q"))
+    b = session.pin(Evidence(label="P99", value="620", unit="ms", at=at, query="q"))
+    assert a.id == b.id and len(session.incident.evidence) == 1

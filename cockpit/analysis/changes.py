@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -327,7 +328,7 @@ def rollout_changes(
     out: list[ChangeItem] = []
     for (ns, kind, owner), revs in groups.items():
         revs.sort(key=lambda r: r.revision)
-        for old, new in zip(revs, revs[1:], strict=False):
+        for old, new in pairwise(revs):
             diff = diff_pod_specs(
                 old.template, new.template, _digests(pods, old), _digests(pods, new)
             )
@@ -379,7 +380,7 @@ def helm_changes(
     out: list[ChangeItem] = []
     for (ns, name), rels in groups.items():
         rels.sort(key=lambda r: r.version)
-        for old, new in zip(rels, rels[1:], strict=False):
+        for old, new in pairwise(rels):
             diff: list[DiffLine] = []
             if old.chart_version != new.chart_version or old.chart != new.chart:
                 diff.append(
@@ -581,8 +582,8 @@ def config_changes(
     """ConfigMaps referenced by the pods, with their last change time (managedFields)."""
     used: dict[str, list[str]] = {}
     for p in pods:
-        for cm in p.spec.config_maps:
-            used.setdefault(f"{p.meta.namespace}/{cm}", []).append(p.meta.name)
+        for cm_name in p.spec.config_maps:
+            used.setdefault(f"{p.meta.namespace}/{cm_name}", []).append(p.meta.name)
     out: list[ChangeItem] = []
     for cm in configmaps:
         key = f"{cm.meta.namespace}/{cm.meta.name}"

@@ -132,7 +132,9 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
         xid_inferred=bool(group and group.inferred),
         distinct_pids=len(group.pids) if group else 0,
         first_line=min((o.line for o in r.occurrences), default=0),
-        meaning=" ".join(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+        meaning=" ".join(
+            dict.fromkeys(x for x in ((top.verdict_text if top else ""), r.node_action) if x)
+        ),
         next_checks_text=[*(group.actions if group else []), *r.findings],
     )
     return data
@@ -338,46 +340,76 @@ class _TextCollector:
         self.selected_size = 0
         self.matched = False
 
-    def add(self, line: str, matched: bool) -> None:
+    def add_whole(self, lines: list[str]) -> None:
         if self.whole is not None:
-            self.whole.append(line)
-            self.whole_size += len(line) + 1
+            self.whole.extend(lines)
+            self.whole_size += sum(map(len, lines)) + len(lines)
             if self.whole_size > WHOLE_TEXT_LIMIT:
                 self.whole = None
-        if matched:
-            self.matched = True
-            if self.selected_size + len(line) < SELECTED_TEXT_LIMIT:
-                self.selected.append(line)
-                self.selected_size += len(line) + 1
+
+    def add_selected(self, line: str) -> None:
+        self.matched = True
+        if self.selected_size + len(line) < SELECTED_TEXT_LIMIT:
+            self.selected.append(line)
+            self.selected_size += len(line) + 1
 
     def text(self) -> str:
         return "\n".join(self.whole if self.whole is not None else self.selected)
 
 
-def iter_lines(stream: IO[bytes], max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[str, bool]]:
-    """Lines of a byte stream as ``(text, was_cut)``; UTF-8 decoded with replacement.
+def _clean(text: str) -> str:
+    # A lone CR (progress bars) separates records too; NUL bytes become U+FFFD.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    return text
 
-    A line longer than ``max_line`` bytes is cut to its first ``max_line`` bytes and the
-    rest skipped, so no line ever needs more than ``max_line`` bytes of memory.
+
+def iter_blocks(
+    stream: IO[bytes], max_line: int = MAX_LINE_BYTES, chunk_size: int = 1 << 20
+) -> Iterator[tuple[list[str], int]]:
+    """Blocks of lines of a byte stream as ``(lines, cut_count)``, read in chunks.
+
+    Lines are UTF-8 decoded with replacement (whole lines only, so a character is never
+    split); a line longer than ``max_line`` bytes is cut to its first ``max_line`` bytes
+    and the rest skipped, so memory stays at about two chunks whatever the input.
     """
+    carry = b""
+    skipping = False
     while True:
-        chunk = stream.readline(max_line)
+        chunk = stream.read(chunk_size)
         if not chunk:
-            return
-        cut = False
-        if not chunk.endswith(b"\n") and len(chunk) >= max_line:
-            cut = True
-            while True:
-                rest = stream.readline(max_line)
-                if not rest or rest.endswith(b"\n"):
-                    break
-        text = chunk.decode("utf-8", errors="replace").rstrip("\r\n")
-        # A lone CR inside a line (progress bars) separates records too.
-        if "\r" in text:
-            for part in text.split("\r"):
-                yield part, cut
-        else:
-            yield text, cut
+            break
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk = chunk[nl + 1 :]
+            skipping = False
+        buf = carry + chunk
+        cut = 0
+        end = buf.rfind(b"\n")
+        if end < 0:
+            carry = buf
+            if len(carry) > max_line:
+                yield _clean(carry[:max_line].decode("utf-8", errors="replace")).split("\n"), 1
+                carry = b""
+                skipping = True
+            continue
+        body, carry = buf[:end], buf[end + 1 :]
+        parts = body.split(b"\n")
+        if max(map(len, parts)) > max_line:
+            cut = sum(1 for p in parts if len(p) > max_line)
+            parts = [p[:max_line] for p in parts]
+        text = _clean(b"\n".join(parts).decode("utf-8", errors="replace"))
+        yield text.split("\n"), cut
+        if len(carry) > max_line:
+            yield _clean(carry[:max_line].decode("utf-8", errors="replace")).split("\n"), 1
+            carry = b""
+            skipping = True
+    if carry:
+        yield _clean(carry.decode("utf-8", errors="replace")).split("\n"), 0
 
 
 BLOCK_LINES = 4096
@@ -532,13 +564,14 @@ class _Dispatcher:
     ) -> None:
         collector = self.texts[name]
         kind = self.kinds[name]
+        collector.add_whole(lines)
         if kind.keywords is not None:
-            hit = set(_hit_lines(joined, starts, _present(kind.keywords, self._vocab)))
-            for i, line in enumerate(lines):
-                collector.add(line, i in hit and kind.detect(line))
+            idx = _hit_lines(joined, starts, _present(kind.keywords, self._vocab))
         else:
-            for line in lines:
-                collector.add(line, kind.detect(line))
+            idx = list(range(len(lines)))
+        for i in idx:
+            if kind.detect(lines[i]):
+                collector.add_selected(lines[i])
 
     def finish(self) -> list[Finding]:
         findings: list[Finding] = []
@@ -593,32 +626,49 @@ def explain_lines(
     Returns:
         The :class:`Explanation`; never raises for any input.
     """
+    return _explain_blocks(_blocks_of(lines), world_size=world_size, registry=registry, lang=lang)
+
+
+def _blocks_of(lines: Iterable[str | tuple[str, bool]]) -> Iterator[tuple[list[str], int]]:
+    block: list[str] = []
+    cut = 0
+    for item in lines:
+        if isinstance(item, tuple):
+            line, was_cut = item
+            cut += int(bool(was_cut))
+        else:
+            line = item
+        if not isinstance(line, str):
+            continue
+        block.append(line.replace("\x00", "\ufffd") if "\x00" in line else line)
+        if len(block) >= BLOCK_LINES:
+            yield block, cut
+            block, cut = [], 0
+    if block or cut:
+        yield block, cut
+
+
+def _explain_blocks(
+    blocks: Iterable[tuple[list[str], int]],
+    *,
+    world_size: int | None,
+    registry: list[ArtifactKind] | None,
+    lang: str,
+) -> Explanation:
     kinds = list(REGISTRY if registry is None else registry)
     disp = _Dispatcher(kinds, world_size, lang)
     n = 0
     size = 0
     cut_lines = 0
-    block: list[str] = []
-    first_no = 1
-    for item in lines:
-        if isinstance(item, tuple):
-            line, cut = item
-        else:
-            line, cut = item, False
-        if not isinstance(line, str):
-            continue
-        n += 1
-        size += len(line) + 1
-        cut_lines += int(cut)
-        if "\x00" in line:
-            line = line.replace("\x00", "\ufffd")
-        block.append(line)
-        if len(block) >= BLOCK_LINES:
-            disp.block(first_no, block)
-            first_no += len(block)
-            block = []
-    if block:
-        disp.block(first_no, block)
+    for block, cut in blocks:
+        cut_lines += cut
+        for start in range(0, len(block), BLOCK_LINES):
+            part = block[start : start + BLOCK_LINES]
+            if not part:
+                continue
+            disp.block(n + 1, part)
+            n += len(part)
+            size += sum(map(len, part)) + len(part)
     findings = disp.finish()
     looked = list(dict.fromkeys([*(k.name for k in kinds), *KNOWN_KIND_NAMES]))
     return Explanation(
@@ -647,4 +697,4 @@ def explain_stream(
     stream: IO[bytes], *, world_size: int | None = None, lang: str = "en"
 ) -> Explanation:
     """:func:`explain_lines` over a binary stream, read line by line (bounded memory)."""
-    return explain_lines(iter_lines(stream), world_size=world_size, lang=lang)
+    return _explain_blocks(iter_blocks(stream), world_size=world_size, registry=None, lang=lang)

@@ -599,6 +599,8 @@ class NcclAnalyzer:
             r.suspect_rank = r.first_failing_rank
         if r.first_error is None:
             r.first_error = self._first_error_fallback(r)
+        if r.first_error is not None and r.first_error.line:
+            r.first_line = min(x for x in (r.first_line, r.first_error.line) if x)
         r.errors = [e for _, e in self._errors.entries()[:50]]
         r.next_check_ids = _checks(r)
         r.mitigation_ids = _mitigations(r)
@@ -629,7 +631,8 @@ class NcclAnalyzer:
                 self._ws_inferred.most_common(1)[0][0],
                 "allgather_numel",
             )
-        if r.world_size and r.world_size <= MAX_RANKS:
+        # Without a single rank-tagged line, "never logged" would name every rank.
+        if r.world_size and r.world_size <= MAX_RANKS and self._ranks_seen:
             seen = self._ranks_seen
             r.ranks_never_logged = [i for i in range(r.world_size) if i not in seen][:1000]
             if self._ranks_timed_out:

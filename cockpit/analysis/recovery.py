@@ -63,6 +63,7 @@ class RecoveryLine(BaseModel):
     name: str
     unit: str
     status: LineStatus
+    direction: Direction = Direction.HIGHER_IS_WORSE
     baseline: float | None
     limit: float | None
     last: float | None
@@ -120,6 +121,7 @@ def check_recovery(
                 RecoveryLine(
                     name=sig.name,
                     unit=sig.unit,
+                    direction=sig.direction,
                     status=LineStatus.NO_DATA,
                     baseline=sig.baseline,
                     limit=limit,
@@ -145,6 +147,7 @@ def check_recovery(
             RecoveryLine(
                 name=sig.name,
                 unit=sig.unit,
+                direction=sig.direction,
                 status=LineStatus.RECOVERED if ok else LineStatus.NOT_RECOVERED,
                 baseline=sig.baseline,
                 limit=limit,

@@ -26,7 +26,9 @@ Rules used below, with their sources:
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -186,6 +188,18 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
             k, _, v = body.partition(":")
             taint = f"{k.strip()}={v.strip()}"
         return Reason(count=count, text=text, cls=ReasonClass.TAINT, taint=taint)
+    if any(
+        w in low
+        for w in (
+            "persistentvolumeclaim",
+            "volume node affinity",
+            "persistent volume",
+            "volume count",
+            "volume",
+            "pvc",
+        )
+    ):
+        return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "anti-affinity" in low or "antiaffinity" in low:
         return Reason(count=count, text=text, cls=ReasonClass.POD_ANTI_AFFINITY)
     if "pod affinity" in low or "interpodaffinity" in low or "pod's pod affinity" in low:
@@ -202,18 +216,6 @@ def classify_reason(text: str, count: int | None = None) -> Reason:
         return Reason(count=count, text=text, cls=ReasonClass.NODE_AFFINITY)
     if "unschedulable" in low and "node" in low:
         return Reason(count=count, text=text, cls=ReasonClass.UNSCHEDULABLE)
-    if any(
-        w in low
-        for w in (
-            "persistentvolumeclaim",
-            "volume node affinity",
-            "persistent volume",
-            "volume count",
-            "volume",
-            "pvc",
-        )
-    ):
-        return Reason(count=count, text=text, cls=ReasonClass.VOLUME)
     if "too many pods" in low:
         return Reason(count=count, text=text, cls=ReasonClass.TOO_MANY_PODS)
     if "free ports" in low or "ports" in low:
@@ -540,6 +542,10 @@ def selector_match(pod: PodLite, node: NodeLite) -> bool:
     return False
 
 
+MAX_ROWS = 300
+"""Rows kept per node table (a terminal shows a few dozen; the rest are counted)."""
+
+
 class NodeRow(BaseModel):
     """One row of the per-node table (numbers are ``None`` when unknown, never 0).
 
@@ -597,6 +603,8 @@ class PendingAnalysis(BaseModel):
     rows: list[NodeRow] = Field(default_factory=list)
     gpu_nodes: int = 0
     cpu_nodes: int = 0
+    rows_omitted: int = 0
+    """Nodes left out of ``rows`` (see ``max_rows``); counted in ``gpu_nodes``/``cpu_nodes``."""
     quotas: list[QuotaRow] = Field(default_factory=list)
     gangs: list[GangLite] = Field(default_factory=list)
     device_plugin_desired: int | None = None
@@ -630,7 +638,7 @@ def _gpu_resource(req: dict[str, float]) -> str:
 
 def _is_device_plugin(ds: DaemonSetLite) -> bool:
     text = " ".join([ds.meta.name, *ds.meta.labels.values(), *ds.selector.values()]).lower()
-    return "device-plugin" in text and "nvidia" in text or "nvidia-device-plugin" in text
+    return ("device-plugin" in text and "nvidia" in text) or "nvidia-device-plugin" in text
 
 
 def analyze_pending(
@@ -643,6 +651,8 @@ def analyze_pending(
     quotas: list[ResourceQuotaLite] | None = None,
     priority_classes: list[PriorityClassLite] | None = None,
     gangs: list[GangLite] | None = None,
+    rows_cache: dict[str, Any] | None = None,
+    max_rows: int = MAX_ROWS,
 ) -> PendingAnalysis:
     """The scheduling explanation for one Pending pod, with the per-node table.
 
@@ -657,6 +667,11 @@ def analyze_pending(
         quotas: ResourceQuotas of the pod's namespace.
         priority_classes: PriorityClasses of the cluster.
         gangs: PodGroups / Workloads of the pod's namespace.
+        rows_cache: Shared between calls for pods of one cluster snapshot: pods with the
+            same requests, tolerations, selector and affinity get the same node table
+            (computed once — 100 replicas of one Pending Deployment on 5,000 nodes).
+        max_rows: Rows kept in the table (GPU nodes first, the closest to fitting
+            first); ``rows_omitted`` counts the rest. Counts and verdicts use every node.
     """
     ns = pod.meta.namespace
     out = PendingAnalysis(pod=pod.meta.name, namespace=ns, scheduler=pod.spec.scheduler_name)
@@ -697,20 +712,41 @@ def analyze_pending(
             plugin_state[p.spec.node_name] = "ready" if ok else "not_ready"
 
     gres = out.gpu_resource or GPU
-    for node in nodes:
-        row = _node_row(
-            pod,
-            node,
-            gres,
-            requests,
-            out.requests,
-            plugin_state,
-            bool(dps) or plugin_pods is not None,
+    shape = _shape_key(pod)
+    cached = rows_cache.get(shape) if rows_cache is not None else None
+    if cached is None:
+        rows = [
+            _node_row(
+                pod,
+                node,
+                gres,
+                requests,
+                out.requests,
+                plugin_state,
+                bool(dps) or plugin_pods is not None,
+            )
+            for node in nodes
+        ]
+        rows.sort(
+            key=lambda r: (
+                not r.gpu_node,
+                not r.fits,
+                len(r.blockers),
+                -(r.gpu_free or 0.0),
+                r.name,
+            )
         )
-        out.rows.append(row)
-    out.rows.sort(key=lambda r: (not r.gpu_node, not r.fits, r.name))
-    out.gpu_nodes = sum(1 for r in out.rows if r.gpu_node)
-    out.cpu_nodes = len(out.rows) - out.gpu_nodes
+        gpu_n = sum(1 for r in rows if r.gpu_node)
+        kept = _keep_rows(rows, max_rows, bool(out.gpu_resource))
+        stats = row_stats(
+            rows, out.requests.get(out.gpu_resource, 0.0) if out.gpu_resource else 0.0
+        )
+        cached = (kept, gpu_n, len(rows) - gpu_n, len(rows) - len(kept), stats)
+        if rows_cache is not None:
+            rows_cache[shape] = cached
+    out.rows = cached[0]
+    stats = cached[4]
+    out.gpu_nodes, out.cpu_nodes, out.rows_omitted = cached[1], cached[2], cached[3]
 
     for q in quotas or []:
         if q.meta.namespace and q.meta.namespace != ns:
@@ -733,11 +769,54 @@ def analyze_pending(
             )
 
     out.gangs = list(gangs or [])
-    _verdict_and_steps(out, pod)
+    _verdict_and_steps(out, pod, stats)
     return out
 
 
-_GPU_WORDS = ("gpu", "nvidia", "accelerator", "pci-10de")
+def _shape_key(pod: PodLite) -> str:
+    s = pod.spec
+    return json.dumps(
+        [
+            effective_requests(s),
+            [t.model_dump() for t in s.tolerations],
+            s.node_selector,
+            s.affinity.get("nodeAffinity"),
+        ],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _keep_rows(rows: list[_Row], max_rows: int, wants_gpu: bool) -> list[NodeRow]:
+    return [r.model() for r in _pick_rows(rows, max_rows, wants_gpu)]
+
+
+def _pick_rows(rows: list[_Row], max_rows: int, wants_gpu: bool) -> list[_Row]:
+    if len(rows) <= max_rows:
+        return rows
+    gpu = [r for r in rows if r.gpu_node]
+    cpu = [r for r in rows if not r.gpu_node]
+    # Problem nodes are always kept: unhealthy GPUs, plugin not ready, NotReady, cordoned.
+    flagged = [
+        r
+        for r in gpu
+        if r.gpu_unhealthy
+        or r.device_plugin in ("not_ready", "missing")
+        or r.ready is False
+        or r.cordoned
+    ]
+    cpu_quota = 20 if wants_gpu else max_rows // 2
+    keep_gpu = max_rows - min(len(cpu), cpu_quota)
+    chosen = {id(r) for r in flagged[:keep_gpu]}
+    for r in gpu:
+        if len(chosen) >= keep_gpu:
+            break
+        chosen.add(id(r))
+    kept = [r for r in gpu if id(r) in chosen] + cpu[: max_rows - len(chosen)]
+    return kept
+
+
+_GPU_RE = re.compile(r"gpu|nvidia|accelerator|pci-10de", re.IGNORECASE)
 
 
 def looks_like_gpu_node(node: NodeLite) -> bool:
@@ -745,10 +824,9 @@ def looks_like_gpu_node(node: NodeLite) -> bool:
     or a label or taint naming a GPU (``gpu``, ``nvidia.com/gpu=true:NoSchedule``,
     ``workload=gpu``, ``cloud.google.com/gke-accelerator``). Such a node with 0 allocatable
     GPUs is the silent device-plugin case (pend-03, pend-04)."""
-    for k, v in node.meta.labels.items():
-        if any(w in k.lower() for w in _GPU_WORDS) or any(w in v.lower() for w in _GPU_WORDS):
-            return True
-    return any(any(w in t.key.lower() for w in _GPU_WORDS) for t in node.taints)
+    labels = node.meta.labels
+    text = " ".join([*labels, *labels.values(), *(t.key for t in node.taints)])
+    return _GPU_RE.search(text) is not None
 
 
 def _node_row(
@@ -759,81 +837,155 @@ def _node_row(
     pod_req: dict[str, float],
     plugin_state: dict[str, str],
     plugin_known: bool,
-) -> NodeRow:
-    labels = node.meta.labels
-    has_gpu_res = any(
-        k == GPU or k == GPU_SHARED or k.startswith(MIG_PREFIX) for k in node.capacity
+) -> _Row:
+    name = node.meta.name
+    cap_keys = node.capacity
+    has_gpu_res = (
+        GPU in cap_keys
+        or GPU_SHARED in cap_keys
+        or any(k.startswith(MIG_PREFIX) for k in cap_keys if k[0] == "n")
     )
     gpu_node = has_gpu_res or looks_like_gpu_node(node)
-    row = NodeRow(
-        name=node.meta.name,
-        gpu_node=gpu_node,
-        gpu_resource=gres,
-        cordoned=node.unschedulable,
-        ready=node.ready,
-    )
+    d: dict[str, Any] = {"name": name, "gpu_node": gpu_node, "gpu_resource": gres}
+    used = requests.by_node.get(name, {}) if requests is not None else {}
     if gpu_node:
         cap = parse_quantity(node.capacity.get(gres))
         alloc = parse_quantity(node.allocatable.get(gres))
         # Missing on a GPU node means "the device plugin advertises none": 0 devices.
-        row.gpu_capacity = cap if cap is not None else 0.0
-        row.gpu_allocatable = alloc if alloc is not None else 0.0
+        d["gpu_capacity"] = cap if cap is not None else 0.0
+        d["gpu_allocatable"] = alloc if alloc is not None else 0.0
         if cap is not None and alloc is not None and cap > alloc:
-            row.gpu_unhealthy = cap - alloc
-        row.device_plugin = plugin_state.get(node.meta.name, "missing") if plugin_known else "n/a"
-    row.cpu_allocatable = parse_quantity(node.allocatable.get("cpu"))
+            d["gpu_unhealthy"] = cap - alloc
+        d["device_plugin"] = plugin_state.get(name, "missing") if plugin_known else "n/a"
+        if requests is not None:
+            d["gpu_requested"] = used.get(gres, 0.0)
+            d["gpu_free"] = d["gpu_allocatable"] - d["gpu_requested"]
+    d["cpu_allocatable"] = parse_quantity(node.allocatable.get("cpu"))
     mem = parse_quantity(node.allocatable.get("memory"))
-    row.mem_allocatable_gib = mem / 2**30 if mem is not None else None
+    d["mem_allocatable_gib"] = mem / 2**30 if mem is not None else None
     if requests is not None:
-        used = requests.by_node.get(node.meta.name, {})
-        row.cpu_requested = used.get("cpu", 0.0)
-        m = used.get("memory", 0.0)
-        row.mem_requested_gib = m / 2**30
-        if gpu_node:
-            row.gpu_requested = used.get(gres, 0.0)
-            if row.gpu_allocatable is not None:
-                row.gpu_free = row.gpu_allocatable - row.gpu_requested
+        d["cpu_requested"] = used.get("cpu", 0.0)
+        d["mem_requested_gib"] = used.get("memory", 0.0) / 2**30
+    blocking: list[str] = []
+    tolerated: list[str] = []
     for taint in node.taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue
-        if tolerates(pod.spec.tolerations, taint):
-            row.taints_tolerated.append(taint.text())
-        else:
-            row.taints_blocking.append(taint.text())
-    row.selector_match = selector_match(pod, node)
-    # Blockers, in the scheduler's words' classes.
+        (tolerated if tolerates(pod.spec.tolerations, taint) else blocking).append(taint.text())
+    match = selector_match(pod, node)
+    # Blockers, named by the scheduler's reason classes.
+    blockers: list[str] = []
     if node.unschedulable:
-        row.blockers.append(ReasonClass.UNSCHEDULABLE.value)
-    if row.taints_blocking and not (
+        blockers.append(ReasonClass.UNSCHEDULABLE.value)
+    if blocking and not (
         node.unschedulable
-        and all(t.startswith("node.kubernetes.io/unschedulable") for t in row.taints_blocking)
+        and all(t.startswith("node.kubernetes.io/unschedulable") for t in blocking)
     ):
-        row.blockers.append(ReasonClass.TAINT.value)
-    if not row.selector_match:
-        row.blockers.append(ReasonClass.NODE_AFFINITY.value)
+        blockers.append(ReasonClass.TAINT.value)
+    if not match:
+        blockers.append(ReasonClass.NODE_AFFINITY.value)
     for res, amount in pod_req.items():
         if amount <= 0:
             continue
-        alloc = parse_quantity(node.allocatable.get(res))
-        if alloc is None:
+        alloc_r = parse_quantity(node.allocatable.get(res))
+        if alloc_r is None:
             if res == gres or res.startswith("nvidia.com/") or "/" in res:
-                row.blockers.append(_resource_class(res).value)
+                blockers.append(_resource_class(res).value)
             continue
-        used = (
-            requests.by_node.get(node.meta.name, {}).get(res, 0.0) if requests is not None else 0.0
-        )
-        if used + amount > alloc + 1e-9:
-            row.blockers.append(_resource_class(res).value)
-    if node.ready is False:
-        row.blockers.append("not_ready")
-    row.blockers = list(dict.fromkeys(row.blockers))
-    row.fits = not row.blockers and requests is not None
-    return row
+        if used.get(res, 0.0) + amount > alloc_r + 1e-9:
+            blockers.append(_resource_class(res).value)
+    ready = node.ready
+    if ready is False:
+        blockers.append("not_ready")
+    blockers = list(dict.fromkeys(blockers))
+    d.update(
+        taints_blocking=blocking,
+        taints_tolerated=tolerated,
+        selector_match=match,
+        cordoned=node.unschedulable,
+        ready=ready,
+        blockers=blockers,
+        fits=not blockers and requests is not None,
+    )
+    return _Row(**d)
 
 
-def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
+@dataclass(slots=True)
+class _Row:
+    """A :class:`NodeRow` while the table is built: every node gets one, and only the
+    rows kept (``max_rows``) become pydantic models (5,000 model builds cost ~1 s)."""
+
+    name: str
+    gpu_node: bool
+    gpu_resource: str = GPU
+    gpu_capacity: float | None = None
+    gpu_allocatable: float | None = None
+    gpu_requested: float | None = None
+    gpu_free: float | None = None
+    gpu_unhealthy: float | None = None
+    cpu_allocatable: float | None = None
+    cpu_requested: float | None = None
+    mem_allocatable_gib: float | None = None
+    mem_requested_gib: float | None = None
+    taints_blocking: list[str] = field(default_factory=list)
+    taints_tolerated: list[str] = field(default_factory=list)
+    selector_match: bool = True
+    cordoned: bool = False
+    ready: bool | None = None
+    device_plugin: str = "n/a"
+    blockers: list[str] = field(default_factory=list)
+    fits: bool = False
+
+    def model(self) -> NodeRow:
+        """As the public :class:`NodeRow` (values already typed: no re-validation)."""
+        return NodeRow.model_construct(**{f: getattr(self, f) for f in self.__slots__})
+
+
+class RowStats(BaseModel):
+    """Aggregates over every node row of one pod shape (computed once per shape)."""
+
+    gpu_names: list[str] = Field(default_factory=list)
+    """The first GPU nodes' names (for per-node commands)."""
+    gpu_count: int = 0
+    cpu_count: int = 0
+    zero: list[str] = Field(default_factory=list)
+    unhealthy: list[str] = Field(default_factory=list)
+    taint_blocked: list[str] = Field(default_factory=list)
+    plugin_bad: list[str] = Field(default_factory=list)
+    max_alloc: float = 0.0
+    total_free: float = 0.0
+    fitting: int = 0
+    cordoned: list[str] = Field(default_factory=list)
+
+
+def row_stats(rows: list[_Row], need: float) -> RowStats:
+    """Aggregate the node rows once (GPU nodes, zero/unhealthy allocatable, free GPUs…)."""
+    gpu = [r for r in rows if r.gpu_node]
+    return RowStats.model_construct(
+        gpu_names=[r.name for r in gpu[:5]],
+        gpu_count=len(gpu),
+        cpu_count=len(rows) - len(gpu),
+        zero=[r.name for r in gpu if not r.gpu_allocatable],
+        unhealthy=[
+            f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})" for r in gpu if r.gpu_unhealthy
+        ],
+        taint_blocked=sorted(
+            {t for r in gpu if ReasonClass.TAINT.value in r.blockers for t in r.taints_blocking}
+        ),
+        plugin_bad=[r.name for r in gpu if r.device_plugin in ("not_ready", "missing")],
+        max_alloc=max((r.gpu_allocatable or 0.0) for r in gpu) if gpu else 0.0,
+        total_free=sum(
+            max(0.0, r.gpu_free or 0.0) for r in gpu if r.gpu_free is not None and not r.cordoned
+        ),
+        fitting=sum(
+            1 for r in gpu if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
+        ),
+        cordoned=[r.name for r in rows if r.cordoned],
+    )
+
+
+def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None:
     msg = out.message
-    gpu_rows = [r for r in out.rows if r.gpu_node]
     wants_gpu = bool(out.gpu_resource)
     f = out.findings
     if out.message_source == "event" and out.stale_condition:
@@ -911,23 +1063,17 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
         likely = "gang_scheduler_mismatch"
 
     # GPU-specific cross-checks (formats.md §C.5).
-    if wants_gpu and gpu_rows:
-        zero = [r for r in gpu_rows if not r.gpu_allocatable]
-        unhealthy = [r for r in gpu_rows if r.gpu_unhealthy]
-        if unhealthy:
+    if wants_gpu and st.gpu_count:
+        zero = st.zero
+        if st.unhealthy:
             f.append(
                 Finding(
                     key="kube.finding.gpus_unhealthy",
-                    params={
-                        "nodes": ", ".join(
-                            f"{r.name} ({r.gpu_allocatable:g}/{r.gpu_capacity:g})"
-                            for r in unhealthy
-                        )
-                    },
+                    params={"nodes": ", ".join(st.unhealthy[:10])},
                     severity="problem",
                 )
             )
-        if zero and len(zero) == len(gpu_rows):
+        if zero and len(zero) == st.gpu_count:
             if likely == "missing_toleration":
                 if out.device_plugin_desired == 0:
                     f.append(Finding(key="kube.finding.plugin_not_scheduled", severity="problem"))
@@ -939,7 +1085,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
                 f.append(
                     Finding(
                         key="kube.finding.plugin_not_reporting",
-                        params={"nodes": ", ".join(r.name for r in zero[:5])},
+                        params={"nodes": ", ".join(zero[:5])},
                         severity="problem",
                     )
                 )
@@ -947,18 +1093,17 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
             f.append(
                 Finding(
                     key="kube.finding.some_gpu_nodes_zero",
-                    params={"nodes": ", ".join(r.name for r in zero[:5])},
+                    params={"nodes": ", ".join(zero[:5])},
                     severity="warn",
                 )
             )
-        blocked_by_taint = [r for r in gpu_rows if ReasonClass.TAINT.value in r.blockers]
-        if blocked_by_taint and likely in (
+        if st.taint_blocked and likely in (
             "missing_toleration",
             "unknown",
             "device_plugin_not_scheduled",
             "device_plugin_not_reporting",
         ):
-            taints = sorted({t for r in blocked_by_taint for t in r.taints_blocking})
+            taints = st.taint_blocked
             f.append(
                 Finding(
                     key="kube.finding.toleration_fix",
@@ -968,9 +1113,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
             )
             if out.device_plugin_desired == 0:
                 f.append(Finding(key="kube.finding.plugin_toleration_too", severity="problem"))
-        not_ready_plugins = [
-            r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")
-        ]
+        not_ready_plugins = st.plugin_bad
         if not_ready_plugins and out.device_plugin_desired:
             f.append(
                 Finding(
@@ -980,7 +1123,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
                 )
             )
         need = out.requests.get(out.gpu_resource, 0.0)
-        max_alloc = max((r.gpu_allocatable or 0.0) for r in gpu_rows)
+        max_alloc = st.max_alloc
         if need and 0 < max_alloc < need:
             likely = "request_larger_than_node"
             f.append(
@@ -991,34 +1134,27 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
                 )
             )
         if likely in ("capacity_or_priority", "device_plugin_or_capacity") and max_alloc > 0:
-            free = [
-                r
-                for r in gpu_rows
-                if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
-            ]
-            likely = "capacity_exhausted" if not free else likely
-            total_free = sum(
-                max(0.0, r.gpu_free or 0.0)
-                for r in gpu_rows
-                if r.gpu_free is not None and not r.cordoned
-            )
+            likely = "capacity_exhausted" if not st.fitting else likely
+            total_free = st.total_free
             f.append(
                 Finding(
                     key="kube.finding.capacity",
-                    params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": len(gpu_rows)},
+                    params={"need": f"{need:g}", "free": f"{total_free:g}", "nodes": st.gpu_count},
                     severity="warn",
                 )
             )
-    elif wants_gpu and not gpu_rows and out.rows:
+    elif wants_gpu and not st.gpu_count and st.cpu_count:
         f.append(Finding(key="kube.finding.no_gpu_nodes", severity="problem"))
         likely = "no_gpu_nodes"
-    cpu_noise = [r for r in out.rows if not r.gpu_node]
-    if wants_gpu and cpu_noise and msg is not None and msg.count_of(ReasonClass.INSUFFICIENT_GPU):
+    if (
+        wants_gpu
+        and st.cpu_count
+        and msg is not None
+        and msg.count_of(ReasonClass.INSUFFICIENT_GPU)
+    ):
         f.append(
             Finding(
-                key="kube.finding.cpu_nodes_noise",
-                params={"count": len(cpu_noise)},
-                severity="info",
+                key="kube.finding.cpu_nodes_noise", params={"count": st.cpu_count}, severity="info"
             )
         )
     for q in out.quotas:
@@ -1053,7 +1189,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
         )
         if likely == "capacity_exhausted":
             likely = "capacity_or_priority"
-    cordoned = [r.name for r in out.rows if r.cordoned]
+    cordoned = st.cordoned
     if cordoned:
         f.append(
             Finding(
@@ -1065,15 +1201,13 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite) -> None:
     out.likely = likely
     f.append(Finding(key=f"kube.likely.{likely}", severity="problem"))
 
-    gpu_names = [r.name for r in gpu_rows]
+    gpu_names = st.gpu_names
     cmds = base_commands(out.pod, out.namespace)
     if msg is not None:
         cmds += _class_commands(msg, out.pod, out.namespace, gpu_names)
-    if likely.startswith("device_plugin") or any(
-        r.device_plugin in ("not_ready", "missing") for r in gpu_rows
-    ):
+    if likely.startswith("device_plugin") or st.plugin_bad:
         cmds.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
-        bad = [r.name for r in gpu_rows if r.device_plugin in ("not_ready", "missing")] or gpu_names
+        bad = st.plugin_bad or gpu_names
         if bad:
             cmds.append(
                 f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin"

@@ -98,17 +98,56 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:200]
 
 
+# Labels that name a distributed job's pods, and their rank index (Kubeflow PyTorchJob,
+# JobSet, indexed Job, plain Job, StatefulSet).
+JOB_LABELS = (
+    "training.kubeflow.org/job-name",
+    "jobset.sigs.k8s.io/jobset-name",
+    "batch.kubernetes.io/job-name",
+    "job-name",
+    "app",
+)
+INDEX_LABELS = (
+    "training.kubeflow.org/replica-index",
+    "jobset.sigs.k8s.io/job-index",
+    "batch.kubernetes.io/job-completion-index",
+    "apps.kubernetes.io/pod-index",
+)
+
+
+def _rank_order(pod: Any) -> tuple[int, str]:
+    labels = pod.meta.labels
+    for key in INDEX_LABELS:
+        if labels.get(key, "").isdigit():
+            return int(labels[key]), pod.meta.name
+    tail = pod.meta.name.rsplit("-", 1)[-1]
+    return (int(tail) if tail.isdigit() else 1 << 30), pod.meta.name
+
+
 async def _kube(
-    ctx: AppContext, data: PlaybookData, playbook_id: str, pod_names: list[str] | None
+    ctx: AppContext,
+    data: PlaybookData,
+    playbook_id: str,
+    pod_names: list[str] | None,
+    job: str | None = None,
 ) -> None:
     kube: Any = ctx.sources.kube
     ns = ctx.settings.service.namespace or None
     sel = ctx.settings.service.selector
-    pods = await _timed(kube.list_pods(ns, label_selector=sel if not pod_names else ""))
     if pod_names:
         wanted = set(pod_names)
-        pods = [p for p in pods if p.meta.name in wanted]
-    data.pods = pods
+        pods = [p for p in await _timed(kube.list_pods(ns)) if p.meta.name in wanted]
+    elif job:
+        pods = []
+        for key in JOB_LABELS:
+            pods = await _timed(kube.list_pods(ns, label_selector=f"{key}={job}"))
+            if pods:
+                break
+        if not pods:
+            pods = [p for p in await _timed(kube.list_pods(ns)) if p.meta.name == job]
+    else:
+        pods = await _timed(kube.list_pods(ns, label_selector=sel))
+    data.pods = sorted(pods, key=_rank_order)
     if playbook_id == "pod_pending":
         data.nodes = await _timed(kube.list_nodes())
         events = await _timed(kube.list_events(ns, "reason=FailedScheduling"))
@@ -182,6 +221,7 @@ async def collect_playbook_data(
     playbook_id: str,
     *,
     pods: list[str] | None = None,
+    job: str | None = None,
     model: ModelConfig | None = None,
 ) -> PlaybookData:
     """Everything the checks of ``playbook_id`` read.
@@ -191,6 +231,8 @@ async def collect_playbook_data(
         playbook_id: One of :data:`cockpit.analysis.playbooks.spec.PLAYBOOK_IDS`.
         pods: Pod names the user listed (e.g. the ranks of a job); default: the service's
             pods from its namespace and label selector.
+        job: A distributed job's name: its pods are found by the PyTorchJob, JobSet,
+            indexed-Job, Job or ``app`` label (first that matches), in rank order.
         model: The model's shape when the user gave it.
 
     Returns:
@@ -202,7 +244,7 @@ async def collect_playbook_data(
         data.missing["kube"] = src.missing.get("kube", "not configured")
     else:
         try:
-            await _kube(ctx, data, playbook_id, pods)
+            await _kube(ctx, data, playbook_id, pods, job)
         except Exception as exc:
             data.missing["kube"] = _reason(exc)
     if playbook_id in NEEDS_GPU:

@@ -45,7 +45,7 @@ def _left_band(row: SignalSummary, direction: Direction, tolerance: float) -> bo
 
 
 def signals_from_golden(
-    rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE
+    rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE, lang: str = "en"
 ) -> list[RecoverySignal]:
     """Recovery signals for the golden rows that left their band (see module docstring).
 
@@ -60,7 +60,7 @@ def signals_from_golden(
             continue
         if row.baseline.value is None and not row.spark:
             continue
-        name = row.signal if row.stat in ("value", "") else f"{row.signal} {row.stat.upper()}"
+        name = row.label(lang)
         out.append(
             RecoverySignal(
                 name=name,
@@ -90,5 +90,5 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
     kind = ctx.settings.baseline if ctx.settings.baseline in ("1d", "7d", "quiet") else "1d"
     window = make_window(ctx.clock.now(), span, kind)  # type: ignore[arg-type]
     golden = await collect_golden(ctx, window)
-    signals = signals_from_golden(golden.rows)
+    signals = signals_from_golden(golden.rows, lang=ctx.lang)
     return check_recovery(signals, ctx.clock.now(), hold_minutes)

@@ -95,16 +95,21 @@ def run(args: argparse.Namespace) -> int:
     source = from_settings(settings, args)
     selector = getattr(args, "selector", None) or settings.service.selector
 
-    async def go() -> Any:
+    out: list[Any] = []  # not returned from go(): see pending_cmd.run
+
+    async def go() -> None:
         try:
-            return await gather_changes(
-                source, until - window, until, getattr(args, "namespace", None), selector or ""
+            out.append(
+                await gather_changes(
+                    source, until - window, until, getattr(args, "namespace", None), selector or ""
+                )
             )
         finally:
             await source.close()
 
     try:
-        report = asyncio.run(go())
+        asyncio.run(go())
+        report = out[0]
     except SourceError as exc:
         print(f"kubernetes: {exc.failure.kind.value}: {exc.failure.message}", file=sys.stderr)
         return 2

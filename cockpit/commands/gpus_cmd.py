@@ -89,66 +89,56 @@ def _pad(s: str, w: int) -> str:
 
 
 async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapshot, list[str], Any]:
+    """One snapshot: local NVML unless ``--node``; else DCGM through the metrics source.
+
+    Sources come from :mod:`cockpit.wiring`, so ``--demo``/``--replay`` answer from the
+    bundle and ``--at`` freezes the evaluation time, as in the TUI.
+    """
     from cockpit.i18n import t
     from cockpit.sources.base import ErrorKind, SourceError
+    from cockpit.sources.dcgm import DcgmSource
+    from cockpit.wiring import BootError, build_context
 
+    try:
+        ctx = build_context(args, with_session=False)
+    except BootError as exc:
+        raise SourceError.of("gpu", ErrorKind.NOT_CONFIGURED, str(exc)) from exc
     notes: list[str] = []
-    nvml_reason = ""
-    if not args.node:
-        from cockpit.sources.nvml import nvml_source_or_reason
-
-        src, nvml_reason = nvml_source_or_reason(watch_xid=False)
-        if src is not None:
+    try:
+        nvml_reason = ""
+        gpu = ctx.sources.gpu
+        if not args.node and gpu is not None:
             try:
-                return await src.snapshot(), notes, src
+                return await gpu.snapshot(), notes, None
             except SourceError as exc:
-                await src.close()
                 if exc.kind is ErrorKind.TIMEOUT:
                     raise
                 nvml_reason = exc.failure.message
-        notes.append(t("gpu.nvml_unavailable", lang, reason=nvml_reason))
-    from cockpit.config import load_settings
-    from cockpit.sources.dcgm import DcgmSource
-
-    settings = load_settings()
-    url = getattr(args, "prometheus_url", None) or settings.prometheus.url
-    if not url:
-        raise SourceError.of(
-            "dcgm",
-            ErrorKind.NOT_CONFIGURED,
-            t(
-                "gpu.no_source",
-                lang,
-                reasons=(nvml_reason + "; " if nvml_reason else "") + "no Prometheus URL",
-            ),
-        )
-    from cockpit.sources.prometheus import PrometheusSource
-
-    prom_settings = settings.prometheus.model_copy(update={"url": url})
-    metrics = PrometheusSource(prom_settings)
-    dcgm = DcgmSource(metrics)
-    try:
+        elif not args.node:
+            nvml_reason = ctx.sources.missing.get("gpu", "")
+        if nvml_reason:
+            notes.append(t("gpu.nvml_unavailable", lang, reason=nvml_reason))
+        metrics = ctx.sources.metrics
+        if metrics is None:
+            reasons = "; ".join(
+                r for r in (nvml_reason, ctx.sources.missing.get("metrics", "")) if r
+            )
+            raise SourceError.of(
+                "dcgm", ErrorKind.NOT_CONFIGURED, t("gpu.no_source", lang, reasons=reasons)
+            )
+        at = ctx.clock.now()
+        dcgm = DcgmSource(metrics, clock=ctx.clock.now)
         node = args.node
         if not node:
-            nodes = await dcgm.nodes(None)
+            nodes = await dcgm.nodes(at)
             if not nodes:
                 raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", lang))
             node = nodes[0]
             if len(nodes) > 1:
                 notes.append(t("gpu.node_guess", lang, node=node, count=len(nodes)))
-        at = None
-        if getattr(args, "at", None):
-            from datetime import UTC, datetime
-
-            from cockpit.timeparse import parse_time
-
-            try:
-                at = parse_time(args.at, datetime.now(UTC))
-            except ValueError as exc:
-                raise SourceError.of("dcgm", ErrorKind.BAD_QUERY, f"--at: {exc}") from exc
-        return await dcgm.node_snapshot(node, at), notes, None
+        return await dcgm.node_snapshot(str(node), at), notes, None
     finally:
-        await metrics.close()
+        await ctx.sources.close()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,7 +41,17 @@ def render_text(report: Any, lang: str) -> str:
     lines: list[str] = []
     if not report.analyses:
         lines.append(t("kube.panel.no_pending", lang, scope=report.scope))
+    # Pods with the same explanation and node table (replicas of one workload) print once.
+    groups: dict[tuple[Any, ...], list[Any]] = {}
     for a in report.analyses:
+        key = (
+            a.message.raw if a.message else "",
+            tuple(f.text(lang) for f in a.findings),
+            id(a.rows),
+        )
+        groups.setdefault(key, []).append(a)
+    for members in groups.values():
+        a = members[0]
         req = ", ".join(
             f"{k}={_f(v) if k not in ('memory', 'ephemeral-storage') else _f(v / 2**30) + 'Gi'}"
             for k, v in sorted(a.requests.items())
@@ -57,6 +67,10 @@ def render_text(report: Any, lang: str) -> str:
                 requests=req,
             )
         )
+        if len(members) > 1:
+            names = ", ".join(f"{m.namespace}/{m.pod}" for m in members[1:11])
+            more = f" … +{len(members) - 11}" if len(members) > 11 else ""
+            lines.append(t("kube.panel.same_as", lang, n=len(members) - 1, pods=names + more))
         if a.message is not None:
             lines.append(
                 t("kube.panel.message_from", lang, source=a.message_source, at=a.message_at or "?")
@@ -121,14 +135,20 @@ def run(args: argparse.Namespace) -> int:
     source = from_settings(settings, args)
     ns = "*" if args.all_namespaces else getattr(args, "namespace", None)
 
-    async def go() -> Any:
+    # The result is handed back through a list, not returned: on Python 3.11,
+    # asyncio.run() ends with signal.getsignal(), which formats repr(main task) and with
+    # it the whole report (seconds for 100 pods x 300 rows).
+    out: list[Any] = []
+
+    async def go() -> None:
         try:
-            return await gather_pending(source, args.pod, ns)
+            out.append(await gather_pending(source, args.pod, ns))
         finally:
             await source.close()
 
     try:
-        report = asyncio.run(go())
+        asyncio.run(go())
+        report = out[0]
     except SourceError as exc:
         f = exc.failure
         print(f"kubernetes: {f.kind.value}: {f.message}", file=sys.stderr)

@@ -64,7 +64,7 @@ async def gather_pending(
         scope = f"{pods[0].meta.namespace}/{pod}"
     else:
         pods = await source.list_pods(namespace, field_selector="status.phase=Pending")
-        scope = namespace or source.namespace
+        scope = namespace or await source.default_namespace()
     pending = [p for p in pods if not p.spec.node_name]
     report = PendingReport(scope=scope)
     if not pending:
@@ -75,37 +75,55 @@ async def gather_pending(
     ds_t = asyncio.ensure_future(_optional(source.list_daemonsets("*"), failures))
     pcs_t = asyncio.ensure_future(_optional(source.list_priority_classes(), failures))
     per_ns: dict[str, tuple[Any, Any, Any]] = {}
-    for ns in namespaces:
-        per_ns[ns] = (
-            asyncio.ensure_future(
-                _optional(source.list_events(ns, "reason=FailedScheduling"), failures)
-            ),
-            asyncio.ensure_future(_optional(source.list_resource_quotas(ns), failures)),
-            asyncio.ensure_future(_optional(source.list_gangs(ns), failures)),
+    if len(namespaces) > 2:
+        # Many namespaces: one cluster-wide list each instead of one per namespace.
+        ev_all = asyncio.ensure_future(
+            _optional(source.list_events("*", "reason=FailedScheduling"), failures)
         )
+        q_all = asyncio.ensure_future(_optional(source.list_resource_quotas("*"), failures))
+        g_all = asyncio.ensure_future(_optional(source.list_gangs("*"), failures))
+        for ns in namespaces:
+            per_ns[ns] = (ev_all, q_all, g_all)
+    else:
+        for ns in namespaces:
+            per_ns[ns] = (
+                asyncio.ensure_future(
+                    _optional(source.list_events(ns, "reason=FailedScheduling"), failures)
+                ),
+                asyncio.ensure_future(_optional(source.list_resource_quotas(ns), failures)),
+                asyncio.ensure_future(_optional(source.list_gangs(ns), failures)),
+            )
     try:
         nodes = await nodes_t
     except SourceError:
         for fut in [reqs_t, ds_t, pcs_t, *(f for fs in per_ns.values() for f in fs)]:
             fut.cancel()
+        # Let the cancelled reads finish so no task is left pending.
+        await asyncio.gather(
+            reqs_t, ds_t, pcs_t, *(f for fs in per_ns.values() for f in fs), return_exceptions=True
+        )
         raise
     requests, daemonsets, pcs = await reqs_t, await ds_t, await pcs_t
-    plugin_pods = None
+    plugin_pods: list[PodLite] | None = None
     if daemonsets:
         from cockpit.analysis.scheduling import _is_device_plugin
 
         dps = [d for d in daemonsets if _is_device_plugin(d)]
         if dps:
-            plugin_pods = []
+            plugin_pods = []  # filled below
             for d in dps:
                 sel = ",".join(f"{k}={v}" for k, v in sorted(d.selector.items()))
                 got = await _optional(
                     source.list_pods(d.meta.namespace, label_selector=sel), failures
                 )
                 plugin_pods += got or []
+    rows_cache: dict[str, Any] = {}
     for p in pending:
         ev_t, q_t, g_t = per_ns[p.meta.namespace]
         events, quotas, gangs = await ev_t, await q_t, await g_t
+        ns = p.meta.namespace
+        quotas = [q for q in quotas or [] if q.meta.namespace == ns]
+        gangs = [g for g in gangs or [] if g.meta.namespace == ns]
         report.analyses.append(
             analyze_pending(
                 p,
@@ -117,6 +135,7 @@ async def gather_pending(
                 quotas or [],
                 pcs or [],
                 gangs or [],
+                rows_cache=rows_cache,
             )
         )
     report.failures = _dedupe(failures)
@@ -175,8 +194,7 @@ async def gather_changes(
     from cockpit.analysis import changes as ch
 
     failures: list[SourceFailure] = []
-    await source.connect()
-    ns = namespace or source.namespace
+    ns = namespace or await source.default_namespace()
     pods = await source.list_pods(ns, label_selector=selector)
     revs_t = asyncio.ensure_future(_optional(source.list_revisions(ns), failures))
     helm_t = asyncio.ensure_future(_optional(source.list_helm_releases(ns), failures))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +48,7 @@ _QTY = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def parse_quantity(text: str | int | float | None) -> float | None:
     """A Kubernetes resource quantity as a float in base units (cores, bytes, devices).
 
@@ -104,7 +106,8 @@ def meta_of(obj: dict[str, Any]) -> Meta:
     m = obj.get("metadata") or {}
     times = [parse_time(f.get("time")) for f in m.get("managedFields") or []]
     known = [t for t in times if t is not None]
-    return Meta(
+    # Built from parsed JSON with the right types already; validation would only repeat it.
+    return Meta.model_construct(
         name=m.get("name", ""),
         namespace=m.get("namespace") or "",
         uid=m.get("uid") or "",
@@ -112,7 +115,7 @@ def meta_of(obj: dict[str, Any]) -> Meta:
         annotations=m.get("annotations") or {},
         created=parse_time(m.get("creationTimestamp")),
         owners=[
-            OwnerRef(kind=o.get("kind", ""), name=o.get("name", ""))
+            OwnerRef.model_construct(kind=o.get("kind", ""), name=o.get("name", ""))
             for o in m.get("ownerReferences") or []
         ],
         last_update=max(known) if known else None,
@@ -132,7 +135,7 @@ class Condition(_M):
 def conditions_of(raw: list[dict[str, Any]] | None) -> list[Condition]:
     """Parse ``status.conditions``."""
     return [
-        Condition(
+        Condition.model_construct(
             type=c.get("type", ""),
             status=c.get("status", ""),
             reason=c.get("reason") or "",
@@ -435,17 +438,19 @@ def node_of(obj: dict[str, Any]) -> NodeLite:
     spec = obj.get("spec") or {}
     st = obj.get("status") or {}
     info = st.get("nodeInfo") or {}
-    return NodeLite(
+    return NodeLite.model_construct(
         meta=meta_of(obj),
         taints=[
-            Taint(key=t.get("key", ""), value=t.get("value") or "", effect=t.get("effect") or "")
+            Taint.model_construct(
+                key=t.get("key", ""), value=t.get("value") or "", effect=t.get("effect") or ""
+            )
             for t in spec.get("taints") or []
         ],
         unschedulable=bool(spec.get("unschedulable")),
         capacity={k: str(v) for k, v in (st.get("capacity") or {}).items()},
         allocatable={k: str(v) for k, v in (st.get("allocatable") or {}).items()},
         conditions=conditions_of(st.get("conditions")),
-        info=NodeInfo(
+        info=NodeInfo.model_construct(
             kernel_version=info.get("kernelVersion") or "",
             os_image=info.get("osImage") or "",
             container_runtime_version=info.get("containerRuntimeVersion") or "",

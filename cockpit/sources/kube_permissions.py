@@ -41,8 +41,7 @@ async def check_permissions(source: Any, namespace: str | None = None) -> list[A
     Raises:
         SourceError: only when no review could be sent at all (not configured).
     """
-    await source.connect()
-    ns = namespace or source.namespace
+    ns = namespace or await source.default_namespace()
     out: list[AccessCheck] = []
     for verb, resource, group, sub, namespaced in NEEDED:
         scope = ns if namespaced else ""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gzip
 import json
 import os
@@ -32,6 +33,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+
+import msgspec
 
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.kube_models import (
@@ -240,7 +243,9 @@ class KubeSource:
         return self._namespace or "default"
 
     def _build(self) -> Any:
-        from kubernetes import config as kconfig
+        from kubernetes import config as kconfig_module
+
+        kconfig: Any = kconfig_module  # the loader functions are untyped
         from kubernetes.client import Configuration
         from kubernetes.client.api_client import ApiClient
 
@@ -298,6 +303,13 @@ class KubeSource:
         except Exception as exc:
             raise classify(exc) from exc
 
+    async def default_namespace(self) -> str:
+        """The namespace in scope: ``--namespace``, else the kubeconfig context's, else the
+        service account's, else ``default`` (a coroutine so that a replayed source
+        answers it from the bundle)."""
+        await self.connect()
+        return self.namespace
+
     async def connect(self) -> None:
         """Build the client now (imports the library; runs in the executor)."""
         if self._client is None:
@@ -308,10 +320,8 @@ class KubeSource:
         client = self._client
         self._client = None
         if client is not None:
-            try:
+            with contextlib.suppress(Exception):
                 client.close()
-            except Exception:
-                pass
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- raw requests (sync, in the executor) -------------------------------------------------
@@ -352,26 +362,28 @@ class KubeSource:
             raise classify(err, path, is_list, namespace)
         return data
 
-    def _json(self, path: str, query: list[tuple[str, Any]] | None = None, **kw: Any) -> Any:
+    def _json(
+        self, path: str, query: list[tuple[str, Any]] | None = None, type_: Any = Any, **kw: Any
+    ) -> Any:
         data = self._request("GET", path, query, **kw)
         try:
-            return json.loads(data)
-        except ValueError as exc:
-            raise classify(exc, path) from exc
+            return msgspec.json.decode(data, type=type_)
+        except (msgspec.DecodeError, ValueError) as exc:
+            raise classify(ValueError(str(exc)), path) from exc
 
     def _list_raw(
         self,
         path: str,
         field_selector: str = "",
         label_selector: str = "",
-        page_size: int = PAGE_SIZE,
+        page_size: int | None = None,
         on_page: Callable[[list[dict[str, Any]]], None] | None = None,
         namespace: str = "",
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         cont = ""
         while True:
-            q: list[tuple[str, Any]] = [("limit", page_size)]
+            q: list[tuple[str, Any]] = [("limit", page_size or PAGE_SIZE)]
             if field_selector:
                 q.append(("fieldSelector", field_selector))
             if label_selector:
@@ -475,23 +487,31 @@ class KubeSource:
         pods: dict[str, int] = {}
         scanned = 0
 
-        def on_page(items: list[dict[str, Any]]) -> None:
-            nonlocal scanned
-            for obj in items:
-                scanned += 1
-                spec = obj.get("spec") or {}
-                node = spec.get("nodeName")
-                if not node:
-                    continue
-                acc = by_node.setdefault(node, {})
-                pods[node] = pods.get(node, 0) + 1
-                for req in _requests_raw(spec).items():
-                    acc[req[0]] = acc.get(req[0], 0.0) + req[1]
-
         sel = "status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!="
-        await self._run(
-            lambda: self._list_raw("/api/v1/pods", sel, page_size=BULK_PAGE_SIZE, on_page=on_page)
-        )
+
+        def scan() -> None:
+            nonlocal scanned
+            cont = ""
+            while True:
+                q: list[tuple[str, Any]] = [("limit", BULK_PAGE_SIZE), ("fieldSelector", sel)]
+                if cont:
+                    q.append(("continue", cont))
+                page = self._json("/api/v1/pods", q, type_=_PodRequestsList, is_list=True)
+                for pod in page.items:
+                    scanned += 1
+                    spec = pod.spec
+                    if spec is None or not spec.nodeName:
+                        continue
+                    node = spec.nodeName
+                    acc = by_node.setdefault(node, {})
+                    pods[node] = pods.get(node, 0) + 1
+                    for k, v in _requests_typed(spec).items():
+                        acc[k] = acc.get(k, 0.0) + v
+                cont = page.metadata.continue_
+                if not cont:
+                    return
+
+        await self._run(scan)
         result.by_node = by_node
         result.pods = pods
         result.pods_scanned = scanned
@@ -683,6 +703,76 @@ class KubeSource:
             )
 
         return await self._run(work)
+
+
+class _Resources(msgspec.Struct, gc=False):
+    requests: dict[str, str | int | float] | None = None
+    limits: dict[str, str | int | float] | None = None
+
+
+class _Container(msgspec.Struct, gc=False):
+    resources: _Resources | None = None
+
+
+class _Spec(msgspec.Struct, gc=False):
+    nodeName: str = ""
+    containers: list[_Container] = []
+    initContainers: list[_Container] = []
+
+
+class _PodRequests(msgspec.Struct, gc=False):
+    spec: _Spec | None = None
+
+
+class _ListMeta(msgspec.Struct, frozen=True, gc=False):
+    continue_: str = msgspec.field(default="", name="continue")
+
+
+class _PodRequestsList(msgspec.Struct, gc=False):
+    """Only what the node-requests scan needs: msgspec skips every other field without
+    building it, which is what makes a 50,000-pod scan affordable (bench_pending)."""
+
+    items: list[_PodRequests] = []
+    metadata: _ListMeta = _ListMeta()
+
+
+_QTY_CACHE: dict[str | int | float, float | None] = {}
+
+
+def _qty(v: str | int | float) -> float | None:
+    q = _QTY_CACHE.get(v, -1.0)
+    if q == -1.0:
+        q = parse_quantity(v)
+        if len(_QTY_CACHE) < 10_000:
+            _QTY_CACHE[v] = q
+    return q
+
+
+def _requests_typed(spec: _Spec) -> dict[str, float]:
+    """Effective requests of a partially decoded pod spec (see ``effective_requests``)."""
+    total: dict[str, float] = {}
+    for c in spec.containers:
+        res = c.resources
+        if res is None:
+            continue
+        reqs = res.requests or {}
+        for k, v in reqs.items():
+            q = _qty(v)
+            if q is not None:
+                total[k] = total.get(k, 0.0) + q
+        for k, v in (res.limits or {}).items():
+            if k not in reqs:
+                q = _qty(v)
+                if q is not None:
+                    total[k] = total.get(k, 0.0) + q
+    for c in spec.initContainers:
+        if c.resources is None:
+            continue
+        for k, v in (c.resources.requests or {}).items():
+            q = _qty(v)
+            if q is not None and q > total.get(k, 0.0):
+                total[k] = q
+    return total
 
 
 def _requests_raw(spec: dict[str, Any]) -> dict[str, float]:

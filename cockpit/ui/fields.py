@@ -48,7 +48,11 @@ class BoundInput(Vertical):
 
 
 class BoundTextArea(Vertical):
-    """A labelled multi-line field bound to a session text field."""
+    """A labelled multi-line field bound to a session text field.
+
+    Subclasses bound to something other than a template field override :meth:`read` and
+    :meth:`write` (never the event handler, so exactly one write happens per change).
+    """
 
     DEFAULT_CSS = """
     BoundTextArea { height: auto; }
@@ -63,22 +67,29 @@ class BoundTextArea(Vertical):
         self.field = field
         self.label_key = label_key
 
-    def compose(self) -> ComposeResult:
+    def read(self) -> str:
+        """The stored value."""
         assert self.ctx.session is not None
+        return self.ctx.session.get_text(self.field)
+
+    def write(self, value: str) -> None:
+        """Store ``value`` (saved at once by the session)."""
+        assert self.ctx.session is not None
+        self.ctx.session.set_text(self.field, value)
+
+    def input_id(self) -> str:
+        """Id of the inner TextArea."""
+        return f"input-{self.field}"
+
+    def compose(self) -> ComposeResult:
         yield Label(t(self.label_key, self.ctx.lang))
-        yield TextArea(
-            self.ctx.session.get_text(self.field),
-            id=f"input-{self.field}",
-            soft_wrap=True,
-            show_line_numbers=False,
-        )
+        yield TextArea(self.read(), id=self.input_id(), soft_wrap=True, show_line_numbers=False)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
-        assert self.ctx.session is not None
         value = event.text_area.text
-        if self.ctx.session.get_text(self.field) != value:
-            self.ctx.session.set_text(self.field, value)
+        if self.read() != value:
+            self.write(value)
 
 
 class TimesForm(Vertical):
@@ -91,12 +102,15 @@ class TimesForm(Vertical):
     TimesForm .time-cell Label { color: $text-muted; }
     TimesForm #times-problems { color: $error; height: auto; }
     TimesForm #times-problems.-ok { color: $success; }
+    TimesForm Input.-invalid { border-left: thick $error; }
     """
 
     def __init__(self, ctx: AppContext, **kw: Any) -> None:
         kw.setdefault("id", "times-form")
         super().__init__(**kw)
         self.ctx = ctx
+        self.unparsed: dict[str, str] = {}
+        """Times typed but not understood (kept on screen as errors, not saved)."""
 
     def compose(self) -> ComposeResult:
         assert self.ctx.session is not None
@@ -136,6 +150,8 @@ class TimesForm(Vertical):
         name = (widget.id or "")[5:]
         text = widget.value.strip()
         current = getattr(self.ctx.session.incident.times, name)
+        self.unparsed.pop(name, None)
+        widget.remove_class("-invalid")
         if not text:
             if current is not None:
                 self.ctx.session.set_time(name, None)
@@ -144,7 +160,9 @@ class TimesForm(Vertical):
         try:
             value = parse_time(text, self.ctx.clock.now())
         except TimeParseError:
-            self._show(t("times.unparsed", self.ctx.lang, text=text), ok=False)
+            self.unparsed[name] = text
+            widget.add_class("-invalid")
+            self._show_problems()
             return
         if value != current:
             self.ctx.session.set_time(name, value)
@@ -155,8 +173,16 @@ class TimesForm(Vertical):
         assert self.ctx.session is not None
         times = self.ctx.session.incident.times
         problems = check_time_order({k: getattr(times, k) for k in TIME_FIELDS})
-        if problems:
-            lines = []
+        lines = [
+            t(
+                "times.unparsed_field",
+                self.ctx.lang,
+                field=t(f"times.{name}", self.ctx.lang),
+                text=text,
+            )
+            for name, text in self.unparsed.items()
+        ]
+        if problems or lines:
             for p in problems:
                 later, earlier = p.split("<")
                 lines.append(

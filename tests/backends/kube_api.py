@@ -154,7 +154,8 @@ def label_matcher(selector: str) -> Any:
             k, v = (s.strip() for s in (raw.split("==", 1) if "==" in raw else raw.split("=", 1)))
             tests.append(lambda lb, k=k, v=v: lb.get(k) == v)
         elif raw.startswith("!"):
-            tests.append(lambda lb, k=raw[1:].strip(): k not in lb)
+            absent = raw[1:].strip()
+            tests.append(lambda lb, k=absent: k not in lb)
         else:
             tests.append(lambda lb, k=raw: k in lb)
     if not tests:
@@ -165,7 +166,8 @@ def label_matcher(selector: str) -> Any:
 # -- state -------------------------------------------------------------------------------
 @dataclass
 class Fault:
-    """An injected failure for requests whose path matches ``path`` (a regex, searched).
+    """An injected failure for requests whose path matches ``path`` (a regex searched in
+    the full request path, ``/clusters/<name>/api/v1/...``, so a fault hits one cluster).
 
     Attributes:
         status: HTTP status to answer (0 = answer normally, after ``delay``).

@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 
 from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
-from cockpit.analysis.playbooks.common import restarts
+from cockpit.analysis.playbooks.common import GPU_RESOURCE, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 
 # PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
 # (``default_pg_nccl_timeout``), 30 min before. Above 30 min it was raised on purpose.
@@ -17,7 +23,7 @@ _XID_LINE = re.compile(r"NVRM: Xid \(PCI:[^)]*\): (\d+)")
 
 
 def _report(data: PlaybookData) -> NcclReport | None:
-    a = NcclAnalyzer(world_size=len(data.pods) or None if _one_rank_per_pod(data) else None)
+    a = NcclAnalyzer(world_size=world_size(data))
     n = 0
     for pod in sorted(data.logs):
         for line in data.logs[pod].splitlines():
@@ -26,19 +32,15 @@ def _report(data: PlaybookData) -> NcclReport | None:
     return a.finish()
 
 
-def _one_rank_per_pod(data: PlaybookData) -> bool:
-    # PyTorchJob / JobSet / indexed Job pods carry the rank in a label or env var.
-    return bool(data.pods) and all(
-        any(
-            k in p.meta.labels
-            for k in (
-                "training.kubeflow.org/replica-index",
-                "batch.kubernetes.io/job-completion-index",
-                "jobset.sigs.k8s.io/job-index",
-            )
-        )
-        for p in data.pods
-    )
+def world_size(data: PlaybookData) -> int | None:
+    """Ranks of the job: one per requested GPU when every pod requests GPUs (torchrun
+    starts ``nproc_per_node`` = GPUs per pod), else unknown."""
+    if not data.pods:
+        return None
+    gpus = [p.requests().get(GPU_RESOURCE, 0.0) for p in data.pods]
+    if all(g >= 1 for g in gpus):
+        return int(sum(gpus))
+    return None
 
 
 def nccl_first_rank(data: PlaybookData) -> ItemResult:
@@ -56,7 +58,11 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
     if r.first_error is not None:
         ev.append(
             CheckEvidence(
-                label=f"first error (rank {r.first_error.rank if r.first_error.rank is not None else '?'}, line {r.first_error.line})",
+                **L(
+                    "first_error",
+                    rank=r.first_error.rank if r.first_error.rank is not None else "?",
+                    line=r.first_error.line,
+                ),
                 value=r.first_error.text[:300],
                 source="logs",
             )
@@ -64,7 +70,7 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
     if r.last_watchdog is not None:
         ev.append(
             CheckEvidence(
-                label="last watchdog line (not the cause)",
+                **L("last_watchdog"),
                 value=r.last_watchdog.text[:200],
                 source="logs",
             )
@@ -183,7 +189,7 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
         if key.startswith("env") and set(values) != names:
             diffs.append(
                 CheckEvidence(
-                    label=key, value=f"set on {len(values)} of {len(names)} pods", source="kube"
+                    **L("env_partial", name=key), value=f"{len(values)}/{len(names)}", source="kube"
                 )
             )
         elif len(set(values.values())) > 1:

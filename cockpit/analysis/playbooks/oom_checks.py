@@ -5,7 +5,13 @@ from __future__ import annotations
 from cockpit.analysis.oom import OomReport, explain_oom_text
 from cockpit.analysis.playbooks.common import engine_args_of, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 
 # Per-token KV bytes = 2 (K and V) × layers × KV heads × head dim × dtype bytes
 # (the handbook's budget; issue 6). Workspace/activations: a fixed share of the card kept
@@ -34,7 +40,7 @@ def oom_phase(data: PlaybookData) -> ItemResult:
                 killed.append(pod.meta.name)
                 ev.append(
                     CheckEvidence(
-                        label=f"{pod.meta.name} last termination",
+                        **L("last_termination", pod=pod.meta.name),
                         value=f"{t.reason or t.exit_code}",
                         source="kube",
                     )
@@ -42,7 +48,7 @@ def oom_phase(data: PlaybookData) -> ItemResult:
         if restarts(pod):
             ev.append(
                 CheckEvidence(
-                    label=f"restarts of {pod.meta.name}", value=str(restarts(pod)), source="kube"
+                    **L("restarts", pod=pod.meta.name), value=str(restarts(pod)), source="kube"
                 )
             )
     r = _oom(data)
@@ -56,7 +62,7 @@ def oom_phase(data: PlaybookData) -> ItemResult:
     if r is not None:
         ev.append(
             CheckEvidence(
-                label="OOM message",
+                **L("oom_message"),
                 value=r.events[0].text[:300] if r.events else r.subtype,
                 source="logs",
             )
@@ -149,19 +155,13 @@ def oom_budget(data: PlaybookData) -> ItemResult:
     budget = gpu_total_gib * util
     ev = [
         CheckEvidence(
-            label="weights per GPU", value=f"{weights_gib:.1f}", unit="GiB", source="kube"
+            **L("weights_per_gpu"), value=f"{weights_gib:.1f}", unit="GiB", source="kube"
         ),
-        CheckEvidence(label="GPU memory", value=f"{gpu_total_gib:.1f}", unit="GiB", source="gpu"),
-        CheckEvidence(
-            label="engine budget (gpu_memory_utilization)", value=f"{budget:.1f}", unit="GiB"
-        ),
+        CheckEvidence(**L("gpu_memory"), value=f"{gpu_total_gib:.1f}", unit="GiB", source="gpu"),
+        CheckEvidence(**L("engine_budget"), value=f"{budget:.1f}", unit="GiB"),
     ]
     if kv_gib is not None:
-        ev.append(
-            CheckEvidence(
-                label="KV cache for max_model_len × max_num_seqs", value=f"{kv_gib:.1f}", unit="GiB"
-            )
-        )
+        ev.append(CheckEvidence(**L("kv_cache"), value=f"{kv_gib:.1f}", unit="GiB"))
     need = weights_gib + (kv_gib or 0.0)
     status = (
         ItemStatus.PROBLEM
@@ -193,16 +193,16 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
             finding_key="playbook.finding.oom.allocator.no_message",
         )
     ev = [
-        CheckEvidence(label="requested", value=f"{r.requested_gib}", unit="GiB", source="logs"),
-        CheckEvidence(label="free", value=f"{r.free_gib}", unit="GiB", source="logs"),
+        CheckEvidence(**L("requested"), value=f"{r.requested_gib}", unit="GiB", source="logs"),
+        CheckEvidence(**L("free"), value=f"{r.free_gib}", unit="GiB", source="logs"),
         CheckEvidence(
-            label="allocated by PyTorch",
+            **L("allocated"),
             value=f"{r.allocated_by_pytorch_gib}",
             unit="GiB",
             source="logs",
         ),
         CheckEvidence(
-            label="reserved but unallocated",
+            **L("reserved_unallocated"),
             value=f"{r.reserved_unallocated_gib}",
             unit="GiB",
             source="logs",
@@ -211,7 +211,7 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
     if r.non_pytorch_gib is not None:
         ev.append(
             CheckEvidence(
-                label="non-PyTorch", value=f"{r.non_pytorch_gib}", unit="GiB", source="logs"
+                **L("non_pytorch"), value=f"{r.non_pytorch_gib}", unit="GiB", source="logs"
             )
         )
     frag = "fragmentation" in r.classes
@@ -233,7 +233,7 @@ def oom_other_process(data: PlaybookData) -> ItemResult:
         for p in r.other_processes:
             ev.append(
                 CheckEvidence(
-                    label=f"process {p.pid} (from the OOM message)",
+                    **L("oom_process", pid=p.pid),
                     value=f"{p.in_use_gib}",
                     unit="GiB",
                     source="logs",
@@ -295,7 +295,7 @@ def oom_limits(data: PlaybookData) -> ItemResult:
     ]
     ev = [
         CheckEvidence(
-            label=f"args of {data.pods[0].meta.name}",
+            **L("args_of", pod=data.pods[0].meta.name),
             value=" ".join(data.pods[0].spec.containers[0].args)[:300]
             if data.pods[0].spec.containers
             else "",
@@ -334,5 +334,5 @@ def oom_remedy(data: PlaybookData) -> ItemResult:
             "mitigations": r.mitigation_ids,
             "long_term": r.long_term_ids,
         },
-        evidence=[CheckEvidence(label="OOM class", value=r.likely, source="logs")],
+        evidence=[CheckEvidence(**L("oom_class"), value=r.likely, source="logs")],
     )

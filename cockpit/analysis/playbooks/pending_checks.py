@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import GPU_RESOURCE
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 from cockpit.analysis.scheduling import explain_failed_scheduling
 from cockpit.sources.kube_models import NodeLite, parse_quantity
 
@@ -91,13 +97,11 @@ def pend_requests(data: PlaybookData) -> ItemResult:
     for p in pend:
         req = p.requests().get(GPU_RESOURCE, 0.0)
         ev.append(
-            CheckEvidence(
-                label=f"{p.meta.name} requests {GPU_RESOURCE}", value=f"{req:g}", source="kube"
-            )
+            CheckEvidence(**L("gpu_request", pod=p.meta.name), value=f"{req:g}", source="kube")
         )
         if req > biggest:
             too_big.append(p.meta.name)
-    ev.append(CheckEvidence(label="largest node allocatable", value=f"{biggest:g}", source="kube"))
+    ev.append(CheckEvidence(**L("largest_allocatable"), value=f"{biggest:g}", source="kube"))
     if too_big:
         return ItemResult(
             item="requests",

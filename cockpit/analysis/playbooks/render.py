@@ -57,10 +57,17 @@ def summary(results: list[ItemResult], lang: str) -> str:
     )
 
 
-def to_evidence(ev: CheckEvidence, playbook_id: str, step: str = "") -> Evidence:
+def evidence_label(ev: CheckEvidence, lang: str) -> str:
+    """The evidence's label in ``lang``."""
+    if ev.label_key:
+        return t(ev.label_key, lang, **ev.label_args)
+    return ev.label
+
+
+def to_evidence(ev: CheckEvidence, playbook_id: str, step: str = "", lang: str = "en") -> Evidence:
     """A check's evidence as an incident :class:`Evidence` (for ``session.pin``)."""
     return Evidence(
-        label=ev.label,
+        label=evidence_label(ev, lang),
         value=ev.value,
         unit=ev.unit,
         query=ev.query,

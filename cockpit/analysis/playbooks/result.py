@@ -22,18 +22,27 @@ class CheckEvidence(BaseModel):
     """A number or line behind a finding; pinnable as incident evidence.
 
     Attributes:
-        label: What it is (``"restarts of vllm-0"``).
+        label: What it is, when it needs no translation (a pod name, a metric name).
         value: The value as text (``"3"``, ``"1.27 GiB"``, a log line).
         unit: Unit of ``value`` when numeric.
         source: ``kube``, ``gpu``, ``metrics`` or ``logs``.
         query: The PromQL / Kubernetes request / log location it came from.
+        label_key / label_args: The label as an i18n key (``playbook.ev.*``) and its
+            arguments, for labels in words.
     """
 
-    label: str
+    label: str = ""
     value: str
     unit: str = ""
     source: str = ""
     query: str = ""
+    label_key: str = ""
+    label_args: dict[str, Any] = Field(default_factory=dict)
+
+
+def L(key: str, **args: Any) -> dict[str, Any]:
+    """Keyword arguments of a :class:`CheckEvidence` whose label is the i18n ``key``."""
+    return {"label_key": f"playbook.ev.{key}", "label_args": args}
 
 
 class ItemResult(BaseModel):

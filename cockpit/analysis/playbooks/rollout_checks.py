@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import pod_command_line, ratio
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 from cockpit.analysis.rollout import explain_rollout_text
 
 # Probe paths that answer before the model is loaded and warmed up (vllm#15313,
@@ -62,7 +68,9 @@ def roll_readiness(data: PlaybookData) -> ItemResult:
             if not probe:
                 weak.append(p.meta.name)
                 ev.append(
-                    CheckEvidence(label=p.meta.name, value="no readinessProbe", source="kube")
+                    CheckEvidence(
+                        **L("pod", pod=p.meta.name), value="readinessProbe: -", source="kube"
+                    )
                 )
             elif path in EARLY_HEALTH_PATHS and not c.startup_probe:
                 weak.append(p.meta.name)
@@ -74,7 +82,7 @@ def roll_readiness(data: PlaybookData) -> ItemResult:
     report = explain_rollout_text(data.all_logs()) if data.logs else None
     warming = report is not None and "readiness_before_model_ready" in report.causes
     if warming and report is not None:
-        ev.append(CheckEvidence(label="log", value=report.warmup_line or "", source="logs"))
+        ev.append(CheckEvidence(**L("log"), value=report.warmup_line or "", source="logs"))
     if weak or warming:
         return ItemResult(
             item="readiness",
@@ -109,7 +117,7 @@ def roll_mixed_versions(data: PlaybookData) -> ItemResult:
     }
     ev = [
         CheckEvidence(
-            label="versions serving",
+            **L("versions_serving"),
             value=", ".join(sorted(d[:26] for d in digests)),
             source="kube",
         )
@@ -154,7 +162,7 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
     if report is not None:
         ev.append(
             CheckEvidence(
-                label="log",
+                **L("log"),
                 value=f"{report.cause}; 400 share {report.http_400_share}",
                 source="logs",
             )

@@ -8,7 +8,13 @@ from datetime import timedelta
 from cockpit.analysis.engine_logs import explain_engine_log_text
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 
 # A signal "rose" when now / baseline is at least this (the worked example in seed 003:
 # P99 180 → 620 ms is 3.4×; queue 12 → 85).
@@ -80,7 +86,7 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
         )
     ev = [
         CheckEvidence(
-            label="engine log",
+            **L("engine_log"),
             value=f"{r.cause}; waiting max {r.waiting_max}; KV max {r.kv_usage}",
             source="logs",
         )
@@ -115,15 +121,13 @@ def ttft_scaling(data: PlaybookData) -> ItemResult:
     digests = {cs.digest for p in data.pods for cs in p.container_statuses[:1] if cs.digest}
     restarted = [p.meta.name for p in data.pods if restarts(p)]
     if young:
-        ev.append(
-            CheckEvidence(label="pods started recently", value=", ".join(young), source="kube")
-        )
+        ev.append(CheckEvidence(**L("young_pods"), value=", ".join(young), source="kube"))
     if len(digests) > 1:
         ev.append(
-            CheckEvidence(label="image digests", value=", ".join(sorted(digests)), source="kube")
+            CheckEvidence(**L("image_digests"), value=", ".join(sorted(digests)), source="kube")
         )
     if restarted:
-        ev.append(CheckEvidence(label="restarted", value=", ".join(restarted), source="kube"))
+        ev.append(CheckEvidence(**L("restarted"), value=", ".join(restarted), source="kube"))
     hit, e = _rose(data, "prefix_cache_hit_rate")
     if e is not None:
         ev.append(e)

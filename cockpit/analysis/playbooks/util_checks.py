@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import engine_args_of
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    ItemStatus,
+    L,
+    not_available,
+)
 from cockpit.analysis.utilization import MIN_WEIGHTS_PER_SHARD_GIB, explain_util_text
 
 # CFS throttling: share of CPU periods throttled above which the host CPU starves the GPU
@@ -28,7 +34,7 @@ def util_gaps(data: PlaybookData) -> ItemResult:
     if thr is not None and thr.now.value is not None:
         ev.append(
             CheckEvidence(
-                label="CPU periods throttled",
+                **L("cpu_throttled"),
                 value=f"{thr.now.value:.2f}",
                 source="metrics",
                 query=thr.query,
@@ -38,7 +44,7 @@ def util_gaps(data: PlaybookData) -> ItemResult:
     report = explain_util_text(data.all_logs()) if data.logs else None
     if report is not None and report.cause in ("dataloader_cpu_starved", "host_cpu_bound"):
         found = True
-        ev.append(CheckEvidence(label="log signal", value=report.cause, source="logs"))
+        ev.append(CheckEvidence(**L("log"), value=report.cause, source="logs"))
     if not ev and not data.has("metrics"):
         return not_available("gaps", "metrics")
     if found:
@@ -145,7 +151,7 @@ def util_idle(data: PlaybookData) -> ItemResult:
     total = (running.now.value or 0.0) + ((waiting.now.value or 0.0) if waiting else 0.0)
     ev = [
         CheckEvidence(
-            label="requests running + waiting",
+            **L("requests_in_flight"),
             value=f"{total:.1f}",
             source="metrics",
             query=running.query,

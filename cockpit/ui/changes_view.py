@@ -1,0 +1,161 @@
+"""Recent changes (step B): rollouts, Helm upgrades, node and config changes, time-ordered
+with their diffs; the user marks one as suspect (it goes to the incident's changes and
+timeline). Mounted by the B screen; fetches in a worker, never blocks the event loop."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.sources.base import SourceError
+
+DEFAULT_WINDOW = timedelta(hours=24)
+"""Default look-back before impact start (issue: 24 h before impact)."""
+
+
+class ChangesView(Vertical):
+    """Time-ordered changes with diffs; ``s`` marks the highlighted one as suspect."""
+
+    DEFAULT_CSS = """
+    ChangesView { height: auto; border: round $primary 40%; padding: 0 1; }
+    ChangesView OptionList { height: auto; max-height: 14; }
+    ChangesView .changes--diff { height: auto; color: $text-muted; }
+    ChangesView .changes--status.-error { color: $error; }
+    """
+    BINDINGS: ClassVar[list[Any]] = [Binding("s", "toggle_suspect", "Suspect")]
+
+    def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
+        kwargs.setdefault("id", "changes-view")
+        super().__init__(**kwargs)
+        self.ctx = ctx
+        self.report: Any = None
+        self.items: list[Any] = []
+        self._change_ids: dict[str, str] = {}
+
+    @property
+    def lang(self) -> str:
+        return self.ctx.lang
+
+    def compose(self) -> ComposeResult:
+        self.border_title = t("kube.changes.title", self.lang)
+        yield Static(t("panel.loading", self.lang), classes="changes--status")
+        yield OptionList(id="changes-list")
+        yield Static("", classes="changes--diff")
+        yield Static(t("kube.changes.mark", self.lang), classes="changes--help")
+
+    def on_mount(self) -> None:
+        if self.ctx.sources.kube is None:
+            reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", self.lang))
+            self._status(t("panel.not_available", self.lang, sources=f"kube: {reason}"), True)
+            for w in (
+                self.query_one("#changes-list"),
+                self.query_one(".changes--diff"),
+                self.query_one(".changes--help"),
+            ):
+                w.display = False
+            return
+        self.run_worker(self._load(), exclusive=True, group="changes-view")
+
+    def window(self) -> tuple[Any, Any]:
+        """``(since, until)``: 24 h before impact start (or now) until now."""
+        now = self.ctx.clock.now()
+        start = None
+        if self.ctx.session is not None:
+            start = self.ctx.session.incident.times.start
+        return (start or now) - DEFAULT_WINDOW, now
+
+    async def _load(self) -> None:
+        from cockpit.sources.kube_gather import gather_changes
+
+        since, until = self.window()
+        ns = None
+        selector = ""
+        if self.ctx.session is not None:
+            ns = self.ctx.session.incident.service.namespace or None
+            selector = self.ctx.session.incident.service.selector
+        try:
+            report = await gather_changes(self.ctx.sources.kube, since, until, ns, selector)
+        except SourceError as exc:
+            f = exc.failure
+            self._status(
+                f"⚠ {t('error.' + f.kind.value, self.lang)}: {f.message}\n  {f.hint}", True
+            )
+            return
+        self.show(report)
+
+    def show(self, report: Any) -> None:
+        """Render a :class:`~cockpit.sources.kube_gather.ChangesReport` (no I/O)."""
+        self.report = report
+        self.items = [
+            i
+            for i in report.items
+            if i.in_window and i.kind in ("rollout", "helm", "node", "config")
+        ]
+        opts = self.query_one("#changes-list", OptionList)
+        opts.clear_options()
+        for i in self.items:
+            at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
+            mark = "★ " if self._is_suspect(i) else ""
+            opts.add_option(Option(f"{mark}{at} [{i.kind}] {i.summary}"))
+        text = (
+            "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
+        )
+        if report.failures:
+            text += ("\n" if text else "") + "\n".join(
+                "⚠ " + t("kube.panel.partial", self.lang, what=f"{f.kind.value}: {f.message}")
+                for f in report.failures
+            )
+        self._status(text, bool(report.failures))
+        if self.items:
+            self._show_diff(0)
+
+    def _is_suspect(self, item: Any) -> bool:
+        if self.ctx.session is None:
+            return False
+        cid = self._change_ids.get(item.key)
+        return any(c.id == cid and c.suspect for c in self.ctx.session.incident.changes)
+
+    def _status(self, text: str, error: bool) -> None:
+        st = self.query_one(".changes--status", Static)
+        st.update(text)
+        st.display = bool(text)
+        st.set_class(error, "-error")
+
+    def _show_diff(self, index: int) -> None:
+        if 0 <= index < len(self.items):
+            self.query_one(".changes--diff", Static).update(self.items[index].detail_text())
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._show_diff(event.option_index)
+
+    def toggle_suspect(self, index: int) -> bool | None:
+        """Add item ``index`` to the incident's changes (once) and flip its suspect mark."""
+        if self.ctx.session is None or not 0 <= index < len(self.items):
+            return None
+        item = self.items[index]
+        change = self.ctx.session.add_change(item.to_change())
+        self._change_ids[item.key] = change.id
+        new = not change.suspect
+        self.ctx.session.mark_suspect(change.id, new)
+        key = "kube.changes.marked" if new else "kube.changes.unmarked"
+        self.notify(t(key, self.lang, summary=item.summary[:80]))
+        opts = self.query_one("#changes-list", OptionList)
+        highlighted = opts.highlighted
+        self.show(self.report)
+        if highlighted is not None:
+            opts.highlighted = highlighted
+        return new
+
+    def action_toggle_suspect(self) -> None:
+        opts = self.query_one("#changes-list", OptionList)
+        if opts.highlighted is not None:
+            self.toggle_suspect(opts.highlighted)

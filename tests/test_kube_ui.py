@@ -1,0 +1,145 @@
+"""The scheduling panel, the changes view and the Kubernetes timeline in a running app
+(Textual Pilot), against the local API server: data shown, commands copied, a change
+marked suspect, and failures shown in place while the rest keeps working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable, Static
+
+from cockpit.clock import Clock
+from cockpit.config import Settings
+from cockpit.context import AppContext, Sources
+from cockpit.incident import Incident
+from cockpit.plugins.k8s_timeline import K8sTimelinePanel
+from cockpit.plugins.scheduling import SchedulingPanel
+from cockpit.session import IncidentSession
+from cockpit.sources.kubernetes import KubeSource
+from cockpit.store import IncidentStore
+from cockpit.ui.changes_view import ChangesView
+from tests.backends.kube_api import Fault, KubeApiServer
+from tests.fixtures.kube.objects import T0
+
+
+def make_ctx(kubeconfig: Path, cluster: str, tmp_path: Path, namespace: str = "llm") -> AppContext:
+    inc = Incident(lang="en")
+    inc.service.namespace = namespace
+    inc.times.start = T0
+    session = IncidentSession(IncidentStore(tmp_path / "state"), inc)
+    kube = KubeSource(kubeconfig=kubeconfig, context=cluster, timeout_s=0.8)
+    return AppContext(
+        settings=Settings(),
+        sources=Sources(kube=kube),
+        clock=Clock(frozen_at=T0 + __import__("datetime").timedelta(minutes=30)),
+        lang="en",
+        session=session,
+    )
+
+
+class Host(App[None]):
+    def __init__(self, *widgets: Any) -> None:
+        super().__init__()
+        self._widgets = widgets
+
+    def compose(self) -> ComposeResult:
+        yield from self._widgets
+
+
+async def _settle(pilot: Any, cond: Any, tries: int = 100) -> None:
+    for _ in range(tries):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached")
+
+
+async def test_scheduling_panel_table_and_copy(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, "capacity", tmp_path)
+    panel = SchedulingPanel(ctx)
+    app = Host(panel)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await _settle(pilot, lambda: panel.data is not None)
+        table = panel.query_one(DataTable)
+        names = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert names[0] == "— GPU nodes (4)"
+        assert set(names[1:5]) == {"gpu-a", "gpu-b", "gpu-c", "gpu-d"}
+        gpu_b = table.get_row_at(names.index("gpu-b"))
+        assert gpu_b[1] == "8/7/7" and "1 GPU(s) unhealthy" in str(gpu_b[6])
+        summary = str(panel.query_one(".sched--summary", Static).render())
+        assert "No preemption victims" in summary
+        panel.focus()
+        assert panel.copy(0) == "kubectl describe pod vllm-70b-0 -n llm"
+        assert app.clipboard == "kubectl describe pod vllm-70b-0 -n llm"
+    await ctx.sources.kube.close()
+
+
+async def test_panel_shows_403_and_rest_works(
+    kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """One panel's cluster refuses (403 with the RBAC message); the other panel loads."""
+    kube_api.inject(Fault(path="/clusters/faulty/api/v1/namespaces/llm/pods$", status=403))
+    bad = SchedulingPanel(make_ctx(kubeconfig, "faulty", tmp_path / "a"))
+    good = K8sTimelinePanel(make_ctx(kubeconfig, "rollout", tmp_path / "b"))
+    app = Host(bad, good)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            await _settle(pilot, lambda: bad.failure is not None and good.data is not None)
+            status = str(bad.query_one(".panel--status", Static).render())
+            assert "Access denied" in status
+            assert "kubectl auth can-i list pods -n llm" in status
+            tl = str(good.query_one(".k8stl--list", Static).render())
+            assert "OOMKilled" in tl and "Helm llm/vllm v1 → v2" in tl
+            # The timeline panel put its items on the incident.
+            inc = good.ctx.session.incident
+            assert any("OOMKilled" in e.text for e in inc.timeline)
+            assert any(c.kind == "rollout" for c in inc.changes)
+    finally:
+        kube_api.clear_faults()
+        await bad.ctx.sources.kube.close()
+        await good.ctx.sources.kube.close()
+
+
+async def test_panel_timeout_500_truncated(
+    kube_api: KubeApiServer, kubeconfig: Path, tmp_path: Path
+) -> None:
+    for fault, title in (
+        (Fault(path="/clusters/faulty/api/v1/nodes", status=500), "Backend unavailable"),
+        (Fault(path="/clusters/faulty/api/v1/nodes", delay=1.2), "Timed out"),
+        (Fault(path="/clusters/faulty/api/v1/nodes", truncate=True), "not valid JSON"),
+    ):
+        kube_api.clear_faults()
+        kube_api.inject(fault)
+        panel = SchedulingPanel(make_ctx(kubeconfig, "faulty", tmp_path / title))
+        app = Host(panel)
+        try:
+            async with app.run_test(size=(140, 40)) as pilot:
+                await _settle(pilot, lambda p=panel: p.failure is not None)
+                status = str(panel.query_one(".panel--status", Static).render())
+                assert title in status, status
+        finally:
+            kube_api.clear_faults()
+            await panel.ctx.sources.kube.close()
+
+
+async def test_changes_view_mark_suspect(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, "rollout", tmp_path)
+    view = ChangesView(ctx)
+    app = Host(view)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _settle(pilot, lambda: view.report is not None)
+        kinds = [i.kind for i in view.items]
+        assert "rollout" in kinds and "helm" in kinds
+        idx = next(
+            i for i, it in enumerate(view.items) if it.key == "rollout/llm/Deployment/vllm/2"
+        )
+        assert view.toggle_suspect(idx) is True
+        change = next(
+            c for c in ctx.session.incident.changes if c.kind == "rollout" and "vllm" in c.summary
+        )
+        assert change.suspect and "--max-num-seqs: 256 → 512" in change.detail
+        assert view.toggle_suspect(idx) is False
+        assert not next(c for c in ctx.session.incident.changes if c.id == change.id).suspect
+    await ctx.sources.kube.close()

@@ -1,0 +1,114 @@
+"""The playbook collector against the local Kubernetes API server (the official client
+over HTTP), with the checks finding each fixture cluster's planted cause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cockpit.analysis.playbooks.result import ItemStatus
+from cockpit.analysis.playbooks.run import run_playbook
+from cockpit.analysis.playbooks.spec import load_playbook
+from cockpit.collect.playbooks import collect_playbook_data
+from cockpit.config import ServiceSettings, Settings
+from cockpit.context import AppContext, Sources
+from cockpit.sources.kubernetes import KubeSource
+from testkit import make_ctx
+from tests.fixtures.kube.objects import container, pod
+
+
+def _ctx(tmp_path: Path, kubeconfig: Path, cluster: str, selector: str = "") -> AppContext:
+    src = KubeSource(kubeconfig=kubeconfig, context=cluster, namespace="llm")
+    settings = Settings(service=ServiceSettings(namespace="llm", selector=selector))
+    return make_ctx(
+        tmp_path,
+        sources=Sources(kube=src, missing={"metrics": "not configured", "gpu": "no NVML"}),
+        settings=settings,
+    )
+
+
+async def test_pod_pending_device_plugin_not_scheduled(tmp_path: Path, kubeconfig: Path) -> None:
+    ctx = _ctx(tmp_path, kubeconfig, "pend-04")
+    try:
+        data = await collect_playbook_data(ctx, "pod_pending")
+    finally:
+        await ctx.sources.close()
+    assert "kube" not in data.missing
+    assert [p.meta.name for p in data.pods] == ["llm-7b-0"]
+    assert data.daemonsets == {"kube-system/nvidia-device-plugin": (0, 0)}
+    assert any(e.reason == "FailedScheduling" for e in data.events)
+    res = {r.item: r for r in run_playbook(load_playbook("pod_pending"), data)}
+    assert res["device_plugin"].status is ItemStatus.PROBLEM
+    assert "nvidia-device-plugin" in res["device_plugin"].finding_args["ds"]
+    assert res["requests"].status is ItemStatus.PROBLEM  # 1 GPU asked, no node has any
+    # "didn't match affinity" on CPU nodes is not the cause here
+    assert res["placement"].status is ItemStatus.OK
+
+
+async def test_bad_rollout_mixed_versions_and_readiness(tmp_path: Path, kubeconfig: Path) -> None:
+    ctx = _ctx(tmp_path, kubeconfig, "rollout", selector="app=vllm")
+    try:
+        data = await collect_playbook_data(ctx, "bad_rollout")
+    finally:
+        await ctx.sources.close()
+    assert len(data.pods) == 3 and len(data.logs) == 3
+    assert data.missing.get("metrics") == "not configured"
+    res = {r.item: r for r in run_playbook(load_playbook("bad_rollout"), data)}
+    assert res["diff"].status is ItemStatus.PROBLEM
+    assert res["mixed_versions"].status is ItemStatus.PROBLEM
+    assert res["readiness"].status is ItemStatus.PROBLEM  # /health, no startupProbe
+
+
+async def test_unreachable_cluster_is_not_available(tmp_path: Path) -> None:
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text(
+        '{"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "x", "cluster": '
+        '{"server": "http://127.0.0.1:9"}}], "users": [{"name": "u", "user": {"token": "t"}}], '
+        '"contexts": [{"name": "x", "context": {"cluster": "x", "user": "u"}}], '
+        '"current-context": "x"}'
+    )
+    ctx = _ctx(tmp_path, cfg, "x")
+    try:
+        data = await collect_playbook_data(ctx, "nccl_hang")
+    finally:
+        await ctx.sources.close()
+    assert "kube" in data.missing
+    res = run_playbook(load_playbook("nccl_hang"), data)
+    auto = [r for r in res if r.finding_key == "playbook.not_available"]
+    assert auto and all(r.status is ItemStatus.NOT_AVAILABLE for r in auto)
+
+
+def _wd(rank: int) -> str:
+    return (
+        f"[rank{rank}]:[E1129 10:00:02.000000000 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, NumelIn=8, "
+        "NumelOut=8, Timeout(ms)=600000) ran for 600100 milliseconds before timing out."
+    )
+
+
+async def test_nccl_job_pods_by_label_in_rank_order(tmp_path: Path, kube_api: Any) -> None:
+    """A PyTorchJob's pods found by its job-name label, ranks from the replica index; the
+    rank whose pod logged nothing is the one to look at."""
+    cluster = kube_api.cluster("train-job")
+    if not cluster.objects:
+        cluster.add(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}}
+        )
+        for i in (3, 0, 2, 1):  # listed out of rank order on purpose
+            labels = {
+                "training.kubeflow.org/job-name": "llama-ft",
+                "training.kubeflow.org/replica-index": str(i),
+            }
+            cluster.add(pod(f"llama-ft-worker-{i}", containers=[container(gpus=1)], labels=labels))
+            cluster.add_log("llm", f"llama-ft-worker-{i}", "" if i == 2 else _wd(i) + "\n")
+    cfg = kube_api.write_kubeconfig(tmp_path / "kc", ["train-job"], namespace="llm")
+    ctx = _ctx(tmp_path, cfg, "train-job")
+    try:
+        data = await collect_playbook_data(ctx, "nccl_hang", job="llama-ft")
+    finally:
+        await ctx.sources.close()
+    assert [p.meta.name for p in data.pods] == [f"llama-ft-worker-{i}" for i in range(4)]
+    res = {r.item: r for r in run_playbook(load_playbook("nccl_hang"), data)}
+    first = res["first_rank"]
+    assert first.finding_args["rank"] == 2
+    assert first.finding_args["pattern"] == "missing_ranks"
