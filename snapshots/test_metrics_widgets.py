@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import make_ctx
 from textual.app import App, ComposeResult
 
 from cockpit.config import ServiceSettings, Settings
 from cockpit.context import AppContext, Sources
 from cockpit.models import from_epoch
+from testkit import make_ctx
 
 COCKPIT = str(Path(sys.executable).with_name("cockpit"))
 
