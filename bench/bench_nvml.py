@@ -129,13 +129,13 @@ def _poll_cost() -> list[str]:
 
 
 def _panel_cpu() -> list[str]:
-    from cockpit.plugins.gpu import GpuPanel
     from textual.app import App, ComposeResult
     from textual.widgets import Static
 
     from cockpit.clock import Clock
     from cockpit.config import Settings
     from cockpit.context import AppContext, Sources
+    from cockpit.plugins.gpu import GpuPanel
     from cockpit.sources.nvml import NvmlSource
 
     class Host(App[None]):

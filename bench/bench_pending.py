@@ -89,23 +89,44 @@ from cockpit.sources.kubernetes import KubeSource
 api = config.new_client_from_config(sys.argv[2], context="big")
 v1 = client.CoreV1Api(api)
 v1.list_node(limit=500)
-t0 = time.perf_counter(); n = 0; cont = None
-while True:
-    page = v1.list_node(limit=500, _continue=cont)
-    n += len(page.items)
-    cont = page.metadata.var_continue
-    if not cont:
-        break
-typed = time.perf_counter() - t0
+def typed_once():
+    t0 = time.perf_counter(); n = 0; cont = None
+    while True:
+        page = v1.list_node(limit=500, _continue=cont)
+        n += len(page.items)
+        cont = page.metadata.var_continue
+        if not cont:
+            return time.perf_counter() - t0, n
+typed, n = min(typed_once() for _ in range(3))
 async def raw():
     s = KubeSource(kubeconfig=sys.argv[2], context="big", timeout_s=60)
     await s.list_nodes()
-    t0 = time.perf_counter(); nodes = await s.list_nodes(); dt = time.perf_counter() - t0
+    best = None
+    for _ in range(3):
+        t0 = time.perf_counter(); nodes = await s.list_nodes(); dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
     await s.close()
-    return dt, len(nodes)
+    return best, len(nodes)
 dt, m = asyncio.run(raw())
 assert m == n
-print(json.dumps({"typed": typed, "raw": dt}))
+sel = "status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!="
+t0 = time.perf_counter(); cont = None; pods = 0
+while True:
+    page = v1.list_pod_for_all_namespaces(limit=5000, field_selector=sel, _continue=cont)
+    pods += len(page.items)
+    cont = page.metadata.var_continue
+    if not cont:
+        break
+typed_pods = time.perf_counter() - t0
+async def scan():
+    s = KubeSource(kubeconfig=sys.argv[2], context="big", timeout_s=60)
+    await s.node_requests()
+    t0 = time.perf_counter(); r = await s.node_requests(); dt = time.perf_counter() - t0
+    await s.close()
+    return dt, r.pods_scanned
+dt_pods, scanned = asyncio.run(scan())
+assert scanned == pods
+print(json.dumps({"typed": typed, "raw": dt, "typed_pods": typed_pods, "raw_pods": dt_pods, "pods": pods}))
 """
 
 
@@ -200,8 +221,13 @@ def main() -> list[str]:
         if r.returncode == 0:
             typed = json.loads(r.stdout.strip().splitlines()[-1])
             lines.append(
-                f"{NODES} nodes: official typed list_node {typed['typed']:.2f} s vs raw JSON + slim models "
+                f"{NODES} nodes (best of 3): official typed list_node {typed['typed']:.2f} s vs partial decode + slim models "
                 f"{typed['raw']:.2f} s ({typed['typed'] / typed['raw']:.1f}x)"
+            )
+            lines.append(
+                f"{typed['pods']:.0f} bound pods: official typed list_pod_for_all_namespaces "
+                f"{typed['typed_pods']:.2f} s vs partial decode of node name + requests "
+                f"{typed['raw_pods']:.2f} s ({typed['typed_pods'] / typed['raw_pods']:.1f}x)"
             )
         _time([py, "-m", "cockpit.cli", "pending", "-A", "--json"], env)
         cold = min(

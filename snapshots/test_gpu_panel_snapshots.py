@@ -16,11 +16,10 @@ from textual.app import App, ComposeResult
 # when the whole suite runs; also when this folder is run on its own).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.plugins.gpu import GpuPanel
-
 from cockpit.clock import Clock
 from cockpit.config import PrometheusSettings, Settings
 from cockpit.context import AppContext, Sources
+from cockpit.plugins.gpu import GpuPanel
 from cockpit.sources.nvml import NvmlSource
 from cockpit.sources.prometheus import PrometheusSource
 from tests.backends.dcgm_prom import DcgmProm, dcgm_prometheus  # noqa: F401

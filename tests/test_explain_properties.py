@@ -129,16 +129,24 @@ def test_iter_blocks_handles_crlf_cr_and_bad_bytes() -> None:
 
 
 def _reference(data: bytes, max_line: int) -> tuple[list[str], int]:
-    """Whole-input reading: split on newlines, cut long lines, decode, clean."""
+    """Line by line: LF ends a line (a CR right before it is dropped), cut to max_line
+    bytes, decode, then each CR left splits the line; NUL → U+FFFD."""
     parts = data.split(b"\n")
-    if parts and parts[-1] == b"":
+    last_open = parts[-1] != b""  # the input does not end with LF
+    if not last_open:
         parts.pop()
-    if not parts:
-        return [], 0
-    cut = sum(1 for p in parts if len(p) > max_line)
-    text = b"\n".join(p[:max_line] for p in parts).decode("utf-8", errors="replace")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
-    return text.split("\n"), cut
+    out: list[str] = []
+    cut = 0
+    for k, p in enumerate(parts):
+        ended = k < len(parts) - 1 or not last_open
+        if ended and p.endswith(b"\r"):
+            p = p[:-1]
+        if len(p) > max_line:
+            cut += 1
+            p = p[:max_line]
+        text = p.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+        out.extend(text.split("\r"))
+    return out, cut
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -523,3 +523,51 @@ async def test_record_and_replay_kube_panels(
         assert vllm.warmup[0].early_s == 330
     else:
         assert pending.analyses[0].likely == "capacity_or_priority"
+
+
+def test_node_struct_decoding_matches_dict_parsing() -> None:
+    """``list_nodes`` decodes only the kept fields (msgspec); the result must equal the
+    dict-based ``node_of`` on every fixture node."""
+    import msgspec
+
+    import cockpit.sources.kubernetes as kmod
+    from cockpit.sources.kube_models import node_of
+    from tests.backends.kube_api import Cluster
+    from tests.fixtures.kube import scenarios
+
+    seen = 0
+    for name, build in scenarios.SCENARIOS.items():
+        cluster = Cluster(name)
+        build(cluster)
+        for rt, objs in cluster.objects.items():
+            if rt.kind != "Node":
+                continue
+            for obj in objs:
+                raw = json.dumps(obj).encode()
+                typed = kmod._node_from_struct(msgspec.json.decode(raw, type=kmod._Node))
+                assert typed.model_dump() == node_of(json.loads(raw)).model_dump()
+                seen += 1
+    assert seen >= 20
+
+
+async def test_node_requests_paged_with_prefetch(
+    kube_api: KubeApiServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The requests scan reads the next page while decoding the current one; small pages
+    give the same sums as one page, and a cut page is bad data, not a wrong sum."""
+    import cockpit.sources.kubernetes as kmod
+
+    s = src(kubeconfig, "capacity")
+    try:
+        whole = await s.node_requests()
+        monkeypatch.setattr(kmod, "BULK_PAGE_SIZE", 2)
+        paged = await s.node_requests()
+        assert paged == whole and whole.pods_scanned == 10
+        assert whole.by_node["gpu-c"]["nvidia.com/gpu"] == 6  # the Succeeded pod is skipped
+        kube_api.inject(Fault(path=r"/clusters/capacity/api/v1/pods$", truncate=True, times=1))
+        with pytest.raises(SourceError) as info:
+            await s.node_requests()
+        assert info.value.kind is ErrorKind.BAD_DATA
+    finally:
+        kube_api.clear_faults()
+        await s.close()

@@ -358,9 +358,10 @@ class _TextCollector:
 
 
 def _clean(text: str) -> str:
-    # A lone CR (progress bars) separates records too; NUL bytes become U+FFFD.
+    # CRLF was folded into LF on the bytes; a CR left inside a line (progress bars)
+    # separates records too. NUL bytes become U+FFFD.
     if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = text.replace("\r", "\n")
     if "\x00" in text:
         text = text.replace("\x00", "\ufffd")
     return text
@@ -371,9 +372,10 @@ def iter_blocks(
 ) -> Iterator[tuple[list[str], int]]:
     """Blocks of lines of a byte stream as ``(lines, cut_count)``, read in chunks.
 
-    Lines are UTF-8 decoded with replacement (whole lines only, so a character is never
-    split); a line longer than ``max_line`` bytes is cut to its first ``max_line`` bytes
-    and the rest skipped, so memory stays at about two chunks whatever the input.
+    Lines end at LF (a CR right before it is dropped); a line longer than ``max_line``
+    bytes is cut to its first ``max_line`` bytes and the rest skipped; a CR left inside a
+    line splits it; lines are UTF-8 decoded with replacement (whole lines only, so a
+    character is never split). Memory stays at about two chunks whatever the input.
     """
     carry = b""
     skipping = False
@@ -392,24 +394,31 @@ def iter_blocks(
         end = buf.rfind(b"\n")
         if end < 0:
             carry = buf
-            if len(carry) > max_line:
+            # A trailing CR may be the first half of a CRLF: it does not count yet.
+            if len(carry) - carry.endswith(b"\r") > max_line:
                 yield _clean(carry[:max_line].decode("utf-8", errors="replace")).split("\n"), 1
                 carry = b""
                 skipping = True
             continue
         body, carry = buf[:end], buf[end + 1 :]
+        # CRLF ends a line like LF (a CR elsewhere is a line break of its own, see _clean).
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        body = body.replace(b"\r\n", b"\n")
         parts = body.split(b"\n")
         if max(map(len, parts)) > max_line:
             cut = sum(1 for p in parts if len(p) > max_line)
             parts = [p[:max_line] for p in parts]
         text = _clean(b"\n".join(parts).decode("utf-8", errors="replace"))
         yield text.split("\n"), cut
-        if len(carry) > max_line:
+        if len(carry) - carry.endswith(b"\r") > max_line:
             yield _clean(carry[:max_line].decode("utf-8", errors="replace")).split("\n"), 1
             carry = b""
             skipping = True
     if carry:
-        yield _clean(carry.decode("utf-8", errors="replace")).split("\n"), 0
+        # The last line has no LF, so a trailing CR is its own (it counts for the cut).
+        cut_last = int(len(carry) > max_line)
+        yield _clean(carry[:max_line].decode("utf-8", errors="replace")).split("\n"), cut_last
 
 
 BLOCK_LINES = 4096

@@ -71,12 +71,27 @@ def render_text(report: Any, lang: str) -> str:
     return "\n".join(lines)
 
 
+def _kube_source(args: argparse.Namespace) -> Any:
+    """The Kubernetes source the way every command and the TUI build it (live, or replayed
+    from ``--demo``/``--replay``); ``None`` after printing why there is none."""
+    from cockpit.wiring import BootError, build_context
+
+    try:
+        ctx = build_context(args, with_session=False)
+    except BootError as exc:
+        print(str(exc), file=sys.stderr)
+        return None
+    if ctx.sources.kube is None:
+        print(f"kubernetes: not available: {ctx.sources.missing.get('kube', '')}", file=sys.stderr)
+        return None
+    return ctx.sources.kube
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit changes``."""
     from cockpit.config import load_settings
     from cockpit.sources.base import SourceError
     from cockpit.sources.kube_gather import gather_changes
-    from cockpit.sources.kubernetes import from_settings
 
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()
@@ -92,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if until.tzinfo is None:
         until = until.replace(tzinfo=UTC)
-    source = from_settings(settings, args)
+    source = _kube_source(args)
+    if source is None:
+        return 2
     selector = getattr(args, "selector", None) or settings.service.selector
 
     out: list[Any] = []  # not returned from go(): see pending_cmd.run

@@ -123,16 +123,33 @@ def render_text(report: Any, lang: str) -> str:
     return "\n".join(lines)
 
 
+def _kube_source(args: argparse.Namespace) -> Any:
+    """The Kubernetes source the way every command and the TUI build it (live, or replayed
+    from ``--demo``/``--replay``); ``None`` after printing why there is none."""
+    from cockpit.wiring import BootError, build_context
+
+    try:
+        ctx = build_context(args, with_session=False)
+    except BootError as exc:
+        print(str(exc), file=sys.stderr)
+        return None
+    if ctx.sources.kube is None:
+        print(f"kubernetes: not available: {ctx.sources.missing.get('kube', '')}", file=sys.stderr)
+        return None
+    return ctx.sources.kube
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit pending``."""
     from cockpit.config import load_settings
     from cockpit.sources.base import SourceError
     from cockpit.sources.kube_gather import gather_pending
-    from cockpit.sources.kubernetes import from_settings
 
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()
-    source = from_settings(settings, args)
+    source = _kube_source(args)
+    if source is None:
+        return 2
     ns = "*" if args.all_namespaces else getattr(args, "namespace", None)
 
     # The result is handed back through a list, not returned: on Python 3.11,

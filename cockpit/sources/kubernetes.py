@@ -39,25 +39,29 @@ import msgspec
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.kube_models import (
     AccessCheck,
+    Condition,
     ConfigMapLite,
     DaemonSetLite,
     EventLite,
     GangLite,
     HelmRelease,
+    Meta,
+    NodeInfo,
     NodeLite,
     NodeRequests,
+    OwnerRef,
     PodLite,
     PodLog,
     PriorityClassLite,
     ResourceQuotaLite,
     Revision,
+    Taint,
     Workload,
     controller_revision_of,
     daemonset_of,
     event_of,
     gang_of,
     meta_of,
-    node_of,
     parse_quantity,
     parse_time,
     pod_of,
@@ -231,6 +235,7 @@ class KubeSource:
         self._namespace = namespace or None
         self.timeout_s = timeout_s
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kube")
+        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kube-prefetch")
         self._client: Any = None
         self._lock = threading.Lock()
         self.requests_sent = 0
@@ -323,6 +328,7 @@ class KubeSource:
             with contextlib.suppress(Exception):
                 client.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._prefetch.shutdown(wait=False, cancel_futures=True)
 
     # -- raw requests (sync, in the executor) -------------------------------------------------
     def _request(
@@ -453,9 +459,30 @@ class KubeSource:
         return await self._run(lambda: pod_of(self._json(path, namespace=ns)))
 
     async def list_nodes(self, label_selector: str = "") -> list[NodeLite]:
-        """Every node (optionally narrowed by a label selector)."""
+        """Every node (optionally narrowed by a label selector).
+
+        Decoded straight into the fields :class:`NodeLite` keeps: a real node carries
+        ``status.images`` (hundreds of entries) and ``managedFields`` that a dict-based
+        parse would build and throw away.
+        """
         await self.connect()
-        return await self._list("/api/v1", "nodes", node_of, None, "", label_selector)
+
+        def work() -> list[NodeLite]:
+            out: list[NodeLite] = []
+            cont = ""
+            while True:
+                q: list[tuple[str, Any]] = [("limit", PAGE_SIZE)]
+                if label_selector:
+                    q.append(("labelSelector", label_selector))
+                if cont:
+                    q.append(("continue", cont))
+                page = self._json("/api/v1/nodes", q, type_=_NodeList, is_list=True)
+                out.extend(_node_from_struct(n) for n in page.items)
+                cont = page.metadata.continue_
+                if not cont:
+                    return out
+
+        return await self._run(work)
 
     async def list_events(
         self, namespace: str | None = None, field_selector: str = ""
@@ -489,14 +516,26 @@ class KubeSource:
 
         sel = "status.phase!=Succeeded,status.phase!=Failed,spec.nodeName!="
 
+        def fetch(cont: str) -> bytes:
+            q: list[tuple[str, Any]] = [("limit", BULK_PAGE_SIZE), ("fieldSelector", sel)]
+            if cont:
+                q.append(("continue", cont))
+            return self._request("GET", "/api/v1/pods", q, is_list=True)
+
         def scan() -> None:
             nonlocal scanned
-            cont = ""
+            data = fetch("")
             while True:
-                q: list[tuple[str, Any]] = [("limit", BULK_PAGE_SIZE), ("fieldSelector", sel)]
-                if cont:
-                    q.append(("continue", cont))
-                page = self._json("/api/v1/pods", q, type_=_PodRequestsList, is_list=True)
+                # Ask for the next page while this one is decoded: the API server
+                # writes list metadata (with the continue token) before the items.
+                peeked = _peek_continue(data)
+                ahead = self._prefetch.submit(fetch, peeked) if peeked else None
+                try:
+                    page = msgspec.json.decode(data, type=_PodRequestsList)
+                except (msgspec.DecodeError, ValueError) as exc:
+                    if ahead is not None:
+                        ahead.cancel()
+                    raise classify(ValueError(str(exc)), "/api/v1/pods") from exc
                 for pod in page.items:
                     scanned += 1
                     spec = pod.spec
@@ -508,7 +547,13 @@ class KubeSource:
                     for k, v in _requests_typed(spec).items():
                         acc[k] = acc.get(k, 0.0) + v
                 cont = page.metadata.continue_
-                if not cont:
+                if ahead is not None and cont == peeked:
+                    data = ahead.result()
+                elif cont:
+                    if ahead is not None:
+                        ahead.cancel()
+                    data = fetch(cont)
+                else:
                     return
 
         await self._run(scan)
@@ -736,6 +781,120 @@ class _PodRequestsList(msgspec.Struct, gc=False):
     metadata: _ListMeta = _ListMeta()
 
 
+class _Field(msgspec.Struct, gc=False):
+    time: str | None = None
+
+
+class _Owner(msgspec.Struct, gc=False):
+    kind: str = ""
+    name: str = ""
+
+
+class _Meta(msgspec.Struct, gc=False):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    creationTimestamp: str | None = None
+    ownerReferences: list[_Owner] | None = None
+    managedFields: list[_Field] | None = None
+
+
+class _Taint(msgspec.Struct, gc=False):
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+
+
+class _NodeSpec(msgspec.Struct, gc=False):
+    taints: list[_Taint] | None = None
+    unschedulable: bool | None = None
+
+
+class _Cond(msgspec.Struct, gc=False):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+    lastTransitionTime: str | None = None
+
+
+class _NodeInfo(msgspec.Struct, gc=False):
+    kernelVersion: str = ""
+    osImage: str = ""
+    containerRuntimeVersion: str = ""
+    kubeletVersion: str = ""
+
+
+class _NodeStatus(msgspec.Struct, gc=False):
+    capacity: dict[str, str | int | float] | None = None
+    allocatable: dict[str, str | int | float] | None = None
+    conditions: list[_Cond] | None = None
+    nodeInfo: _NodeInfo | None = None
+
+
+class _Node(msgspec.Struct, gc=False):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _NodeSpec | None = None
+    status: _NodeStatus | None = None
+
+
+class _NodeList(msgspec.Struct, gc=False):
+    items: list[_Node] = []
+    metadata: _ListMeta = _ListMeta()
+
+
+def _meta_from_struct(m: _Meta) -> Meta:
+    times = [parse_time(f.time) for f in m.managedFields or ()]
+    known = [t for t in times if t is not None]
+    return Meta.model_construct(
+        name=m.name,
+        namespace=m.namespace,
+        uid=m.uid,
+        labels=m.labels or {},
+        annotations=m.annotations or {},
+        created=parse_time(m.creationTimestamp),
+        owners=[
+            OwnerRef.model_construct(kind=o.kind, name=o.name) for o in m.ownerReferences or ()
+        ],
+        last_update=max(known) if known else None,
+    )
+
+
+def _node_from_struct(n: _Node) -> NodeLite:
+    """The same :class:`NodeLite` as ``node_of`` builds from a dict."""
+    spec = n.spec or _NodeSpec()
+    st = n.status or _NodeStatus()
+    info = st.nodeInfo or _NodeInfo()
+    return NodeLite.model_construct(
+        meta=_meta_from_struct(n.metadata),
+        taints=[
+            Taint.model_construct(key=t.key, value=t.value or "", effect=t.effect)
+            for t in spec.taints or ()
+        ],
+        unschedulable=bool(spec.unschedulable),
+        capacity={k: str(v) for k, v in (st.capacity or {}).items()},
+        allocatable={k: str(v) for k, v in (st.allocatable or {}).items()},
+        conditions=[
+            Condition.model_construct(
+                type=c.type,
+                status=c.status,
+                reason=c.reason or "",
+                message=c.message or "",
+                last_transition=parse_time(c.lastTransitionTime),
+            )
+            for c in st.conditions or ()
+        ],
+        info=NodeInfo.model_construct(
+            kernel_version=info.kernelVersion,
+            os_image=info.osImage,
+            container_runtime_version=info.containerRuntimeVersion,
+            kubelet_version=info.kubeletVersion,
+        ),
+    )
+
+
 _QTY_CACHE: dict[str | int | float, float | None] = {}
 
 
@@ -746,6 +905,20 @@ def _qty(v: str | int | float) -> float | None:
         if len(_QTY_CACHE) < 10_000:
             _QTY_CACHE[v] = q
     return q
+
+
+_CONTINUE = re.compile(rb'"continue"\s*:\s*"([^"]*)"')
+
+
+def _peek_continue(data: bytes) -> str:
+    """The continue token from the head of a list body (``""`` when not in the first
+    2 KiB: the scan then waits for the full decode)."""
+    head = data[:2048]
+    items_at = head.find(b'"items"')
+    if items_at >= 0:
+        head = head[:items_at]
+    m = _CONTINUE.search(head)
+    return m.group(1).decode() if m else ""
 
 
 def _requests_typed(spec: _Spec) -> dict[str, float]:

@@ -142,7 +142,10 @@ class Panel(Vertical):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")
+        # A callable, not a coroutine object: a cancelled pending worker then leaves no
+        # "coroutine was never awaited" behind. (Textual types the callable as returning
+        # Coroutine[None, None, T].)
+        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")  # type: ignore[arg-type]
 
     async def _poll(self) -> None:
         try:
@@ -184,7 +187,10 @@ class Panel(Vertical):
         if not self.visible_now():
             self._timer = self.set_timer(self.POLL_INTERVAL or 1.0, self._tick)
             return
-        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")
+        # A callable, not a coroutine object: a cancelled pending worker then leaves no
+        # "coroutine was never awaited" behind. (Textual types the callable as returning
+        # Coroutine[None, None, T].)
+        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")  # type: ignore[arg-type]
 
     def visible_now(self) -> bool:
         """True when the panel's screen is the active one and the panel is displayed."""

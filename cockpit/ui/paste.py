@@ -18,6 +18,20 @@ from cockpit.i18n import t
 from cockpit.incident import Evidence
 
 
+def _brief(fields: dict[str, Any], limit: int = 6) -> str:
+    """The finding's scalar fields as ``k=v`` (lists and nested records left to the
+    ``cockpit explain`` output: the evidence line must stay readable in a postmortem)."""
+    parts = []
+    for key, value in fields.items():
+        if key == "lang" or isinstance(value, (dict, list, tuple)) or value in (None, ""):
+            continue
+        text = str(value)
+        parts.append(f"{key}={text[:80] + '…' if len(text) > 80 else text}")
+        if len(parts) >= limit:
+            break
+    return ", ".join(parts)
+
+
 class PasteScreen(ModalScreen[None]):
     """Modal with a text area, the explanation, and a pin button."""
 
@@ -62,7 +76,7 @@ class PasteScreen(ModalScreen[None]):
         from cockpit.analysis.explain import explain_text
         from cockpit.analysis.explain_report import to_text
 
-        expl = explain_text(text)
+        expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
         self.app.call_from_thread(self._show, expl, rendered)
 
@@ -84,7 +98,7 @@ class PasteScreen(ModalScreen[None]):
                     at=self.ctx.clock.now(),
                     source="explain",
                     step=self.step,
-                    note=", ".join(f"{k}={v}" for k, v in list(f.fields.items())[:8]),
+                    note=_brief(f.fields),
                     query=f"line {f.first_line}" if f.first_line else "",
                 )
             )

@@ -7,16 +7,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from cockpit.plugins.gpu import GpuPanel
-from testkit import make_ctx
-
 from cockpit.app import CockpitApp
 from cockpit.config import PrometheusSettings
 from cockpit.context import Sources
 from cockpit.incident import TimelineKind
+from cockpit.plugins.gpu import GpuPanel
 from cockpit.sources.nvml import NvmlSource
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import PanelLoad
+from testkit import make_ctx
 from tests.backends.dcgm_prom import DcgmProm
 from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
 
