@@ -57,7 +57,9 @@ class CohortPanel(Panel):
         self.suspect: tuple[str, str] | None = None
 
     def compose_body(self) -> ComposeResult:
-        yield Input(placeholder="pod / node / GPU-UUID", id="cohort-suspect", compact=True)
+        suspect = Input(placeholder="pod / node / GPU-UUID", id="cohort-suspect", compact=True)
+        suspect.cursor_blink = False  # a steady cursor: calmer over ssh, stable in snapshots
+        yield suspect
         yield Static("", id="cohort-def", markup=False)
         yield Static("", id="cohort-out", markup=False)
         yield DataTable(id="cohort-table", cursor_type="row", zebra_stripes=True)

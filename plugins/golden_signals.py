@@ -14,8 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Sparkline, Static
+from textual.widgets import Button, Sparkline, Static
 
+from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import SignalSummary
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
@@ -140,6 +141,8 @@ class GoldenSignalsPanel(Panel):
     GoldenSignalsPanel #golden-head { color: $text-muted; height: auto; }
     GoldenSignalsPanel #golden-breach { color: $warning; height: auto; }
     GoldenSignalsPanel #golden-rows { height: auto; }
+    GoldenSignalsPanel #golden-alert-row { height: auto; }
+    GoldenSignalsPanel #golden-alert { width: auto; margin: 0 1 0 0; }
     """
 
     BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
@@ -161,10 +164,24 @@ class GoldenSignalsPanel(Panel):
         super().__init__(ctx, **kwargs)
         self._refresh = False
 
+    class AlertsFound(Message):
+        """Alerts fired in the window (earliest first); they go onto the timeline."""
+
+        def __init__(self, alerts: list[FiredAlert]) -> None:
+            super().__init__()
+            self.alerts = alerts
+
     def compose_body(self) -> ComposeResult:
         yield Static("", id="golden-head", markup=False)
         yield Vertical(id="golden-rows")
         yield Static("", id="golden-breach", markup=False)
+        with Horizontal(id="golden-alert-row"):
+            yield Static("", id="golden-alert", markup=False)
+            use = Button(
+                t("metrics.golden.use_detect", self.lang), id="golden-use-detect", compact=True
+            )
+            use.display = False  # shown when an alert fired (and only then in the tab order)
+            yield use
         yield Static(t("metrics.golden.pin_help", self.lang), classes="hint")
 
     async def fetch(self, ctx: AppContext) -> GoldenSignals:
@@ -195,6 +212,7 @@ class GoldenSignalsPanel(Panel):
         rows = self.query_one("#golden-rows", Vertical)
         rows.remove_children()
         rows.mount_all([GoldenRow(s, lang) for s in data.rows])
+        self._render_alerts(data)
         breach = self.query_one("#golden-breach", Static)
         if data.breach is None:
             breach.update(t("metrics.golden.no_breach", lang))
@@ -216,3 +234,50 @@ class GoldenSignalsPanel(Panel):
             )
         )
         self.post_message(self.BreachFound(b.at, detail))
+
+    def _render_alerts(self, data: GoldenSignals) -> None:
+        lang = self.lang
+        label = self.query_one("#golden-alert", Static)
+        button = self.query_one("#golden-use-detect", Button)
+        if data.alerts_error:
+            label.update(t("metrics.golden.alerts_error", lang, error=data.alerts_error))
+            button.display = False
+            return
+        if not data.alerts:
+            label.update(t("metrics.text.no_alerts", lang))
+            button.display = False
+            return
+        first = data.alerts[0]
+        label.update(
+            t(
+                "metrics.golden.first_alert",
+                lang,
+                name=first.name,
+                at=f"{first.first:%Y-%m-%d %H:%M:%S} UTC",
+            )
+        )
+        button.display = True
+        self.post_message(self.AlertsFound(data.alerts))
+
+    def on_golden_signals_panel_alerts_found(self, event: GoldenSignalsPanel.AlertsFound) -> None:
+        """Put the fired alerts on the incident timeline (deduplicated by the session)."""
+        from cockpit.incident import TimelineKind
+
+        session = self.ctx.session
+        if session is None:
+            return
+        known = {(e.at, e.text) for e in session.incident.timeline}
+        for a in event.alerts:
+            if (a.first, a.text()) not in known:
+                session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Use the first alert as the detection time."""
+        if event.button.id != "golden-use-detect":
+            return
+        event.stop()
+        data = self.data
+        if data is None or not data.alerts or self.ctx.session is None:
+            return
+        self.ctx.session.set_time("detect", data.alerts[0].first)
+        self.notify(t("metrics.golden.detect_set", self.lang, name=data.alerts[0].name))

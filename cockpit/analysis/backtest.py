@@ -42,7 +42,9 @@ class Candidate(BaseModel):
 class CandidateResult(BaseModel):
     """How one candidate did over the window.
 
-    ``status``: ``lead`` (fired before the impact start), ``late`` (fired after it),
+    ``lead_s``: seconds before the impact start (negative: after it);
+    ``before_detection_s``: seconds before the incident was actually detected (first alert).
+    ``status``: ``lead`` (fired at or before the impact start), ``late`` (fired after it),
     ``noisy`` (already firing at the window start, so it would not have told the start
     apart), ``silent`` (never fired), ``failed`` (query failed) or ``no_impact`` (no
     impact start to measure against).
@@ -52,6 +54,7 @@ class CandidateResult(BaseModel):
     status: str
     first_fire: datetime | None = None
     lead_s: float | None = None
+    before_detection_s: float | None = None
     note: str = ""
 
 
@@ -59,6 +62,7 @@ class Backtest(BaseModel):
     """All candidates, the best one and its alerting rule."""
 
     impact_start: datetime | None = None
+    detected_at: datetime | None = None
     results: list[CandidateResult] = Field(default_factory=list)
     best: CandidateResult | None = None
     rule_yaml: str = ""
@@ -112,18 +116,21 @@ def evaluate(
     lead = to_epoch(impact_start) - t
     return CandidateResult(
         candidate=candidate,
-        status="lead" if lead > 0 else "late",
+        status="lead" if lead >= 0 else "late",
         first_fire=fire,
         lead_s=lead,
     )
 
 
 def choose_best(results: list[CandidateResult]) -> CandidateResult | None:
-    """The candidate with the longest lead; else the least late one."""
+    """The candidate with the longest lead, if it fired no later than the impact start or
+    before the actual detection; ``None`` when no candidate would have helped."""
     timed = [r for r in results if r.status in ("lead", "late") and r.lead_s is not None]
     if not timed:
         return None
-    return max(timed, key=lambda r: r.lead_s or 0.0)
+    best = max(timed, key=lambda r: r.lead_s or 0.0)
+    helped = (best.lead_s or 0.0) >= 0 or (best.before_detection_s or 0.0) > 0
+    return best if helped else None
 
 
 def rule_yaml(result: CandidateResult, service: str = "") -> str:
@@ -132,7 +139,10 @@ def rule_yaml(result: CandidateResult, service: str = "") -> str:
     name = "Cockpit" + "".join(p.capitalize() for p in c.id.split("_"))
     lead = ""
     if result.lead_s is not None:
-        lead = f" Back-tested: fired {abs(result.lead_s) / 60:.0f} min {'before' if result.lead_s > 0 else 'after'} the impact start."
+        lead = f" Back-tested: fired {abs(result.lead_s) / 60:.0f} min {'before' if result.lead_s >= 0 else 'after'} the impact start"
+        if result.before_detection_s is not None and result.before_detection_s > 0:
+            lead += f", {result.before_detection_s / 60:.0f} min before it was detected"
+        lead += "."
     expr = c.expr.replace("'", "''")
     svc = service.replace("'", "''")
     return (
@@ -157,12 +167,17 @@ def backtest(
     impact_start: datetime | None,
     step_s: float,
     service: str = "",
+    detected_at: datetime | None = None,
 ) -> Backtest:
-    """Evaluate every candidate (``results``: id → (series, failure text))."""
-    out = Backtest(impact_start=impact_start)
+    """Evaluate every candidate (``results``: id → (series, failure text)); with
+    ``detected_at`` (the first alert) also how much earlier than the real detection."""
+    out = Backtest(impact_start=impact_start, detected_at=detected_at)
     for c in candidates:
         series, failure = results.get(c.id, (None, "not run"))
-        out.results.append(evaluate(c, series, window_start, impact_start, step_s, failure))
+        r = evaluate(c, series, window_start, impact_start, step_s, failure)
+        if detected_at is not None and r.first_fire is not None:
+            r.before_detection_s = to_epoch(detected_at) - to_epoch(r.first_fire)
+        out.results.append(r)
     out.best = choose_best(out.results)
     if out.best is not None:
         out.rule_yaml = rule_yaml(out.best, service)

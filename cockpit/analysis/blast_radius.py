@@ -296,6 +296,7 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         br.suspect, br.suspect_kind = chosen[0].pod or chosen[0].entity, "pod"
     elif scope == "single_node" and chosen:
         br.suspect, br.suspect_kind = chosen[0].node, "node"
+    quiet: dict[str, list[str]] = {}
     for s in per:
         if s.outliers:
             for o in s.outliers:
@@ -312,7 +313,9 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
                     f"({ratio}{score}, {o.peers} peers) → {s.scope}"
                 )
         else:
-            br.lines.append(f"{s.key}: {s.note} ({s.entities} entities) → {s.scope}")
+            quiet.setdefault(f"{s.note} ({s.entities} entities) → {s.scope}", []).append(s.key)
+    for note, keys in quiet.items():
+        br.lines.append(f"{', '.join(keys)}: {note}")
     n = max((s.entities for s in per), default=0)
     if n > 1:
         br.max_z_note = f"with {n} entities a z-score cannot exceed √(n−1) = {max_z(n):.2f}"

@@ -448,3 +448,17 @@ def render(
     )
     q = _tidy(q)
     return f"({q}){scale}" if scale else q
+
+
+def render_buckets(resolved: ResolvedSignal, sel: str = "", window: str = "5m") -> str:
+    """Bucket rates of a histogram signal summed over the scope: ``sum by (le) (rate(…))``.
+
+    One range query of this gives every quantile of the signal (computed client-side as
+    ``histogram_quantile`` does), instead of one query per quantile.
+
+    Raises:
+        ValueError: the signal is not an available histogram.
+    """
+    if resolved.metric is None or resolved.spec.kind != "histogram":
+        raise ValueError(f"{resolved.id}: not an available histogram")
+    return _tidy(f"sum by (le) (rate({resolved.metric}_bucket{{{sel}}}[{window}]))")

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 ALERTS_QUERY = 'ALERTS{alertstate="firing"}'
+ALERTS_STEP_S = 15.0
+"""Resolution of the alert timeline: the detection time is read to within 15 s (a common
+rule evaluation interval), whatever the window's step."""
 
 
 async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
@@ -31,7 +34,7 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
                 query=ALERTS_QUERY,
                 start=window.start,
                 end=window.end,
-                step_s=window.step_s,
+                step_s=min(window.step_s, ALERTS_STEP_S),
             )
         ]
     )
@@ -72,7 +75,7 @@ def candidates(
         out.append(
             Candidate(
                 id="queue_growth",
-                expr=f"{e} > {thr:g}",
+                expr=f"{e} > {thr:.4g}",
                 summary=f"request queue above {thr:g} (2× baseline, at least 10)",
             )
         )
@@ -98,7 +101,7 @@ def candidates(
                 summary="a GPU is slowed down by HW/thermal/power-brake reasons",
             )
         )
-    for sid in ("serving.e2e_latency", "access.latency", "serving.ttft"):
+    for sid in ("access.latency", "serving.e2e_latency", "serving.ttft"):
         b = base.get(f"{sid}:p99")
         if b and (e := q(sid, 0.99)) is not None:
             out.append(
@@ -109,7 +112,7 @@ def candidates(
                 )
             )
             break
-    for sid in ("serving.error_ratio", "access.error_ratio_5xx"):
+    for sid in ("access.error_ratio_5xx", "serving.error_ratio"):
         if (e := q(sid)) is not None:
             slo = derive_slo_error_pct(slo_error_ratio, base.get(f"{sid}:value")) or 1.0
             out.append(
@@ -124,7 +127,11 @@ def candidates(
 
 
 async def collect_backtest(
-    ctx: AppContext, window: Window, golden: list[SignalSummary], impact_start: datetime | None
+    ctx: AppContext,
+    window: Window,
+    golden: list[SignalSummary],
+    impact_start: datetime | None,
+    detected_at: datetime | None = None,
 ) -> Backtest:
     """Back-test the candidates over the window against ``impact_start``."""
     det = await detection_for(ctx, window.end)
@@ -145,5 +152,11 @@ async def collect_backtest(
             "" if r.ok else f"{r.failure.kind.value}: {r.failure.message}" if r.failure else "",
         )
     return backtest(
-        cands, results, window.start, impact_start, window.step_s, svc.deployment or svc.namespace
+        cands,
+        results,
+        window.start,
+        impact_start,
+        window.step_s,
+        svc.deployment or svc.namespace,
+        detected_at,
     )

@@ -130,8 +130,15 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     cached = ctx.extras.get("metrics.detection")
     if isinstance(cached, Detection):
         return cached
+    failed = ctx.extras.get("metrics.detection_failure")
+    if ctx.mode == "record" and isinstance(failed, SourceError):
+        raise failed  # one failed listing per recording is enough evidence
     src = require_metrics(ctx)
-    names = await src.metric_names(at)
+    try:
+        names = await src.metric_names(at)
+    except SourceError as exc:
+        ctx.extras["metrics.detection_failure"] = exc
+        raise
     ps = ctx.settings.profiles
     det = detect_profiles(
         names,

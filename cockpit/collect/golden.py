@@ -8,11 +8,13 @@ impact start.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import (
     Breach,
     SignalSummary,
@@ -56,10 +58,14 @@ class GoldenSignals(BaseModel):
         breach: The first SLO breach in the window (``None`` when none).
         slo_p99_ms, slo_error_pct: The SLOs used; ``slo_derived`` when from the baseline.
         profiles: Detected profiles.
+        alerts: Alerts that fired in the window, earliest first (the first one is the
+            offered detection time); ``alerts_error`` when the ALERTS query failed.
     """
 
     rows: list[SignalSummary] = Field(default_factory=list)
     window: Window
+    alerts: list[FiredAlert] = Field(default_factory=list)
+    alerts_error: str = ""
     baseline_note: str = ""
     breach: Breach | None = None
     slo_p99_ms: float | None = None
@@ -116,12 +122,25 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
                     enable="no detected metric profile provides this signal",
                 )
             )
-    res = await collect_summaries(runner_for(ctx), planned, window)
+    from cockpit.collect.alerts import collect_alerts
+    from cockpit.sources.base import SourceError
+
+    async def alerts() -> tuple[list[FiredAlert], str]:
+        try:
+            return await collect_alerts(ctx, window), ""
+        except SourceError as exc:
+            return [], f"{exc.failure.kind.value}: {exc.failure.message}"
+
+    res, (fired, alerts_error) = await asyncio.gather(
+        collect_summaries(runner_for(ctx), planned, window), alerts()
+    )
     out = GoldenSignals(
         rows=res.summaries,
         window=res.window,
         baseline_note=res.baseline_note,
         profiles=det.profiles,
+        alerts=fired,
+        alerts_error=alerts_error,
     )
     svc = ctx.settings.service
     p99 = next(

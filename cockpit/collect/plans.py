@@ -44,11 +44,9 @@ async def _quiet(coro: object) -> None:
 async def record_golden(ctx: AppContext, start: datetime, end: datetime) -> None:
     """Screen A: golden signals now vs baseline, the first SLO breach, fired alerts."""
     from cockpit.collect import steps
-    from cockpit.collect.alerts import collect_alerts
 
     for w in _windows(ctx, start, end, (_default_kind(ctx),)):
         await _quiet(steps.golden(ctx, w))
-        await _quiet(collect_alerts(ctx, w))
 
 
 async def record_drilldown(ctx: AppContext, start: datetime, end: datetime) -> None:
@@ -76,9 +74,11 @@ async def record_backtest(ctx: AppContext, start: datetime, end: datetime) -> No
     for w in _windows(ctx, start, end, (_default_kind(ctx),)):
         try:
             g = await steps.golden(ctx, w)
+            dd = await steps.drilldown(ctx, w)
         except Exception:
             continue
-        await _quiet(collect_backtest(ctx, g.window, g.rows, g.breach.at if g.breach else None))
+        breach = g.breach.at if g.breach else None
+        await _quiet(collect_backtest(ctx, g.window, dd.drilldown.summaries, breach))
 
 
 async def record_labels(ctx: AppContext, start: datetime, end: datetime) -> None:

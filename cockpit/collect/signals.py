@@ -13,9 +13,10 @@ from cockpit.analysis.golden import (
     summarize,
     unsupported_summary,
 )
-from cockpit.analysis.profiles import SIGNALS, Detection, render
+from cockpit.analysis.profiles import SIGNALS, Detection, render, render_buckets
 from cockpit.collect.base import Window
 from cockpit.collect.runner import QueryRunner, QuerySpec
+from cockpit.models import Series
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
 """Seed 003 §二: P50 (typical), P95, P99 (tail), max (long stalls)."""
@@ -34,6 +35,9 @@ class PlannedSignal(BaseModel):
     missing: list[str] = Field(default_factory=list)
     enable: str = ""
     unsupported: str = ""
+    bucket_query: str = ""
+    quantile: float | None = None
+    scale: float = 1.0
 
 
 def stats_for(det: Detection, signal_id: str) -> tuple[str, ...]:
@@ -97,15 +101,42 @@ def plan(
                 by=by,
                 quantile=STAT_QUANTILES.get(st) if r.spec.kind == "histogram" else None,
             )
-            out.append(PlannedSignal(key=key, signal=sid, stat=st, unit=unit, query=q))
+            planned = PlannedSignal(key=key, signal=sid, stat=st, unit=unit, query=q)
+            if r.spec.kind == "histogram" and not list(by):
+                planned.bucket_query = render_buckets(
+                    r, det.selector_for(r, scope), window.rate_window
+                )
+                planned.quantile = STAT_QUANTILES.get(st)
+                planned.scale = r.spec.scale
+            out.append(planned)
     return out
 
 
 def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QuerySpec]:
     """Window and baseline range queries of every planned signal that has a query."""
     specs: list[QuerySpec] = []
+    seen: set[str] = set()
     for p in planned:
         if not p.query:
+            continue
+        if p.bucket_query:
+            # Every quantile of a histogram comes from one bucket query.
+            if p.bucket_query in seen:
+                continue
+            seen.add(p.bucket_query)
+            for part, (start, end) in (
+                ("now", (window.start, window.end)),
+                ("base", (window.baseline_start, window.baseline_end)),
+            ):
+                specs.append(
+                    QuerySpec(
+                        key=f"buckets:{p.bucket_query}/{part}",
+                        query=p.bucket_query,
+                        start=start,
+                        end=end,
+                        step_s=window.step_s,
+                    )
+                )
             continue
         specs.append(
             QuerySpec(
@@ -174,16 +205,25 @@ async def collect_summaries(
         if not p.query:
             summaries.append(missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable))
             continue
-        now = results[f"{p.key}/now"]
-        base = results[f"{p.key}/base"]
+        if p.bucket_query:
+            now = results[f"buckets:{p.bucket_query}/now"]
+            base = results[f"buckets:{p.bucket_query}/base"]
+            q = p.quantile or 0.99
+            now_series = quantile_series(now.series, q, p.scale) if now.ok else None
+            base_series = quantile_series(base.series, q, p.scale) if base.ok else None
+        else:
+            now = results[f"{p.key}/now"]
+            base = results[f"{p.key}/base"]
+            now_series = now.series if now.ok else None
+            base_series = base.series if base.ok else None
         summaries.append(
             summarize(
                 p.key,
                 p.signal,
                 p.stat,
                 p.unit,
-                now.series if now.ok else None,
-                base.series if base.ok else None,
+                now_series,
+                base_series,
                 query=p.query,
                 baseline_query=p.query,
                 recent_s=window.recent_s,
@@ -199,6 +239,34 @@ async def collect_summaries(
         slowest_s=slowest,
         queries=len(results),
     )
+
+
+def quantile_series(buckets: list[Series], q: float, scale: float = 1.0) -> list[Series]:
+    """``histogram_quantile(q, …) * scale`` over time from ``sum by (le)`` bucket series.
+
+    Returns an empty list when there are no buckets; timestamps with no observations
+    are left out (no data is never zero).
+    """
+    from cockpit.analysis.load import Bucket, quantile
+    from cockpit.models import Sample
+
+    by_t: dict[float, list[Bucket]] = {}
+    for s in buckets:
+        try:
+            le = float(s.labels.get("le", "nan"))
+        except ValueError:
+            continue
+        if le != le:
+            continue
+        for smp in s.samples:
+            if smp.v == smp.v:
+                by_t.setdefault(smp.t, []).append(Bucket(le=le, count=smp.v))
+    samples = []
+    for t in sorted(by_t):
+        v = quantile(by_t[t], q)
+        if v is not None:
+            samples.append(Sample(t=t, v=v * scale))
+    return [Series(samples=samples)] if samples else []
 
 
 def _failure_text(failure: object) -> str:

@@ -43,7 +43,7 @@ from cockpit.scenarios.stacks import (
 )
 from cockpit.scenarios.stacks.replica import ReplicaLoad
 from cockpit.scenarios.timeaxis import TimeAxis
-from cockpit.scenarios.topology import Node, Pod, make_nodes, place_pods
+from cockpit.scenarios.topology import Gpu, Node, Pod, make_nodes, place_pods
 
 NOW = int(datetime(2026, 11, 28, 20, 0, tzinfo=UTC).timestamp())
 HISTORY_S = 3 * 3600
@@ -233,13 +233,13 @@ def _gpu_signals(
 
 
 def _emit_dcgm_partial(
-    ms: MetricSet, node: Node, gpu: object, pod: Pod | None, sig: dcgm.GpuSignals
+    ms: MetricSet, node: Node, gpu: Gpu, pod: Pod | None, sig: dcgm.GpuSignals
 ) -> None:
     lab = {
         **dcgm.gpu_labels(gpu, pod, driver=node.driver_version),
         "job": "dcgm-exporter",
         "instance": f"{node.ip}:9400",
-    }  # type: ignore[arg-type]
+    }
     ms.gauge("DCGM_FI_DEV_GPU_UTIL", lab, sig.util, "GPU utilization (in %).")
     ms.gauge("DCGM_FI_DEV_FB_USED", lab, sig.fb_used, "Framebuffer memory used (in MiB).")
 

@@ -26,7 +26,8 @@ def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
     if which == "now":
         if s.missing:
-            return t("metrics.text.missing", lang, metric=s.missing[0])
+            # The metric and how to enable it are listed under the layer verdicts.
+            return t("metrics.text.missing", lang, metric=s.missing[0])[:40]
         return "n/a" if r.status.value == "unsupported" else "—"
     return "—"
 

@@ -4,7 +4,6 @@ shows loading / classified errors in place, and a text sparkline for table cells
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -86,7 +85,13 @@ class MetricsView(Vertical):
 
     def start(self, refresh: bool) -> None:
         """Fetch (again)."""
-        self.run_worker(partial(self._run, refresh), exclusive=True, group=f"mv-{id(self)}")  # type: ignore[arg-type]
+
+        async def job() -> None:
+            await self._run(refresh)
+
+        # A coroutine *function*: nothing is created (or left un-awaited) if the app exits
+        # before the worker starts.
+        self.run_worker(job, exclusive=True, group=f"mv-{id(self)}")  # type: ignore[arg-type]
 
     def action_refresh(self) -> None:
         """Re-run the queries."""

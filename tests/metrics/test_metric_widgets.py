@@ -227,3 +227,72 @@ async def test_golden_panel_says_which_metric_is_missing(
         lat = rows["serving.e2e_latency:p99"].summary
         assert lat.now.ok and lat.verdict == "anomalous"
         await ctx.sources.close()
+
+
+async def test_golden_panel_puts_alerts_on_the_timeline_and_offers_detection(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.incident import TimelineKind
+    from cockpit.plugins.golden_signals import GoldenSignalsPanel
+
+    srv = prometheus_scenario("worked_example")
+    ctx = ctx_for(srv, tmp_path, span="2h")
+    app = Host(ctx, GoldenSignalsPanel)
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.query_one(GoldenSignalsPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        assert ctx.session is not None
+        await wait_for(
+            pilot, lambda: any(e.kind == TimelineKind.ALERT for e in ctx.session.incident.timeline)
+        )  # type: ignore[union-attr]
+        alerts = [e for e in ctx.session.incident.timeline if e.kind == TimelineKind.ALERT]
+        assert [a.text.split()[1] for a in alerts] == ["VLLMHighP99Latency", "GPUThermalThrottling"]
+        assert "VLLMHighP99Latency" in text_of(app, "#golden-alert")
+        use = app.query_one("#golden-use-detect", Button)
+        assert use.display
+        use.press()
+        await pilot.pause()
+        assert ctx.session.incident.times.detect == alerts[0].at
+        assert abs(alerts[0].at.timestamp() - srv.scenario.detected_at) <= 15
+        await ctx.sources.close()
+
+
+async def test_backtest_panel_answers_which_monitor_was_earlier(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.plugins.backtest import BacktestPanel
+
+    srv = prometheus_scenario("worked_example")
+    ctx = ctx_for(srv, tmp_path, span="2h")
+    app = Host(ctx, BacktestPanel)
+    async with app.run_test(size=(180, 90)) as pilot:
+        panel = app.query_one(BacktestPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        assert panel.failure is None
+        bt = panel.data.backtest
+        ids = {r.candidate.id for r in bt.results}
+        assert {
+            "queue_growth",
+            "kv_cache_high",
+            "preemption_rate",
+            "throttle",
+            "p99_over_baseline",
+            "error_burn",
+        } <= ids
+        assert bt.impact_start is not None
+        assert bt.best is not None and bt.best.lead_s is not None and bt.best.lead_s >= 0
+        # The real detection was the first alert, 5.5 min into the incident.
+        assert bt.detected_at is not None
+        assert abs(bt.detected_at.timestamp() - srv.scenario.detected_at) <= 15
+        assert (bt.best.before_detection_s or 0) >= 240
+        assert (
+            "groups:" in bt.rule_yaml and bt.best.candidate.expr.replace("'", "''") in bt.rule_yaml
+        )
+        use = app.query_one("#bt-use", Button)
+        assert not use.disabled
+        use.press()
+        await pilot.pause()
+        assert ctx.session is not None
+        inc = ctx.session.incident
+        assert bt.best.candidate.id in inc.earlier_detection and inc.alert_rule == bt.rule_yaml
+        await ctx.sources.close()

@@ -4,6 +4,9 @@ microseconds (no percentiles by default); labels ``model`` and ``version``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from cockpit.scenarios.histogram import Shape
 from cockpit.scenarios.metricset import MetricSet
 from cockpit.scenarios.signals import Signal, mul
 from cockpit.scenarios.stacks.replica import ReplicaLoad
@@ -13,10 +16,11 @@ from cockpit.scenarios.topology import Pod
 PORT = 8002
 
 
-def _mean(mix: list[tuple[object, Signal]], i: int) -> float:
+def _mean(mix: Sequence[tuple[Shape, Signal]], i: int) -> float:
+    """Mean of the weighted shape mix at sample ``i`` (seconds)."""
     ws = [w[i] for _, w in mix]
     tot = sum(ws) or 1.0
-    return sum(s.mean * w for (s, _), w in zip(mix, ws, strict=True)) / tot  # type: ignore[attr-defined]
+    return sum(s.mean * w for (s, _), w in zip(mix, ws, strict=True)) / tot
 
 
 def emit(ms: MetricSet, pod: Pod, model: str, r: ReplicaLoad, gpu_util: Signal) -> None:

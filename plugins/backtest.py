@@ -1,0 +1,133 @@
+"""Back-tested alerts (step I): candidate alert expressions evaluated over the incident
+window, each with its lead time before the impact start; the best one answers the
+template's last question ("哪个监控或流程本可以更早发现") and is offered as a Prometheus
+alerting rule for the export."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+from textual.app import ComposeResult
+from textual.widgets import Button, DataTable, Static
+
+from cockpit.analysis.backtest import Backtest
+from cockpit.context import AppContext
+from cockpit.i18n import t
+from cockpit.ui.panel import Panel
+
+
+class BacktestData(BaseModel):
+    """The back-test and where its impact start came from (``incident`` or ``breach``)."""
+
+    backtest: Backtest
+    impact_source: str = ""
+
+
+class BacktestPanel(Panel):
+    """Candidate alerts with lead times; the best one can be written to the incident."""
+
+    PANEL_ID = "backtest"
+    TITLE: ClassVar[dict[str, str]] = {
+        "zh": "回测告警：哪个监控本可以更早发现",
+        "en": "Back-tested alerts: which monitor could have caught it earlier",
+    }
+    STEPS = ("I",)
+    SOURCES = ("metrics",)
+    POLL_INTERVAL = None
+    FETCH_TIMEOUT = 90.0
+
+    DEFAULT_CSS = """
+    BacktestPanel #bt-head { height: auto; }
+    BacktestPanel #bt-best { height: auto; text-style: bold; }
+    BacktestPanel #bt-table { height: auto; max-height: 12; }
+    """
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="bt-head", markup=False)
+        yield DataTable(id="bt-table", cursor_type="row")
+        yield Static("", id="bt-best", markup=False)
+        yield Button(t("metrics.backtest.use", self.lang), id="bt-use", disabled=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#bt-table", DataTable).add_columns("alert", "lead", "first", "", "expr")
+        super().on_mount()
+
+    async def fetch(self, ctx: AppContext) -> BacktestData:
+        from cockpit.collect import steps
+        from cockpit.collect.alerts import collect_backtest
+        from cockpit.collect.cache import screen_window
+
+        g = await steps.golden(ctx, screen_window(ctx))
+        impact = ctx.session.incident.times.start if ctx.session is not None else None
+        source = "incident" if impact is not None else ""
+        if impact is None and g.breach is not None:
+            impact, source = g.breach.at, "breach"
+        detected = ctx.session.incident.times.detect if ctx.session is not None else None
+        if detected is None and g.alerts:
+            detected = g.alerts[0].first
+        # Thresholds come from the baseline of every drilldown signal (queue, KV cache…).
+        dd = await steps.drilldown(ctx, screen_window(ctx))
+        bt = await collect_backtest(ctx, g.window, dd.drilldown.summaries, impact, detected)
+        return BacktestData(backtest=bt, impact_source=source)
+
+    def render_data(self, data: BacktestData) -> None:
+        lang = self.lang
+        bt = data.backtest
+        if bt.impact_start is None:
+            head = t("metrics.backtest.no_impact", lang)
+        else:
+            src = t(f"metrics.backtest.source_{data.impact_source}", lang)
+            head = t(
+                "metrics.backtest.impact",
+                lang,
+                at=f"{bt.impact_start:%Y-%m-%d %H:%M:%S} UTC",
+                source=src,
+            )
+        self.query_one("#bt-head", Static).update(head)
+        table = self.query_one("#bt-table", DataTable)
+        table.clear()
+        for r in bt.results:
+            lead = f"{r.lead_s / 60:+.0f} min" if r.lead_s is not None else ""
+            first = f"{r.first_fire:%H:%M}" if r.first_fire else ""
+            best = "◀" if bt.best is not None and r.candidate.id == bt.best.candidate.id else ""
+            table.add_row(
+                r.candidate.id, lead or r.status, first, best, r.candidate.expr, key=r.candidate.id
+            )
+        button = self.query_one("#bt-use", Button)
+        best = self.query_one("#bt-best", Static)
+        if bt.best is not None and bt.best.lead_s is not None:
+            text = t(
+                "metrics.backtest.best", lang, id=bt.best.candidate.id, minutes=bt.best.lead_s / 60
+            )
+            if bt.best.before_detection_s:
+                text += " · " + t(
+                    "metrics.backtest.vs_detect", lang, minutes=bt.best.before_detection_s / 60
+                )
+            best.update(text + "\n" + bt.rule_yaml)
+            button.disabled = False
+        else:
+            best.update(t("metrics.backtest.none", lang))
+            button.disabled = True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Write the best candidate into the incident (answer + alerting rule YAML)."""
+        if event.button.id != "bt-use":
+            return
+        event.stop()
+        data: Any = self.data
+        if data is None or data.backtest.best is None or self.ctx.session is None:
+            return
+        best = data.backtest.best
+        text = t(
+            "metrics.backtest.answer",
+            self.lang,
+            id=best.candidate.id,
+            summary=best.candidate.summary,
+            minutes=(best.lead_s or 0) / 60,
+            detect=(best.before_detection_s or 0) / 60,
+            expr=best.candidate.expr,
+        )
+        self.ctx.session.set_text("earlier_detection", text)
+        self.ctx.session.set_text("alert_rule", data.backtest.rule_yaml)
+        self.notify(t("metrics.backtest.used", self.lang))
