@@ -28,6 +28,11 @@ async def _loaded(pilot) -> None:
         ("I", "en"),
     ],
 )
-def test_demo_step(snap_compare, tmp_path, step, lang):
+def test_demo_step(snap_compare, tmp_path, step, lang, monkeypatch):
+    # One fetch per panel: a 1 s poll would make the history sparklines depend on timing.
+    from cockpit.ui.panel import Panel
+
+    for cls in Panel.__subclasses__():
+        monkeypatch.setattr(cls, "POLL_INTERVAL", None)
     app = CockpitApp(ctx=demo_ctx(tmp_path, lang), start_step=step)
     assert snap_compare(app, terminal_size=(160, 60), run_before=_loaded)
