@@ -1,9 +1,10 @@
 """Command line: ``cockpit`` (TUI) and the headless subcommands.
 
-Every subcommand lives in ``cockpit/commands/<name>.py`` and exposes
-``register(subparsers, parents)``; the module list is below. Heavy clients are imported
-inside the command functions, never at module import, so ``cockpit --help`` and the TUI's
-first frame stay fast.
+Every subcommand lives in ``cockpit/commands/<name>_cmd.py`` and exposes
+``register(subparsers, parents)``. Only the module of the command being run is imported
+(a first pass finds the command name with a light parser built from
+:data:`COMMANDS`), so ``cockpit`` — the TUI — imports no command module at all before its
+first frame, and ``cockpit --help`` stays instant.
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = (
-    "list",
-    "export",
-    "record",
-    "doctor",
-    "analyze",
-    "changes",
-    "pending",
-    "gpus",
-    "explain",
-)
+COMMANDS: dict[str, str] = {
+    "list": "list incidents in the state directory",
+    "export": "export an incident as the postmortem template (Markdown or JSON)",
+    "record": "record an evidence bundle from the live sources",
+    "doctor": "check configuration, sources, permissions and metric coverage",
+    "analyze": "layer verdicts, blast radius, cohort outliers and load findings (steps C–F)",
+    "changes": "recent changes: rollouts, Helm, nodes, config, restarts, warnings",
+    "pending": "explain why pods are Pending (per-node table, next steps)",
+    "gpus": "per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
+    "explain": "explain a pasted artifact (OOM, NCCL, Xid, FailedScheduling, engine logs…)",
+}
+"""Every subcommand and its one-line summary (the order of ``cockpit --help``)."""
+COMMAND_MODULES = tuple(COMMANDS)
 
 
 def common_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
@@ -55,8 +58,14 @@ def common_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every available subcommand registered."""
+def build_parser(only: str | None = None, *, light: bool = False) -> argparse.ArgumentParser:
+    """The parser.
+
+    Args:
+        only: Register just this command (with its module's full options).
+        light: Register every command name without importing its module (the first pass
+            of :func:`main`, and ``cockpit --help``).
+    """
     common = common_parser()
     sub_common = common_parser(suppress_defaults=True)
     parser = argparse.ArgumentParser(
@@ -79,21 +88,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"cockpit.commands.{name}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"cockpit.commands.{name}_cmd":
-                continue
-            raise
+    for name in COMMAND_MODULES if only is None else (only,):
+        if only is None and light:
+            sub.add_parser(name, help=COMMANDS[name], add_help=False)
+            continue
+        mod = importlib.import_module(f"cockpit.commands.{name}_cmd")
         mod.register(sub, [sub_common])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cockpit`` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first, _ = build_parser(light=True).parse_known_args(
+        [a for a in argv if a not in ("-h", "--help")]
+    )
+    if first.command:
+        args = build_parser(only=first.command).parse_args(argv)
+    else:
+        args = build_parser(light=True).parse_args(argv)
     if args.version:
         from cockpit import __version__
 
