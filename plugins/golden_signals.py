@@ -7,6 +7,7 @@ start). Every value can be pinned as evidence with its unit, time and PromQL.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -163,6 +164,8 @@ class GoldenSignalsPanel(Panel):
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
         super().__init__(ctx, **kwargs)
         self._refresh = False
+        self._rows_generation = 0
+        self._rows_lock = asyncio.Lock()
 
     class AlertsFound(Message):
         """Alerts fired in the window (earliest first); they go onto the timeline."""
@@ -196,6 +199,16 @@ class GoldenSignalsPanel(Panel):
         self._refresh = True
         self.refresh_data()
 
+    async def _replace_rows(self, data: GoldenSignals, generation: int) -> None:
+        """Swap the rows, one swap at a time: the old rows must be gone before rows with
+        the same ids are mounted (fast refreshes would otherwise collide)."""
+        async with self._rows_lock:
+            if generation != self._rows_generation:
+                return  # a newer render is queued; it will do the swap
+            rows = self.query_one("#golden-rows", Vertical)
+            await rows.remove_children()
+            await rows.mount_all([GoldenRow(s, self.lang) for s in data.rows])
+
     def render_data(self, data: GoldenSignals) -> None:
         lang = self.lang
         w = data.window
@@ -209,9 +222,8 @@ class GoldenSignalsPanel(Panel):
         if data.profiles:
             head += " · " + ", ".join(data.profiles)
         self.query_one("#golden-head", Static).update(head)
-        rows = self.query_one("#golden-rows", Vertical)
-        rows.remove_children()
-        rows.mount_all([GoldenRow(s, lang) for s in data.rows])
+        self._rows_generation += 1
+        self.call_later(self._replace_rows, data, self._rows_generation)
         self._render_alerts(data)
         breach = self.query_one("#golden-breach", Static)
         if data.breach is None:

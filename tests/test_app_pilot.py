@@ -210,3 +210,21 @@ async def test_a_failing_save_is_shown_and_quit_asks_twice(tmp_path):
         await pilot.pause()
         assert app.is_running  # first Ctrl+Q only warns
         assert any("not saved" in n.message for n in app._notifications)
+
+
+async def test_rapid_refreshes_of_the_golden_panel_do_not_collide(tmp_path):
+    from demo_ctx import demo_ctx
+
+    ctx = demo_ctx(tmp_path / "demo", "en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        panel = app.screen.query_one("#panel-golden_signals")
+        for _ in range(15):
+            panel.render_data(panel.data)
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        rows = app.screen.query("#golden-rows > *")
+        assert len(rows) == len(panel.data.rows)
