@@ -32,6 +32,7 @@ import struct
 import threading
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -119,6 +120,9 @@ class FaultProxy:
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
+        # Enough threads that the proxy itself never queues a client's concurrent queries
+        # (the default executor has cpu+4 threads: 6 on a 2-core box).
+        self._pool = ThreadPoolExecutor(max_workers=128, thread_name_prefix="fault-proxy-fwd")
 
     @property
     def url(self) -> str:
@@ -287,7 +291,7 @@ class FaultProxy:
             await self._send(writer, 200, "application/json", b"")
             return True
         status, ctype, data = await asyncio.get_running_loop().run_in_executor(
-            None, self._forward, method, target, headers, body
+            self._pool, self._forward, method, target, headers, body
         )
         if mode == "truncate":
             data = data[: max(1, len(data) // 2)]

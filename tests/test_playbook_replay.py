@@ -1,0 +1,120 @@
+"""Playbooks walked in the TUI on replayed evidence bundles (no fixture data fed to the
+screen): each bundle is recorded from the official Kubernetes client against the local API
+server's fixture clusters, then ``--replay`` answers the playbook's collection offline and
+its automated checks find the planted cause.
+
+* pod_pending on ``pend-04``: the NVIDIA device plugin DaemonSet is scheduled nowhere;
+* bad_rollout on ``rollout``: image/args changed, pods Ready before the model loaded,
+  old and new versions serving together;
+* nccl_hang on ``train-job``: rank 2 never logged while the others hit the watchdog.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.analysis.playbooks.result import ItemStatus
+from cockpit.app import CockpitApp
+from cockpit.clock import Clock
+from cockpit.collect.playbooks import collect_playbook_data
+from cockpit.config import ServiceSettings, Settings
+from cockpit.context import AppContext, Sources
+from cockpit.screens.playbook import PlaybookScreen
+from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder
+from cockpit.sources.kubernetes import KubeSource
+from cockpit.ui.plugins import load_panels
+from cockpit.wiring import build_context
+
+AT = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+
+CASES = {
+    # playbook: (cluster, selector, scope typed in the screen, planted items)
+    "pod_pending": ("pend-04", "", "", ["device_plugin", "requests"]),
+    "bad_rollout": ("rollout", "app=vllm", "", ["diff", "mixed_versions", "readiness"]),
+    "nccl_hang": ("train-job", "", "llama-ft", ["first_rank"]),
+}
+
+
+async def _record(
+    kubeconfig: Path, cluster: str, selector: str, pid: str, scope: str, path: Path
+) -> None:
+    from cockpit.screens.playbook import parse_scope
+
+    live = KubeSource(kubeconfig=kubeconfig, context=cluster, namespace="llm")
+    writer = BundleWriter(
+        path,
+        BundleMeta(
+            recorded_at=AT,
+            window_start=AT,
+            window_end=AT,
+            scope={"namespace": "llm", "selector": selector},
+        ),
+    )
+    ctx = AppContext(
+        settings=Settings(service=ServiceSettings(namespace="llm", selector=selector)),
+        sources=Sources(kube=Recorder(live, "kube", writer)),
+        clock=Clock(frozen_at=AT),
+        lang="en",
+    )
+    pods, job = parse_scope(scope)
+    try:
+        await collect_playbook_data(ctx, pid, pods=pods, job=job)
+    finally:
+        writer.close()
+        await live.close()
+
+
+@pytest.mark.parametrize("pid", sorted(CASES))
+async def test_playbook_on_a_replayed_bundle(
+    tmp_path: Path, kubeconfig: Path, kube_api: Any, pid: str
+) -> None:
+    cluster, selector, scope, planted = CASES[pid]
+    if pid == "nccl_hang":
+        from tests.fixtures.kube.objects import container, pod
+        from tests.test_playbook_collect import _wd  # the job's watchdog lines
+
+        c = kube_api.cluster("train-job")
+        if not c.objects:
+            c.add(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}}
+            )
+            for i in (3, 0, 2, 1):
+                labels = {
+                    "training.kubeflow.org/job-name": "llama-ft",
+                    "training.kubeflow.org/replica-index": str(i),
+                }
+                c.add(pod(f"llama-ft-worker-{i}", containers=[container(gpus=1)], labels=labels))
+                c.add_log("llm", f"llama-ft-worker-{i}", "" if i == 2 else _wd(i) + "\n")
+        kubeconfig = kube_api.write_kubeconfig(tmp_path / "kc", ["train-job"], namespace="llm")
+    bundle = tmp_path / f"{pid}.jsonl.gz"
+    await _record(kubeconfig, cluster, selector, pid, scope, bundle)
+
+    ctx = build_context(
+        argparse.Namespace(replay=str(bundle), lang="en", state_dir=str(tmp_path / "state"))
+    )
+    assert ctx.sources.kube is not None and ctx.clock.frozen
+    ctx.extras["panels"] = [p for p in load_panels() if p.name == "golden_signals"]
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_playbook(pid)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PlaybookScreen)
+        if scope:
+            box = screen.query_one("#pb-scope")
+            box.value = scope
+            await box.action_submit()
+        for _ in range(4):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        for item in planted:
+            assert screen.results[item].status is ItemStatus.PROBLEM, (item, screen.results[item])
+        await pilot.press("s")  # record the results in the incident
+        await pilot.pause()
+    assert pid in ctx.session.incident.playbooks
