@@ -132,12 +132,26 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
         xid_inferred=bool(group and group.inferred),
         distinct_pids=len(group.pids) if group else 0,
         first_line=min((o.line for o in r.occurrences), default=0),
-        meaning=" ".join(
-            dict.fromkeys(x for x in ((top.verdict_text if top else ""), r.node_action) if x)
+        meaning=_sentences(
+            dict.fromkeys(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+            lang,
         ),
         next_checks_text=[*(group.actions if group else []), *r.findings],
     )
     return data
+
+
+def _sentences(parts: Iterable[str], lang: str) -> str:
+    """Join findings into readable sentences (each ends with a full stop)."""
+    stop = "。" if lang == "zh" else "."
+    out = []
+    for part in parts:
+        part = part.strip()
+        if part and part[-1] not in ".。!！?？:：":
+            part += stop
+        if part:
+            out.append(part)
+    return ("" if lang == "zh" else " ").join(out)
 
 
 def _explain_pending(text: str, lang: str) -> dict[str, Any] | None:
@@ -152,7 +166,7 @@ def _explain_pending(text: str, lang: str) -> dict[str, Any] | None:
         category=r.category,
         cause=r.likely,
         nodes_total=r.message.nodes_total,
-        meaning=" ".join(f.text(lang) for f in r.findings),
+        meaning=_sentences((f.text(lang) for f in r.findings), lang),
         next_checks_text=r.commands,
     )
     return data
