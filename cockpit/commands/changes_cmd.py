@@ -71,22 +71,6 @@ def render_text(report: Any, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _kube_source(args: argparse.Namespace) -> Any:
-    """The Kubernetes source the way every command and the TUI build it (live, or replayed
-    from ``--demo``/``--replay``); ``None`` after printing why there is none."""
-    from cockpit.wiring import BootError, build_context
-
-    try:
-        ctx = build_context(args, with_session=False)
-    except BootError as exc:
-        print(str(exc), file=sys.stderr)
-        return None
-    if ctx.sources.kube is None:
-        print(f"kubernetes: not available: {ctx.sources.missing.get('kube', '')}", file=sys.stderr)
-        return None
-    return ctx.sources.kube
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit changes``."""
     from cockpit.config import load_settings
@@ -107,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if until.tzinfo is None:
         until = until.replace(tzinfo=UTC)
-    source = _kube_source(args)
+    from cockpit.commands._kube_common import kube_source
+
+    source = kube_source(args)
     if source is None:
         return 2
     selector = getattr(args, "selector", None) or settings.service.selector

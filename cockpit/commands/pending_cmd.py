@@ -123,22 +123,6 @@ def render_text(report: Any, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _kube_source(args: argparse.Namespace) -> Any:
-    """The Kubernetes source the way every command and the TUI build it (live, or replayed
-    from ``--demo``/``--replay``); ``None`` after printing why there is none."""
-    from cockpit.wiring import BootError, build_context
-
-    try:
-        ctx = build_context(args, with_session=False)
-    except BootError as exc:
-        print(str(exc), file=sys.stderr)
-        return None
-    if ctx.sources.kube is None:
-        print(f"kubernetes: not available: {ctx.sources.missing.get('kube', '')}", file=sys.stderr)
-        return None
-    return ctx.sources.kube
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit pending``."""
     from cockpit.config import load_settings
@@ -147,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()
-    source = _kube_source(args)
+    from cockpit.commands._kube_common import kube_source
+
+    source = kube_source(args)
     if source is None:
         return 2
     ns = "*" if args.all_namespaces else getattr(args, "namespace", None)
