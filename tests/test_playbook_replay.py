@@ -6,7 +6,9 @@ its automated checks find the planted cause.
 * pod_pending on ``pend-04``: the NVIDIA device plugin DaemonSet is scheduled nowhere;
 * bad_rollout on ``rollout``: image/args changed, pods Ready before the model loaded,
   old and new versions serving together;
-* nccl_hang on ``train-job``: rank 2 never logged while the others hit the watchdog.
+* nccl_hang on ``train-job``: rank 2 never logged while the others hit the watchdog;
+* cuda_oom on ``oom-serving``: a vLLM pod restarting after a runtime OOM whose message
+  shows fragmentation, with no concurrency limit in its engine arguments.
 """
 
 from __future__ import annotations
@@ -37,7 +39,44 @@ CASES = {
     "pod_pending": ("pend-04", "", "", ["device_plugin", "requests"]),
     "bad_rollout": ("rollout", "app=vllm", "", ["diff", "mixed_versions", "readiness"]),
     "nccl_hang": ("train-job", "", "llama-ft", ["first_rank"]),
+    "cuda_oom": ("oom-serving", "app=vllm", "", ["allocator", "limits", "phase"]),
 }
+
+
+def _oom_cluster(kube_api: Any) -> None:
+    from playbook_scenarios import OOM_LOG
+
+    from tests.fixtures.kube.objects import container, pod
+
+    c = kube_api.cluster("oom-serving")
+    if c.objects:
+        return
+    c.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}})
+    args = [
+        "--model",
+        "/models/Qwen2.5-32B-Instruct",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--max-model-len",
+        "16384",
+    ]
+    c.add(
+        pod(
+            "vllm-0",
+            containers=[container(gpus=1, args=args)],
+            labels={"app": "vllm"},
+            restarts=2,
+            last_terminated={
+                "exitCode": 1,
+                "reason": "Error",
+                "finishedAt": "2026-11-29T20:58:00Z",
+            },
+        )
+    )
+    # The crashed container's log holds the OOM (kubectl logs --previous); the new one is
+    # still loading the model.
+    c.add_log("llm", "vllm-0", OOM_LOG, previous=True)
+    c.add_log("llm", "vllm-0", "INFO 02-10 18:07:02 api_server.py:1] Loading model weights\n")
 
 
 async def _record(
@@ -91,6 +130,9 @@ async def test_playbook_on_a_replayed_bundle(
                 c.add(pod(f"llama-ft-worker-{i}", containers=[container(gpus=1)], labels=labels))
                 c.add_log("llm", f"llama-ft-worker-{i}", "" if i == 2 else _wd(i) + "\n")
         kubeconfig = kube_api.write_kubeconfig(tmp_path / "kc", ["train-job"], namespace="llm")
+    if pid == "cuda_oom":
+        _oom_cluster(kube_api)
+        kubeconfig = kube_api.write_kubeconfig(tmp_path / "kc", ["oom-serving"], namespace="llm")
     bundle = tmp_path / f"{pid}.jsonl.gz"
     await _record(kubeconfig, cluster, selector, pid, scope, bundle)
 
