@@ -8,7 +8,9 @@ its automated checks find the planted cause.
   old and new versions serving together;
 * nccl_hang on ``train-job``: rank 2 never logged while the others hit the watchdog;
 * cuda_oom on ``oom-serving``: a vLLM pod restarting after a runtime OOM whose message
-  shows fragmentation, with no concurrency limit in its engine arguments.
+  shows fragmentation, with no concurrency limit in its engine arguments;
+* low_util on ``small-model``: an 8B model on tensor-parallel 8 with GPU util 35 % and
+  SM active 0.2 while requests keep coming (metrics from a real Prometheus).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.app import CockpitApp
 from cockpit.clock import Clock
 from cockpit.collect.playbooks import collect_playbook_data
-from cockpit.config import ServiceSettings, Settings
+from cockpit.config import PrometheusSettings, ServiceSettings, Settings
 from cockpit.context import AppContext, Sources
 from cockpit.screens.playbook import PlaybookScreen
 from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder
@@ -40,12 +42,48 @@ CASES = {
     "bad_rollout": ("rollout", "app=vllm", "", ["diff", "mixed_versions", "readiness"]),
     "nccl_hang": ("train-job", "", "llama-ft", ["first_rank"]),
     "cuda_oom": ("oom-serving", "app=vllm", "", ["allocator", "limits", "phase"]),
+    "low_util": ("small-model", "app=vllm", "", None),
 }
+
+
+def _small_model_cluster(kube_api: Any) -> None:
+    from tests.fixtures.kube.objects import container, pod
+
+    c = kube_api.cluster("small-model")
+    if c.objects:
+        return
+    c.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}})
+    args = ["--model", "/models/Meta-Llama-3-8B-Instruct", "--tensor-parallel-size", "8"]
+    c.add(pod("vllm-0", containers=[container(gpus=8, args=args)], labels={"app": "vllm"}))
+
+
+def _low_util_history() -> str:
+    """26 h of one busy-but-idle-GPU replica: util 35 %, SM active 0.2, 40 running, 0 waiting."""
+    end = int(AT.timestamp())
+    times = range(end - 26 * 3600, end + 1, 300)
+    lab = 'namespace="llm",pod="vllm-0"'
+    out = []
+    gauges = {
+        "DCGM_FI_DEV_GPU_UTIL": 35.0,
+        "DCGM_FI_PROF_SM_ACTIVE": 0.2,
+        "vllm:num_requests_running": 40.0,
+        "vllm:num_requests_waiting": 0.0,
+    }
+    for name, value in gauges.items():
+        out.append(f"# TYPE {name} gauge")
+        out.extend(f"{name}{{{lab}}} {value} {t}" for t in times)
+    for name, per_s in (
+        ("container_cpu_cfs_periods", 10.0),
+        ("container_cpu_cfs_throttled_periods", 0.1),
+    ):
+        out.append(f"# TYPE {name} counter")
+        out.extend(f"{name}_total{{{lab}}} {per_s * (t - times[0]):.1f} {t}" for t in times)
+    out.append("# EOF")
+    return "\n".join(out) + "\n"
 
 
 def _oom_cluster(kube_api: Any) -> None:
     from playbook_scenarios import OOM_LOG
-
     from tests.fixtures.kube.objects import container, pod
 
     c = kube_api.cluster("oom-serving")
@@ -80,11 +118,19 @@ def _oom_cluster(kube_api: Any) -> None:
 
 
 async def _record(
-    kubeconfig: Path, cluster: str, selector: str, pid: str, scope: str, path: Path
+    kubeconfig: Path,
+    cluster: str,
+    selector: str,
+    pid: str,
+    scope: str,
+    path: Path,
+    prom_url: str = "",
 ) -> None:
     from cockpit.screens.playbook import parse_scope
+    from cockpit.sources.prometheus import PrometheusSource
 
     live = KubeSource(kubeconfig=kubeconfig, context=cluster, namespace="llm")
+    metrics = PrometheusSource(PrometheusSettings(url=prom_url)) if prom_url else None
     writer = BundleWriter(
         path,
         BundleMeta(
@@ -96,7 +142,10 @@ async def _record(
     )
     ctx = AppContext(
         settings=Settings(service=ServiceSettings(namespace="llm", selector=selector)),
-        sources=Sources(kube=Recorder(live, "kube", writer)),
+        sources=Sources(
+            kube=Recorder(live, "kube", writer),
+            metrics=Recorder(metrics, "metrics", writer) if metrics else None,
+        ),
         clock=Clock(frozen_at=AT),
         lang="en",
     )
@@ -106,6 +155,8 @@ async def _record(
     finally:
         writer.close()
         await live.close()
+        if metrics is not None:
+            await metrics.close()
 
 
 @pytest.mark.parametrize("pid", sorted(CASES))
@@ -134,7 +185,17 @@ async def test_playbook_on_a_replayed_bundle(
         _oom_cluster(kube_api)
         kubeconfig = kube_api.write_kubeconfig(tmp_path / "kc", ["oom-serving"], namespace="llm")
     bundle = tmp_path / f"{pid}.jsonl.gz"
-    await _record(kubeconfig, cluster, selector, pid, scope, bundle)
+    if pid == "low_util":
+        from om_prometheus import serve_openmetrics
+        from playbook_scenarios import PLANTED
+
+        planted = PLANTED["low_util"]
+        _small_model_cluster(kube_api)
+        kubeconfig = kube_api.write_kubeconfig(tmp_path / "kc", ["small-model"], namespace="llm")
+        with serve_openmetrics(_low_util_history(), tmp_path / "prom") as url:
+            await _record(kubeconfig, cluster, selector, pid, scope, bundle, prom_url=url)
+    else:
+        await _record(kubeconfig, cluster, selector, pid, scope, bundle)
 
     ctx = build_context(
         argparse.Namespace(replay=str(bundle), lang="en", state_dir=str(tmp_path / "state"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playbook_scenarios import PLANTED, SCENARIOS
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import ItemStatus
@@ -14,6 +13,7 @@ from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
 from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_model, parse_scope
+from playbook_scenarios import PLANTED, SCENARIOS
 from testkit import make_ctx
 
 

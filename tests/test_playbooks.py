@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from playbook_scenarios import PLANTED, SCENARIOS
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.render import evidence_label, finding_text, to_record
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import CHECKS, run_playbook
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, all_playbooks, load_playbook
+from playbook_scenarios import PLANTED, SCENARIOS
 from tests.conftest import SHARED
 
 SEED = (SHARED / "seeds" / "000_98f0f2273dcebb14.txt").read_text(encoding="utf-8")
@@ -114,10 +114,9 @@ def test_record_for_the_incident() -> None:
 
 def test_oom_budget_with_the_model_config() -> None:
     """Weights + KV (2 × layers × KV heads × head dim × bytes × tokens × sequences) vs GPU."""
-    from playbook_scenarios import gpu_snapshot, pod
-
     from cockpit.analysis.playbooks.data import ModelConfig
     from cockpit.analysis.playbooks.oom_checks import oom_budget
+    from playbook_scenarios import gpu_snapshot, pod
 
     args = ["--model", "/m/Llama-3-70B", "--tensor-parallel-size", "4", "--max-model-len", "32768",
             "--max-num-seqs", "256"]  # fmt: skip

@@ -15,15 +15,10 @@ evaluation time (an instant query without ``time=`` would be evaluated at wall-c
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-import httpx
 import pytest
 
 DCGM_EVAL_AT = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
@@ -127,12 +122,6 @@ def openmetrics() -> str:
     return "\n".join(out) + "\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class DcgmProm:
     """A running Prometheus with the DCGM history."""
@@ -144,48 +133,7 @@ class DcgmProm:
 @pytest.fixture(scope="session")
 def dcgm_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DcgmProm]:
     """Backfill the DCGM history and serve it from a real Prometheus (session-scoped)."""
-    root = tmp_path_factory.mktemp("dcgm-prom")
-    src = root / "dcgm.om"
-    src.write_text(openmetrics(), encoding="utf-8")
-    data = root / "data"
-    subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(src), str(data)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    cfg = root / "prometheus.yml"
-    cfg.write_text("global:\n  scrape_interval: 1h\nscrape_configs: []\n", encoding="utf-8")
-    port = _free_port()
-    log = (root / "prometheus.log").open("w")
-    proc = subprocess.Popen(
-        [
-            "prometheus",
-            f"--config.file={cfg}",
-            f"--storage.tsdb.path={data}",
-            "--storage.tsdb.retention.time=100y",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/-/ready", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus did not start: {Path(log.name).read_text()}")
-            time.sleep(0.1)
+    from om_prometheus import serve_openmetrics
+
+    with serve_openmetrics(openmetrics(), tmp_path_factory.mktemp("dcgm-prom")) as url:
         yield DcgmProm(url=url, at=DCGM_EVAL_AT)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
