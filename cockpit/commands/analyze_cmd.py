@@ -195,8 +195,16 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
                 continue
             flag = " ◀" if row.outlier else ""
             out.append(
-                f"    {row.key}: {_fmt(row.suspect, row.unit)} vs {_fmt(row.cohort_median, row.unit)}"
-                f" (n={row.cohort_n}){flag}"
+                "    "
+                + t(
+                    "evidence.cohort_row",
+                    lang,
+                    key=row.key,
+                    suspect=_fmt(row.suspect, row.unit),
+                    median=_fmt(row.cohort_median, row.unit),
+                    n=row.cohort_n,
+                )
+                + flag
             )
     out.append("")
     out.append(t("metrics.text.load", lang))
