@@ -9,11 +9,33 @@ text fields kept for ``cockpit analyze --json`` are the same messages rendered i
 
 from __future__ import annotations
 
-from typing import Union
+import string
+from typing import Any, Union
 
 from pydantic import BaseModel, Field
 
-from cockpit.i18n import t
+from cockpit.i18n import catalog
+
+LARGE = 1e4
+"""From here on a ``g``-formatted number is written whole with thousands separators
+(``13,360`` rather than ``1.336e+04``)."""
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` that never writes large numbers in exponent notation."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and format_spec.endswith("g")
+            and abs(value) >= LARGE
+        ):
+            return f"{value:,.0f}"
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
 
 Arg = Union[str, int, float, "Msg"]
 """A message argument: a number (formatted by the message's own format spec), a string
@@ -33,9 +55,18 @@ class Msg(BaseModel):
     args: dict[str, Arg] = Field(default_factory=dict)
 
     def text(self, lang: str) -> str:
-        """The message in ``lang`` (``zh`` or ``en``)."""
+        """The message in ``lang`` (``zh`` or ``en``), falling back as ``cockpit.i18n.t``
+        does: the other language, then the key itself; a template that does not format
+        with the arguments is returned as it is."""
+        entry = catalog().get(self.key)
+        if entry is None:
+            return self.key
+        template = entry.get(lang) or entry.get("en") or entry.get("zh") or self.key
         args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
-        return t(self.key, lang, **args)
+        try:
+            return _FORMATTER.format(template, **args)
+        except (KeyError, IndexError, ValueError):
+            return template
 
 
 def msg(key: str, /, **args: Arg) -> Msg:

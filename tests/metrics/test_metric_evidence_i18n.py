@@ -260,3 +260,12 @@ def test_every_evidence_key_exists_and_formats_in_both_languages() -> None:
             names = [set(re.findall(r"\{(\w+)", entry[lang])) for lang in ("zh", "en")]
             assert names[0] == names[1], key
     assert Msg(key="evidence.blast.max_z", args={"n": 4, "bound": 1.732}).text("zh").count("1.73")
+
+
+def test_large_numbers_are_written_whole() -> None:
+    m = Msg(
+        key="evidence.reason.up",
+        args={"baseline": 4586.0, "now": 13360.0, "ratio": 2.91, "limit": 1.5, "unit": " ms"},
+    )
+    assert m.text("en") == "4586 ms → 13,360 ms (×2.91 ≥ ×1.5)"
+    assert "13,360 ms" in m.text("zh") and "e+" not in m.text("zh")
