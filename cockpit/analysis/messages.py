@@ -75,7 +75,7 @@ def msg(key: str, /, **args: Arg) -> Msg:
 
 
 def unit_suffix(unit: str) -> str:
-    """`` ms`` for ``ms``; empty for no unit; ``%`` and ``×`` stick to the number."""
+    """`` ms`` for ``ms``; empty for no unit; ``%``, ``×`` and ``/s`` stick to the number."""
     if not unit:
         return ""
-    return unit if unit in ("%", "×") else f" {unit}"
+    return unit if unit in ("%", "×", "/s") else f" {unit}"
