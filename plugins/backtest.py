@@ -123,7 +123,7 @@ class BacktestPanel(Panel):
             "metrics.backtest.answer",
             self.lang,
             id=best.candidate.id,
-            summary=best.candidate.summary,
+            summary=best.candidate.summary_text(self.lang),
             minutes=(best.lead_s or 0) / 60,
             detect=(best.before_detection_s or 0) / 60,
             expr=best.candidate.expr,

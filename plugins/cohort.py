@@ -98,7 +98,7 @@ class CohortPanel(Panel):
         if not inp.value:
             inp.value = c.suspect
         self.query_one("#cohort-def", Static).update(
-            f"{c.suspect_kind} {c.suspect} · "
+            f"{t(f'evidence.suspect_kind.{c.suspect_kind}', lang)} {c.suspect} · "
             + t("metrics.text.cohort", lang, definition=c.definition(lang))
         )
         self.query_one("#cohort-out", Static).update(
@@ -175,6 +175,11 @@ class CohortPanel(Panel):
                 query=row.query,
                 source="prometheus",
                 step="E",
-                note=f"cohort median {_num(row.cohort_median, row.unit)} ({data.cohort.definition(self.lang)})",
+                note=t(
+                    "evidence.cohort_pin_note",
+                    self.lang,
+                    median=_num(row.cohort_median, row.unit),
+                    definition=data.cohort.definition(self.lang),
+                ),
             )
         )

@@ -81,11 +81,11 @@ class GoldenRow(Horizontal, can_focus=True):
                 if s.enable:
                     text += f" — {s.enable}"
             else:
-                text = s.reason
+                text = s.reason_text(lang)
             yield Static(text, classes="g-missing", markup=False)
             return
         yield Static(
-            fmt_value(s.now.value, s.unit) if s.now.ok else (s.now.reason or "—"),
+            fmt_value(s.now.value, s.unit) if s.now.ok else (s.reason_text(lang) or "—"),
             classes="g-now",
             markup=False,
         )
@@ -112,7 +112,7 @@ class GoldenRow(Horizontal, can_focus=True):
             at=s.at,
             query=s.query,
             source="prometheus",
-            note=f"baseline {base}; {s.reason}",
+            note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
         )
 
     def action_pin(self) -> None:

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.messages import Msg
 from cockpit.models import Series, from_epoch, to_epoch
 
 SUSTAIN_SAMPLES = 2
@@ -31,12 +32,18 @@ class Candidate(BaseModel):
         expr: PromQL that returns series only while the condition holds.
         for_s: ``for:`` duration of the rule (seconds).
         summary: Human description (English; the rule annotation).
+        summary_msg: The same as a message (``evidence.alert.*``) for the UI's language.
     """
 
     id: str
     expr: str
     for_s: float = 120.0
     summary: str = ""
+    summary_msg: Msg | None = None
+
+    def summary_text(self, lang: str) -> str:
+        """:attr:`summary` in ``lang``."""
+        return self.summary_msg.text(lang) if self.summary_msg is not None else self.summary
 
 
 class CandidateResult(BaseModel):

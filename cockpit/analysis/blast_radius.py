@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.inventory import Inventory
+from cockpit.analysis.messages import Msg, msg, unit_suffix
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import max_z, median, robust_score
 
@@ -126,6 +127,12 @@ class SignalScope(BaseModel):
     outliers: list[Outlier] = Field(default_factory=list)
     entities: int = 0
     note: str = ""
+    note_msg: Msg | None = None
+
+    def set_note(self, m: Msg) -> None:
+        """Set :attr:`note_msg` and its English rendering :attr:`note`."""
+        self.note_msg = m
+        self.note = m.text("en")
 
 
 class BlastRadius(BaseModel):
@@ -138,8 +145,10 @@ class BlastRadius(BaseModel):
         suspect: The entity to isolate (pod name, GPU UUID or node) when E is proposed.
         suspect_kind: ``pod``, ``gpu`` or ``node``.
         per_signal: The scope each anomalous signal pointed to.
-        lines: The numbers behind it, one line per outlier or signal.
-        max_z_note: The √(n−1) bound for the largest peer group, as a reminder.
+        lines: The numbers behind it, one line per outlier or signal (English).
+        line_msgs: The same lines as messages (``evidence.blast.*``) for the UI's language.
+        max_z_note: The √(n−1) bound for the largest peer group, as a reminder (English).
+        max_z_msg: The same as a message.
     """
 
     scope: Scope = "unknown"
@@ -148,7 +157,23 @@ class BlastRadius(BaseModel):
     suspect_kind: str = ""
     per_signal: list[SignalScope] = Field(default_factory=list)
     lines: list[str] = Field(default_factory=list)
+    line_msgs: list[Msg] = Field(default_factory=list)
     max_z_note: str = ""
+    max_z_msg: Msg | None = None
+
+    def add_line(self, m: Msg) -> None:
+        """Append an evidence line (message and its English rendering)."""
+        self.line_msgs.append(m)
+        self.lines.append(m.text("en"))
+
+    def lines_text(self, lang: str) -> list[str]:
+        """The evidence lines in ``lang``, the √(n−1) reminder last (in parentheses)."""
+        out = [m.text(lang) for m in self.line_msgs] if self.line_msgs else list(self.lines)
+        if self.max_z_msg is not None:
+            out.append(f"({self.max_z_msg.text(lang)})")
+        elif self.max_z_note:
+            out.append(f"({self.max_z_note})")
+        return out
 
 
 def _bad_direction(signal: str) -> str:
@@ -215,7 +240,7 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
     """The scope one anomalous signal points to."""
     res = SignalScope(key=b.key, scope="unknown", entities=len(b.values))
     if len(b.values) < 3:
-        res.note = f"{len(b.values)} entities: too few peers to compare"
+        res.set_note(msg("evidence.scope.too_few", n=len(b.values)))
         if b.values:
             res.scope = "everything"
         return res
@@ -225,10 +250,10 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
         rev = _revision_scope(b)
         if rev:
             res.scope = "revision"
-            res.note = f"revision {rev} differs from the others"
+            res.set_note(msg("evidence.scope.revision", revision=rev))
         else:
             res.scope = "everything"
-            res.note = "no entity stands out from its peers"
+            res.set_note(msg("evidence.scope.no_standout"))
         return res
     kinds = {o.kind for o in outs}
     nodes = {o.node for o in outs if o.node}
@@ -255,11 +280,9 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
 def access_only() -> BlastRadius:
     """Only the gateway is anomalous: it is shared by every replica, so the scope is
     everything and the next step is F (shared dependencies)."""
-    return BlastRadius(
-        scope="everything",
-        propose="F",
-        lines=["only the access layer is anomalous: the gateway is shared by every replica"],
-    )
+    br = BlastRadius(scope="everything", propose="F")
+    br.add_line(msg("evidence.blast.access_only"))
+    return br
 
 
 def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
@@ -269,10 +292,11 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
     outlier that serves the outlier pod makes the verdict ``single_gpu`` (the narrowest
     explanation consistent with both).
     """
-    per = [signal_scope(b, inv) for b in breakdowns if b.values]
+    bs = list(breakdowns)
+    per = [signal_scope(b, inv) for b in bs if b.values]
     br = BlastRadius(per_signal=per)
     if not per:
-        br.lines.append("no per-entity data for the anomalous signals")
+        br.add_line(msg("evidence.blast.no_entity_data"))
         return br
     counts: dict[str, int] = {}
     for s in per:
@@ -296,27 +320,53 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         br.suspect, br.suspect_kind = chosen[0].pod or chosen[0].entity, "pod"
     elif scope == "single_node" and chosen:
         br.suspect, br.suspect_kind = chosen[0].node, "node"
-    quiet: dict[str, list[str]] = {}
+    units = {b.key: b.unit for b in bs}
+    quiet: dict[tuple[str, int, str], tuple[Msg, list[str]]] = {}
     for s in per:
         if s.outliers:
             for o in s.outliers:
-                ratio = f"×{o.ratio:.2f}" if o.ratio is not None else "peers at 0"
-                score = ""
+                ratio = (
+                    msg("evidence.blast.ratio", ratio=o.ratio)
+                    if o.ratio is not None
+                    else msg("evidence.blast.peers_zero")
+                )
+                score: Msg | str = ""
                 if o.score is not None:
                     score = (
-                        f", robust score {o.score:.1f}"
+                        msg("evidence.blast.score", score=o.score)
                         if o.score < 1000
-                        else ", robust score > 1000"
+                        else msg("evidence.blast.score_big")
                     )
-                br.lines.append(
-                    f"{s.key}: {o.entity} = {o.value:.4g} vs peer median {o.peer_median:.4g} "
-                    f"({ratio}{score}, {o.peers} peers) → {s.scope}"
+                br.add_line(
+                    msg(
+                        "evidence.blast.outlier",
+                        key=s.key,
+                        entity=o.entity,
+                        value=o.value,
+                        median=o.peer_median,
+                        unit=unit_suffix(units.get(s.key, "")),
+                        ratio=ratio,
+                        score=score,
+                        peers=o.peers,
+                        scope=msg(f"metrics.scope.{s.scope}"),
+                    )
                 )
         else:
-            quiet.setdefault(f"{s.note} ({s.entities} entities) → {s.scope}", []).append(s.key)
-    for note, keys in quiet.items():
-        br.lines.append(f"{', '.join(keys)}: {note}")
+            note = s.note_msg or Msg(key="evidence.scope.no_standout")
+            group = quiet.setdefault((note.model_dump_json(), s.entities, s.scope), (note, []))
+            group[1].append(s.key)
+    for (_, entities, scope_id), (note, keys) in quiet.items():
+        br.add_line(
+            msg(
+                "evidence.blast.quiet",
+                keys=", ".join(keys),
+                note=note,
+                entities=entities,
+                scope=msg(f"metrics.scope.{scope_id}"),
+            )
+        )
     n = max((s.entities for s in per), default=0)
     if n > 1:
-        br.max_z_note = f"with {n} entities a z-score cannot exceed √(n−1) = {max_z(n):.2f}"
+        br.max_z_msg = msg("evidence.blast.max_z", n=n, bound=max_z(n))
+        br.max_z_note = br.max_z_msg.text("en")
     return br

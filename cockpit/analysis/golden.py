@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.messages import Msg, msg, unit_suffix
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
@@ -119,7 +120,9 @@ class SignalSummary(BaseModel):
         baseline: Median of the baseline series.
         ratio: now / baseline (``None`` when either is unknown or baseline is 0).
         verdict: anomalous / normal / no_data.
-        reason: Why (thresholds and numbers, English; the UI translates the frame).
+        reason: Why (thresholds and numbers), rendered in English.
+        reason_msg: The same as a message (key ``evidence.reason.*`` and arguments), which
+            the UI renders in its language; ``None`` only for summaries built by hand.
         query, baseline_query: The PromQL behind the values.
         missing: Metric names that are missing (shown as "missing: <metric>").
         enable: How to enable the missing metric.
@@ -142,6 +145,7 @@ class SignalSummary(BaseModel):
     ratio: float | None = None
     verdict: Verdict = "no_data"
     reason: str = ""
+    reason_msg: Msg | None = None
     query: str = ""
     baseline_query: str = ""
     missing: list[str] = Field(default_factory=list)
@@ -159,6 +163,15 @@ class SignalSummary(BaseModel):
             return name
         stat = "≈max" if self.stat == "max" else self.stat.upper()
         return f"{name} {stat}"
+
+    def reason_text(self, lang: str) -> str:
+        """:attr:`reason` in ``lang``."""
+        return self.reason_msg.text(lang) if self.reason_msg is not None else self.reason
+
+    def set_reason(self, m: Msg) -> None:
+        """Set :attr:`reason_msg` and its English rendering :attr:`reason`."""
+        self.reason_msg = m
+        self.reason = m.text("en")
 
 
 def _single(series: list[Series] | None) -> Series | None:
@@ -178,32 +191,47 @@ def _single(series: list[Series] | None) -> Series | None:
 
 
 def judge(signal_id: str, now: float | None, baseline: float | None) -> tuple[Verdict, str]:
+    """:func:`judge_msg` with the reason rendered in English."""
+    verdict, reason = judge_msg(signal_id, now, baseline)
+    return verdict, reason.text("en")
+
+
+def judge_msg(
+    signal_id: str, now: float | None, baseline: float | None, unit: str = ""
+) -> tuple[Verdict, Msg]:
     """Verdict of one value against its baseline with the signal's :class:`Threshold`.
 
     Returns:
-        ``(verdict, reason)``; ``no_data`` when ``now`` is unknown. Without a baseline only
-        the ceiling can make a value anomalous.
+        ``(verdict, reason)``, the reason a message ``evidence.reason.*`` with the numbers
+        (in ``unit``, the display unit) as arguments; ``no_data`` when ``now`` is unknown. Without a baseline only the
+        ceiling can make a value anomalous.
     """
     if now is None:
-        return "no_data", "no data in the window"
+        return "no_data", msg("evidence.reason.no_data")
     th = threshold_for(signal_id)
+    u = unit_suffix(unit)
     if th.ceiling is not None and now >= th.ceiling:
-        return "anomalous", f"{now:.4g} ≥ {th.ceiling:g}"
+        return "anomalous", msg("evidence.reason.ceiling", unit=u, now=now, ceiling=th.ceiling)
     if baseline is None:
-        return "normal", "no baseline to compare with"
+        return "normal", msg("evidence.reason.no_baseline")
     delta = now - baseline
     if abs(delta) < th.min_delta:
-        return "normal", f"change {delta:+.3g} below {th.min_delta:g}"
+        return "normal", msg(
+            "evidence.reason.small_change", unit=u, delta=delta, min_delta=th.min_delta
+        )
     if baseline == 0:
-        if th.up is not None and delta > 0:
-            return "anomalous", f"{baseline:.4g} → {now:.4g}"
-        return "normal", f"{baseline:.4g} → {now:.4g}"
+        verdict: Verdict = "anomalous" if th.up is not None and delta > 0 else "normal"
+        return verdict, msg("evidence.reason.change", unit=u, baseline=baseline, now=now)
     ratio = now / baseline
     if th.up is not None and ratio >= th.up and delta > 0:
-        return "anomalous", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f} ≥ ×{th.up:g})"
+        return "anomalous", msg(
+            "evidence.reason.up", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.up
+        )
     if th.down is not None and ratio <= th.down:
-        return "anomalous", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f} ≤ ×{th.down:g})"
-    return "normal", f"{baseline:.4g} → {now:.4g} (×{ratio:.2f})"
+        return "anomalous", msg(
+            "evidence.reason.down", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.down
+        )
+    return "normal", msg("evidence.reason.ratio", unit=u, baseline=baseline, now=now, ratio=ratio)
 
 
 def summarize(
@@ -244,14 +272,14 @@ def summarize(
         out.now = out.instant = out.window_avg = out.window_max = Reading.unknown(
             failure, unit=unit, query=query
         )
-        out.reason = failure
+        out.set_reason(msg("evidence.reason.failure", failure=failure))
         return out
     if s is None or not s.values():
         reason = "query returned no series in the window"
         out.now = out.instant = out.window_avg = out.window_max = Reading.unknown(
             reason, unit=unit, query=query
         )
-        out.reason = reason
+        out.set_reason(msg("evidence.reason.no_series"))
         return out
     pts = [(p.t, p.v) for p in s.samples if math.isfinite(p.v)]
     out.spark = [v for _, v in pts]
@@ -281,7 +309,8 @@ def summarize(
         out.baseline = Reading.known(base_v, unit, query=baseline_query)
     if base_v:
         out.ratio = now_v / base_v
-    out.verdict, out.reason = judge(signal_id, now_v, base_v)
+    out.verdict, reason_msg = judge_msg(signal_id, now_v, base_v, unit)
+    out.set_reason(reason_msg)
     return out
 
 
@@ -290,7 +319,8 @@ def missing_summary(
 ) -> SignalSummary:
     """A summary for a signal whose metric the target does not expose."""
     info = SIGNALS.get(signal_id)
-    reason = "missing: " + ", ".join(missing)
+    reason_msg = msg("evidence.reason.missing", metrics=", ".join(missing))
+    reason = reason_msg.text("en")
     r = Reading.unknown(reason, unit=unit)
     return SignalSummary(
         key=key,
@@ -305,6 +335,7 @@ def missing_summary(
         baseline=r,
         verdict="no_data",
         reason=reason,
+        reason_msg=reason_msg,
         missing=missing,
         enable=enable,
     )
@@ -326,6 +357,7 @@ def unsupported_summary(key: str, signal_id: str, stat: str, reason: str) -> Sig
         baseline=r,
         verdict="no_data",
         reason=reason,
+        reason_msg=msg("evidence.reason.unsupported", reason=reason),
     )
 
 

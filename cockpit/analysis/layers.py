@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary, Verdict
+from cockpit.analysis.messages import Msg, msg
 from cockpit.analysis.profiles import LAYERS
 
 GPU_SATURATED_PCT = 95.0
@@ -28,7 +29,8 @@ class LayerVerdict(BaseModel):
             or no_data (no signal of the layer has data).
         evidence: Keys of the summaries that decided it (the anomalous ones, else the
             normal ones that were checked).
-        lines: ``"<key>: <reason>"`` per evidence key (English numbers, no prose).
+        lines: ``"<key>: <reason>"`` per evidence key, rendered in English.
+        line_msgs: The same lines as messages (``evidence.layer.line``) for the UI's language.
         missing: ``"<metric> — <how to enable>"`` for the layer's missing signals.
     """
 
@@ -36,7 +38,12 @@ class LayerVerdict(BaseModel):
     verdict: Verdict = "no_data"
     evidence: list[str] = Field(default_factory=list)
     lines: list[str] = Field(default_factory=list)
+    line_msgs: list[Msg] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+
+    def lines_text(self, lang: str) -> list[str]:
+        """:attr:`lines` in ``lang``."""
+        return [m.text(lang) for m in self.line_msgs] if self.line_msgs else list(self.lines)
 
 
 class RuleFinding(BaseModel):
@@ -97,7 +104,10 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         else:
             chosen = []
         v.evidence = [s.key for s in chosen]
-        v.lines = [f"{s.key}: {s.reason}" for s in chosen]
+        v.line_msgs = [
+            msg("evidence.layer.line", key=s.key, reason=s.reason_msg or s.reason) for s in chosen
+        ]
+        v.lines = [m.text("en") for m in v.line_msgs]
         out.append(v)
     return out
 

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.messages import Msg, msg, unit_suffix
 
 LONG_SHIFT_RATIO = 1.5
 """A P95 prompt length ≥ 1.5× the baseline's is a shift in the mix (the latency threshold
@@ -79,6 +80,9 @@ class Finding(BaseModel):
         status: ``fired`` / ``not_fired`` / ``no_data``.
         numbers: The values behind it (display units).
         evidence: Summary keys or queries used.
+        note: Why data is missing or partial, in English.
+        note_msg: The same as a message (``evidence.load.*``).
+        detail: :attr:`numbers` as readable sentences with units (``evidence.load.*``).
     """
 
     id: str
@@ -86,6 +90,23 @@ class Finding(BaseModel):
     numbers: dict[str, float] = Field(default_factory=dict)
     evidence: list[str] = Field(default_factory=list)
     note: str = ""
+    note_msg: Msg | None = None
+    detail: list[Msg] = Field(default_factory=list)
+
+    def with_note(self, m: Msg) -> Finding:
+        """Set :attr:`note_msg` and its English rendering :attr:`note`; returns self."""
+        self.note_msg = m
+        self.note = m.text("en")
+        return self
+
+    def text(self, lang: str) -> list[str]:
+        """The detail sentences, then the note, in ``lang``."""
+        out = [m.text(lang) for m in self.detail]
+        if self.note_msg is not None:
+            out.append(self.note_msg.text(lang))
+        elif self.note:
+            out.append(self.note)
+        return out
 
 
 class LengthMix(BaseModel):
@@ -109,12 +130,12 @@ def _get(summaries: list[SignalSummary], *keys: str) -> SignalSummary | None:
 def length_shift(mix: LengthMix | None, finding_id: str) -> Finding:
     """Did the length mix shift? Compares P50/P95 and the share above the baseline P95."""
     if mix is None:
-        return Finding(id=finding_id, status="no_data", note="no length histogram exported")
+        return Finding(id=finding_id, status="no_data").with_note(msg("evidence.load.no_histogram"))
     p95_b, p95_n = quantile(mix.base, 0.95), quantile(mix.now, 0.95)
     p50_b, p50_n = quantile(mix.base, 0.5), quantile(mix.now, 0.5)
     if p95_b is None or p95_n is None or p50_b is None or p50_n is None:
-        return Finding(
-            id=finding_id, status="no_data", evidence=[mix.query], note="no observations"
+        return Finding(id=finding_id, status="no_data", evidence=[mix.query]).with_note(
+            msg("evidence.load.no_observations")
         )
     share_n = share_above(mix.now, p95_b) or 0.0
     share_b = share_above(mix.base, p95_b) or 0.0
@@ -133,6 +154,17 @@ def length_shift(mix: LengthMix | None, finding_id: str) -> Finding:
             "share_above_base_p95_base": share_b,
         },
         evidence=[mix.query],
+        detail=[
+            msg(
+                "evidence.load.length_mix",
+                p50_base=p50_b,
+                p50_now=p50_n,
+                p95_base=p95_b,
+                p95_now=p95_n,
+                share_now=share_n,
+                share_base=share_b,
+            )
+        ],
     )
 
 
@@ -158,6 +190,7 @@ def analyze_load(
                     **({"ratio": rate.ratio} if rate.ratio is not None else {}),
                 },
                 evidence=[rate.key],
+                detail=[_rate_msg(rate)],
             )
         )
     out.append(length_shift(prompt_mix, "long_prompts"))
@@ -168,7 +201,7 @@ def analyze_load(
     qt = _get(summaries, "serving.queue_time:p99", "serving.queue_time:avg")
     if gw is None or sv is None:
         out.append(
-            Finding(id="before_gpu", status="no_data", note="needs gateway and serving latency")
+            Finding(id="before_gpu", status="no_data").with_note(msg("evidence.load.needs_latency"))
         )
     else:
         gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
@@ -177,15 +210,37 @@ def analyze_load(
             "serving_p99_now": sv.now.value or 0.0,
             "gap_now": gap_now,
         }
+        u = unit_suffix(gw.unit)
+        detail = [
+            msg(
+                "evidence.load.latency_gap",
+                gateway=nums["gateway_p99_now"],
+                serving=nums["serving_p99_now"],
+                gap=gap_now,
+                unit=u,
+            )
+        ]
         fired = False
         if gw.baseline.ok and sv.baseline.ok:
             gap_b = (gw.baseline.value or 0.0) - (sv.baseline.value or 0.0)
             nums["gap_base"] = gap_b
             fired = gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b))
+            detail.append(msg("evidence.load.gap_base", gap=gap_b, unit=u))
         if qt is not None:
             nums["queue_time_now"] = qt.now.value or 0.0
+            qu = unit_suffix(qt.unit)
             if qt.baseline.ok:
                 nums["queue_time_base"] = qt.baseline.value or 0.0
+                detail.append(
+                    msg(
+                        "evidence.load.queue_time_base",
+                        now=nums["queue_time_now"],
+                        base=nums["queue_time_base"],
+                        unit=qu,
+                    )
+                )
+            else:
+                detail.append(msg("evidence.load.queue_time", now=nums["queue_time_now"], unit=qu))
             fired = fired or qt.verdict == "anomalous"
         out.append(
             Finding(
@@ -193,6 +248,7 @@ def analyze_load(
                 status="fired" if fired else "not_fired",
                 numbers=nums,
                 evidence=[gw.key, sv.key] + ([qt.key] if qt else []),
+                detail=detail,
             )
         )
 
@@ -204,17 +260,28 @@ def analyze_load(
         server_ok = s5 is None or s5.verdict != "anomalous"
         fired = g5.verdict == "anomalous" and server_ok
         nums = {"gateway_5xx_now": g5.now.value or 0.0}
+        detail = [
+            msg("evidence.load.gateway_5xx", now=nums["gateway_5xx_now"], unit=unit_suffix(g5.unit))
+        ]
         if s5 is not None:
             nums["server_errors_now"] = s5.now.value or 0.0
-        out.append(
-            Finding(
-                id="gateway_errors",
-                status="fired" if fired else "not_fired",
-                numbers=nums,
-                evidence=[g5.key] + ([s5.key] if s5 else []),
-                note="" if s5 is not None else "no server error metric to compare with",
+            detail.append(
+                msg(
+                    "evidence.load.server_error_ratio",
+                    now=nums["server_errors_now"],
+                    unit=unit_suffix(s5.unit),
+                )
             )
+        finding = Finding(
+            id="gateway_errors",
+            status="fired" if fired else "not_fired",
+            numbers=nums,
+            evidence=[g5.key] + ([s5.key] if s5 else []),
+            detail=detail,
         )
+        if s5 is None:
+            finding.with_note(msg("evidence.load.no_server_errors"))
+        out.append(finding)
     if s5 is None:
         out.append(Finding(id="server_errors", status="no_data"))
     else:
@@ -224,15 +291,20 @@ def analyze_load(
                 status="fired" if s5.verdict == "anomalous" else "not_fired",
                 numbers={"now": s5.now.value or 0.0},
                 evidence=[s5.key],
+                detail=[
+                    msg(
+                        "evidence.load.server_error_ratio",
+                        now=s5.now.value or 0.0,
+                        unit=unit_suffix(s5.unit),
+                    )
+                ],
             )
         )
 
     shared = [s for s in summaries if s.layer == "infrastructure" and s.verdict != "no_data"]
     if not shared:
         out.append(
-            Finding(
-                id="shared_node", status="no_data", note="no node/storage/network signals exported"
-            )
+            Finding(id="shared_node", status="no_data").with_note(msg("evidence.load.no_shared"))
         )
     else:
         bad = [s for s in shared if s.verdict == "anomalous"]
@@ -242,6 +314,28 @@ def analyze_load(
                 status="fired" if bad else "not_fired",
                 numbers={s.key: s.now.value or 0.0 for s in shared},
                 evidence=[s.key for s in (bad or shared)],
+                detail=[
+                    msg(
+                        "evidence.load.shared_signal",
+                        key=s.key,
+                        now=s.now.value or 0.0,
+                        unit=unit_suffix(s.unit),
+                        verdict=msg(f"metrics.verdict.{s.verdict}"),
+                    )
+                    for s in shared
+                ],
             )
         )
     return out
+
+
+def _rate_msg(rate: SignalSummary) -> Msg:
+    """The arrival rate now, against its baseline when there is one."""
+    u = unit_suffix(rate.unit)
+    now = rate.now.value or 0.0
+    base = rate.baseline.value
+    if base is None:
+        return msg("evidence.load.rate_no_base", now=now, unit=u)
+    if rate.ratio is None:
+        return msg("evidence.load.rate_base", now=now, base=base, unit=u)
+    return msg("evidence.load.rate", now=now, base=base, ratio=rate.ratio, unit=u)

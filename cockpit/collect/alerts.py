@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cockpit.analysis.alerts import FiredAlert, fired_alerts
 from cockpit.analysis.backtest import KV_CACHE_CEILING_PCT, Backtest, Candidate, backtest
 from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.messages import Msg, msg
 from cockpit.analysis.profiles import Detection, render
 from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
 from cockpit.collect.runner import QuerySpec
@@ -46,6 +47,11 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
     return fired_alerts(r.series)
 
 
+def _summary(m: Msg) -> dict[str, Any]:
+    """A candidate's summary: English for the rule annotation, the message for the UI."""
+    return {"summary": m.text("en"), "summary_msg": m}
+
+
 def candidates(
     det: Detection,
     scope: dict[str, str],
@@ -76,7 +82,7 @@ def candidates(
             Candidate(
                 id="queue_growth",
                 expr=f"{e} > {thr:.4g}",
-                summary=f"request queue above {thr:g} (2× baseline, at least 10)",
+                **_summary(msg("evidence.alert.queue_growth", threshold=thr)),
             )
         )
     if (e := q("runtime.kv_cache")) is not None:
@@ -84,21 +90,27 @@ def candidates(
             Candidate(
                 id="kv_cache_high",
                 expr=f"{e} >= {KV_CACHE_CEILING_PCT:g}",
-                summary="KV cache at or above 95 %",
+                **_summary(msg("evidence.alert.kv_cache_high", ceiling=KV_CACHE_CEILING_PCT)),
             )
         )
     if (e := q("runtime.preemptions")) is not None:
         out.append(
-            Candidate(id="preemption_rate", expr=f"{e} > 0.1", summary="preemptions above 0.1/s")
+            Candidate(
+                id="preemption_rate",
+                expr=f"{e} > 0.1",
+                **_summary(msg("evidence.alert.preemption_rate")),
+            )
         )
     if (e := q("hardware.xid")) is not None:
-        out.append(Candidate(id="xid", expr=f"{e} > 0", for_s=0, summary="an Xid was reported"))
+        out.append(
+            Candidate(id="xid", expr=f"{e} > 0", for_s=0, **_summary(msg("evidence.alert.xid")))
+        )
     if (e := q("hardware.throttle")) is not None:
         out.append(
             Candidate(
                 id="throttle",
                 expr=f"{e} > 0",
-                summary="a GPU is slowed down by HW/thermal/power-brake reasons",
+                **_summary(msg("evidence.alert.throttle")),
             )
         )
     for sid in ("access.latency", "serving.e2e_latency", "serving.ttft"):
@@ -108,7 +120,7 @@ def candidates(
                 Candidate(
                     id="p99_over_baseline",
                     expr=f"{e} > {1.5 * b:.4g}",
-                    summary=f"P99 above 1.5× its baseline ({b:.4g} ms)",
+                    **_summary(msg("evidence.alert.p99_over_baseline", baseline=b)),
                 )
             )
             break
@@ -119,7 +131,7 @@ def candidates(
                 Candidate(
                     id="error_burn",
                     expr=f"{e} > {slo:.3g}",
-                    summary=f"error ratio above the error budget ({slo:.3g} %)",
+                    **_summary(msg("evidence.alert.error_burn", slo=slo)),
                 )
             )
             break

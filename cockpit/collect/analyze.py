@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
+from cockpit.analysis.messages import Msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
@@ -88,6 +89,16 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     )
 
 
+def _args(m: Msg | None) -> dict[str, Any] | None:
+    """A message's arguments as JSON (nested messages as ``{"key", "args"}``)."""
+    return None if m is None else m.model_dump(mode="json")["args"]
+
+
+def _msgs(ms: list[Msg]) -> list[dict[str, Any]]:
+    """Messages as ``[{"key", "args"}]``."""
+    return [m.model_dump(mode="json") for m in ms]
+
+
 def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
     """The stable JSON shape (see ``docs/analyze-json.md``)."""
     dd = report.drilldown
@@ -109,6 +120,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "layer": v.layer,
                 "verdict": v.verdict,
                 "evidence": v.lines,
+                "evidence_msgs": _msgs(v.line_msgs),
+                "evidence_text": v.lines_text(lang),
                 "missing": v.missing,
             }
             for v in dd.drilldown.layers
@@ -128,6 +141,9 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "ratio": s.ratio,
                 "verdict": s.verdict,
                 "reason": s.reason,
+                "reason_key": s.reason_msg.key if s.reason_msg else None,
+                "reason_args": _args(s.reason_msg),
+                "reason_text": s.reason_text(lang),
                 "missing": s.missing,
                 "enable": s.enable,
                 "query": s.query,
@@ -141,6 +157,12 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "suspect_kind": report.blast_radius.suspect_kind,
             "evidence": report.blast_radius.lines,
             "note": report.blast_radius.max_z_note,
+            "evidence_msgs": _msgs(report.blast_radius.line_msgs),
+            "note_key": report.blast_radius.max_z_msg.key
+            if report.blast_radius.max_z_msg
+            else None,
+            "note_args": _args(report.blast_radius.max_z_msg),
+            "evidence_text": report.blast_radius.lines_text(lang),
         },
         "cohort": None
         if report.cohort is None
@@ -171,6 +193,10 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "numbers": f.numbers,
                 "evidence": f.evidence,
                 "note": f.note,
+                "note_key": f.note_msg.key if f.note_msg else None,
+                "note_args": _args(f.note_msg),
+                "detail_msgs": _msgs(f.detail),
+                "text": f.text(lang),
             }
             for f in report.load.findings
         ],

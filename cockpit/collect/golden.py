@@ -32,6 +32,7 @@ from cockpit.collect.base import (
     scope_labels,
 )
 from cockpit.collect.signals import LATENCY_STATS, collect_summaries, plan
+from cockpit.i18n import t
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext
@@ -119,7 +120,7 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
                     signal=sid,
                     stat="value",
                     missing=[f"({sid})"],
-                    enable="no detected metric profile provides this signal",
+                    enable=t("evidence.no_profile", ctx.lang),
                 )
             )
     from cockpit.collect.alerts import collect_alerts

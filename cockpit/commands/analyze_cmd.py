@@ -157,7 +157,7 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
         out.append(
             f"  {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
         )
-        for line in v.lines[:6]:
+        for line in v.lines_text(lang)[:6]:
             out.append(f"      {line}")
         for m in v.missing:
             out.append("      " + t("metrics.text.missing", lang, metric=m))
@@ -171,10 +171,8 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
     br = report.blast_radius
     out.append("")
     out.append(t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang)))
-    for line in br.lines:
+    for line in br.lines_text(lang):
         out.append(f"  {line}")
-    if br.max_z_note:
-        out.append(f"  ({br.max_z_note})")
     if br.propose:
         out.append("  " + t(f"metrics.propose.{br.propose}", lang))
     out.append("")
@@ -197,15 +195,26 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
                 continue
             flag = " ◀" if row.outlier else ""
             out.append(
-                f"    {row.key}: {_fmt(row.suspect, row.unit)} vs {_fmt(row.cohort_median, row.unit)}"
-                f" (n={row.cohort_n}){flag}"
+                "    "
+                + t(
+                    "evidence.cohort_row",
+                    lang,
+                    key=row.key,
+                    suspect=_fmt(row.suspect, row.unit),
+                    median=_fmt(row.cohort_median, row.unit),
+                    n=row.cohort_n,
+                )
+                + flag
             )
     out.append("")
     out.append(t("metrics.text.load", lang))
     for f in report.load.findings:
         mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[f.status]
-        nums = ", ".join(f"{k}={v:.4g}" for k, v in f.numbers.items())
-        out.append(f"  {mark} {t(f'metrics.load.{f.id}', lang)}" + (f" ({nums})" if nums else ""))
+        out.append(
+            f"  {mark} {t(f'metrics.load.{f.id}', lang)} — {t(f'metrics.rule_status.{f.status}', lang)}"
+        )
+        for text in f.text(lang):
+            out.append(f"      {text}")
     out.append("")
     if report.alerts:
         out.append(t("metrics.text.alerts", lang))

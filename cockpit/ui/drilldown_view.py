@@ -99,7 +99,7 @@ class DrilldownView(MetricsView):
             lines.append(
                 f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
             )
-            lines += [f"    {x}" for x in v.lines[:4]]
+            lines += [f"    {x}" for x in v.lines_text(lang)[:4]]
             lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in v.missing[:4]]
         self.query_one("#dd-layers", Static).update("\n".join(lines))
         rules = []
@@ -149,7 +149,7 @@ class DrilldownView(MetricsView):
             query=s.query,
             source="prometheus",
             step="C",
-            note=f"baseline {base}; {s.reason}",
+            note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
         )
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))

@@ -23,10 +23,8 @@ def verdict_text(res: ScopeResult, lang: str) -> str:
     br = res.blast_radius
     lines = [t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))]
     if br.suspect:
-        lines[0] += f" — {br.suspect_kind} {br.suspect}"
-    lines += br.lines
-    if br.max_z_note:
-        lines.append(f"({br.max_z_note})")
+        lines[0] += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
+    lines += br.lines_text(lang)
     return "\n".join(lines)
 
 
@@ -71,13 +69,11 @@ class ScopeView(MetricsView):
         br = data.blast_radius
         head = t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))
         if br.suspect:
-            head += f" — {br.suspect_kind} {br.suspect}"
+            head += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
         if br.propose:
             head += "\n" + t(f"metrics.propose.{br.propose}", lang)
         self.query_one("#scope-verdict", Static).update(head)
-        lines = list(br.lines)
-        if br.max_z_note:
-            lines.append(f"({br.max_z_note})")
+        lines = br.lines_text(lang)
         if not data.anomalous:
             lines.append("—")
         self.query_one("#scope-lines", Static).update("\n".join(lines))

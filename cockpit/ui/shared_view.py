@@ -54,12 +54,9 @@ class SharedView(MetricsView):
         lines = []
         for f in data.findings:
             mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[f.status]
-            nums = ", ".join(f"{k}={v:.4g}" for k, v in f.numbers.items())
             line = f"{mark} {t(f'metrics.load.{f.id}', lang)} — {t(f'metrics.rule_status.{f.status}', lang)}"
-            if nums:
-                line += f"\n    {nums}"
-            if f.note:
-                line += f"\n    {f.note}"
+            for text in f.text(lang):
+                line += f"\n    {text}"
             lines.append(line)
         self.query_one("#sh-findings", Static).update("\n".join(lines))
         table = self.query_one("#sh-table", DataTable)
@@ -94,7 +91,7 @@ class SharedView(MetricsView):
             query=s.query,
             source="prometheus",
             step="F",
-            note=s.reason,
+            note=s.reason_text(self.lang),
         )
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))

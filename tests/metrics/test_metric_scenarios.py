@@ -252,3 +252,62 @@ def test_demo_bundle_answers_every_drilldown_query() -> None:
     assert unanswered == []
     assert verdicts(d)["hardware"] == "anomalous" and d["blast_radius"]["scope"] == "everything"
     assert signal(d, "access.latency:p99")["now"] == pytest.approx(620, rel=0.05)
+
+
+def test_thermal_replica_evidence_in_chinese_and_english(prometheus_scenario: Get) -> None:
+    srv = prometheus_scenario("thermal_replica")
+    d = analyze(srv, "--lang", "zh")
+    br = d["blast_radius"]
+    # The English fields stay as they were; the zh rendering and the keys come alongside.
+    assert any("vs peer median" in line for line in br["evidence"])
+    assert br["note"].startswith("with ") and br["note_key"] == "evidence.blast.max_z"
+    assert [m["key"] for m in br["evidence_msgs"]] and all(
+        m["key"].startswith("evidence.blast.") for m in br["evidence_msgs"]
+    )
+    zh = br["evidence_text"]
+    assert any("同类中位数" in line and "稳健分数" in line for line in zh)
+    assert "z 分数" in zh[-1] and "1.73" in zh[-1]
+    for fragment in ("peer median", "robust score", "stands out", "entities", "z-score"):
+        assert not any(fragment in line for line in zh), fragment
+    hw = next(layer for layer in d["layers"] if layer["layer"] == "hardware")
+    assert any("基线" in line and "当前" in line for line in hw["evidence_text"])
+    assert not any("≥ ×" in line or " below " in line for line in hw["evidence_text"])
+    assert any("≥ ×" in line or "≤ ×" in line for line in hw["evidence"])
+    rate = next(f for f in d["load"] if f["id"] == "arrival_rate")
+    assert rate["text"][0].startswith("到达速率 ") and "req/s" in rate["text"][0]
+    sig = signal(d, "hardware.temp:value")
+    assert sig["reason_key"].startswith("evidence.reason.") and "°C" in sig["reason_text"]
+
+
+def test_analyze_text_renders_in_the_chosen_language(prometheus_scenario: Get) -> None:
+    srv = prometheus_scenario("thermal_replica")
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = {}
+    for lang in ("zh", "en"):
+        proc = subprocess.run(
+            [
+                COCKPIT,
+                "analyze",
+                "--prometheus-url",
+                srv.url,
+                "-n",
+                srv.scenario.scope["namespace"],
+                "--at",
+                at,
+                "--window",
+                "1h",
+                "--lang",
+                lang,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        out[lang] = proc.stdout
+    assert "同类中位数" in out["zh"] and "到达速率" in out["zh"] and "基线" in out["zh"]
+    for fragment in ("peer median", "robust score", "arrival rate", "z-score", "=620", "gap_now"):
+        assert fragment not in out["zh"], fragment
+    assert "vs peer median" in out["en"] and "arrival rate" in out["en"]
+    assert "now=" not in out["en"] and "z-score cannot exceed" in out["en"]

@@ -1,0 +1,81 @@
+"""Translatable messages returned by the analysis: a message key and its arguments.
+
+The analysis stays free of a UI language: every sentence it builds for a user (a reason,
+a note, an evidence line) is a :class:`Msg` — a key of ``cockpit/knowledge/i18n/*.toml``
+(``evidence.*``) with the numbers as arguments — and the UI or the ``analyze`` text output
+renders it in the user's language with :meth:`Msg.text` (``cockpit.i18n.t``). The English
+text fields kept for ``cockpit analyze --json`` are the same messages rendered in ``en``.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Union
+
+from pydantic import BaseModel, Field
+
+from cockpit.i18n import catalog
+
+LARGE = 1e4
+"""From here on a ``g``-formatted number is written whole with thousands separators
+(``13,360`` rather than ``1.336e+04``)."""
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` that never writes large numbers in exponent notation."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and format_spec.endswith("g")
+            and abs(value) >= LARGE
+        ):
+            return f"{value:,.0f}"
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
+Arg = Union[str, int, float, "Msg"]
+"""A message argument: a number (formatted by the message's own format spec), a string
+(an identifier such as a pod name or a unit), or a nested message."""
+
+
+class Msg(BaseModel):
+    """A message key with its arguments.
+
+    Attributes:
+        key: Message key (``evidence.blast.outlier``).
+        args: ``str.format`` arguments of the message; nested :class:`Msg` values are
+            rendered in the same language first.
+    """
+
+    key: str
+    args: dict[str, Arg] = Field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        """The message in ``lang`` (``zh`` or ``en``), falling back as ``cockpit.i18n.t``
+        does: the other language, then the key itself; a template that does not format
+        with the arguments is returned as it is."""
+        entry = catalog().get(self.key)
+        if entry is None:
+            return self.key
+        template = entry.get(lang) or entry.get("en") or entry.get("zh") or self.key
+        args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
+        try:
+            return _FORMATTER.format(template, **args)
+        except (KeyError, IndexError, ValueError):
+            return template
+
+
+def msg(key: str, /, **args: Arg) -> Msg:
+    """Shorthand for ``Msg(key=key, args=args)``."""
+    return Msg(key=key, args=args)
+
+
+def unit_suffix(unit: str) -> str:
+    """`` ms`` for ``ms``; empty for no unit; ``%``, ``×`` and ``/s`` stick to the number."""
+    if not unit:
+        return ""
+    return unit if unit in ("%", "×", "/s") else f" {unit}"

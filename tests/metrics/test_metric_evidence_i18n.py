@@ -1,0 +1,271 @@
+"""Evidence sentences of the analysis exist in Chinese and English: the blast radius,
+layer evidence and load findings rendered in zh carry Chinese sentences and none of the
+English ones; rendered in en they read as the English text fields."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cockpit.analysis.blast_radius import Breakdown, EntityValue, decide, signal_scope
+from cockpit.analysis.golden import judge_msg, summarize
+from cockpit.analysis.inventory import Inventory, PodInfo
+from cockpit.analysis.layers import drilldown
+from cockpit.analysis.load import Bucket, LengthMix, analyze_load
+from cockpit.analysis.messages import Msg
+from cockpit.i18n import catalog
+from cockpit.models import Sample, Series
+
+ROOT = Path(__file__).resolve().parents[2]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH = (
+    "peer median",
+    "peers",
+    "robust score",
+    "entities",
+    "too few",
+    "stands out",
+    "differs from",
+    "z-score",
+    "baseline",
+    "below",
+    "arrival rate",
+    "gateway P99",
+    "queue time",
+    "requests above",
+    "error ratio",
+    "no data",
+    "exported",
+)
+
+
+def english_left(lines: list[str]) -> list[str]:
+    return [f for f in ENGLISH for line in lines if f in line]
+
+
+def _inv() -> Inventory:
+    inv = Inventory()
+    for i in range(4):
+        pod = f"vllm-abc-{i}"
+        node = "n1" if i < 2 else "n2"
+        inv.pods[pod] = PodInfo(pod=pod, node=node, revision="vllm-abc", deployment="vllm")
+        inv.gpu_pod[f"GPU-{i}"] = pod
+        inv.gpu_node[f"GPU-{i}"] = node
+    return inv
+
+
+def _pods(key: str, sig: str, vals: list[float], revs: list[str] | None = None) -> Breakdown:
+    return Breakdown(
+        key=key,
+        signal=sig,
+        unit="ms",
+        values=[
+            EntityValue(
+                entity=f"vllm-abc-{i}",
+                kind="pod",
+                pod=f"vllm-abc-{i}",
+                node="n1" if i < 2 else "n2",
+                revision=(revs or ["vllm-abc"] * len(vals))[i],
+                value=v,
+            )
+            for i, v in enumerate(vals)
+        ],
+    )
+
+
+def _gpus(key: str, sig: str, unit: str, vals: list[float]) -> Breakdown:
+    return Breakdown(
+        key=key,
+        signal=sig,
+        unit=unit,
+        values=[
+            EntityValue(
+                entity=f"GPU-{i}",
+                kind="gpu",
+                gpu=f"GPU-{i}",
+                pod=f"vllm-abc-{i}",
+                node="n1" if i < 2 else "n2",
+                value=v,
+            )
+            for i, v in enumerate(vals)
+        ],
+    )
+
+
+def test_blast_radius_lines_in_both_languages() -> None:
+    bds = [
+        _pods("serving.e2e_latency:p99", "serving.e2e_latency", [200, 210, 650, 190]),
+        _gpus("hardware.temp:value", "hardware.temp", "°C", [68, 69, 87, 67]),
+        _gpus("hardware.gpu_util:value", "hardware.gpu_util", "%", [70, 72, 71, 70]),
+    ]
+    br = decide(bds, _inv())
+    assert br.scope == "single_gpu"
+    en = br.lines_text("en")
+    zh = br.lines_text("zh")
+    # en reads as the English fields kept for --json, with the √(n−1) reminder last.
+    assert en == [*br.lines, f"({br.max_z_note})"]
+    assert any(
+        "vllm-abc-2 = 650 ms vs peer median 200 ms (×3.25" in line and "peers) → " in line
+        for line in en
+    )
+    assert "no entity stands out from its peers (4 entities)" in "\n".join(en)
+    assert en[-1] == "(with 4 entities a z-score cannot exceed √(n−1) = 1.73)"
+    assert all(CJK.search(line) for line in zh), zh
+    assert english_left(zh) == []
+    joined = "\n".join(zh)
+    assert "vllm-abc-2 = 650 ms，同类中位数 200 ms（×3.25" in joined
+    assert "GPU-2 = 87 °C" in joined and "稳健分数" in joined
+    assert "没有实体明显偏离同类（4 个实体）→ 全部副本" in joined
+    assert "√(n−1) = 1.73" in zh[-1] and "z 分数" in zh[-1]
+    assert all(m.key.startswith("evidence.blast.") for m in br.line_msgs)
+
+
+def test_scope_notes_in_both_languages() -> None:
+    few = signal_scope(_pods("k", "serving.e2e_latency", [1, 2]), _inv())
+    rev = signal_scope(
+        _pods("k", "serving.e2e_latency", [200, 300, 450, 600], ["a", "a", "b", "b"]), _inv()
+    )
+    assert few.note == "2 entities: too few peers to compare"
+    assert rev.scope == "revision" and rev.note == "revision b differs from the others"
+    assert few.note_msg is not None and rev.note_msg is not None
+    assert few.note_msg.text("zh") == "仅 2 个实体：同类太少，无法横向比较"
+    assert rev.note_msg.text("zh") == "版本 b 与其他版本明显不同"
+
+
+def test_layer_evidence_and_reasons_in_both_languages() -> None:
+    t0 = 1_700_000_000.0
+
+    def series(values: list[float]) -> list[Series]:
+        return [Series(samples=[Sample(t=t0 + i * 60, v=v) for i, v in enumerate(values)])]
+
+    sums = [
+        summarize(
+            "access.latency:p99",
+            "access.latency",
+            "p99",
+            "ms",
+            series([620] * 5),
+            series([180] * 5),
+        ),
+        summarize(
+            "access.latency:p50", "access.latency", "p50", "ms", series([140] * 5), series([45] * 5)
+        ),
+        summarize(
+            "hardware.sm_clock:value",
+            "hardware.sm_clock",
+            "value",
+            "MHz",
+            series([1100] * 5),
+            series([1980] * 5),
+        ),
+        summarize(
+            "infra.restarts:value", "infra.restarts", "value", "", series([0] * 5), series([0] * 5)
+        ),
+        summarize(
+            "serving.ttft:p99", "serving.ttft", "p99", "ms", None, None, failure="timeout: slow"
+        ),
+    ]
+    dd = drilldown(sums)
+    access = dd.layer("access")
+    assert access.lines_text("en") == access.lines
+    assert "access.latency:p99: 180 ms → 620 ms (×3.44 ≥ ×1.5)" in access.lines
+    zh = [line for v in dd.layers for line in v.lines_text("zh")]
+    assert "access.latency:p99：基线 180 ms → 当前 620 ms（×3.44，达到上升阈值 ×1.5）" in zh
+    assert any("低于下降阈值 ×0.9" in line for line in zh)
+    assert any("变化 +0，小于阈值 0.5" in line for line in zh)
+    assert english_left(zh) == []
+    failed = next(s for s in sums if s.key == "serving.ttft:p99")
+    assert (
+        failed.reason == "timeout: slow" and failed.reason_text("zh") == "查询失败：timeout: slow"
+    )
+    verdict, reason = judge_msg("runtime.kv_cache", 96.0, 60.0, "%")
+    assert verdict == "anomalous" and reason.text("en") == "96% ≥ 95%"
+    assert reason.text("zh") == "当前 96%，已达上限 95%"
+
+
+def test_load_findings_read_as_sentences_with_units() -> None:
+    t0 = 1_700_000_000.0
+
+    def series(values: list[float]) -> list[Series]:
+        return [Series(samples=[Sample(t=t0 + i * 60, v=v) for i, v in enumerate(values)])]
+
+    sums = [
+        summarize(
+            "access.qps:value",
+            "access.qps",
+            "value",
+            "req/s",
+            series([900] * 5),
+            series([1200] * 5),
+        ),
+        summarize(
+            "access.latency:p99",
+            "access.latency",
+            "p99",
+            "ms",
+            series([620] * 5),
+            series([180] * 5),
+        ),
+        summarize(
+            "serving.e2e_latency:p99",
+            "serving.e2e_latency",
+            "p99",
+            "ms",
+            series([676.67] * 5),
+            series([297] * 5),
+        ),
+        summarize(
+            "access.error_ratio_5xx:value",
+            "access.error_ratio_5xx",
+            "value",
+            "%",
+            series([1.8] * 5),
+            series([0.2] * 5),
+        ),
+    ]
+    base = [Bucket(le=le, count=c) for le, c in [(512, 900), (2048, 990), (float("inf"), 1000)]]
+    now = [Bucket(le=le, count=c) for le, c in [(512, 500), (2048, 700), (float("inf"), 1000)]]
+    findings = analyze_load(sums, LengthMix(signal="serving.prompt_len", now=now, base=base))
+    by = {f.id: f for f in findings}
+    en = {k: f.text("en") for k, f in by.items()}
+    zh = {k: f.text("zh") for k, f in by.items()}
+    assert en["arrival_rate"] == ["arrival rate 900 req/s, baseline 1200 req/s (×0.75)"]
+    assert zh["arrival_rate"] == ["到达速率 900 req/s，基线 1200 req/s（×0.75）"]
+    assert en["before_gpu"][0] == (
+        "gateway P99 620 ms, serving P99 677 ms (gateway − serving = -57 ms, the time before the GPU)"
+    )
+    assert "gap_now" not in "\n".join(en["before_gpu"])  # numbers read as sentences
+    assert zh["long_prompts"][0].startswith("P50 ") and "token" in zh["long_prompts"][0]
+    assert en["gateway_errors"] == [
+        "gateway 5xx ratio 1.8%",
+        "no server error metric to compare with",
+    ]
+    assert by["gateway_errors"].note == "no server error metric to compare with"
+    assert zh["gateway_errors"] == ["网关 5xx 占比 1.8%", "没有服务端错误指标可比较"]
+    assert zh["shared_node"] == ["未导出节点、存储或网络信号"]
+    for lines in zh.values():
+        assert all(CJK.search(line) or line.startswith("P50") for line in lines), lines
+        assert english_left(lines) == []
+
+
+def test_every_evidence_key_exists_and_formats_in_both_languages() -> None:
+    keys = set(catalog())
+    used: set[str] = set()
+    for path in [*ROOT.glob("cockpit/analysis/*.py"), *ROOT.glob("cockpit/collect/*.py")]:
+        used |= set(re.findall(r"\bmsg\(\s*\"(evidence\.[a-z0-9_.]+)\"", path.read_text()))
+    assert used and sorted(used - keys) == []
+    # Every evidence message formats with the same placeholders in both languages.
+    for key, entry in catalog().items():
+        if key.startswith("evidence."):
+            names = [set(re.findall(r"\{(\w+)", entry[lang])) for lang in ("zh", "en")]
+            assert names[0] == names[1], key
+    assert Msg(key="evidence.blast.max_z", args={"n": 4, "bound": 1.732}).text("zh").count("1.73")
+
+
+def test_large_numbers_are_written_whole() -> None:
+    m = Msg(
+        key="evidence.reason.up",
+        args={"baseline": 4586.0, "now": 13360.0, "ratio": 2.91, "limit": 1.5, "unit": " ms"},
+    )
+    assert m.text("en") == "4586 ms → 13,360 ms (×2.91 ≥ ×1.5)"
+    assert "13,360 ms" in m.text("zh") and "e+" not in m.text("zh")
