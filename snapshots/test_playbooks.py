@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playbook_scenarios import SCENARIOS
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
+from playbook_scenarios import SCENARIOS
 from testkit import make_ctx
 
 
