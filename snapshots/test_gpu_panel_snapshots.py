@@ -86,9 +86,18 @@ async def _loaded(pilot: Any) -> None:
         if panel.data is not None or panel.failure is not None:
             break
         await pilot.pause(0.05)
-    # Let the table and statics lay out before the screenshot.
-    await pilot.pause(0.2)
-    await pilot.wait_for_scheduled_animations()
+    # Let the table and statics lay out before the screenshot: under load the column
+    # widths are computed a few idle cycles after the rows land.
+    from textual.widgets import DataTable
+
+    tables = list(panel.query(DataTable))
+    for _ in range(100):
+        if all(t.row_count > 0 for t in tables) or panel.failure is not None:
+            break
+        await pilot.pause(0.05)
+    for _ in range(3):
+        await pilot.pause(0.1)
+        await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
