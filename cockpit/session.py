@@ -10,6 +10,7 @@ import re
 import threading
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from cockpit.incident import (
     ActionItem,
@@ -429,6 +430,18 @@ class IncidentSession:
         rec.hold_minutes = hold_minutes
         rec.lines = list(lines)
         self.save()
+
+    def write_export(self, text: str, lang: str, fmt: str) -> Path:
+        """Write a rendered export next to the incident (``exports/<id>.<lang>.<fmt>``,
+        atomic, 0600) and return its path.
+
+        Raises:
+            OSError: when the file cannot be written.
+        """
+        from cockpit.export import write_atomic
+
+        path = Path(self.store.root) / "exports" / f"{self.incident.id}.{lang}.{fmt}"
+        return write_atomic(path, text)
 
     def close(self) -> None:
         """Mark the incident closed."""

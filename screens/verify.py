@@ -4,8 +4,6 @@ template (root cause, mitigation, actions, earlier detection), and the export.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -217,18 +215,12 @@ class VerifyScreen(StepScreen):
 
     @work(thread=True, exclusive=True, group="export-file")
     def write_export(self, text: str, lang: str, fmt: str) -> None:
-        """Write the export next to the incident (atomic, 0600), off the event loop."""
-        from cockpit.export import write_atomic
-
+        """Have the session write the export (atomic, 0600), off the event loop."""
         assert self.ctx.session is not None
-        inc = self.ctx.session.incident
-        path = Path(self.ctx.session.store.root) / "exports" / f"{inc.id}.{lang}.{fmt}"
+        status = self.query_one("#export-status", Static)
         try:
-            write_atomic(path, text)
+            path = self.ctx.session.write_export(text, lang, fmt)
         except OSError as exc:
-            self.app.call_from_thread(self.query_one("#export-status", Static).update, f"⚠ {exc}")
+            self.app.call_from_thread(status.update, f"⚠ {exc}")
             return
-        self.app.call_from_thread(
-            self.query_one("#export-status", Static).update,
-            t("export.written", self.lang, path=str(path)),
-        )
+        self.app.call_from_thread(status.update, t("export.written", self.lang, path=str(path)))

@@ -228,3 +228,17 @@ async def test_rapid_refreshes_of_the_golden_panel_do_not_collide(tmp_path):
             await pilot.pause()
         rows = app.screen.query("#golden-rows > *")
         assert len(rows) == len(panel.data.rows)
+
+
+async def test_export_file_button_writes_through_the_session(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.set_text("impact", "all tenants")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(140, 60)) as pilot:
+        await pilot.pause()
+        app.screen.query_one("#export-file").press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "Written to" in str(app.screen.query_one("#export-status").render())
+    text = (tmp_path / "exports" / "inc-0000test.en.md").read_text(encoding="utf-8")
+    assert "all tenants" in text

@@ -109,3 +109,12 @@ def test_pinning_the_same_observation_twice_keeps_one(session):
     a = session.pin(Evidence(label="P99", value="620", unit="ms", at=at, query="q"))
     b = session.pin(Evidence(label="P99", value="620", unit="ms", at=at, query="q"))
     assert a.id == b.id and len(session.incident.evidence) == 1
+
+
+def test_export_is_written_next_to_the_incident(session):
+    import stat
+
+    path = session.write_export("# 事故：x\n", "zh", "md")
+    assert path == session.store.root / "exports" / "inc-1.zh.md"
+    assert path.read_text(encoding="utf-8") == "# 事故：x\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
