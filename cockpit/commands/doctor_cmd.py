@@ -55,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(s["status"] != "fail" for s in report["sections"]) else 1
 
 
+def _section(name: str, title: str, status: str, summary: str, lines: list[str]) -> dict[str, Any]:
+    """One report section (``status``: ok / fail / absent); the ``--json`` shape."""
+    return {"name": name, "title": title, "status": status, "summary": summary, "lines": lines}
+
+
 async def _guard(coro: Any, timeout: float) -> Any:
     return await asyncio.wait_for(coro, timeout=timeout)
 
@@ -67,13 +72,13 @@ async def _checks(ctx: Any, timeout: float) -> dict[str, Any]:
     sections: list[dict[str, Any]] = []
     cfg = config_path()
     sections.append(
-        {
-            "name": "config",
-            "title": t("doctor.config", lang),
-            "status": "ok",
-            "summary": str(cfg) if cfg.exists() else t("doctor.config_absent", lang, path=str(cfg)),
-            "lines": [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)],
-        }
+        _section(
+            "config",
+            t("doctor.config", lang),
+            "ok",
+            str(cfg) if cfg.exists() else t("doctor.config_absent", lang, path=str(cfg)),
+            [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)],
+        )
     )
     sections.append(_state_dir(ctx))
     try:
@@ -97,21 +102,9 @@ def _state_dir(ctx: Any) -> dict[str, Any]:
         with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
             pass
         mode = oct(os.stat(root).st_mode & 0o777)
-        return {
-            "name": "state",
-            "title": t("doctor.state", ctx.lang),
-            "status": "ok",
-            "summary": f"{root} ({mode})",
-            "lines": [],
-        }
+        return _section("state", t("doctor.state", ctx.lang), "ok", f"{root} ({mode})", [])
     except OSError as exc:
-        return {
-            "name": "state",
-            "title": t("doctor.state", ctx.lang),
-            "status": "fail",
-            "summary": f"{root}: {exc}",
-            "lines": [],
-        }
+        return _section("state", t("doctor.state", ctx.lang), "fail", f"{root}: {exc}", [])
 
 
 async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
@@ -121,38 +114,20 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.metrics", ctx.lang)
     src = ctx.sources.metrics
     if src is None:
-        return {
-            "name": "metrics",
-            "title": title,
-            "status": "absent",
-            "summary": ctx.sources.missing.get("metrics", ""),
-            "lines": [],
-        }
+        return _section("metrics", title, "absent", ctx.sources.missing.get("metrics", ""), [])
     lines: list[str] = []
     try:
         ping = getattr(src, "ping", None)
         summary = await _guard(ping(), timeout) if ping else t("doctor.replayed", ctx.lang)
     except (SourceError, TimeoutError) as exc:
-        return {
-            "name": "metrics",
-            "title": title,
-            "status": "fail",
-            "summary": _err(exc),
-            "lines": [],
-        }
+        return _section("metrics", title, "fail", _err(exc), [])
     try:
         from cockpit.collect.detect import doctor_lines
 
         lines = await _guard(doctor_lines(ctx, ctx.clock.now()), timeout)
     except (SourceError, TimeoutError) as exc:
-        return {
-            "name": "metrics",
-            "title": title,
-            "status": "fail",
-            "summary": summary,
-            "lines": [_err(exc)],
-        }
-    return {"name": "metrics", "title": title, "status": "ok", "summary": summary, "lines": lines}
+        return _section("metrics", title, "fail", summary, [_err(exc)])
+    return _section("metrics", title, "ok", summary, lines)
 
 
 async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
@@ -162,22 +137,10 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.kube", ctx.lang)
     src = ctx.sources.kube
     if src is None:
-        return {
-            "name": "kube",
-            "title": title,
-            "status": "absent",
-            "summary": ctx.sources.missing.get("kube", ""),
-            "lines": [],
-        }
+        return _section("kube", title, "absent", ctx.sources.missing.get("kube", ""), [])
     check = getattr(src, "check_access", None)
     if check is None:  # a replayed source has no live API server to ask
-        return {
-            "name": "kube",
-            "title": title,
-            "status": "ok",
-            "summary": t("doctor.replayed", ctx.lang),
-            "lines": [],
-        }
+        return _section("kube", title, "ok", t("doctor.replayed", ctx.lang), [])
     from cockpit.sources.kube_permissions import check_permissions
 
     try:
@@ -185,7 +148,7 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
             check_permissions(src, ctx.settings.service.namespace or None), timeout * 3
         )
     except (SourceError, TimeoutError) as exc:
-        return {"name": "kube", "title": title, "status": "fail", "summary": _err(exc), "lines": []}
+        return _section("kube", title, "fail", _err(exc), [])
     lines = []
     refused = 0
     for c in checks:
@@ -207,7 +170,7 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
     )
     # Optional reads (Volcano, Kueue, Helm secrets) being refused only narrows what cockpit shows.
     status = "fail" if refused == len(checks) else "ok"
-    return {"name": "kube", "title": title, "status": status, "summary": summary, "lines": lines}
+    return _section("kube", title, status, summary, lines)
 
 
 async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
@@ -217,26 +180,14 @@ async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.gpu", ctx.lang)
     src = ctx.sources.gpu
     if src is None:
-        return {
-            "name": "gpu",
-            "title": title,
-            "status": "absent",
-            "summary": ctx.sources.missing.get("gpu", ""),
-            "lines": [],
-        }
+        return _section("gpu", title, "absent", ctx.sources.missing.get("gpu", ""), [])
     try:
         snap = await _guard(src.snapshot(), timeout)
     except (SourceError, TimeoutError) as exc:
-        return {"name": "gpu", "title": title, "status": "fail", "summary": _err(exc), "lines": []}
+        return _section("gpu", title, "fail", _err(exc), [])
     gpus = getattr(snap, "gpus", [])
     lines = [f"{g.index}: {g.name} {g.uuid}" for g in gpus]
-    return {
-        "name": "gpu",
-        "title": title,
-        "status": "ok",
-        "summary": t("doctor.gpu_summary", ctx.lang, n=len(gpus)),
-        "lines": lines,
-    }
+    return _section("gpu", title, "ok", t("doctor.gpu_summary", ctx.lang, n=len(gpus)), lines)
 
 
 def _err(exc: BaseException) -> str:
