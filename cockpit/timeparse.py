@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 _REL = re.compile(r"^-\s*(\d+(?:\.\d+)?)\s*([smhd])$")
 _TOD = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 class TimeParseError(ValueError):
@@ -57,14 +57,14 @@ def parse_time(text: str, now: datetime) -> datetime:
 
 
 def parse_duration(text: str) -> timedelta:
-    """``"2h"``, ``"90m"``, ``"1d"``, ``"30s"`` → timedelta.
+    """``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``, ``"1w"`` → timedelta.
 
     Raises:
-        TimeParseError: for anything else.
+        TimeParseError: for anything else (a ``ValueError``).
     """
-    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$", text or "")
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", text or "")
     if not m:
-        raise TimeParseError(text)
+        raise TimeParseError(f"not a duration: {text!r} (use 30m, 2h, 1d)")
     return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
 
 

@@ -25,6 +25,9 @@ def test_parse_time_forms():
             parse_time(bad, NOW)
     assert parse_time("1795784100", NOW) == datetime.fromtimestamp(1795784100, tz=UTC)
     assert parse_duration("2h") == timedelta(hours=2)
+    assert parse_duration("1w") == timedelta(days=7)
+    with pytest.raises(ValueError):
+        parse_duration("2 hours")
 
 
 def test_reading_never_turns_missing_into_zero():

@@ -60,19 +60,6 @@ class Window(BaseModel):
         return self.model_copy(update={"baseline": kind, "baseline_start": qs, "baseline_end": qe})
 
 
-def parse_duration(text: str) -> timedelta:
-    """``90s``, ``30m``, ``2h``, ``1d`` → timedelta.
-
-    Raises:
-        ValueError: malformed text.
-    """
-    text = text.strip()
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if not text or text[-1] not in units:
-        raise ValueError(f"bad duration {text!r} (use 30m, 2h, 1d)")
-    return timedelta(seconds=float(text[:-1]) * units[text[-1]])
-
-
 def make_window(
     end: datetime,
     span: timedelta = timedelta(hours=2),

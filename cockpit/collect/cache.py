@@ -45,7 +45,8 @@ async def cached(
 
 def screen_window(ctx: AppContext) -> Window:
     """The window the screens share (``metrics.window`` in extras; default 2 h to now)."""
-    from cockpit.collect.base import make_window, parse_duration
+    from cockpit.collect.base import make_window
+    from cockpit.timeparse import parse_duration
 
     w = ctx.extras.get("metrics.window")
     if isinstance(w, Window):

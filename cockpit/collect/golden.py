@@ -27,12 +27,12 @@ from cockpit.collect.base import (
     Window,
     detection_for,
     make_window,
-    parse_duration,
     runner_for,
     scope_labels,
 )
 from cockpit.collect.signals import LATENCY_STATS, collect_summaries, plan
 from cockpit.i18n import t
+from cockpit.timeparse import parse_duration
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext

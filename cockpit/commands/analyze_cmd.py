@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> AnalyzeReport:
         from cockpit.collect.analyze import run_analysis
-        from cockpit.collect.base import make_window, parse_duration
+        from cockpit.collect.base import make_window
+        from cockpit.timeparse import parse_duration
 
         kind = args.baseline or ctx.settings.baseline
         if kind not in ("1d", "7d", "quiet"):

@@ -9,21 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
-
-_DUR = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-
-
-def parse_duration(text: str) -> timedelta:
-    """``30m``, ``24h``, ``7d`` → timedelta. Raises ``ValueError`` otherwise."""
-    m = _DUR.match(text.strip())
-    if not m:
-        raise ValueError(f"not a duration: {text!r} (use 30m, 24h, 7d)")
-    n = float(m.group(1))
-    return timedelta(seconds=n * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)])
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -80,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()
     try:
+        from cockpit.timeparse import parse_duration
+
         window = parse_duration(args.since)
         until = (
             datetime.fromisoformat(args.until.replace("Z", "+00:00"))
