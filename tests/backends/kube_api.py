@@ -422,12 +422,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     # plumbing
     def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
+        self._status = code
+        # Log before the answer leaves: a client that has read it may look at the log at
+        # once, and must find its request there.
+        self._log_request()
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self._status = code
+
+    def _log_request(self) -> None:
+        if self._logged:
+            return
+        self._logged = True
+        method, cluster_name, path, query = self._req
+        self.server_ref._record(RequestRecord(method, cluster_name, path, query, self._status))
 
     def _send_chunks(self, code: int, parts: Iterator[bytes]) -> None:
         data = b"".join(parts)
@@ -458,6 +468,8 @@ class _Handler(BaseHTTPRequestHandler):
         if m:
             cluster_name, path = m.group(1), m.group(2) or "/"
         self._status = 0
+        self._logged = False
+        self._req = (method, cluster_name, path, query)
         body_in = b""
         length = int(self.headers.get("Content-Length") or 0)
         if length:
@@ -473,7 +485,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self._status = 499
         finally:
-            srv._record(RequestRecord(method, cluster_name, path, query, self._status))
+            self._log_request()  # when no answer was sent (broken pipe, hang-up)
 
     def _fail(self, fault: Fault, path: str) -> None:
         code = fault.status
