@@ -37,7 +37,8 @@ async def test_protect_first_lands_on_the_timeline(tmp_path):
         await pilot.press("f2")
         await pilot.pause()
         assert type(app.screen).__name__ == "ProtectScreen"
-        await pilot.click("#copy-rollback")
+        app.screen.query_one("#copy-rollback").press()
+        await pilot.pause()
         assert "kubectl -n llm rollout undo deployment/vllm-qwen" in app.clipboard
         app.screen.query_one("#chosen-rollback").press()
         await pilot.pause()
