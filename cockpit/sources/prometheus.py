@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
+import msgspec
 
 from cockpit.config import PrometheusSettings
 from cockpit.models import InstantVector, Sample, Series, to_epoch
@@ -48,10 +49,22 @@ POST_THRESHOLD = 1500
 """Queries longer than this many characters are POSTed as a form (URL length limits of
 proxies in front of Prometheus are typically 2–8 KiB)."""
 
+POOL_SIZE = 8
+"""Connections per ``httpx`` pool; ``max_concurrency`` is spread over as many pools as it
+takes. httpcore 1.0 rescans its whole pool at every request start and end
+(encode/httpcore#1035, encode/httpx#3215): with 64 queries in one pool that scan alone cost
+~0.1 s of CPU per drilldown (bench_drilldown)."""
+
 METRIC_NAMES_LOOKBACK = timedelta(hours=1)
 """``metric_names(at)`` lists names seen in ``[at - 1h, at + 5m]``."""
 
 _EXCERPT = 300
+
+
+class _Decoded(NamedTuple):
+    """A body already decoded by a fast path."""
+
+    series: list[Series]
 
 
 def _fmt_time(dt: datetime) -> str:
@@ -78,6 +91,21 @@ def _parse_pair(pair: Any) -> tuple[float, float]:
     if not isinstance(pair, (list, tuple)) or len(pair) != 2:
         raise ValueError(f"sample is not a [time, value] pair: {str(pair)[:80]}")
     return float(pair[0]), _parse_value(pair[1])
+
+
+def _samples(values: list[Any]) -> list[Sample]:
+    """``[[t, "v"], …]`` as samples (the hot path of every range query: kept lean)."""
+    out: list[Sample] = []
+    append = out.append
+    for pair in values:
+        if type(pair) is not list or len(pair) != 2:
+            t, v = _parse_pair(pair)
+        else:
+            raw_t, raw_v = pair
+            t = float(raw_t)
+            v = float(raw_v) if type(raw_v) is str else _parse_value(raw_v)
+        append(Sample(t, v))
+    return out
 
 
 def _labels(obj: Any) -> dict[str, str]:
@@ -153,7 +181,7 @@ def _parse_matrix(result: Any) -> list[Series]:
             values = []
         if not isinstance(values, list):
             raise ValueError("'values' is not a list")
-        samples = [Sample(t=t, v=v) for t, v in (_parse_pair(p) for p in values)]
+        samples = _samples(values)
         out.append(Series(labels=_labels(item), samples=samples))
     return out
 
@@ -180,6 +208,43 @@ def parse_range(data: Mapping[str, Any]) -> list[Series]:
         t, v = _parse_pair(result)
         return [Series(labels={}, samples=[Sample(t=t, v=v)])]
     raise ValueError(f"unexpected resultType {rtype!r} for a range query")
+
+
+class _WireSeries(msgspec.Struct):
+    metric: dict[str, str] = {}
+    values: list[Sample] = []
+
+
+class _WireMatrix(msgspec.Struct):
+    result: list[_WireSeries]
+    resultType: str = ""  # absent on some servers: the general path infers it
+
+
+class _WireEnvelope(msgspec.Struct):
+    status: str
+    data: _WireMatrix
+
+
+_MATRIX = msgspec.json.Decoder(_WireEnvelope, strict=False)
+
+
+def fast_matrix(body: bytes) -> list[Series] | None:
+    """The series of a plain successful matrix answer, decoded straight into samples.
+
+    A range query of a drilldown returns tens of thousands of ``[t, "v"]`` pairs; this
+    decodes them without building intermediate JSON objects (about 8× faster than
+    ``json`` + :func:`parse_range`). Returns ``None`` for anything else — an error
+    envelope, another result type, numbers where strings are expected, ``"+Inf"`` (which
+    the fast decoder does not read) — and the caller takes the general path, which
+    accepts every variant the module docstring lists.
+    """
+    try:
+        env = _MATRIX.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if env.status != "success" or env.data.resultType != "matrix":
+        return None
+    return [Series.model_construct(labels=w.metric, samples=w.values) for w in env.data.result]
 
 
 class PrometheusSource:
@@ -235,16 +300,24 @@ class PrometheusSource:
                 "no Prometheus URL configured",
                 "Set --prometheus-url, COCKPIT_PROMETHEUS__URL or [prometheus] url in the config file.",
             )
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url or "http://invalid.invalid",
-            headers=headers,
-            auth=auth,
-            verify=verify,
-            timeout=httpx.Timeout(settings.timeout_s),
-            transport=transport,
-            follow_redirects=True,
-            limits=httpx.Limits(max_connections=settings.max_concurrency),
-        )
+        if isinstance(verify, bool):
+            # One context for every pool: loading the CA bundle costs ~25 ms each time.
+            verify = httpx.create_ssl_context(verify=verify)
+        shards = 1 if transport is not None else -(-settings.max_concurrency // POOL_SIZE)
+        self._clients = [
+            httpx.AsyncClient(
+                base_url=self.base_url or "http://invalid.invalid",
+                headers=headers,
+                auth=auth,
+                verify=verify,
+                timeout=httpx.Timeout(settings.timeout_s),
+                transport=transport,
+                follow_redirects=True,
+                limits=httpx.Limits(max_connections=min(POOL_SIZE, settings.max_concurrency)),
+            )
+            for _ in range(shards)
+        ]
+        self._in_flight = [0] * shards
 
     def _token(self) -> str:
         s = self.settings
@@ -310,7 +383,9 @@ class PrometheusSource:
             "step": f"{step_s:g}",
             "timeout": self._server_timeout(),
         }
-        data = await self._api("/api/v1/query_range", params, query=query)
+        data = await self._api("/api/v1/query_range", params, query=query, fast=fast_matrix)
+        if isinstance(data, _Decoded):
+            return data.series
         try:
             return parse_range(data)
         except (ValueError, TypeError) as exc:
@@ -365,8 +440,9 @@ class PrometheusSource:
         return "query API answers"
 
     async def close(self) -> None:
-        """Close the connection pool."""
-        await self._client.aclose()
+        """Close the connection pools."""
+        for client in self._clients:
+            await client.aclose()
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -392,10 +468,17 @@ class PrometheusSource:
         timeout = self.settings.timeout_s
         async with self._sem:
             try:
-                async with asyncio.timeout(timeout):
-                    if method == "POST":
-                        return await self._client.post(path, data=params)
-                    return await self._client.get(path, params=params)
+                # The least busy pool takes the request (each holds at most POOL_SIZE).
+                i = self._in_flight.index(min(self._in_flight))
+                client = self._clients[i]
+                self._in_flight[i] += 1
+                try:
+                    async with asyncio.timeout(timeout):
+                        if method == "POST":
+                            return await client.post(path, data=params)
+                        return await client.get(path, params=params)
+                finally:
+                    self._in_flight[i] -= 1
             except (TimeoutError, httpx.TimeoutException):
                 raise SourceError.of(
                     SOURCE,
@@ -440,12 +523,18 @@ class PrometheusSource:
         *,
         query: str = "",
         method: str | None = None,
+        fast: Callable[[bytes], list[Series] | None] | None = None,
     ) -> Any:
-        """Send one API request and return the ``data`` member of a success envelope."""
+        """Send one API request and return the ``data`` member of a success envelope
+        (or ``fast``'s answer, wrapped in :class:`_Decoded`, when it read the body)."""
         if method is None:
             method = "POST" if len(query) > POST_THRESHOLD else "GET"
         resp = await self._send(method, path, params)
         status = resp.status_code
+        if fast is not None and 200 <= status < 300:
+            series = fast(resp.content)
+            if series is not None:
+                return _Decoded(series)
         body: Any = None
         try:
             body = resp.json()

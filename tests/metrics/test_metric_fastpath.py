@@ -1,0 +1,222 @@
+"""The drilldown's fast paths give the answers of the general ones: range answers decoded
+straight into samples, client-side quantiles from bucket rates, the baseline at a coarser
+step, and connection pools of bounded size that still put every query in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from datetime import timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cockpit.analysis.load import Bucket, cumulative, quantile, quantile_cumulative
+from cockpit.collect.base import make_window
+from cockpit.collect.signals import quantile_series
+from cockpit.config import PrometheusSettings
+from cockpit.models import Sample, Series
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.sources.prometheus import POOL_SIZE, PrometheusSource, fast_matrix, parse_range
+from tests.backends.faultproxy import Fault, FaultProxy
+
+TTFT_BUCKETS = (
+    'sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{namespace="llm-serving"}[5m]))'
+)
+
+
+def _source(url: str, **kw: object) -> PrometheusSource:
+    return PrometheusSource(PrometheusSettings(url=url, **kw))  # type: ignore[arg-type]
+
+
+def _prom_value(v: float) -> str:
+    """A sample value as Prometheus writes it."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(v)
+
+
+_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(-(10**12), 10**12)
+)
+_series = st.fixed_dictionaries(
+    {
+        "metric": st.dictionaries(st.sampled_from(["le", "pod", "Hostname"]), st.text(max_size=5)),
+        "values": st.lists(
+            st.tuples(st.integers(1_700_000_000, 1_800_000_000), _values), max_size=8
+        ),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_series, max_size=4), st.booleans())
+def test_fast_matrix_reads_what_the_general_parser_reads(
+    series: list[dict[str, object]], numeric: bool
+) -> None:
+    result = [
+        {
+            "metric": s["metric"],
+            "values": [
+                [t, float(v) if numeric and math.isfinite(v) else _prom_value(float(v))]
+                for t, v in s["values"]  # type: ignore[attr-defined]
+            ],
+        }
+        for s in series
+    ]
+    data = {"resultType": "matrix", "result": result}
+    body = json.dumps({"status": "success", "data": data}).encode()
+    general = parse_range(json.loads(body)["data"])
+    fast = fast_matrix(body)
+    if fast is None:
+        # Only "+Inf" sends an answer to the general path.
+        assert '"+Inf"' in body.decode()
+        return
+
+    def norm(ss: list[Series]) -> list[tuple[dict[str, str], list[tuple[float, float | str]]]]:
+        return [
+            (s.labels, [(p.t, "nan" if math.isnan(p.v) else p.v) for p in s.samples]) for s in ss
+        ]
+
+    assert norm(fast) == norm(general)
+    assert all(type(p) is Sample for s in fast for p in s.samples)
+
+
+def test_fast_matrix_declines_other_answers() -> None:
+    for body in (
+        b'{"status":"error","errorType":"bad_data","error":"x"}',
+        b'{"status":"success","data":{"resultType":"vector","result":[]}}',
+        # no resultType (some compatible servers): only the general path infers it
+        b'{"status":"success","data":{"result":[{"metric":{},"value":[1,"2"]}]}}',
+        b'{"status":"success","data":{"resultType":"matrix","result":[{"values":[[1,true]]}]}}',
+        b"<html>",
+    ):
+        assert fast_matrix(body) is None
+
+
+async def test_range_answers_the_fast_path_declines_still_parse(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy
+) -> None:
+    at = worked_example_prom.scenario.now_dt
+    odd = {
+        "status": "success",
+        "data": {"resultType": "matrix", "result": [{"values": [[1, "+Inf"], [2, 3]]}]},
+    }
+    bad = {
+        "status": "success",
+        "data": {"resultType": "matrix", "result": [{"values": [[1, True]]}]},
+    }
+    prom_fault_proxy.add(
+        Fault(path="/api/v1/query_range", status=200, body=json.dumps(odd), times=1)
+    )
+    prom_fault_proxy.add(
+        Fault(path="/api/v1/query_range", status=200, body=json.dumps(bad), times=1)
+    )
+    src = _source(prom_fault_proxy.url)
+    try:
+        got = await src.range("x", at, at, 15)
+        with pytest.raises(SourceError) as info:
+            await src.range("x", at, at, 15)
+    finally:
+        await src.close()
+    assert [(p.t, p.v) for p in got[0].samples] == [(1.0, math.inf), (2.0, 3.0)]
+    assert info.value.kind is ErrorKind.BAD_DATA
+
+
+async def test_client_quantiles_equal_prometheus_histogram_quantile(
+    worked_example_prom: PromServer,
+) -> None:
+    """The drilldown computes P50/P95/P99 from one bucket query; Prometheus's own
+    histogram_quantile over the same range must give the same numbers."""
+    end = worked_example_prom.scenario.now_dt
+    start = end - timedelta(hours=3)
+    src = _source(worked_example_prom.url)
+    try:
+        buckets = await src.range(TTFT_BUCKETS, start, end, 60)
+        server = {
+            q: await src.range(f"histogram_quantile({q}, {TTFT_BUCKETS})", start, end, 60)
+            for q in (0.5, 0.95, 0.99, 1.0)
+        }
+    finally:
+        await src.close()
+    assert len(buckets) > 5
+    for q, expected in server.items():
+        mine = quantile_series(buckets, q)
+        want = {p.t: p.v for p in expected[0].samples if math.isfinite(p.v)}
+        got = {p.t: p.v for p in mine[0].samples}
+        assert len(want) > 150 and set(want) <= set(got)
+        for t, v in want.items():
+            assert got[t] == pytest.approx(v, rel=1e-9), (q, t)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.01, 0.05, 0.1, 0.5, 1.0, 5.0, math.inf]),
+            st.floats(0, 1e6),
+        ),
+        min_size=1,
+        max_size=7,
+        unique_by=lambda p: p[0],
+    ),
+    st.floats(0, 1),
+)
+def test_binary_search_quantile_matches_the_linear_definition(
+    pairs: list[tuple[float, float]], q: float
+) -> None:
+    les, counts = cumulative(sorted(pairs))
+    assert counts == sorted(counts)  # monotonic, as histogram_quantile makes them
+    # The linear scan histogram_quantile describes, over the same monotonic counts.
+    expected: float | None
+    if counts[-1] <= 0:
+        expected = None
+    else:
+        rank, prev_le, prev_c, expected = q * counts[-1], 0.0, 0.0, les[-1]
+        for le, c in zip(les, counts, strict=True):
+            if c >= rank:
+                if math.isinf(le):
+                    expected = prev_le
+                elif c == prev_c:
+                    expected = le
+                else:
+                    expected = prev_le + (le - prev_le) * (rank - prev_c) / (c - prev_c)
+                break
+            prev_le, prev_c = le, c
+    assert quantile_cumulative(les, counts, q) == expected
+    assert quantile([Bucket(le=le, count=c) for le, c in pairs], q) == expected
+
+
+def test_baseline_step_gives_about_thirty_points() -> None:
+    end = make_window(__import__("datetime").datetime(2026, 1, 1)).end
+    for span, step, base_step in (
+        (timedelta(hours=1), 30, 120),
+        (timedelta(hours=2), 60, 240),
+        (timedelta(minutes=15), 15, 30),
+        (timedelta(hours=24), 720, 2880),
+    ):
+        w = make_window(end, span, "quiet")
+        assert (w.step_s, w.baseline_step_s) == (step, base_step)
+        assert w.baseline_step_s % w.step_s == 0
+
+
+async def test_every_query_is_in_flight_across_bounded_pools(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy
+) -> None:
+    at = worked_example_prom.scenario.now_dt
+    prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=0.3))
+    for conc in (12, 40):
+        prom_fault_proxy.clear()
+        prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=0.3))
+        src = _source(prom_fault_proxy.url, max_concurrency=conc)
+        try:
+            assert len(src._clients) == -(-conc // POOL_SIZE)
+            results = await asyncio.gather(*(src.instant(f"vector({i})", at) for i in range(50)))
+        finally:
+            await src.close()
+        assert [r[0].v for r in results] == [float(i) for i in range(50)]
+        assert prom_fault_proxy.max_in_flight == conc
