@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from cockpit.analysis.messages import msg
 from cockpit.clock import Clock
 from cockpit.config import Settings, load_settings
 from cockpit.context import AppContext, Sources
@@ -123,9 +124,7 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
 
         sources.metrics = PrometheusSource(settings.prometheus)
     else:
-        sources.missing["metrics"] = (
-            "no Prometheus URL (--prometheus-url, COCKPIT_PROMETHEUS__URL or config.toml)"
-        )
+        sources.set_missing("metrics", msg("source.missing.no_prometheus"))
     _add_kube(sources, settings)
     _add_gpu(sources)
     at = getattr(args, "at", None)
@@ -147,9 +146,7 @@ def _add_kube(sources: Sources, settings: Settings) -> None:
     path = kube.kubeconfig or (os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None)
     has_config = bool(path) or Path("~/.kube/config").expanduser().exists()
     if not has_config and not os.environ.get("KUBERNETES_SERVICE_HOST"):
-        sources.missing["kube"] = (
-            "no kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod"
-        )
+        sources.set_missing("kube", msg("source.missing.no_kubeconfig"))
         return
     from cockpit.sources.kubernetes import KubeSource
 

@@ -50,7 +50,10 @@ class BacktestPanel(Panel):
         yield Button(t("metrics.backtest.use", self.lang), id="bt-use", disabled=True)
 
     def on_mount(self) -> None:
-        self.query_one("#bt-table", DataTable).add_columns("alert", "lead", "first", "", "expr")
+        cols = [t(f"metrics.backtest.col.{c}", self.lang) for c in ("alert", "lead", "first")]
+        self.query_one("#bt-table", DataTable).add_columns(
+            *cols, "", t("metrics.backtest.col.expr", self.lang)
+        )
         super().on_mount()
 
     async def fetch(self, ctx: AppContext) -> BacktestData:
@@ -88,17 +91,23 @@ class BacktestPanel(Panel):
         table = self.query_one("#bt-table", DataTable)
         table.clear()
         for r in bt.results:
-            lead = f"{r.lead_s / 60:+.0f} min" if r.lead_s is not None else ""
+            if r.lead_s is not None:
+                lead = t("metrics.backtest.lead_min", lang, minutes=r.lead_s / 60)
+            else:
+                lead = t(f"metrics.backtest.status.{r.status}", lang)
             first = f"{r.first_fire:%H:%M}" if r.first_fire else ""
             best = "◀" if bt.best is not None and r.candidate.id == bt.best.candidate.id else ""
-            table.add_row(
-                r.candidate.id, lead or r.status, first, best, r.candidate.expr, key=r.candidate.id
-            )
+            name = t(f"metrics.backtest.candidate.{r.candidate.id}", lang)
+            table.add_row(name, lead, first, best, r.candidate.expr, key=r.candidate.id)
         button = self.query_one("#bt-use", Button)
         best = self.query_one("#bt-best", Static)
         if bt.best is not None and bt.best.lead_s is not None:
             text = t(
-                "metrics.backtest.best", lang, id=bt.best.candidate.id, minutes=bt.best.lead_s / 60
+                "metrics.backtest.best",
+                lang,
+                id=bt.best.candidate.id,
+                name=t(f"metrics.backtest.candidate.{bt.best.candidate.id}", lang),
+                minutes=bt.best.lead_s / 60,
             )
             if bt.best.before_detection_s:
                 text += " · " + t(

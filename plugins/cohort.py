@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 
 from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
+from cockpit.analysis.messages import signal_names
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.context import AppContext
 from cockpit.i18n import t
@@ -107,6 +108,7 @@ class CohortPanel(Panel):
                 lang,
                 suspect=c.suspect,
                 keys=", ".join(data.outliers) or "-",
+                names=signal_names(*data.outliers).text(lang) or "-",
             )
         )
         for r in data.rows:

@@ -231,7 +231,8 @@ class GoldenSignalsPanel(Panel):
             return
         b = data.breach
         unit = "ms" if b.signal == "latency_p99" else "%"
-        detail = f"{b.signal} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
+        name = t(f"metrics.slo_signal.{b.signal}", lang)
+        detail = f"{name} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
             t("metrics.golden.derived", lang) if b.derived else ""
         )
         breach.update(
@@ -239,7 +240,7 @@ class GoldenSignalsPanel(Panel):
                 "metrics.golden.breach",
                 lang,
                 at=f"{b.at:%Y-%m-%d %H:%M:%S} UTC",
-                signal=b.signal,
+                signal=name,
                 value=b.value,
                 slo=b.slo,
                 derived=t("metrics.golden.derived", lang) if b.derived else "",

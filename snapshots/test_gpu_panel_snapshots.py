@@ -86,6 +86,12 @@ async def _loaded(pilot: Any) -> None:
         if panel.data is not None or panel.failure is not None:
             break
         await pilot.pause(0.05)
+    # Freeze on this poll: a later one (the panel polls every second) refilling the table
+    # while the screenshot is taken would catch the header before its widths are redone.
+    panel.POLL_INTERVAL = None
+    if panel._timer is not None:
+        panel._timer.stop()
+    await pilot.app.workers.wait_for_complete()
     # Let the table and statics lay out before the screenshot: under load the column
     # widths are computed a few idle cycles after the rows land.
     from textual.widgets import DataTable

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.inventory import Inventory
-from cockpit.analysis.messages import Msg, msg, unit_suffix
+from cockpit.analysis.messages import Msg, msg, signal_names, unit_suffix
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import max_z, median, robust_score
 
@@ -341,6 +341,7 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
                     msg(
                         "evidence.blast.outlier",
                         key=s.key,
+                        name=signal_names(s.key),
                         entity=o.entity,
                         value=o.value,
                         median=o.peer_median,
@@ -360,6 +361,7 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
             msg(
                 "evidence.blast.quiet",
                 keys=", ".join(keys),
+                names=signal_names(*keys),
                 note=note,
                 entities=entities,
                 scope=msg(f"metrics.scope.{scope_id}"),

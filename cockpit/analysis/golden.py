@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.messages import Msg, msg, unit_suffix
+from cockpit.analysis.messages import Msg, msg, signal_label, unit_suffix
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
@@ -157,12 +157,7 @@ class SignalSummary(BaseModel):
 
     def label(self, lang: str) -> str:
         """Human name with the stat (``TTFT P99``)."""
-        info = SIGNALS.get(self.signal)
-        name = (info.zh if lang == "zh" else info.en) if info else self.signal
-        if self.stat in ("value", ""):
-            return name
-        stat = "≈max" if self.stat == "max" else self.stat.upper()
-        return f"{name} {stat}"
+        return signal_label(f"{self.signal}:{self.stat}", lang)
 
     def reason_text(self, lang: str) -> str:
         """:attr:`reason` in ``lang``."""

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary, Verdict
-from cockpit.analysis.messages import Msg, msg
+from cockpit.analysis.messages import Msg, msg, signal_names
 from cockpit.analysis.profiles import LAYERS
 
 GPU_SATURATED_PCT = 95.0
@@ -105,7 +105,13 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
             chosen = []
         v.evidence = [s.key for s in chosen]
         v.line_msgs = [
-            msg("evidence.layer.line", key=s.key, reason=s.reason_msg or s.reason) for s in chosen
+            msg(
+                "evidence.layer.line",
+                key=s.key,
+                name=signal_names(s.key),
+                reason=s.reason_msg or s.reason,
+            )
+            for s in chosen
         ]
         v.lines = [m.text("en") for m in v.line_msgs]
         out.append(v)

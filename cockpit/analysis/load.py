@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import Msg, msg, unit_suffix
+from cockpit.analysis.messages import Msg, msg, signal_names, unit_suffix
 
 LONG_SHIFT_RATIO = 1.5
 """A P95 prompt length ≥ 1.5× the baseline's is a shift in the mix (the latency threshold
@@ -343,6 +343,7 @@ def analyze_load(
                     msg(
                         "evidence.load.shared_signal",
                         key=s.key,
+                        name=signal_names(s.key),
                         now=s.now.value or 0.0,
                         unit=unit_suffix(s.unit),
                         verdict=msg(f"metrics.verdict.{s.verdict}"),

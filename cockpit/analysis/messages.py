@@ -57,7 +57,12 @@ class Msg(BaseModel):
     def text(self, lang: str) -> str:
         """The message in ``lang`` (``zh`` or ``en``), falling back as ``cockpit.i18n.t``
         does: the other language, then the key itself; a template that does not format
-        with the arguments is returned as it is."""
+        with the arguments is returned as it is. The key :data:`SIGNAL_NAMES` renders the
+        human names of the signal keys in its ``keys`` argument (see :func:`signal_names`)."""
+        if self.key == SIGNAL_NAMES:
+            keys = str(self.args.get("keys", ""))
+            sep = "、" if lang == "zh" else ", "
+            return sep.join(signal_label(k, lang) for k in keys.split(",") if k)
         entry = catalog().get(self.key)
         if entry is None:
             return self.key
@@ -67,6 +72,37 @@ class Msg(BaseModel):
             return _FORMATTER.format(template, **args)
         except (KeyError, IndexError, ValueError):
             return template
+
+
+SIGNAL_NAMES = "signal.names"
+"""Message key of :func:`signal_names` (rendered from the signal catalogue, not a template)."""
+
+
+def signal_label(key: str, lang: str) -> str:
+    """Human name of a signal key: ``serving.ttft:p99`` → ``TTFT P99`` / ``首 token 延迟 P99``.
+
+    ``max`` of a histogram is written ``≈max`` (the upper bound of the highest bucket
+    observed, not an exact maximum). An unknown signal id is returned as it is.
+    """
+    from cockpit.analysis.profiles import SIGNALS
+
+    sid, _, stat = key.partition(":")
+    info = SIGNALS.get(sid)
+    if info is None:
+        return key
+    name = info.zh if lang == "zh" else info.en
+    if stat in ("value", ""):
+        return name
+    return f"{name} {'≈max' if stat == 'max' else stat.upper()}"
+
+
+def signal_names(*keys: str) -> Msg:
+    """The human names of signal keys as a message (joined with ``、`` in zh, ``, `` in en).
+
+    Analysis results keep the identifiers in their arguments (``key``/``keys``) for
+    scripts; templates show this ``name``/``names`` argument to people.
+    """
+    return Msg(key=SIGNAL_NAMES, args={"keys": ",".join(keys)})
 
 
 def msg(key: str, /, **args: Arg) -> Msg:

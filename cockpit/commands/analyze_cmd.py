@@ -136,6 +136,7 @@ def _fmt(v: float | None, unit: str = "") -> str:
 
 def render_text(report: AnalyzeReport, lang: str) -> list[str]:
     """The human-readable report (zh or en)."""
+    from cockpit.analysis.messages import signal_label
     from cockpit.i18n import t
 
     dd = report.drilldown
@@ -189,6 +190,10 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
                 lang,
                 suspect=c.cohort.suspect,
                 keys=", ".join(c.outliers) or "-",
+                names=("、" if lang == "zh" else ", ").join(
+                    signal_label(k, lang) for k in c.outliers
+                )
+                or "-",
             )
         )
         for row in c.rows:
@@ -201,6 +206,7 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
                     "evidence.cohort_row",
                     lang,
                     key=row.key,
+                    name=signal_label(row.key, lang),
                     suspect=_fmt(row.suspect, row.unit),
                     median=_fmt(row.cohort_median, row.unit),
                     n=row.cohort_n,

@@ -57,6 +57,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from cockpit.analysis.messages import msg
 from cockpit.models import InstantVector, Sample, Series, from_epoch, to_epoch
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
 
@@ -711,7 +712,7 @@ class Replay:
             if field_name in present:
                 setattr(srcs, field_name, self.source(field_name))
             else:
-                srcs.missing[field_name] = f"not recorded in the evidence bundle {self.path.name}"
+                srcs.set_missing(field_name, msg("source.missing.bundle", bundle=self.path.name))
         return srcs
 
     # -- lookup ---------------------------------------------------------------------

@@ -53,7 +53,9 @@ class ChangesView(Vertical):
 
     def on_mount(self) -> None:
         if self.ctx.sources.kube is None:
-            reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", self.lang))
+            reason = self.ctx.sources.missing_text(
+                "kube", self.lang, t("panel.not_configured", self.lang)
+            )
             self._status(t("panel.not_available", self.lang, sources=f"kube: {reason}"), True)
             for w in (
                 self.query_one("#changes-list"),

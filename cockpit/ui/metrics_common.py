@@ -78,7 +78,9 @@ class MetricsView(Vertical):
 
     def on_mount(self) -> None:
         if self.ctx.sources.metrics is None:
-            reason = self.ctx.sources.missing.get("metrics", t("panel.not_configured", self.lang))
+            reason = self.ctx.sources.missing_text(
+                "metrics", self.lang, t("panel.not_configured", self.lang)
+            )
             self._status(t("metrics.view.no_metrics", self.lang, reason=reason), error=True)
             return
         self.start(False)

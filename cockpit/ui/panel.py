@@ -130,7 +130,7 @@ class Panel(Vertical):
         missing = self.missing_sources()
         if missing:
             reasons = "; ".join(
-                f"{name}: {self.ctx.sources.missing.get(name, t('panel.not_configured', self.lang))}"
+                f"{name}: {self.ctx.sources.missing_text(name, self.lang, t('panel.not_configured', self.lang))}"
                 for name in missing
             )
             self._set_status(t("panel.not_available", self.lang, sources=reasons), "-error")

@@ -131,7 +131,7 @@ async def test_cohort_panel_highlights_and_changes_cohort(
         await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
         assert panel.failure is None
         assert "所有其他 GPU（3 块）" in text_of(app, "#cohort-def")
-        assert "hardware.temp:value" in text_of(app, "#cohort-out")
+        assert "温度" in text_of(app, "#cohort-out")
         table = app.query_one("#cohort-table", DataTable)
         row = table.get_row("hardware.temp:value")
         assert "离群" in str(row[-1])
