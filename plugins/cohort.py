@@ -107,7 +107,6 @@ class CohortPanel(Panel):
                 "metrics.text.cohort_outliers",
                 lang,
                 suspect=c.suspect,
-                keys=", ".join(data.outliers) or "-",
                 names=signal_names(*data.outliers).text(lang) or "-",
             )
         )

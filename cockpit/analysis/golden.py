@@ -313,34 +313,25 @@ def missing_summary(
     key: str, signal_id: str, stat: str, unit: str, missing: list[str], enable: str
 ) -> SignalSummary:
     """A summary for a signal whose metric the target does not expose."""
-    info = SIGNALS.get(signal_id)
     reason_msg = msg("evidence.reason.missing", metrics=", ".join(missing))
     reason = reason_msg.text("en")
-    r = Reading.unknown(reason, unit=unit)
-    return SignalSummary(
-        key=key,
-        signal=signal_id,
-        stat=stat,
-        layer=info.layer if info else "",
-        unit=unit,
-        now=r,
-        instant=r,
-        window_avg=r,
-        window_max=r,
-        baseline=r,
-        verdict="no_data",
-        reason=reason,
-        reason_msg=reason_msg,
-        missing=missing,
-        enable=enable,
-    )
+    out = _no_data(key, signal_id, stat, Reading.unknown(reason, unit=unit), reason_msg)
+    out.unit, out.missing, out.enable = unit, missing, enable
+    return out
 
 
 def unsupported_summary(key: str, signal_id: str, stat: str, reason: str) -> SignalSummary:
     """A summary for a signal the detected stack cannot produce (TGI has no TTFT)."""
+    reason_msg = msg("evidence.reason.unsupported", reason=reason)
+    out = _no_data(key, signal_id, stat, Reading.unsupported(reason), reason_msg)
+    out.reason = reason
+    return out
+
+
+def _no_data(key: str, signal_id: str, stat: str, r: Reading, reason_msg: Msg) -> SignalSummary:
+    """A ``no_data`` summary whose every value is ``r``."""
     info = SIGNALS.get(signal_id)
-    r = Reading.unsupported(reason)
-    return SignalSummary(
+    out = SignalSummary(
         key=key,
         signal=signal_id,
         stat=stat,
@@ -351,9 +342,9 @@ def unsupported_summary(key: str, signal_id: str, stat: str, reason: str) -> Sig
         window_max=r,
         baseline=r,
         verdict="no_data",
-        reason=reason,
-        reason_msg=msg("evidence.reason.unsupported", reason=reason),
     )
+    out.set_reason(reason_msg)
+    return out
 
 
 class Breach(BaseModel):

@@ -79,7 +79,7 @@ SIGNAL_NAMES = "signal.names"
 
 
 def signal_label(key: str, lang: str) -> str:
-    """Human name of a signal key: ``serving.ttft:p99`` → ``TTFT P99`` / ``首 token 延迟 P99``.
+    """Human name of a signal key: ``serving.ttft:p99`` → ``TTFT P99`` / ``TTFT（首 token 时间） P99``.
 
     ``max`` of a histogram is written ``≈max`` (the upper bound of the highest bucket
     observed, not an exact maximum). An unknown signal id is returned as it is.

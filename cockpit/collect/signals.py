@@ -15,7 +15,7 @@ from cockpit.analysis.golden import (
 )
 from cockpit.analysis.profiles import SIGNALS, Detection, render, render_buckets
 from cockpit.collect.base import Window
-from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec
+from cockpit.collect.runner import QueryRunner, QuerySpec
 from cockpit.models import Sample, Series
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
@@ -197,13 +197,13 @@ async def collect_summaries(
         results.update(await runner.run(base_specs))
         note = f"no data {window.baseline} earlier; baseline = the quiet window before"
         window = quiet
-    grids: dict[int, BucketGrid] = {}
+    grids: dict[str, BucketGrid] = {}
 
-    def grid(r: QueryResult) -> BucketGrid:
+    def grid(key: str) -> BucketGrid:
         # Every quantile of one histogram reads the same bucket result: group it once.
-        if id(r) not in grids:
-            grids[id(r)] = bucket_grid(r.series)
-        return grids[id(r)]
+        if key not in grids:
+            grids[key] = bucket_grid(results[key].series)
+        return grids[key]
 
     summaries: list[SignalSummary] = []
     for p in planned:
@@ -214,11 +214,11 @@ async def collect_summaries(
             summaries.append(missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable))
             continue
         if p.bucket_query:
-            now = results[f"buckets:{p.bucket_query}/now"]
-            base = results[f"buckets:{p.bucket_query}/base"]
+            now_key, base_key = f"buckets:{p.bucket_query}/now", f"buckets:{p.bucket_query}/base"
+            now, base = results[now_key], results[base_key]
             q = p.quantile or 0.99
-            now_series = grid_quantile(grid(now), q, p.scale) if now.ok else None
-            base_series = grid_quantile(grid(base), q, p.scale) if base.ok else None
+            now_series = grid_quantile(grid(now_key), q, p.scale) if now.ok else None
+            base_series = grid_quantile(grid(base_key), q, p.scale) if base.ok else None
         else:
             now = results[f"{p.key}/now"]
             base = results[f"{p.key}/base"]

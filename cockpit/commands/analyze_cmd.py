@@ -136,7 +136,7 @@ def _fmt(v: float | None, unit: str = "") -> str:
 
 def render_text(report: AnalyzeReport, lang: str) -> list[str]:
     """The human-readable report (zh or en)."""
-    from cockpit.analysis.messages import signal_label
+    from cockpit.analysis.messages import signal_label, signal_names
     from cockpit.i18n import t
 
     dd = report.drilldown
@@ -189,11 +189,7 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
                 "metrics.text.cohort_outliers",
                 lang,
                 suspect=c.cohort.suspect,
-                keys=", ".join(c.outliers) or "-",
-                names=("、" if lang == "zh" else ", ").join(
-                    signal_label(k, lang) for k in c.outliers
-                )
-                or "-",
+                names=signal_names(*c.outliers).text(lang) or "-",
             )
         )
         for row in c.rows:

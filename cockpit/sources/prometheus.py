@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 import httpx
 import msgspec
@@ -61,12 +61,6 @@ METRIC_NAMES_LOOKBACK = timedelta(hours=1)
 _EXCERPT = 300
 
 
-class _Decoded(NamedTuple):
-    """A body already decoded by a fast path."""
-
-    series: list[Series]
-
-
 def _fmt_time(dt: datetime) -> str:
     """Unix seconds with millisecond precision, as the API accepts."""
     return f"{to_epoch(dt):.3f}"
@@ -91,21 +85,6 @@ def _parse_pair(pair: Any) -> tuple[float, float]:
     if not isinstance(pair, (list, tuple)) or len(pair) != 2:
         raise ValueError(f"sample is not a [time, value] pair: {str(pair)[:80]}")
     return float(pair[0]), _parse_value(pair[1])
-
-
-def _samples(values: list[Any]) -> list[Sample]:
-    """``[[t, "v"], …]`` as samples (the hot path of every range query: kept lean)."""
-    out: list[Sample] = []
-    append = out.append
-    for pair in values:
-        if type(pair) is not list or len(pair) != 2:
-            t, v = _parse_pair(pair)
-        else:
-            raw_t, raw_v = pair
-            t = float(raw_t)
-            v = float(raw_v) if type(raw_v) is str else _parse_value(raw_v)
-        append(Sample(t, v))
-    return out
 
 
 def _labels(obj: Any) -> dict[str, str]:
@@ -181,7 +160,7 @@ def _parse_matrix(result: Any) -> list[Series]:
             values = []
         if not isinstance(values, list):
             raise ValueError("'values' is not a list")
-        samples = _samples(values)
+        samples = [Sample(*_parse_pair(p)) for p in values]
         out.append(Series(labels=_labels(item), samples=samples))
     return out
 
@@ -383,9 +362,10 @@ class PrometheusSource:
             "step": f"{step_s:g}",
             "timeout": self._server_timeout(),
         }
-        data = await self._api("/api/v1/query_range", params, query=query, fast=fast_matrix)
-        if isinstance(data, _Decoded):
-            return data.series
+        resp = await self._request("/api/v1/query_range", params, query)
+        if resp.is_success and (series := fast_matrix(resp.content)) is not None:
+            return series
+        data = self._data(resp, "/api/v1/query_range", query)
         try:
             return parse_range(data)
         except (ValueError, TypeError) as exc:
@@ -523,18 +503,21 @@ class PrometheusSource:
         *,
         query: str = "",
         method: str | None = None,
-        fast: Callable[[bytes], list[Series] | None] | None = None,
     ) -> Any:
-        """Send one API request and return the ``data`` member of a success envelope
-        (or ``fast``'s answer, wrapped in :class:`_Decoded`, when it read the body)."""
+        """Send one API request and return the ``data`` member of a success envelope."""
+        return self._data(await self._request(path, params, query, method), path, query)
+
+    async def _request(
+        self, path: str, params: dict[str, str], query: str = "", method: str | None = None
+    ) -> httpx.Response:
+        """Send one API request (POST for a long query) and return the raw response."""
         if method is None:
             method = "POST" if len(query) > POST_THRESHOLD else "GET"
-        resp = await self._send(method, path, params)
+        return await self._send(method, path, params)
+
+    def _data(self, resp: httpx.Response, path: str, query: str = "") -> Any:
+        """The ``data`` member of a success envelope, or the classified failure."""
         status = resp.status_code
-        if fast is not None and 200 <= status < 300:
-            series = fast(resp.content)
-            if series is not None:
-                return _Decoded(series)
         body: Any = None
         try:
             body = resp.json()
