@@ -184,6 +184,17 @@ class CockpitApp(App[None]):
     def _exit_with(self, status: int) -> None:
         self.exit(return_code=status)
 
+    async def on_unmount(self) -> None:
+        """Release the backends' connections and threads as the app ends."""
+        if self.ctx is None:
+            return
+        import asyncio
+        import contextlib
+
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(2):
+                await self.ctx.sources.close()
+
     # -- navigation ----------------------------------------------------------------------------
     def _screen_name(self, step_id: str) -> str:
         return f"step-{step_id}"

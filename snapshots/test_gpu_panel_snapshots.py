@@ -46,6 +46,9 @@ class PanelHost(App[None]):
     def compose(self) -> ComposeResult:
         yield OnceGpuPanel(self.ctx)
 
+    async def on_unmount(self) -> None:
+        await self.ctx.sources.close()  # as CockpitApp does: no connection outlives the app
+
 
 @pytest.fixture
 def fake(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Any:

@@ -40,7 +40,7 @@ def test_cli_help_does_not_import_heavy_clients():
         "import sys, json\n"
         "from cockpit.cli import build_parser\n"
         "build_parser(light=True).parse_known_args([])\n"
-        "heavy = ('kubernetes', 'pynvml', 'httpx', 'textual', 'prometheus_api_client', 'pydantic', 'msgspec')\n"
+        "heavy = ('kubernetes', 'pynvml', 'aiohttp', 'httpx', 'textual', 'prometheus_api_client', 'pydantic', 'msgspec')\n"
         "print(json.dumps(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] in heavy})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -17,7 +17,7 @@ from cockpit.config import PrometheusSettings
 from cockpit.models import from_epoch
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
-from cockpit.sources.prometheus import POST_THRESHOLD, PrometheusSource
+from cockpit.sources.prometheus import POST_THRESHOLD, PrometheusSource, env_proxy
 from tests.backends.faultproxy import Fault, FaultProxy, closed_port_url
 
 WAITING = 'vllm:num_requests_waiting{namespace="llm-serving"}'
@@ -192,6 +192,52 @@ async def test_auth_and_headers_are_sent(
     assert ha["authorization"] == "Bearer tok-1" and ha["x-scope-orgid"] == "team-a"
     assert hb["authorization"] == "Bearer file-token"
     assert hc["authorization"] == "Basic " + base64.b64encode(b"alice:s3cret").decode()
+
+
+async def test_answers_are_not_compressed_unless_asked(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy
+) -> None:
+    at = worked_example_prom.scenario.now_dt
+    plain, gz = source(prom_fault_proxy.url), source(prom_fault_proxy.url, compression=True)
+    try:
+        for s in (plain, gz):
+            assert (await s.instant("vector(3)", at))[0].v == 3
+    finally:
+        for s in (plain, gz):
+            await s.close()
+    assert [e.headers["accept-encoding"] for e in prom_fault_proxy.log] == ["identity", "gzip"]
+    direct = source(worked_example_prom.url, compression=True)
+    try:  # Prometheus does gzip this one; it is decoded transparently
+        series = await direct.range(WAITING, at - timedelta(minutes=30), at, 60)
+    finally:
+        await direct.close()
+    assert len(series) == 4 and all(len(s.samples) == 31 for s in series)
+
+
+async def test_proxy_from_the_environment(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY routes the queries through the proxy; NO_PROXY exempts a host."""
+    at = worked_example_prom.scenario.now_dt
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", prom_fault_proxy.url)
+    monkeypatch.setenv("NO_PROXY", "exempt.invalid")
+    assert env_proxy("http://prometheus.invalid:9090") == prom_fault_proxy.url
+    assert env_proxy("https://prometheus.invalid:9090") is None
+    assert env_proxy("http://exempt.invalid:9090") is None
+    via = source("http://prometheus.invalid:9090")
+    exempt = source("http://exempt.invalid:9090")
+    try:
+        assert (await via.instant("vector(7)", at))[0].v == 7
+        with pytest.raises(SourceError) as info:
+            await exempt.instant("vector(7)", at)
+    finally:
+        await via.close()
+        await exempt.close()
+    assert info.value.kind is ErrorKind.UNAVAILABLE
+    assert [e.path for e in prom_fault_proxy.log] == ["/api/v1/query"]
 
 
 async def test_concurrency_is_bounded(

@@ -107,7 +107,7 @@ def require_metrics(ctx: AppContext) -> MetricsSource:
             "prometheus",
             ErrorKind.NOT_CONFIGURED,
             ctx.sources.missing.get("metrics", "no Prometheus URL configured"),
-            hint="set --prometheus-url or COCKPIT_PROMETHEUS__URL",
+            hint_key="hint.prom.no_url",
         )
     return src
 

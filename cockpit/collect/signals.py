@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import accumulate
 
 from pydantic import BaseModel, Field
 
@@ -255,24 +256,57 @@ BucketGrid = list[tuple[float, list[float], list[float]]]
 
 
 def bucket_grid(buckets: list[Series]) -> BucketGrid:
-    """Group ``sum by (le)`` bucket series by timestamp, bounds ascending.
+    """Group ``sum by (le)`` bucket series by timestamp, bounds ascending, counts made
+    monotonic as :func:`cockpit.analysis.load.cumulative` does.
 
     Series without a numeric ``le`` label and NaN counts are left out.
     """
-    from cockpit.analysis.load import cumulative
-
-    by_t: dict[float, list[tuple[float, float]]] = {}
+    rows: list[tuple[float, list[Sample]]] = []
     for s in buckets:
         try:
             le = float(s.labels.get("le", "nan"))
         except ValueError:
             continue
-        if le != le:
-            continue
-        for t, v in s.samples:
+        if le == le:
+            rows.append((le, s.samples))
+    # Bounds sorted once, not per timestamp: each timestamp's row is built in bound order.
+    rows.sort(key=lambda r: r[0])
+    aligned = _aligned_grid(rows)
+    if aligned is not None:
+        return aligned
+    by_t: dict[float, tuple[list[float], list[float]]] = {}
+    for le, samples in rows:
+        for t, v in samples:
             if v == v:
-                by_t.setdefault(t, []).append((le, v))
-    return [(t, *cumulative(sorted(by_t[t]))) for t in sorted(by_t)]
+                entry = by_t.get(t)
+                if entry is None:
+                    entry = by_t[t] = ([], [])
+                entry[0].append(le)
+                entry[1].append(v)
+    return [
+        (t, les, list(accumulate(counts, max, initial=0.0))[1:])
+        for t, (les, counts) in sorted(by_t.items())
+    ]
+
+
+def _aligned_grid(rows: list[tuple[float, list[Sample]]]) -> BucketGrid | None:
+    """The common case of :func:`bucket_grid`: every bucket series has the same timestamps
+    and no NaN, so each timestamp's counts are one column (built in C by ``zip``).
+    ``None`` otherwise."""
+    if not rows:
+        return []
+    ts = [p.t for p in rows[0][1]]
+    if any([p.t for p in samples] != ts for _, samples in rows[1:]):
+        return None
+    les = [le for le, _ in rows]
+    grid: BucketGrid = []
+    columns = zip(*([p.v for p in samples] for _, samples in rows), strict=True)
+    for t, counts in zip(ts, columns, strict=True):
+        total = sum(counts)
+        if total != total:
+            return None  # a NaN count: the general path leaves that point out
+        grid.append((t, les, list(accumulate(counts, max, initial=0.0))[1:]))
+    return grid
 
 
 def quantile_series(buckets: list[Series], q: float, scale: float = 1.0) -> list[Series]:

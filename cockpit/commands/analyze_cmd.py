@@ -111,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         f = exc.failure
         print(f"cockpit analyze: {f.source}: {f.kind.value}: {f.message}", file=sys.stderr)
-        if f.hint:
-            print(f"  {f.hint}", file=sys.stderr)
+        if hint := f.hint_in(ctx.lang):
+            print(f"  {hint}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"cockpit analyze: {exc}", file=sys.stderr)

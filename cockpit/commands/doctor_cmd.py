@@ -120,13 +120,13 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
         ping = getattr(src, "ping", None)
         summary = await _guard(ping(), timeout) if ping else t("doctor.replayed", ctx.lang)
     except (SourceError, TimeoutError) as exc:
-        return _section("metrics", title, "fail", _err(exc), [])
+        return _section("metrics", title, "fail", _err(exc, ctx.lang), [])
     try:
         from cockpit.collect.detect import doctor_lines
 
         lines = await _guard(doctor_lines(ctx, ctx.clock.now()), timeout)
     except (SourceError, TimeoutError) as exc:
-        return _section("metrics", title, "fail", summary, [_err(exc)])
+        return _section("metrics", title, "fail", summary, [_err(exc, ctx.lang)])
     return _section("metrics", title, "ok", summary, lines)
 
 
@@ -148,7 +148,7 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
             check_permissions(src, ctx.settings.service.namespace or None), timeout * 3
         )
     except (SourceError, TimeoutError) as exc:
-        return _section("kube", title, "fail", _err(exc), [])
+        return _section("kube", title, "fail", _err(exc, ctx.lang), [])
     lines = []
     refused = 0
     for c in checks:
@@ -184,17 +184,18 @@ async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
     try:
         snap = await _guard(src.snapshot(), timeout)
     except (SourceError, TimeoutError) as exc:
-        return _section("gpu", title, "fail", _err(exc), [])
+        return _section("gpu", title, "fail", _err(exc, ctx.lang), [])
     gpus = getattr(snap, "gpus", [])
     lines = [f"{g.index}: {g.name} {g.uuid}" for g in gpus]
     return _section("gpu", title, "ok", t("doctor.gpu_summary", ctx.lang, n=len(gpus)), lines)
 
 
-def _err(exc: BaseException) -> str:
+def _err(exc: BaseException, lang: str) -> str:
     failure = getattr(exc, "failure", None)
     if failure is not None:
         text = f"{failure.kind.value}: {failure.message}"
-        return text + (f" — {failure.hint}" if failure.hint else "")
+        hint = failure.hint_in(lang)
+        return text + (f" — {hint}" if hint else "")
     if isinstance(exc, TimeoutError):
         return "timeout"
     return f"{type(exc).__name__}: {exc}"

@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 f = exc.failure
                 print(
                     f"{f.source}: {f.kind.value}: {f.message}"
-                    + (f"\n  {f.hint}" if f.hint else ""),
+                    + (f"\n  {hint}" if (hint := f.hint_in(lang)) else ""),
                     file=sys.stderr,
                 )
                 return 2

@@ -118,7 +118,7 @@ def render_text(report: Any, lang: str) -> str:
     for fl in report.failures:
         lines.append(
             t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}")
-            + (f" — {fl.hint}" if fl.hint else "")
+            + (f" — {hint}" if (hint := fl.hint_in(lang)) else "")
         )
     return "\n".join(lines)
 
@@ -155,8 +155,8 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         f = exc.failure
         print(f"kubernetes: {f.kind.value}: {f.message}", file=sys.stderr)
-        if f.hint:
-            print(f"  {f.hint}", file=sys.stderr)
+        if hint := f.hint_in(lang):
+            print(f"  {hint}", file=sys.stderr)
         return 2
     if args.json:
         print(report.model_dump_json(indent=2))

@@ -35,7 +35,10 @@ class SourceFailure(BaseModel):
         source: Backend name (``prometheus``, ``kubernetes``, ``nvml``, ``dcgm``).
         kind: The class of failure.
         message: What happened, in the backend's words (status code, exception text).
-        hint: What the user can do about it.
+        hint: What the user can do about it, in English.
+        hint_key: The i18n key of the hint (``cockpit/knowledge/i18n/sources.toml``), so
+            that a panel shows it in the UI language; empty for hints without one.
+        hint_args: The placeholders of ``hint_key``.
         detail: Extra machine-readable facts (HTTP status, RBAC verb/resource, query).
     """
 
@@ -43,7 +46,17 @@ class SourceFailure(BaseModel):
     kind: ErrorKind
     message: str
     hint: str = ""
+    hint_key: str = ""
+    hint_args: dict[str, str] = {}
     detail: dict[str, str] = {}
+
+    def hint_in(self, lang: str) -> str:
+        """The hint in ``lang`` (the English ``hint`` when it has no key)."""
+        if not self.hint_key:
+            return self.hint
+        from cockpit.i18n import t
+
+        return t(self.hint_key, lang, **self.hint_args)
 
 
 class SourceError(Exception):
@@ -60,11 +73,27 @@ class SourceError(Exception):
         kind: ErrorKind,
         message: str,
         hint: str = "",
+        *,
+        hint_key: str = "",
+        hint_args: dict[str, str] | None = None,
         **detail: str,
     ) -> SourceError:
-        """Shorthand constructor."""
+        """Shorthand constructor; with ``hint_key`` the English ``hint`` is rendered from it."""
+        args = hint_args or {}
+        if hint_key and not hint:
+            from cockpit.i18n import t
+
+            hint = t(hint_key, "en", **args)
         return cls(
-            SourceFailure(source=source, kind=kind, message=message, hint=hint, detail=detail)
+            SourceFailure(
+                source=source,
+                kind=kind,
+                message=message,
+                hint=hint,
+                hint_key=hint_key,
+                hint_args=args,
+                detail=detail,
+            )
         )
 
     @property

@@ -752,8 +752,7 @@ class Replay:
             self._source_attrs.get(source, {}).get("name", source),
             ErrorKind.NOT_FOUND,
             f"not in this bundle: {method}({shown})",
-            "The evidence bundle was recorded without this call; record again with a "
-            "plan that makes it (cockpit record).",
+            hint_key="hint.bundle.not_recorded",
             bundle=str(self.path.name),
         )
 
@@ -928,8 +927,7 @@ class ReplaySource:
                     self.name,
                     ErrorKind.BAD_DATA,
                     f"damaged evidence bundle: {exc}",
-                    "This part of the bundle cannot be read; the rest still replays. "
-                    "Record the bundle again if the source is still reachable.",
+                    hint_key="hint.bundle.damaged",
                     bundle=replay.path.name,
                 ) from exc
 

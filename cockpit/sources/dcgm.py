@@ -142,8 +142,7 @@ class DcgmSource:
                 SOURCE,
                 ErrorKind.NOT_FOUND,
                 f"no dcgm-exporter series for node {node!r} (labels Hostname/hostname)",
-                hint="Check the node name, that dcgm-exporter runs there, and that it is not "
-                "started with --no-hostname",
+                hint_key="hint.dcgm.no_node",
                 query=" or ".join(queries),
             )
         return _build(vectors, at, node=node, query_hint=queries[0])
@@ -164,8 +163,7 @@ class DcgmSource:
                 SOURCE,
                 ErrorKind.NOT_FOUND,
                 f"no dcgm-exporter series for pod {namespace}/{pod}",
-                hint="dcgm-exporter maps GPUs to pods only with --kubernetes "
-                "(DCGM_EXPORTER_KUBERNETES=true)",
+                hint_key="hint.dcgm.no_pod",
             )
         nodes = {_node_of(v.labels) for v in vectors} - {None}
         node = sorted(n for n in nodes if n)[0] if nodes else None

@@ -153,7 +153,8 @@ def classify(
             SOURCE,
             ErrorKind.ACCESS_DENIED,
             what,
-            hint=f"RBAC refused '{verb} {resource}'. Check with: {cmd}",
+            hint_key="hint.kube.rbac",
+            hint_args={"verb": verb, "resource": resource, "cmd": cmd},
             status=str(status),
             verb=verb,
             resource=resource,
@@ -170,7 +171,7 @@ def classify(
             SOURCE,
             ErrorKind.UNAVAILABLE,
             f"HTTP {status} from the API server: {message or getattr(exc, 'reason', '')}",
-            hint="The API server failed the request; retry, or check the control plane.",
+            hint_key="hint.kube.server_failed",
             status=str(status),
             path=path,
         )
@@ -184,7 +185,7 @@ def classify(
             SOURCE,
             ErrorKind.TIMEOUT,
             f"no answer from the API server in time ({path})",
-            hint="The API server or the network is slow; the request was abandoned.",
+            hint_key="hint.kube.timeout",
             path=path,
         )
     if isinstance(exc, ValueError):
@@ -192,14 +193,14 @@ def classify(
             SOURCE,
             ErrorKind.BAD_DATA,
             f"the API server sent a body that is not valid JSON ({path}): {text[:120]}",
-            hint="A proxy may have cut the response; retry.",
+            hint_key="hint.kube.bad_json",
             path=path,
         )
     return SourceError.of(
         SOURCE,
         ErrorKind.UNAVAILABLE,
         f"{name}: {text[:300]}",
-        hint="Is the API server reachable from here (kubeconfig server URL, VPN, proxy)?",
+        hint_key="hint.kube.unreachable",
         path=path,
     )
 
@@ -278,7 +279,7 @@ class KubeSource:
                     SOURCE,
                     ErrorKind.NOT_CONFIGURED,
                     "no kubeconfig found and not running in a pod",
-                    hint="Pass --kubeconfig/--context or set KUBECONFIG.",
+                    hint_key="hint.kube.no_config",
                 )
         except SourceError:
             raise
@@ -287,7 +288,7 @@ class KubeSource:
                 SOURCE,
                 ErrorKind.NOT_CONFIGURED,
                 f"cannot load the Kubernetes configuration: {exc}",
-                hint="Check --kubeconfig/--context (kubectl config get-contexts).",
+                hint_key="hint.kube.bad_config",
             ) from exc
         # Fail fast: a retry hides a timeout behind another timeout.
         cfg.retries = False

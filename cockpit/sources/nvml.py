@@ -690,7 +690,7 @@ class NvmlSource:
                 SOURCE,
                 ErrorKind.TIMEOUT,
                 "the previous NVML poll has not returned yet",
-                hint="NVML calls hang when the GPU's firmware stops answering (Xid 119); check dmesg",
+                hint_key="hint.nvml.hang",
             )
         loop = asyncio.get_running_loop()
         self._poll_running = True
@@ -702,7 +702,7 @@ class NvmlSource:
                 SOURCE,
                 ErrorKind.TIMEOUT,
                 f"NVML poll took longer than {self.call_timeout_s:.0f} s",
-                hint="NVML calls hang when the GPU's firmware stops answering (Xid 119); check dmesg",
+                hint_key="hint.nvml.hang",
             ) from None
 
     def _poll_guarded(self) -> GpuNodeSnapshot:
@@ -761,7 +761,7 @@ def _init_error(code: int, text: str) -> SourceError:
             SOURCE,
             ErrorKind.UNAVAILABLE,
             "NVML library libnvidia-ml.so.1 not found: no NVIDIA driver on this host",
-            hint="Not a GPU node: per-GPU state comes from dcgm-exporter in Prometheus (--node NODE)",
+            hint_key="hint.nvml.no_library",
             code=str(code),
         )
     if code == DRIVER_NOT_LOADED:
@@ -769,7 +769,7 @@ def _init_error(code: int, text: str) -> SourceError:
             SOURCE,
             ErrorKind.UNAVAILABLE,
             "NVIDIA driver not loaded (nvmlInit: Driver Not Loaded)",
-            hint="Check `lsmod | grep nvidia` and dmesg for NVRM errors; using DCGM via Prometheus",
+            hint_key="hint.nvml.driver_not_loaded",
             code=str(code),
         )
     if code == LIB_RM_VERSION_MISMATCH:
@@ -777,13 +777,12 @@ def _init_error(code: int, text: str) -> SourceError:
             SOURCE,
             ErrorKind.UNAVAILABLE,
             "NVML/driver version mismatch",
-            hint="The driver was upgraded without a reboot, or the container's libnvidia-ml "
-            "does not match the host driver",
+            hint_key="hint.nvml.version_mismatch",
             code=str(code),
         )
     if code == NO_PERMISSION:
         return SourceError.of(
-            SOURCE, ErrorKind.ACCESS_DENIED, f"nvmlInit: {text}", hint="No access to /dev/nvidia*"
+            SOURCE, ErrorKind.ACCESS_DENIED, f"nvmlInit: {text}", hint_key="hint.nvml.denied"
         )
     return SourceError.of(SOURCE, ErrorKind.UNAVAILABLE, f"nvmlInit failed: {text} ({code})")
 

@@ -1,6 +1,6 @@
 """Prometheus-compatible query API source (Prometheus, Thanos, Mimir, VictoriaMetrics).
 
-Implements :class:`cockpit.sources.base.MetricsSource` over ``httpx.AsyncClient``. Every
+Implements :class:`cockpit.sources.base.MetricsSource` over ``aiohttp``. Every
 query carries an explicit evaluation time (``time=`` or ``start``/``end``/``step``) and the
 server-side ``timeout=`` parameter; the client side is bounded by the same per-query timeout
 (``PrometheusSettings.timeout_s``) and by a semaphore of ``max_concurrency`` queries in
@@ -30,12 +30,15 @@ shape; scalar results become one unlabelled :class:`InstantVector`. Queries long
 from __future__ import annotations
 
 import asyncio
+import base64
+import gc
+import json
 import ssl
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-import httpx
+import aiohttp
 import msgspec
 
 from cockpit.config import PrometheusSettings
@@ -49,11 +52,6 @@ POST_THRESHOLD = 1500
 """Queries longer than this many characters are POSTed as a form (URL length limits of
 proxies in front of Prometheus are typically 2–8 KiB)."""
 
-POOL_SIZE = 8
-"""Connections per ``httpx`` pool; ``max_concurrency`` is spread over as many pools as it
-takes. httpcore 1.0 rescans its whole pool at every request start and end
-(encode/httpcore#1035, encode/httpx#3215): with 64 queries in one pool that scan alone cost
-~0.1 s of CPU per drilldown (bench_drilldown)."""
 
 METRIC_NAMES_LOOKBACK = timedelta(hours=1)
 """``metric_names(at)`` lists names seen in ``[at - 1h, at + 5m]``."""
@@ -217,86 +215,139 @@ def fast_matrix(body: bytes) -> list[Series] | None:
     the fast decoder does not read) — and the caller takes the general path, which
     accepts every variant the module docstring lists.
     """
+    # The decode builds one tuple per point; with the collector on, those allocations
+    # trigger collections that walk the whole heap (a TUI's is large) and cost 2-5x the
+    # decode itself. Nothing decoded here can form a reference cycle.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         env = _MATRIX.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    finally:
+        if collecting:
+            gc.enable()
     if env.status != "success" or env.data.resultType != "matrix":
         return None
     return [Series.model_construct(labels=w.metric, samples=w.values) for w in env.data.result]
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``/
+    ``ALL_PROXY``, lower case too), or ``None`` when there is none or ``NO_PROXY``
+    exempts its host; read once per source, as the standard library reads them."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or not parts.hostname or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    return proxy
+
+
+class _Answer(NamedTuple):
+    """One HTTP answer, read in full."""
+
+    status: int
+    body: bytes
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON; ``ValueError`` when it is not."""
+        return json.loads(self.body)
 
 
 class PrometheusSource:
     """Read-only client of a Prometheus-compatible HTTP API.
 
     Args:
-        settings: URL, authentication, TLS, timeout and concurrency
+        settings: URL, authentication, TLS, compression, timeout and concurrency
             (:class:`cockpit.config.PrometheusSettings`).
-        transport: Optional ``httpx`` transport (tests may pass a real one bound to a
-            socket; production leaves it ``None``).
+
+    The ``aiohttp`` session is made on first use inside the running event loop (one pool
+    of at most ``max_concurrency`` connections); :meth:`close` releases it. aiohttp's
+    C-parsed HTTP/1.1 costs about a third of the client CPU per request of
+    httpx/httpcore (bench_drilldown: 64 queries of one screen, see ``make bench``).
 
     Every public coroutine raises :class:`SourceError` only.
     """
 
     name = SOURCE
 
-    def __init__(
-        self,
-        settings: PrometheusSettings,
-        *,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+    def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
         self.base_url = settings.url.rstrip("/")
         self._config_error: SourceError | None = None
         self._sem = asyncio.Semaphore(settings.max_concurrency)
-        headers = {"Accept": "application/json", "User-Agent": "cockpit"}
+        headers = {
+            "Accept": "application/json",
+            "User-Agent": "cockpit",
+            "Accept-Encoding": "gzip" if settings.compression else "identity",
+        }
         headers.update(settings.headers)
         token = self._token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        auth: httpx.Auth | None = None
         if settings.username:
             password = settings.password.get_secret_value() if settings.password else ""
-            auth = httpx.BasicAuth(settings.username, password)
-        verify: ssl.SSLContext | bool = True
+            pair = f"{settings.username}:{password}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        self._headers = headers
+        self._ssl: ssl.SSLContext | bool = True
         if settings.insecure:
-            verify = False
+            self._ssl = False
         elif settings.ca_file is not None:
             try:
-                verify = ssl.create_default_context(cafile=str(settings.ca_file))
+                self._ssl = ssl.create_default_context(cafile=str(settings.ca_file))
             except (OSError, ssl.SSLError) as exc:
                 self._config_error = SourceError.of(
                     SOURCE,
                     ErrorKind.NOT_CONFIGURED,
                     f"cannot load CA file {settings.ca_file}: {exc}",
-                    "Fix prometheus.ca_file (a PEM bundle readable by this user).",
+                    hint_key="hint.prom.ca_file",
                 )
         if not self.base_url and self._config_error is None:
             self._config_error = SourceError.of(
                 SOURCE,
                 ErrorKind.NOT_CONFIGURED,
                 "no Prometheus URL configured",
-                "Set --prometheus-url, COCKPIT_PROMETHEUS__URL or [prometheus] url in the config file.",
+                hint_key="hint.prom.no_url",
             )
-        if isinstance(verify, bool):
-            # One context for every pool: loading the CA bundle costs ~25 ms each time.
-            verify = httpx.create_ssl_context(verify=verify)
-        shards = 1 if transport is not None else -(-settings.max_concurrency // POOL_SIZE)
-        self._clients = [
-            httpx.AsyncClient(
-                base_url=self.base_url or "http://invalid.invalid",
-                headers=headers,
-                auth=auth,
-                verify=verify,
-                timeout=httpx.Timeout(settings.timeout_s),
-                transport=transport,
-                follow_redirects=True,
-                limits=httpx.Limits(max_connections=min(POOL_SIZE, settings.max_concurrency)),
+        self._proxy = env_proxy(self.base_url)
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        """The session of the running event loop (a new one after the loop changed)."""
+        session = self._session
+        loop = asyncio.get_running_loop()
+        if session is None or session.closed or self._session_loop is not loop:
+            if session is not None and not session.closed:
+                # Made in an event loop that has ended: nothing can be awaited there any
+                # more, so its pool is left to the garbage collector.
+                session.detach()
+            self._session_loop = loop
+            session = aiohttp.ClientSession(
+                headers=self._headers,
+                connector=aiohttp.TCPConnector(limit=self.settings.max_concurrency, ssl=self._ssl),
+                timeout=aiohttp.ClientTimeout(total=self.settings.timeout_s),
+                auto_decompress=True,
+                # trust_env would look up ~/.netrc and the proxy variables in a thread
+                # for every request; the proxy is read once instead.
+                trust_env=False,
+                proxy=self._proxy,
             )
-            for _ in range(shards)
-        ]
-        self._in_flight = [0] * shards
+            self._session = session
+        return session
 
     def _token(self) -> str:
         s = self.settings
@@ -308,7 +359,7 @@ class PrometheusSource:
                     SOURCE,
                     ErrorKind.NOT_CONFIGURED,
                     f"cannot read bearer token file {s.bearer_token_file}: {exc.strerror or exc}",
-                    "Fix prometheus.bearer_token_file (readable by this user).",
+                    hint_key="hint.prom.token_file",
                 )
                 return ""
         if s.bearer_token is not None:
@@ -352,7 +403,7 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.BAD_QUERY,
                 f"invalid range: start={start.isoformat()} end={end.isoformat()} step={step_s}",
-                "The end must not be before the start and the step must be positive.",
+                hint_key="hint.prom.bad_range",
                 query=query,
             )
         params = {
@@ -363,7 +414,7 @@ class PrometheusSource:
             "timeout": self._server_timeout(),
         }
         resp = await self._request("/api/v1/query_range", params, query)
-        if resp.is_success and (series := fast_matrix(resp.content)) is not None:
+        if resp.is_success and (series := fast_matrix(resp.body)) is not None:
             return series
         data = self._data(resp, "/api/v1/query_range", query)
         try:
@@ -412,7 +463,7 @@ class PrometheusSource:
                 raise
         try:
             resp = await self._send("GET", "/-/ready", {})
-            if resp.status_code == 200:
+            if resp.status == 200:
                 return resp.text.strip() or "ready"
         except SourceError:
             pass
@@ -420,9 +471,10 @@ class PrometheusSource:
         return "query API answers"
 
     async def close(self) -> None:
-        """Close the connection pools."""
-        for client in self._clients:
-            await client.aclose()
+        """Close the connection pool (a no-op when none was opened)."""
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -430,68 +482,59 @@ class PrometheusSource:
         return _fmt_duration(self.settings.timeout_s)
 
     def _bad_data(self, message: str, *, status: int | None = None, query: str = "") -> SourceError:
-        detail = {"query": query} if query else {}
+        detail: dict[str, Any] = {"query": query} if query else {}
         if status is not None:
             detail["status"] = str(status)
         return SourceError.of(
             SOURCE,
             ErrorKind.BAD_DATA,
             f"unexpected response: {message}",
-            "The server at this URL does not answer like the Prometheus HTTP API; check the "
-            "URL path prefix (Mimir serves under /prometheus) and any proxy in between.",
+            hint_key="hint.prom.bad_data",
             **detail,
         )
 
-    async def _send(self, method: str, path: str, params: dict[str, str]) -> httpx.Response:
+    async def _send(self, method: str, path: str, params: dict[str, str]) -> _Answer:
         if self._config_error is not None:
             raise self._config_error
         timeout = self.settings.timeout_s
+        url = self.base_url + path
         async with self._sem:
             try:
-                # The least busy pool takes the request (each holds at most POOL_SIZE).
-                i = self._in_flight.index(min(self._in_flight))
-                client = self._clients[i]
-                self._in_flight[i] += 1
-                try:
-                    async with asyncio.timeout(timeout):
-                        if method == "POST":
-                            return await client.post(path, data=params)
-                        return await client.get(path, params=params)
-                finally:
-                    self._in_flight[i] -= 1
-            except (TimeoutError, httpx.TimeoutException):
+                async with asyncio.timeout(timeout):
+                    session = self._session_now()
+                    kwargs: dict[str, Any] = (
+                        {"data": params} if method == "POST" else {"params": params}
+                    )
+                    async with session.request(method, url, **kwargs) as resp:
+                        return _Answer(resp.status, await resp.read())
+            except TimeoutError:
                 raise SourceError.of(
                     SOURCE,
                     ErrorKind.TIMEOUT,
                     f"no answer from {self.base_url}{path} within {timeout:g} s",
-                    "The server is slow or overloaded: narrow the time range or the label "
-                    "selectors, or raise prometheus.timeout_s.",
+                    hint_key="hint.prom.timeout",
                     timeout_s=f"{timeout:g}",
                     path=path,
                 ) from None
-            except httpx.TransportError as exc:
+            except (aiohttp.ClientError, ValueError, OSError) as exc:
                 raise self._transport_error(path, exc) from None
 
-    def _transport_error(self, path: str, exc: httpx.TransportError) -> SourceError:
+    def _transport_error(self, path: str, exc: Exception) -> SourceError:
         text = str(exc) or type(exc).__name__
-        if "CERTIFICATE_VERIFY_FAILED" in text or isinstance(exc.__context__, ssl.SSLError):
-            hint = (
-                "TLS verification failed: set prometheus.ca_file to the CA that signed the "
-                "server certificate (prometheus.insecure only for a lab)."
-            )
-        elif isinstance(exc, httpx.ConnectError):
-            hint = (
-                f"Nothing accepted the connection at {self.base_url}: check the URL and port, "
-                "that Prometheus is running, and that this host can reach it "
-                "(kubectl port-forward, VPN, network policy)."
-            )
+        if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError) or (
+            "CERTIFICATE_VERIFY_FAILED" in text
+        ):
+            key = "hint.prom.tls"
+        elif isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL | ValueError):
+            key = "hint.prom.connect"
         else:
-            hint = "The connection broke while reading the answer; retry, and check proxies in between."
+            key = "hint.prom.broken"
         return SourceError.of(
             SOURCE,
             ErrorKind.UNAVAILABLE,
             f"{type(exc).__name__}: {text}",
-            hint,
+            hint_key=key,
+            hint_args={"url": self.base_url} if key == "hint.prom.connect" else None,
             path=path,
             error=type(exc).__name__,
         )
@@ -509,15 +552,15 @@ class PrometheusSource:
 
     async def _request(
         self, path: str, params: dict[str, str], query: str = "", method: str | None = None
-    ) -> httpx.Response:
+    ) -> _Answer:
         """Send one API request (POST for a long query) and return the raw response."""
         if method is None:
             method = "POST" if len(query) > POST_THRESHOLD else "GET"
         return await self._send(method, path, params)
 
-    def _data(self, resp: httpx.Response, path: str, query: str = "") -> Any:
+    def _data(self, resp: _Answer, path: str, query: str = "") -> Any:
         """The ``data`` member of a success envelope, or the classified failure."""
-        status = resp.status_code
+        status = resp.status
         body: Any = None
         try:
             body = resp.json()
@@ -542,7 +585,7 @@ class PrometheusSource:
     ) -> SourceError:
         etype = str(envelope.get("errorType") or "")
         message = str(envelope.get("error") or "")
-        detail = {"status": str(status), "error_type": etype, "path": path}
+        detail: dict[str, Any] = {"status": str(status), "error_type": etype, "path": path}
         if query:
             detail["query"] = query
         if etype == "timeout":
@@ -550,7 +593,7 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.TIMEOUT,
                 message or "query timed out on the server",
-                "The query took longer than the server allows: narrow the range or selectors.",
+                hint_key="hint.prom.server_timeout",
                 **detail,
             )
         if etype in ("bad_data", "execution") or status in (400, 422):
@@ -558,15 +601,14 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.BAD_QUERY,
                 message or f"HTTP {status} {etype}",
-                "The server rejected the query: check the PromQL and the metric names this "
-                "server exposes.",
+                hint_key="hint.prom.rejected",
                 **detail,
             )
         return SourceError.of(
             SOURCE,
             ErrorKind.UNAVAILABLE,
             message or f"HTTP {status} {etype}",
-            "The server reported an internal error; retry, then check its logs.",
+            hint_key="hint.prom.internal",
             **detail,
         )
 
@@ -584,7 +626,7 @@ class PrometheusSource:
             else:
                 return self._api_error(status, envelope, path, query)
         excerpt = text.strip()[:_EXCERPT]
-        detail = {"status": str(status), "path": path}
+        detail: dict[str, Any] = {"status": str(status), "path": path}
         if query:
             detail["query"] = query
         if status in (401, 403):
@@ -592,8 +634,7 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.ACCESS_DENIED,
                 f"HTTP {status} from {self.base_url}{path}: {excerpt}".rstrip(": "),
-                "Check the credentials: prometheus.bearer_token(_file) or username/password, "
-                "and for Mimir/Cortex the X-Scope-OrgID header (prometheus.headers).",
+                hint_key="hint.prom.denied",
                 **detail,
             )
         if status in (400, 422):
@@ -601,7 +642,7 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.BAD_QUERY,
                 excerpt or f"HTTP {status}",
-                "The server rejected the query: check the PromQL.",
+                hint_key="hint.prom.rejected_plain",
                 **detail,
             )
         if status == 404:
@@ -609,20 +650,19 @@ class PrometheusSource:
                 SOURCE,
                 ErrorKind.NOT_FOUND,
                 f"HTTP 404 for {self.base_url}{path}",
-                "No Prometheus API at this URL: check the path prefix (Mimir: /prometheus, "
-                "a proxied Prometheus: its --web.route-prefix).",
+                hint_key="hint.prom.not_found",
                 **detail,
             )
         if status == 429:
-            hint = "The server is rate limiting queries; wait and retry, or lower prometheus.max_concurrency."
+            key = "hint.prom.rate_limited"
         elif status >= 500:
-            hint = "The server (or a proxy in front of it) failed; retry, then check its logs and health."
+            key = "hint.prom.server_failed"
         else:
-            hint = "Unexpected HTTP status from the server."
+            key = "hint.prom.unexpected_status"
         return SourceError.of(
             SOURCE,
             ErrorKind.UNAVAILABLE,
             f"HTTP {status} from {self.base_url}{path}" + (f": {excerpt}" if excerpt else ""),
-            hint,
+            hint_key=key,
             **detail,
         )

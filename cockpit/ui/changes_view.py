@@ -88,7 +88,8 @@ class ChangesView(Vertical):
         except SourceError as exc:
             f = exc.failure
             self._status(
-                f"⚠ {t('error.' + f.kind.value, self.lang)}: {f.message}\n  {f.hint}", True
+                f"⚠ {t('error.' + f.kind.value, self.lang)}: {f.message}\n  {f.hint_in(self.lang)}",
+                True,
             )
             return
         self.show(report)

@@ -126,8 +126,8 @@ class MetricsView(Vertical):
     def _fail(self, failure: SourceFailure) -> None:
         self.failure = failure
         text = f"⚠ {t(f'error.{failure.kind.value}', self.lang)}: {failure.message}"
-        if failure.hint:
-            text += f"\n  {failure.hint}"
+        if hint := failure.hint_in(self.lang):
+            text += f"\n  {hint}"
         self._status(text, error=True)
 
     def _status(self, text: str, error: bool) -> None:

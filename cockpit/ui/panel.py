@@ -213,8 +213,8 @@ class Panel(Vertical):
         self._errors_in_row += 1
         title = t(f"error.{failure.kind.value}", self.lang)
         text = f"⚠ {title}: {failure.message}"
-        if failure.hint:
-            text += f"\n  {failure.hint}"
+        if hint := failure.hint_in(self.lang):
+            text += f"\n  {hint}"
         if self.data is not None and self.fetched_at is not None:
             age = int(time.monotonic() - self.fetched_at)
             text += "\n  " + t("panel.stale", self.lang, age=age)
