@@ -5,6 +5,7 @@ missing=""
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 command -v prometheus >/dev/null 2>&1 || case "$missing" in *prometheus*) ;; *) missing="$missing prometheus";; esac
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages:$missing"
