@@ -179,6 +179,12 @@ class CockpitApp(App[None]):
                 dataclasses.replace(b, description=description, show=True)
                 for b in table.get(key, [])
             ]
+        # Textual's own command palette key, drawn at the right of the footer.
+        palette = self.COMMAND_PALETTE_BINDING
+        table[palette] = [
+            dataclasses.replace(b, description=t("key.palette", lang), tooltip="")
+            for b in table.get(palette, [])
+        ]
         self.refresh_bindings()
 
     def _exit_with(self, status: int) -> None:

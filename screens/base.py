@@ -13,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.context import AppContext
 from cockpit.flow import step
 from cockpit.i18n import t
 from cockpit.ui.fields import BoundTextArea
+from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.messages import IncidentChanged
 from cockpit.ui.stepper import Stepper
 
@@ -95,7 +96,7 @@ class StepScreen(Screen[None]):
             if not self.PANELS_FIRST:
                 yield from self.compose_panels()
             yield StepNotes(self.ctx, self.STEP)
-        yield Footer()
+        yield CockpitFooter()
 
     def compose_step(self) -> ComposeResult:
         """The step's own widgets."""

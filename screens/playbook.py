@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, OptionList, Static
+from textual.widgets import Button, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData
@@ -33,6 +33,7 @@ from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.ui.footer import CockpitFooter
 
 Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
 """``loader(ctx, playbook_id, scope)``; ``scope`` is what the user typed (pods or a job)."""
@@ -125,6 +126,9 @@ class PlaybookScreen(Screen[None]):
         Binding("o", "mark('ok')", "OK"),
         Binding("x", "mark('problem')", "Problem"),
         Binding("s", "record", "Record"),
+        # The flow's steps still change with n/b here; the footer keeps to this screen.
+        Binding("n", "app.next_step", "Next", show=False),
+        Binding("b", "app.prev_step", "Back", show=False),
     ]
 
     def __init__(self, ctx: AppContext, playbook_id: str, loader: Loader | None = None) -> None:
@@ -158,19 +162,19 @@ class PlaybookScreen(Screen[None]):
                 yield Button(t("playbook.record", lang), id="pb-record")
                 yield Button(t("playbook.close", lang), id="pb-close")
             yield Static("", id="pb-status", markup=False)
-        yield Footer()
+        yield CockpitFooter()
 
     def _bind_localized(self, lang: str) -> None:
         """Describe this screen's keys in the footer in the UI language."""
         import dataclasses
 
-        words = {
-            "escape": t("playbook.close", lang),
-            "r": t("playbook.run", lang),
-            "p": t("playbook.pin", lang),
-            "o": t("playbook.mark_ok", lang),
-            "x": t("playbook.mark_problem", lang),
-            "s": t("playbook.record", lang),
+        words = {  # short forms of the buttons' labels: the footer has room for ~110 columns
+            "escape": t("playbook.key.close", lang),
+            "r": t("playbook.key.run", lang),
+            "p": t("playbook.key.pin", lang),
+            "o": t("playbook.key.ok", lang),
+            "x": t("playbook.key.problem", lang),
+            "s": t("playbook.key.record", lang),
         }
         table = self._bindings.key_to_bindings
         for key, description in words.items():

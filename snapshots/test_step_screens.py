@@ -109,8 +109,10 @@ def test_protect_first(snap_compare, tmp_path):
     )
 
 
-def test_small_terminal(snap_compare, tmp_path):
-    assert snap_compare(_app(tmp_path, "G", "en", populated()), terminal_size=(80, 24))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_small_terminal(snap_compare, tmp_path, lang):
+    """80×24: every main key of the footer still shows (compact footer)."""
+    assert snap_compare(_app(tmp_path, "G", lang, populated()), terminal_size=(80, 24))
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

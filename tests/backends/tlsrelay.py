@@ -26,12 +26,13 @@ def make_certificates(workdir: Path, host: str = "127.0.0.1") -> tuple[Path, Pat
         f"subjectAltName=IP:{host}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
     )
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    ca_cmd = ["req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "2"]
+    csr_cmd = ["req", *ec, "-keyout", key, "-out", csr, "-subj", f"/CN={host}"]
+    sign_cmd = ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial"]
     for cmd in (
-        ["req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "2"]
-        + ["-subj", "/CN=cockpit test CA"],
-        ["req", *ec, "-keyout", key, "-out", csr, "-subj", f"/CN={host}"],
-        ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial"]
-        + ["-out", cert, "-days", "2", "-extfile", ext],
+        [*ca_cmd, "-subj", "/CN=cockpit test CA"],
+        csr_cmd,
+        [*sign_cmd, "-out", cert, "-days", "2", "-extfile", ext],
     ):
         subprocess.run(["openssl", *map(str, cmd)], check=True, capture_output=True, timeout=60)
     return ca, cert, key
