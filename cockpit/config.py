@@ -64,7 +64,7 @@ class PrometheusSettings(BaseModel):
     """Queries in flight at once against this server. A screen asks ~30–70 queries; with
     a distant server each wave of this many costs a round trip, so the default lets every
     query of a screen be in flight at once (bench_drilldown: 64 queries at +250 ms take
-    0.36 s at 64, 0.59 s at 32, 2.1 s at 8). Prometheus evaluates at most
+    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). Prometheus evaluates at most
     ``--query.max-concurrency`` (default 20) queries at once and queues the rest, so this
     adds no evaluation load; lower it for a server that rate-limits (HTTP 429)."""
     headers: dict[str, str] = Field(default_factory=dict)

@@ -96,18 +96,41 @@ class QueryRunner:
                 )
             return QueryResult(spec=spec, failure=failure, elapsed_s=time.perf_counter() - t0)
 
+    def start(self, specs: Iterable[QuerySpec]) -> dict[str, asyncio.Future[QueryResult]]:
+        """Start every spec now; per key, a future of its result (duplicate queries run
+        once). Lets a caller work on each answer as it arrives.
+
+        The caller owns the futures: await them, or cancel the ones it gives up on
+        (:func:`cancel_all`). They never raise for backend failures.
+        """
+        tasks: dict[tuple[str, str, datetime | None, datetime, float], asyncio.Task[QueryResult]]
+        tasks = {}
+        out: dict[str, asyncio.Future[QueryResult]] = {}
+        for s in specs:
+            ident = (s.query, s.kind, s.start, s.end, s.step_s)
+            task = tasks.get(ident)
+            if task is None:
+                out[s.key] = tasks[ident] = asyncio.ensure_future(self.run_one(s))
+            else:
+                out[s.key] = asyncio.ensure_future(_as_key(task, s))
+        return out
+
     async def run(self, specs: Iterable[QuerySpec]) -> dict[str, QueryResult]:
         """Run every spec concurrently; results by key (duplicate queries run once)."""
-        spec_list = list(specs)
-        unique: dict[tuple[str, str, datetime | None, datetime, float], QuerySpec] = {}
-        for s in spec_list:
-            unique.setdefault((s.query, s.kind, s.start, s.end, s.step_s), s)
-        results = await asyncio.gather(*(self.run_one(s) for s in unique.values()))
-        by_query = {
-            (r.spec.query, r.spec.kind, r.spec.start, r.spec.end, r.spec.step_s): r for r in results
-        }
-        out: dict[str, QueryResult] = {}
-        for s in spec_list:
-            r = by_query[(s.query, s.kind, s.start, s.end, s.step_s)]
-            out[s.key] = r if r.spec.key == s.key else r.model_copy(update={"spec": s})
-        return out
+        futures = self.start(specs)
+        try:
+            await asyncio.gather(*futures.values())
+        finally:
+            cancel_all(futures)
+        return {key: f.result() for key, f in futures.items()}
+
+
+async def _as_key(task: asyncio.Task[QueryResult], spec: QuerySpec) -> QueryResult:
+    """The result of a duplicate query, under the spec (key) that asked for it."""
+    return (await task).model_copy(update={"spec": spec})
+
+
+def cancel_all(futures: dict[str, asyncio.Future[QueryResult]]) -> None:
+    """Cancel the futures of :meth:`QueryRunner.start` that have not finished."""
+    for f in futures.values():
+        f.cancel()

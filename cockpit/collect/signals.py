@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from itertools import accumulate
 
@@ -16,7 +17,7 @@ from cockpit.analysis.golden import (
 )
 from cockpit.analysis.profiles import SIGNALS, Detection, render, render_buckets
 from cockpit.collect.base import Window
-from cockpit.collect.runner import QueryRunner, QuerySpec
+from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec, cancel_all
 from cockpit.models import Sample, Series
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
@@ -114,7 +115,12 @@ def plan(
 
 
 def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QuerySpec]:
-    """Window and baseline range queries of every planned signal that has a query."""
+    """Window and baseline range queries of every planned signal that has a query.
+
+    Histogram bucket queries come first: they are the heaviest for the server and for the
+    analysis, so started first they are answered, and analysed, while the rest run.
+    """
+    buckets: list[QuerySpec] = []
     specs: list[QuerySpec] = []
     seen: set[str] = set()
     for p in planned:
@@ -129,7 +135,7 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
                 ("now", (window.start, window.end, window.step_s)),
                 ("base", (window.baseline_start, window.baseline_end, window.baseline_step_s)),
             ):
-                specs.append(
+                buckets.append(
                     QuerySpec(
                         key=f"buckets:{p.bucket_query}/{part}",
                         query=p.bucket_query,
@@ -157,7 +163,7 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
                 step_s=window.baseline_step_s,
             )
         )
-    return specs
+    return buckets + specs
 
 
 class SummaryResult(BaseModel):
@@ -185,66 +191,92 @@ async def collect_summaries(
 ) -> SummaryResult:
     """Run the planned range queries concurrently and summarise each signal.
 
-    When the offset baseline has no data for any signal (history shorter than the offset)
-    and ``fallback_quiet`` is set, the baseline queries are re-run over the quiet window
-    before the incident window (seed's "else the quiet hours before the impact").
+    Each signal is summarised as soon as its own answers are in, while the server still
+    works on the others (a screen's analysis overlaps its slowest queries instead of
+    following them). When the offset baseline has no data for any signal (history shorter
+    than the offset) and ``fallback_quiet`` is set, the baseline queries are re-run over
+    the quiet window before the incident window (seed's "else the quiet hours before the
+    impact").
     """
-    results = await runner.run(range_specs(planned, window))
-    note = ""
-    has_base = any(k.endswith("/base") and r.ok and r.series for k, r in results.items())
-    if not has_base and fallback_quiet and window.baseline != "quiet" and results:
+    specs = range_specs(planned, window)
+    futures = runner.start(specs)
+    base_keys = [s.key for s in specs if s.key.endswith("/base")]
+    quiet_futures: dict[str, asyncio.Future[QueryResult]] = {}
+
+    async def fallback() -> Window | None:
+        """The quiet window when no baseline answered with data (its queries started)."""
+        for f in asyncio.as_completed([futures[k] for k in base_keys]):
+            r = await f
+            if r.ok and r.series:
+                return None
+        if not fallback_quiet or window.baseline == "quiet" or not futures:
+            return None
         quiet = window.with_baseline("quiet")
         base_specs = [s for s in range_specs(planned, quiet) if s.key.endswith("/base")]
-        results.update(await runner.run(base_specs))
-        note = f"no data {window.baseline} earlier; baseline = the quiet window before"
-        window = quiet
+        quiet_futures.update(runner.start(base_specs))
+        return quiet
+
+    decision = asyncio.ensure_future(fallback())
+
+    async def result(key: str) -> QueryResult:
+        r = await futures[key]
+        if key.endswith("/base") and not (r.ok and r.series) and await decision is not None:
+            r = await quiet_futures[key]
+        return r
+
     grids: dict[str, BucketGrid] = {}
 
-    def grid(key: str) -> BucketGrid:
+    def grid(key: str, r: QueryResult) -> BucketGrid:
         # Every quantile of one histogram reads the same bucket result: group it once.
         if key not in grids:
-            grids[key] = bucket_grid(results[key].series)
+            grids[key] = bucket_grid(r.series)
         return grids[key]
 
-    summaries: list[SignalSummary] = []
-    for p in planned:
+    async def summary(p: PlannedSignal) -> SignalSummary:
         if p.unsupported:
-            summaries.append(unsupported_summary(p.key, p.signal, p.stat, p.unsupported))
-            continue
+            return unsupported_summary(p.key, p.signal, p.stat, p.unsupported)
         if not p.query:
-            summaries.append(missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable))
-            continue
+            return missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable)
         if p.bucket_query:
             now_key, base_key = f"buckets:{p.bucket_query}/now", f"buckets:{p.bucket_query}/base"
-            now, base = results[now_key], results[base_key]
+            now, base = await result(now_key), await result(base_key)
             q = p.quantile or 0.99
-            now_series = grid_quantile(grid(now_key), q, p.scale) if now.ok else None
-            base_series = grid_quantile(grid(base_key), q, p.scale) if base.ok else None
+            now_series = grid_quantile(grid(now_key, now), q, p.scale) if now.ok else None
+            base_series = grid_quantile(grid(base_key, base), q, p.scale) if base.ok else None
         else:
-            now = results[f"{p.key}/now"]
-            base = results[f"{p.key}/base"]
+            now, base = await result(f"{p.key}/now"), await result(f"{p.key}/base")
             now_series = now.series if now.ok else None
             base_series = base.series if base.ok else None
-        summaries.append(
-            summarize(
-                p.key,
-                p.signal,
-                p.stat,
-                p.unit,
-                now_series,
-                base_series,
-                query=p.query,
-                baseline_query=p.query,
-                recent_s=window.recent_s,
-                failure=_failure_text(now.failure),
-                baseline_failure=_failure_text(base.failure),
-            )
+        return summarize(
+            p.key,
+            p.signal,
+            p.stat,
+            p.unit,
+            now_series,
+            base_series,
+            query=p.query,
+            baseline_query=p.query,
+            recent_s=window.recent_s,
+            failure=_failure_text(now.failure),
+            baseline_failure=_failure_text(base.failure),
         )
+
+    try:
+        summaries = list(await asyncio.gather(*(summary(p) for p in planned)))
+        quiet = await decision
+    finally:
+        decision.cancel()
+        cancel_all(futures)
+        cancel_all(quiet_futures)
+    results = {k: f.result() for k, f in futures.items()}
+    results.update({k: f.result() for k, f in quiet_futures.items() if f.done()})
     slowest = max((r.elapsed_s for r in results.values()), default=0.0)
     return SummaryResult(
         summaries=summaries,
-        window=window,
-        baseline_note=note,
+        window=quiet or window,
+        baseline_note=f"no data {window.baseline} earlier; baseline = the quiet window before"
+        if quiet is not None
+        else "",
         slowest_s=slowest,
         queries=len(results),
     )

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from cockpit.analysis.load import Bucket, cumulative, quantile, quantile_cumulative
 from cockpit.collect.base import make_window
+from cockpit.collect.runner import QueryRunner, QuerySpec, cancel_all
 from cockpit.collect.signals import bucket_grid, quantile_series
 from cockpit.config import PrometheusSettings
 from cockpit.models import Sample, Series
@@ -283,3 +284,36 @@ def test_bucket_grid_of_aligned_series(rows: list[tuple[str, list[float]]]) -> N
             if not math.isnan(v):
                 by_t.setdefault(float(t), []).append((float(le), v))
     assert bucket_grid(series) == [(t, *cumulative(sorted(by_t[t]))) for t in sorted(by_t)]
+
+
+async def test_runner_start_runs_duplicates_once_and_cancels_cleanly(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy
+) -> None:
+    """Started queries are answered per key as they finish; a query asked under two keys
+    runs once; what the caller gives up on is cancelled, not left running."""
+    at = worked_example_prom.scenario.now_dt
+    src = _source(prom_fault_proxy.url)
+    runner = QueryRunner(src, max_concurrency=8, timeout_s=10)
+    specs = [
+        QuerySpec(key="a", query="vector(1)", kind="instant", end=at),
+        QuerySpec(key="b", query="vector(1)", kind="instant", end=at),
+        QuerySpec(key="c", query="vector(2)", kind="instant", end=at),
+    ]
+    try:
+        futures = runner.start(specs)
+        got = {k: await f for k, f in futures.items()}
+        assert {k: (r.spec.key, r.vector[0].v) for k, r in got.items()} == {
+            "a": ("a", 1.0),
+            "b": ("b", 1.0),
+            "c": ("c", 2.0),
+        }
+        assert len(prom_fault_proxy.log) == 2
+        prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=5))
+        slow = runner.start([QuerySpec(key="x", query="vector(3)", kind="instant", end=at)])
+        await asyncio.sleep(0.2)
+        cancel_all(slow)
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(slow["x"], 2)
+        assert slow["x"].cancelled()
+    finally:
+        await src.close()
