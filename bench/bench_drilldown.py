@@ -5,8 +5,9 @@ against running the same queries one by one.
 Target (issue 3): drilldown wall / slowest single query ≤ 1.3×.
 
 Latency is added at the TCP level by a separate process that only delays the bytes a
-client sends (``tests/backends/tcpdelay.py``, like ``tc netem``), so the injector takes
-no CPU from the client it measures. Prometheus itself still runs on this machine and
+client sends (``tests/backends/tcpdelay.c``, an epoll relay, like ``tc netem``; the asyncio
+relay of ``tcpdelay.py`` without gcc), so the injector takes next to no CPU from the
+client and server it measures, as latency on a real link does not. Prometheus itself still runs on this machine and
 shares its cores with the client, which a remote server would not; the bench therefore
 also measures, in the same run, the *server floor*: the same queries fired at once over plain
 sockets, with no HTTP library, reading the answers without parsing them.
@@ -160,7 +161,8 @@ def main() -> list[str]:
     with tempfile.TemporaryDirectory() as tmp, start(scenario, Path(tmp)) as srv:
         u = urllib.parse.urlsplit(srv.url)
         assert u.hostname and u.port
-        with TcpDelayProcess(u.hostname, u.port, DELAY_S) as url:
+        relay = TcpDelayProcess(u.hostname, u.port, DELAY_S)
+        with relay as url:
             seq, which = asyncio.run(_one_by_one(url, scenario.now))
             # Each repeat runs the slowest query alone, the floor and the drilldowns back
             # to back, so that a noisy moment of the machine weighs on all of them.
@@ -179,7 +181,8 @@ def main() -> list[str]:
             in_run = {c: statistics.median(w / s for w, _, s in r) for c, r in runs.items()}
             n = runs[default][0][1]
     lines = [
-        f"{n} queries of the C screen, +{DELAY_S * 1000:.0f} ms one-way latency each; "
+        f"{n} queries of the C screen, +{DELAY_S * 1000:.0f} ms one-way latency each "
+        f"({relay.implementation} relay); "
         f"slowest single query alone {slowest:.3f} s; medians of {REPEATS} runs "
         f"({REPEATS_OTHER} for the lower concurrencies)"
     ]

@@ -3,7 +3,9 @@
 Each chunk a client sends is written to the upstream ``delay_s`` after it arrived (order
 kept, nothing parsed); answers flow back at once — one-way latency, as ``tc netem`` adds
 on a link. It runs in its own process and does no HTTP work, so a benchmark's client does
-not share its interpreter or much CPU with the latency it measures against::
+not share its interpreter or much CPU with the latency it measures against. Two relays do
+the same thing: ``tcpdelay.c`` (epoll, built with gcc, used when it builds) and the
+asyncio one below::
 
     with TcpDelayProcess("127.0.0.1", 9090, 0.25) as url:
         ... point the client at url ...
@@ -114,16 +116,51 @@ async def serve(host: str, port: int, delay_s: float) -> asyncio.Server:
     return await loop.create_server(lambda: _Delayed(host, port, delay_s), "127.0.0.1", 0)
 
 
+def build_relay(dest: Path) -> Path | None:
+    """Compile ``tcpdelay.c`` into ``dest`` (once per source version); ``None`` without gcc."""
+    import hashlib
+    import shutil
+
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None
+    src = Path(__file__).with_name("tcpdelay.c")
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
+    exe = dest / f"tcpdelay-{digest}"
+    if not exe.exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        tmp = exe.with_suffix(".tmp")
+        subprocess.run([gcc, "-O2", "-o", str(tmp), str(src)], check=True, capture_output=True)
+        tmp.replace(exe)
+    return exe
+
+
 class TcpDelayProcess:
-    """Run the delay proxy in a child process; the context value is its URL."""
+    """Run the delay relay in a child process; the context value is its URL.
+
+    The C relay (``tcpdelay.c``, built with gcc) is used when it can be built: it costs
+    the host next to no CPU, as latency on a real link does not. Otherwise this module's
+    asyncio relay runs instead (``implementation`` says which).
+    """
 
     def __init__(self, host: str, port: int, delay_s: float) -> None:
-        self.args = [host, str(port), f"{delay_s}"]
+        self.host, self.port, self.delay_s = host, port, delay_s
+        self.implementation = ""
         self._proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
+        import tempfile
+
+        exe = build_relay(Path(tempfile.gettempdir()) / "cockpit-bench")
+        if exe is not None:
+            self.implementation = "C (epoll)"
+            cmd = [str(exe), self.host, str(self.port), str(round(self.delay_s * 1000))]
+        else:
+            self.implementation = "Python (asyncio)"
+            cmd = [sys.executable, "-m", "tests.backends.tcpdelay"]
+            cmd += [self.host, str(self.port), f"{self.delay_s}"]
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.backends.tcpdelay", *self.args],
+            cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
