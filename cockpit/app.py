@@ -34,6 +34,19 @@ STEP_SCREENS: dict[str, tuple[str, str]] = {
 }
 
 
+TEXTUAL_COMMANDS = {
+    "Change the current theme": "cmd.textual.theme",
+    "Quit the application as soon as possible": "cmd.textual.quit",
+    "Hide the keys and widget help panel": "cmd.textual.keys_hide",
+    "Show help for the focused widget and a summary of available keys": "cmd.textual.keys_show",
+    "Minimize the widget and restore to normal size": "cmd.textual.minimize",
+    "Maximize the focused widget": "cmd.textual.maximize",
+    "Save an SVG 'screenshot' of the current screen": "cmd.textual.screenshot",
+}
+"""Textual's system commands by their help text, and the i18n key of their translation
+(``<key>.title`` for the title)."""
+
+
 class CockpitApp(App[None]):
     """cockpit's TUI.
 
@@ -316,13 +329,18 @@ class CockpitApp(App[None]):
         self.goto(cur)
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
-        yield from super().get_system_commands(screen)
         if self.ctx is None:
+            yield from super().get_system_commands(screen)
             return
         from cockpit.flow import STEPS
         from cockpit.i18n import t
 
         lang = self.ctx.lang
+        # Textual's own commands (theme, quit, keys, maximize, screenshot), in the UI
+        # language; one Textual adds later keeps its English words.
+        for cmd in super().get_system_commands(screen):
+            key = TEXTUAL_COMMANDS.get(cmd.help)
+            yield cmd._replace(title=t(f"{key}.title", lang), help=t(key, lang)) if key else cmd
         for st in STEPS:
             yield SystemCommand(
                 f"{st.id.value} · {st.title(lang)}",

@@ -167,6 +167,9 @@ async def test_command_palette_lists_steps_and_actions(tmp_path):
         for st in ("A · 确认影响与时间线", "D · 单实例 / 单节点?", "I · 验证恢复并记录"):
             assert st in titles
         assert "先保护（F2）" in titles and "粘贴证据（F6）" in titles
+        # Textual's own commands speak the UI language too.
+        assert {"主题", "退出", "按键", "截图"} <= set(titles)
+        assert not {"Theme", "Quit", "Keys", "Screenshot"} & set(titles)
         jump = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("H ·"))
         jump.callback()
         await pilot.pause()
