@@ -151,6 +151,10 @@ class CockpitApp(App[None]):
         from cockpit.ui.plugins import load_panels
 
         self.ctx = ctx
+        from cockpit.wiring import bundle_warnings
+
+        for line in bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang):
+            self.notify(line, severity="warning", timeout=15)
         if "panels" not in ctx.extras:
             ctx.extras["panels"] = load_panels()
         for item in ctx.extras["panels"]:

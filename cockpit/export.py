@@ -800,11 +800,32 @@ def render(
 def write_atomic(path: Path, text: str) -> Path:
     """Write an export to ``path`` atomically with mode 0600, creating its directory (0700).
 
+    A symbolic link is followed (its target is replaced, the link stays); a path that is
+    not a regular file (a FIFO, ``/dev/stdout``, a device) is written to as it is, never
+    replaced by a file.
+
+    Returns:
+        The path written (the link's target for a link).
+
     Raises:
-        OSError: the directory cannot be created or written; an existing file is intact.
+        OSError: the directory cannot be created or written, or the device refuses the
+            data (``/dev/full``); an existing regular file is intact.
     """
+    import stat
+
     from cockpit.store import DIR_MODE, FILE_MODE, atomic_write_bytes
 
     path = Path(path).expanduser()
+    if path.is_symlink():
+        path = path.resolve()
+    data = text.encode("utf-8")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    return atomic_write_bytes(path, text.encode("utf-8"), FILE_MODE)
+    return atomic_write_bytes(path, data, FILE_MODE)

@@ -22,6 +22,20 @@ class TimeParseError(ValueError):
     """The text is not a time cockpit understands (the message lists the accepted forms)."""
 
 
+EARLIEST = datetime(1970, 1, 2, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+"""Times outside this range are refused: Prometheus stores Unix-epoch milliseconds, and a
+window or baseline computed from a time near ``datetime``'s limits would overflow."""
+MAX_DURATION = timedelta(days=3650)
+"""The longest duration accepted (a window, a lookback): ten years."""
+
+
+def _bounded(dt: datetime, text: str) -> datetime:
+    if not EARLIEST <= dt <= LATEST:
+        raise TimeParseError(f"{text!r} is outside {EARLIEST:%Y-%m-%d} – {LATEST:%Y-%m-%d}")
+    return dt
+
+
 def parse_time(text: str, now: datetime) -> datetime:
     """Parse ``text`` relative to ``now`` (aware).
 
@@ -34,10 +48,13 @@ def parse_time(text: str, now: datetime) -> datetime:
     if s.lower() == "now":
         return now
     if re.fullmatch(r"\d{9,11}(?:\.\d+)?", s):
-        return datetime.fromtimestamp(float(s), tz=UTC)
+        return _bounded(datetime.fromtimestamp(float(s), tz=UTC), s)
     m = _REL.match(s)
     if m:
-        return now - timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+        back = timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+        if back > MAX_DURATION:
+            raise TimeParseError(f"{s!r} is more than {MAX_DURATION.days} days back")
+        return _bounded(now - back, s)
     m = _TOD.match(s)
     if m:
         h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
@@ -53,19 +70,25 @@ def parse_time(text: str, now: datetime) -> datetime:
         raise TimeParseError(s) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    return _bounded(dt.astimezone(UTC), s)
 
 
 def parse_duration(text: str) -> timedelta:
     """``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``, ``"1w"`` → timedelta.
 
     Raises:
-        TimeParseError: for anything else (a ``ValueError``).
+        TimeParseError: for anything else (a ``ValueError``), zero, or more than
+            :data:`MAX_DURATION`.
     """
     m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", text or "")
     if not m:
         raise TimeParseError(f"not a duration: {text!r} (use 30m, 2h, 1d)")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    seconds = float(m.group(1)) * _UNITS[m.group(2)]
+    if not 0 < seconds <= MAX_DURATION.total_seconds():
+        raise TimeParseError(
+            f"duration {text!r} must be more than 0 and at most {MAX_DURATION.days} days"
+        )
+    return timedelta(seconds=seconds)
 
 
 def fmt_time(dt: datetime | None) -> str:

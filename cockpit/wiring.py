@@ -7,6 +7,7 @@ Textual-free: headless commands use the same functions as the TUI.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,17 @@ def _with_bundle_scope(settings: Settings, meta: Any) -> Settings:
     return settings.model_copy(update={"service": svc.model_copy(update=scope)})
 
 
+def bundle_warnings(meta: Any, lang: str) -> list[str]:
+    """What is wrong with a replayed bundle (cut short, skipped lines), in ``lang``; empty
+    for a complete one. Commands print these on stderr, the TUI shows them as notices."""
+    from cockpit.i18n import t
+
+    problems = list(getattr(meta, "problems", None) or [])
+    if not problems:
+        return []
+    return [t("bundle.problem", lang, problem=p) for p in problems]
+
+
 def build_context(
     args: argparse.Namespace, *, background: bool = False, with_session: bool = True
 ) -> AppContext:
@@ -286,6 +298,9 @@ def build_context(
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
     if meta is not None:
         ctx.extras["bundle_meta"] = meta
+        if not background:  # a command: the TUI shows them as notices once it runs
+            for line in bundle_warnings(meta, lang):
+                print(line, file=sys.stderr)
     if with_session:
         ctx.session = open_session(args, settings, mode, lang, meta, background=background)
     return ctx

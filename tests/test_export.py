@@ -241,3 +241,31 @@ def test_core_modules_do_not_import_textual() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_export_follows_links_and_never_replaces_special_files(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from cockpit.export import write_atomic
+
+    target = tmp_path / "postmortem.md"
+    target.write_text("old")
+    link = tmp_path / "latest.md"
+    link.symlink_to(target)
+    assert write_atomic(link, "new") == target
+    assert link.is_symlink() and target.read_text() == "new"
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, "through the pipe")
+    reader.join(5)
+    assert got == [b"through the pipe"] and fifo.is_fifo()
+
+    if Path("/dev/full").exists():
+        with pytest.raises(OSError):
+            write_atomic(Path("/dev/full"), "x" * 100_000)
+        assert Path("/dev/full").is_char_device()

@@ -497,3 +497,32 @@ async def test_range_selector_as_instant_gives_last_sample(worked_example_prom: 
     assert sorted((v.labels["pod"], v.v) for v in got) == sorted(
         (v.labels["pod"], v.v) for v in plain
     )
+
+
+async def test_server_limits_and_api_suffixes_get_their_own_hint(
+    worked_example_prom: PromServer, prom_fault_proxy: FaultProxy
+) -> None:
+    at = worked_example_prom.scenario.now_dt
+    body = json.dumps(
+        {
+            "status": "error",
+            "errorType": "execution",
+            "error": "query processing would load too many samples into memory in query execution",
+        }
+    )
+    prom_fault_proxy.add(Fault(path="/api/v1/query_range", status=422, body=body))
+    src = source(prom_fault_proxy.url)
+    suffixed = source(worked_example_prom.url + "/api/v1")
+    try:
+        with pytest.raises(SourceError) as limit:
+            await src.range("up", at - timedelta(days=30), at, 1)
+        with pytest.raises(SourceError) as suffix:
+            await suffixed.instant("up", at)
+    finally:
+        await src.close()
+        await suffixed.close()
+    assert limit.value.failure.hint_key == "hint.prom.too_big"
+    assert "--window" in limit.value.failure.hint
+    assert suffix.value.kind is ErrorKind.NOT_FOUND
+    assert suffix.value.failure.hint_key == "hint.prom.url_suffix"
+    assert "/api/v1" in suffix.value.failure.hint_in("zh")

@@ -67,3 +67,34 @@ async def test_a_ca_file_that_is_not_pem_is_a_configuration_error(
         await _ask(PrometheusSettings(url=relay.url, ca_file=bad), worked_example_prom)
     assert info.value.kind is ErrorKind.NOT_CONFIGURED
     assert info.value.failure.hint_key == "hint.prom.ca_file"
+
+
+async def test_https_to_a_plain_http_server_says_so(worked_example_prom: PromServer) -> None:
+    url = worked_example_prom.url.replace("http://", "https://")
+    for insecure in (False, True):
+        with pytest.raises(SourceError) as info:
+            await _ask(PrometheusSettings(url=url, insecure=insecure), worked_example_prom)
+        assert info.value.failure.hint_key == "hint.prom.not_tls"
+        assert "http://" in info.value.failure.hint
+
+
+async def test_common_connection_mistakes_get_their_own_hint(
+    worked_example_prom: PromServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    cases = {
+        "http://no-such-host.invalid:9090": "hint.prom.dns",
+        "127.0.0.1:9090": "hint.prom.scheme",
+        "ftp://127.0.0.1:9090": "hint.prom.scheme",
+    }
+    for url, key in cases.items():
+        with pytest.raises(SourceError) as info:
+            await _ask(PrometheusSettings(url=url), worked_example_prom)
+        assert info.value.failure.hint_key == key, (url, info.value.failure)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+    with pytest.raises(SourceError) as info:
+        await _ask(PrometheusSettings(url="http://prometheus.invalid:9090"), worked_example_prom)
+    f = info.value.failure
+    assert f.hint_key == "hint.prom.proxy" and "127.0.0.1:1" in f.hint_in("zh")

@@ -186,6 +186,13 @@ def test_record_command_prometheus_down(tmp_path: Path, capsys: pytest.CaptureFi
         assert info.value.kind is ErrorKind.UNAVAILABLE
 
     asyncio.run(check())
+    # Recording again onto an existing bundle keeps it, unless --force says otherwise.
+    before = out.read_bytes()
+    again = subprocess.run(proc.args, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert out.read_bytes() == before
+    forced = subprocess.run([*proc.args, "--force"], capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 1 and "no call succeeded" in forced.stderr
 
 
 def test_record_command_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

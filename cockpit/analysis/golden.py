@@ -198,8 +198,9 @@ def judge_msg(
 
     Returns:
         ``(verdict, reason)``, the reason a message ``evidence.reason.*`` with the numbers
-        (in ``unit``, the display unit) as arguments; ``no_data`` when ``now`` is unknown. Without a baseline only the
-        ceiling can make a value anomalous.
+        (in ``unit``, the display unit) as arguments; ``no_data`` when ``now`` is unknown,
+        and when there is no baseline and the value is under the signal's ceiling (the only
+        verdict a value can get without a baseline is ``anomalous``, from the ceiling).
     """
     if now is None:
         return "no_data", msg("evidence.reason.no_data")
@@ -208,7 +209,8 @@ def judge_msg(
     if th.ceiling is not None and now >= th.ceiling:
         return "anomalous", msg("evidence.reason.ceiling", unit=u, now=now, ceiling=th.ceiling)
     if baseline is None:
-        return "normal", msg("evidence.reason.no_baseline")
+        # A value with nothing to compare it with decides nothing: never "normal".
+        return "no_data", msg("evidence.reason.no_baseline", unit=u, now=now)
     delta = now - baseline
     if abs(delta) < th.min_delta:
         return "normal", msg(

@@ -28,7 +28,8 @@ class LayerVerdict(BaseModel):
         verdict: anomalous (some signal anomalous), normal (signals known, none anomalous)
             or no_data (no signal of the layer has data).
         evidence: Keys of the summaries that decided it (the anomalous ones, else the
-            normal ones that were checked).
+            normal ones that were checked); for ``no_data``, the exported signals that
+            could not decide, each with its reason (failed query, no series, no baseline).
         lines: ``"<key>: <reason>"`` per evidence key, rendered in English.
         line_msgs: The same lines as messages (``evidence.layer.line``) for the UI's language.
         missing: ``"<metric> — <how to enable>"`` for the layer's missing signals.
@@ -102,7 +103,9 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
             v.verdict = "normal"
             chosen = ok
         else:
-            chosen = []
+            # Undecided: say why for each signal that is exported (a failed query, no
+            # series, no baseline); missing and unsupported ones are listed in `missing`.
+            chosen = [s for s in items if not s.missing and s.now.status.value != "unsupported"]
         v.evidence = [s.key for s in chosen]
         v.line_msgs = [
             msg(

@@ -49,11 +49,19 @@ def build_context(args: argparse.Namespace) -> AppContext:
     """
     from cockpit.clock import Clock
     from cockpit.context import AppContext
-    from cockpit.wiring import BootError, build_sources, mode_of, settings_from_args
+    from cockpit.wiring import (
+        BootError,
+        build_sources,
+        bundle_warnings,
+        mode_of,
+        settings_from_args,
+    )
 
     settings = settings_from_args(args)
     mode = mode_of(args)
     sources, clock, meta = build_sources(args, settings)
+    for line in bundle_warnings(meta, settings.resolved_lang()):
+        print(line, file=sys.stderr)
     svc = settings.service
     scope = getattr(meta, "service", None) if meta is not None else None
     if scope is not None and not any((svc.namespace, svc.deployment, svc.model, svc.selector)):
@@ -163,6 +171,10 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
             out.append(f"      {line}")
         for m in v.missing:
             out.append("      " + t("metrics.text.missing", lang, metric=m))
+    if all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
+        s.now.value is not None for s in dd.drilldown.summaries
+    ):
+        out.append("  " + t("metrics.text.nothing_matched", lang))
     out.append("")
     out.append(t("metrics.text.rules", lang))
     for r in dd.drilldown.rules:
@@ -223,6 +235,11 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
         out.append(t("metrics.text.alerts", lang))
         for a in report.alerts:
             out.append(f"  {a.first.strftime('%H:%M:%S')} {a.text()}")
+    elif (failed := report.alerts_failure) is not None:
+        out.append(
+            t("metrics.text.alerts_failed", lang, kind=t(f"error.{failed.kind.value}", lang))
+            + f": {failed.message}"
+        )
     else:
         out.append(t("metrics.text.no_alerts", lang))
     return out

@@ -21,6 +21,8 @@ import json
 import sys
 from typing import Any
 
+from cockpit.commands._argtypes import positive_seconds
+
 
 def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``doctor`` to the CLI."""
@@ -30,7 +32,9 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="check configuration, sources, permissions and metric coverage",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--timeout", type=float, default=15.0, help="seconds per check (default 15)")
+    p.add_argument(
+        "--timeout", type=positive_seconds, default=15.0, help="seconds per check (default 15)"
+    )
     p.set_defaults(func=run)
 
 

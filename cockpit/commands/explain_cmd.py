@@ -17,6 +17,8 @@ import json
 import sys
 from typing import Any
 
+from cockpit.commands._argtypes import positive_int
+
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add the ``explain`` subcommand."""
@@ -30,7 +32,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (stable shape)")
     p.add_argument(
         "--world-size",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="number of distributed ranks (to name ranks that never logged)",

@@ -17,6 +17,7 @@ from typing import Any
 
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import COLUMNS, HEADERS, gpu_row
+from cockpit.commands._argtypes import positive_seconds
 from cockpit.sources.gpu_models import GpuNodeSnapshot
 
 
@@ -39,7 +40,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         metavar="TIME",
         help="evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)",
     )
-    p.add_argument("--interval", type=float, default=1.0, help="refresh interval in seconds")
+    p.add_argument(
+        "--interval", type=positive_seconds, default=1.0, help="refresh interval in seconds"
+    )
     p.set_defaults(func=run)
 
 

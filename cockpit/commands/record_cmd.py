@@ -12,6 +12,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cockpit.commands._argtypes import positive_int, positive_seconds
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -73,9 +75,19 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--note", default="", help="free text stored in the bundle header")
     p.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds each plan may take (default 120)"
+        "--force",
+        action="store_true",
+        help="replace BUNDLE if it exists (by default an existing bundle is never overwritten)",
     )
-    p.add_argument("--concurrency", type=int, default=4, help="plans run at once (default 4)")
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=120.0,
+        help="seconds each plan may take (default 120)",
+    )
+    p.add_argument(
+        "--concurrency", type=positive_int, default=4, help="plans run at once (default 4)"
+    )
     p.set_defaults(func=run)
 
 
@@ -148,6 +160,10 @@ async def _record(
         note=args.note,
     )
     out = Path(args.output)
+    if out.exists() and not getattr(args, "force", False):
+        # Evidence is never lost: a recording that fails must not replace a good one.
+        print(t("record.exists", lang, path=out), file=sys.stderr)
+        return 2
     try:
         writer = BundleWriter(out, meta)
     except OSError as exc:

@@ -34,6 +34,7 @@ import base64
 import gc
 import json
 import ssl
+import urllib.parse
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -236,7 +237,6 @@ def env_proxy(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``/
     ``ALL_PROXY``, lower case too), or ``None`` when there is none or ``NO_PROXY``
     exempts its host; read once per source, as the standard library reads them."""
-    import urllib.parse
     import urllib.request
 
     parts = urllib.parse.urlsplit(url)
@@ -321,6 +321,18 @@ class PrometheusSource:
                 ErrorKind.NOT_CONFIGURED,
                 "no Prometheus URL configured",
                 hint_key="hint.prom.no_url",
+            )
+        parts = urllib.parse.urlsplit(self.base_url)
+        if (
+            self.base_url
+            and self._config_error is None
+            and (parts.scheme not in ("http", "https") or not parts.hostname)
+        ):
+            self._config_error = SourceError.of(
+                SOURCE,
+                ErrorKind.NOT_CONFIGURED,
+                f"not an http(s) URL: {self.base_url!r}",
+                hint_key="hint.prom.scheme",
             )
         self._proxy = env_proxy(self.base_url)
         self._session: aiohttp.ClientSession | None = None
@@ -521,20 +533,27 @@ class PrometheusSource:
 
     def _transport_error(self, path: str, exc: Exception) -> SourceError:
         text = str(exc) or type(exc).__name__
-        if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError) or (
+        if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+            key = "hint.prom.proxy"
+        elif "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+            key = "hint.prom.not_tls"
+        elif isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError) or (
             "CERTIFICATE_VERIFY_FAILED" in text
         ):
             key = "hint.prom.tls"
+        elif isinstance(exc, aiohttp.ClientConnectorDNSError):
+            key = "hint.prom.dns"
         elif isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL | ValueError):
             key = "hint.prom.connect"
         else:
             key = "hint.prom.broken"
+        host = urllib.parse.urlsplit(self.base_url).hostname or self.base_url
         return SourceError.of(
             SOURCE,
             ErrorKind.UNAVAILABLE,
             f"{type(exc).__name__}: {text}",
             hint_key=key,
-            hint_args={"url": self.base_url} if key == "hint.prom.connect" else None,
+            hint_args={"url": self.base_url, "host": host, "proxy": self._proxy or ""},
             path=path,
             error=type(exc).__name__,
         )
@@ -597,11 +616,16 @@ class PrometheusSource:
                 **detail,
             )
         if etype in ("bad_data", "execution") or status in (400, 422):
+            # Server limits (Prometheus --query.max-samples, the 11,000-point cap of a
+            # range query) are not PromQL mistakes: the way out is a narrower window.
+            too_big = any(
+                words in message for words in ("too many samples", "exceeded maximum resolution")
+            )
             return SourceError.of(
                 SOURCE,
                 ErrorKind.BAD_QUERY,
                 message or f"HTTP {status} {etype}",
-                hint_key="hint.prom.rejected",
+                hint_key="hint.prom.too_big" if too_big else "hint.prom.rejected",
                 **detail,
             )
         return SourceError.of(
@@ -646,11 +670,15 @@ class PrometheusSource:
                 **detail,
             )
         if status == 404:
+            suffix = next(
+                (x for x in ("/api/v1", "/graph", "/query") if self.base_url.endswith(x)), ""
+            )
             return SourceError.of(
                 SOURCE,
                 ErrorKind.NOT_FOUND,
                 f"HTTP 404 for {self.base_url}{path}",
-                hint_key="hint.prom.not_found",
+                hint_key="hint.prom.url_suffix" if suffix else "hint.prom.not_found",
+                hint_args={"suffix": suffix} if suffix else None,
                 **detail,
             )
         if status == 429:

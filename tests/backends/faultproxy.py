@@ -54,10 +54,13 @@ class Fault:
         mode: One of :data:`MODES`.
         times: How many requests it affects; ``None`` = all.
         hits: Requests it affected so far.
+        query: Only requests whose PromQL (``query`` parameter, URL or form) contains
+            this text (``""`` = any).
     """
 
     path: str = ""
     method: str = ""
+    query: str = ""
     delay_s: float = 0.0
     status: int | None = None
     body: bytes | str | None = None
@@ -145,12 +148,14 @@ class FaultProxy:
             self.log.clear()
             self.max_in_flight = 0
 
-    def _match(self, method: str, path: str) -> Fault | None:
+    def _match(self, method: str, path: str, promql: str = "") -> Fault | None:
         with self._lock:
             for f in self._faults:
                 if f.times is not None and f.hits >= f.times:
                     continue
                 if f.method and f.method.upper() != method.upper():
+                    continue
+                if f.query and f.query not in promql:
                     continue
                 if path.startswith(f.path):
                     f.hits += 1
@@ -230,7 +235,10 @@ class FaultProxy:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 split = urllib.parse.urlsplit(target)
-                fault = self._match(method, split.path)
+                form = urllib.parse.parse_qs(split.query)
+                if headers.get("content-type", "").startswith("application/x-www-form"):
+                    form.update(urllib.parse.parse_qs(body.decode("utf-8", "replace")))
+                fault = self._match(method, split.path, " ".join(form.get("query", [])))
                 self.log.append(Logged(method, split.path, split.query, fault, headers, body))
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -39,6 +39,39 @@ def test_worked_example_numbers_are_judged_anomalous() -> None:
     assert judge("serving.queue", None, 12)[0] == "no_data"
 
 
+def test_a_value_without_baseline_is_undecided_never_normal() -> None:
+    """P99 at 9.5 s with nothing to compare it with is not "normal" (only a ceiling can
+    decide without a baseline)."""
+    verdict, reason = judge("serving.e2e_latency", 9583, None)
+    assert verdict == "no_data" and "no baseline" in reason and "9583" in reason
+    s = summarize(
+        "serving.e2e_latency:p99", "serving.e2e_latency", "p99", "ms", series([9583] * 20), None
+    )
+    assert s.verdict == "no_data" and s.now.value == 9583
+    layer = next(v for v in drilldown([s]).layers if v.layer == "serving")
+    assert layer.verdict == "no_data"
+    assert layer.evidence == [s.key] and "no baseline" in layer.lines_text("en")[0]
+    assert "基线" in layer.lines_text("zh")[0]
+
+
+def test_an_undecided_layer_says_which_query_failed() -> None:
+    """A layer whose queries failed is "no data" with the failure on its lines, never a
+    bare "no data" that reads like a quiet layer."""
+    failed = summarize(
+        "hardware.temp:max",
+        "hardware.temp",
+        "max",
+        "°C",
+        None,
+        None,
+        failure="timeout: query timed out in expression evaluation",
+    )
+    layer = next(v for v in drilldown([failed]).layers if v.layer == "hardware")
+    assert layer.verdict == "no_data"
+    assert any("query timed out" in line for line in layer.lines_text("en"))
+    assert any("query timed out" in line for line in layer.lines_text("zh"))
+
+
 def test_summary_now_instant_window_and_no_data_is_never_zero() -> None:
     s = summarize(
         "serving.queue:value",

@@ -311,3 +311,47 @@ def test_analyze_text_renders_in_the_chosen_language(prometheus_scenario: Get) -
         assert fragment not in out["zh"], fragment
     assert "vs peer median" in out["en"] and "arrival rate" in out["en"]
     assert "now=" not in out["en"] and "z-score cannot exceed" in out["en"]
+
+
+def test_failed_queries_are_named_in_the_text_report(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """A query that fails is never a quiet "no data" or "no alert fired": the text says
+    what failed (the JSON already carries it)."""
+    from tests.backends.faultproxy import Fault, FaultProxy
+
+    srv = prometheus_scenario("thermal_replica")
+    with FaultProxy(srv.url) as proxy:
+        proxy.add(Fault(path="/api/v1/query", query="DCGM", status=503))
+        proxy.add(Fault(path="/api/v1/query", query="ALERTS", status=503))
+        at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for lang, alerts_line in (("en", "could not be read"), ("zh", "无法读取告警")):
+            args = ["--prometheus-url", proxy.url, "-n", "llm", "--at", at, "--window", "1h"]
+            proc = subprocess.run(
+                [COCKPIT, "analyze", *args, "--lang", lang],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+            )
+            assert proc.returncode == 0, proc.stderr
+            text = proc.stdout
+            assert alerts_line in text and "No alert fired" not in text
+            hardware = text[text.index("硬件" if lang == "zh" else "Hardware:") :].splitlines()
+            assert "injected 503" in hardware[1], text  # under the layer's "no data"
+
+
+def test_a_namespace_with_no_series_says_so(prometheus_scenario: Any) -> None:
+    srv = prometheus_scenario("thermal_replica")
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    args = ["--prometheus-url", srv.url, "-n", "no-such-namespace", "--at", at]
+    proc = subprocess.run(
+        [COCKPIT, "analyze", *args, "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "No series at all in the window" in proc.stdout
+    assert "normal" not in proc.stdout.split("Reading rules")[0]

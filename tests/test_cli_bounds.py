@@ -1,0 +1,75 @@
+"""Out-of-range numbers and times are usage errors, never hangs or tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cockpit.timeparse import TimeParseError, parse_duration, parse_time
+
+COCKPIT = str(Path(sys.executable).with_name("cockpit"))
+NOW = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00", "9999-12-31T23:59", "-99999999d", "1"])
+def test_times_outside_the_epoch_range_are_refused(text: str) -> None:
+    with pytest.raises(TimeParseError):
+        parse_time(text, NOW)
+
+
+@pytest.mark.parametrize("text", ["0m", "99999999999999d", "3651d", "-2h"])
+def test_durations_must_be_positive_and_bounded(text: str) -> None:
+    with pytest.raises(TimeParseError):
+        parse_duration(text)
+    assert parse_duration("3650d").days == 3650
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["record", "--concurrency", "0"],
+        ["record", "--concurrency", "-1"],
+        ["record", "--timeout", "nan"],
+        ["doctor", "--timeout", "0"],
+        ["doctor", "--timeout", "inf"],
+        ["gpus", "--once", "--interval", "-1"],
+        ["explain", "--world-size", "0", "/dev/null"],
+    ],
+)
+def test_bad_numbers_are_usage_errors(args: list[str]) -> None:
+    proc = subprocess.run(
+        [COCKPIT, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "error: argument" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["--window", "99999999999999d"], ["--at", "0001-01-01T00:00"], ["--at", "9999-01-01"]]
+)
+def test_analyze_refuses_out_of_range_windows_cleanly(args: list[str]) -> None:
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--demo", *args], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_truncated_bundle_is_replayed_with_a_warning(tmp_path: Path) -> None:
+    from cockpit.wiring import demo_bundle_path
+
+    cut = tmp_path / "cut.jsonl.gz"
+    data = demo_bundle_path().read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    for lang, words in (("en", "incomplete evidence bundle"), ("zh", "证据包不完整")):
+        proc = subprocess.run(
+            [COCKPIT, "analyze", "--replay", str(cut), "--lang", lang],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert words in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
