@@ -181,6 +181,38 @@ class Settings(BaseSettings):
         return Path(user_state_dir("cockpit"))
 
 
+def unknown_keys(path: Path) -> list[str]:
+    """Dotted keys of the TOML file ``path`` that no setting reads (``promethues.url``,
+    ``prometheus.ulr``): they are ignored, so ``cockpit doctor`` names them. Tables whose
+    keys are free (``prometheus.headers``, profile overrides) are not looked into.
+
+    Returns:
+        Sorted keys; empty when the file is absent or unreadable (loading reports that).
+    """
+    import tomllib
+
+    from pydantic import BaseModel
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    out: list[str] = []
+
+    def walk(model: type[BaseModel], table: dict[str, Any], prefix: str) -> None:
+        for key, value in table.items():
+            field = model.model_fields.get(key)
+            if field is None:
+                out.append(prefix + key)
+                continue
+            sub = field.annotation
+            if isinstance(value, dict) and isinstance(sub, type) and issubclass(sub, BaseModel):
+                walk(sub, value, f"{prefix}{key}.")
+
+    walk(Settings, data, "")
+    return sorted(out)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build settings; ``overrides`` (from CLI flags) win over env and file.
 

@@ -91,6 +91,39 @@ def test_doctor_without_sources_says_why(clean_env, capsys):
     assert rc == (1 if by["gpu"]["status"] == "fail" else 0)
 
 
+def test_doctor_on_the_demo_bundle_checks_what_was_recorded(clean_env, capsys):
+    main(["doctor", "--demo", "--json", "--lang", "en"])
+    report = json.loads(capsys.readouterr().out)
+    metrics = next(s for s in report["sections"] if s["name"] == "metrics")
+    assert metrics["status"] == "ok" and "replayed" in metrics["summary"]
+    assert any("vllm" in line for line in metrics["lines"])
+
+
+def test_doctor_names_settings_it_does_not_read(clean_env, capsys):
+    (clean_env / "config.toml").write_text(
+        '[promethues]\nurl = "http://typo:9090"\n[prometheus]\nulr = "x"\ntimeout_s = 3\n'
+        '[prometheus.headers]\nX-Scope-OrgID = "team-a"\n'
+    )
+    assert main(["doctor", "--demo", "--json", "--lang", "en"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    config = next(s for s in report["sections"] if s["name"] == "config")
+    assert config["status"] == "fail"
+    named = [line for line in config["lines"] if "unknown setting" in line]
+    assert len(named) == 2 and "promethues" in named[1] and "prometheus.ulr" in named[0]
+
+
+def test_doctor_says_when_its_own_time_limit_ran_out(clean_env, capsys, prom_fault_proxy):
+    from tests.backends.faultproxy import Fault
+
+    prom_fault_proxy.add(Fault(mode="hang"))
+    args = ["--prometheus-url", prom_fault_proxy.url, "--timeout", "0.5", "--json"]
+    for lang, words in (("en", "did not finish within 0.5 s"), ("zh", "0.5 秒内没有完成")):
+        assert main(["doctor", *args, "--lang", lang]) == 1
+        report = json.loads(capsys.readouterr().out)
+        metrics = next(s for s in report["sections"] if s["name"] == "metrics")
+        assert metrics["status"] == "fail" and words in metrics["summary"]
+
+
 def test_doctor_against_the_worked_example(clean_env, capsys, worked_example_prom):
     at = worked_example_prom.scenario.now_dt.isoformat()
     rc = main(["--at", at, "doctor", "--prometheus-url", worked_example_prom.url, "--lang", "en"])

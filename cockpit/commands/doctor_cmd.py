@@ -69,19 +69,22 @@ async def _guard(coro: Any, timeout: float) -> Any:
 
 
 async def _checks(ctx: Any, timeout: float) -> dict[str, Any]:
-    from cockpit.config import config_path
+    from cockpit.config import config_path, unknown_keys
     from cockpit.i18n import t
 
     lang = ctx.lang
     sections: list[dict[str, Any]] = []
     cfg = config_path()
+    unknown = unknown_keys(cfg)
+    lines = [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)]
+    lines += [t("doctor.unknown_key", lang, key=k) for k in unknown]
     sections.append(
         _section(
             "config",
             t("doctor.config", lang),
-            "ok",
+            "fail" if unknown else "ok",
             str(cfg) if cfg.exists() else t("doctor.config_absent", lang, path=str(cfg)),
-            [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)],
+            lines,
         )
     )
     sections.append(_state_dir(ctx))
@@ -121,16 +124,17 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
         return _section("metrics", title, "absent", ctx.sources.missing.get("metrics", ""), [])
     lines: list[str] = []
     try:
-        ping = getattr(src, "ping", None)
+        # A replayed bundle answers the recorded calls only; ping() is not one of them.
+        ping = None if ctx.mode in ("demo", "replay") else getattr(src, "ping", None)
         summary = await _guard(ping(), timeout) if ping else t("doctor.replayed", ctx.lang)
     except (SourceError, TimeoutError) as exc:
-        return _section("metrics", title, "fail", _err(exc, ctx.lang), [])
+        return _section("metrics", title, "fail", _err(exc, ctx.lang, timeout), [])
     try:
         from cockpit.collect.detect import doctor_lines
 
         lines = await _guard(doctor_lines(ctx, ctx.clock.now()), timeout)
     except (SourceError, TimeoutError) as exc:
-        return _section("metrics", title, "fail", summary, [_err(exc, ctx.lang)])
+        return _section("metrics", title, "fail", summary, [_err(exc, ctx.lang, timeout)])
     return _section("metrics", title, "ok", summary, lines)
 
 
@@ -152,7 +156,7 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
             check_permissions(src, ctx.settings.service.namespace or None), timeout * 3
         )
     except (SourceError, TimeoutError) as exc:
-        return _section("kube", title, "fail", _err(exc, ctx.lang), [])
+        return _section("kube", title, "fail", _err(exc, ctx.lang, timeout), [])
     lines = []
     refused = 0
     for c in checks:
@@ -188,18 +192,20 @@ async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
     try:
         snap = await _guard(src.snapshot(), timeout)
     except (SourceError, TimeoutError) as exc:
-        return _section("gpu", title, "fail", _err(exc, ctx.lang), [])
+        return _section("gpu", title, "fail", _err(exc, ctx.lang, timeout), [])
     gpus = getattr(snap, "gpus", [])
     lines = [f"{g.index}: {g.name} {g.uuid}" for g in gpus]
     return _section("gpu", title, "ok", t("doctor.gpu_summary", ctx.lang, n=len(gpus)), lines)
 
 
-def _err(exc: BaseException, lang: str) -> str:
+def _err(exc: BaseException, lang: str, timeout: float) -> str:
+    from cockpit.i18n import t
+
     failure = getattr(exc, "failure", None)
     if failure is not None:
-        text = f"{failure.kind.value}: {failure.message}"
+        text = f"{t(f'error.{failure.kind.value}', lang)}: {failure.message}"
         hint = failure.hint_in(lang)
         return text + (f" — {hint}" if hint else "")
     if isinstance(exc, TimeoutError):
-        return "timeout"
+        return t("doctor.check_timeout", lang, seconds=timeout)
     return f"{type(exc).__name__}: {exc}"
