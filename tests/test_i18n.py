@@ -74,3 +74,12 @@ def test_default_lang_from_locale(monkeypatch):
     assert default_lang() == "zh"
     monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
     assert default_lang() == "en"
+
+
+def test_counted_units_read_as_chinese_in_chinese_messages():
+    from cockpit.analysis.messages import Msg, unit_text
+
+    assert unit_text(" restarts", "zh") == " 次重启" and unit_text(" restarts", "en") == " restarts"
+    assert unit_text(" ms", "zh") == " ms" and unit_text("req/s", "zh") == "req/s"
+    m = Msg(key="evidence.reason.small_change", args={"unit": " pods", "delta": 0, "min_delta": 1})
+    assert "个 Pod" in m.text("zh") and "pods" in m.text("en")

@@ -68,10 +68,25 @@ class Msg(BaseModel):
             return self.key
         template = entry.get(lang) or entry.get("en") or entry.get("zh") or self.key
         args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
+        if isinstance(args.get("unit"), str):
+            args["unit"] = unit_text(str(args["unit"]), lang)
         try:
             return _FORMATTER.format(template, **args)
         except (KeyError, IndexError, ValueError):
             return template
+
+
+def unit_text(unit: str, lang: str) -> str:
+    """A display unit in ``lang``: counted words (``restarts``, ``pods``, ``changes``…)
+    have Chinese forms in ``unit.*`` of the catalogue; symbols (ms, %, MiB, req/s) stay.
+    Leading spaces (``" restarts"`` as a number's suffix) are kept."""
+    word = unit.strip()
+    if lang != "zh" or not word:
+        return unit
+    entry = catalog().get(f"unit.{word}")
+    if entry is None or not entry.get("zh"):
+        return unit
+    return unit[: len(unit) - len(unit.lstrip())] + entry["zh"]
 
 
 SIGNAL_NAMES = "signal.names"

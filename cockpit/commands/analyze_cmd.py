@@ -154,8 +154,10 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
             "metrics.text.title",
             lang,
             start=w.start.strftime("%Y-%m-%d %H:%M"),
-            end=w.end.strftime("%H:%M UTC"),
-            baseline=w.baseline,
+            end=w.end.strftime(
+                "%H:%M UTC" if w.end.date() == w.start.date() else "%Y-%m-%d %H:%M UTC"
+            ),
+            baseline=t(f"metrics.baseline_kind.{w.baseline}", lang),
         ),
         t("metrics.text.profiles", lang, profiles=", ".join(dd.profiles) or "-"),
     ]

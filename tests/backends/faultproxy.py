@@ -32,6 +32,7 @@ import struct
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -119,6 +120,7 @@ class FaultProxy:
         self.log: list[Logged] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self._answering: dict[int, Callable[[], None]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -242,10 +244,21 @@ class FaultProxy:
                 self.log.append(Logged(method, split.path, split.query, fault, headers, body))
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+                # A request is in flight until its answer starts (writer.write), not until
+                # this handler returns: the client may send its next request the moment
+                # it has the answer, before the handler gets to run again.
+                def start_answer(answered: list[bool] = [False]) -> None:  # noqa: B006
+                    if not answered[0]:
+                        answered[0] = True
+                        self.in_flight -= 1
+
+                self._answering[id(writer)] = start_answer
                 try:
                     keep = await self._answer(writer, method, target, headers, body, fault)
                 finally:
-                    self.in_flight -= 1
+                    start_answer()
+                    self._answering.pop(id(writer), None)
                 if not keep or headers.get("connection", "").lower() == "close":
                     break
         except (
@@ -305,6 +318,7 @@ class FaultProxy:
             data = data[: max(1, len(data) // 2)]
         if mode == "bad_length":
             head = f"HTTP/1.1 {status} {_reason(status)}\r\nContent-Type: {ctype}\r\nContent-Length: {len(data) + 1000}\r\n\r\n"
+            self._answering.get(id(writer), lambda: None)()
             writer.write(head.encode() + data)
             await writer.drain()
             return False
@@ -334,8 +348,10 @@ class FaultProxy:
         finally:
             conn.close()
 
-    @staticmethod
-    async def _send(writer: asyncio.StreamWriter, status: int, ctype: str, data: bytes) -> None:
+    async def _send(
+        self, writer: asyncio.StreamWriter, status: int, ctype: str, data: bytes
+    ) -> None:
+        self._answering.get(id(writer), lambda: None)()
         head = (
             f"HTTP/1.1 {status} {_reason(status)}\r\nContent-Type: {ctype}\r\n"
             f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n"
