@@ -121,6 +121,7 @@ class FaultProxy:
         self.in_flight = 0
         self.max_in_flight = 0
         self._answering: dict[int, Callable[[], None]] = {}
+        self._generation = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -144,11 +145,14 @@ class FaultProxy:
         return f
 
     def clear(self) -> None:
-        """Remove every fault and forget the request log."""
+        """Remove every fault and forget the request log; requests still held by an
+        earlier fault (``hang``, a long delay) no longer count as in flight."""
         with self._lock:
             self._faults.clear()
             self.log.clear()
             self.max_in_flight = 0
+            self.in_flight = 0
+            self._generation += 1
 
     def _match(self, method: str, path: str, promql: str = "") -> Fault | None:
         with self._lock:
@@ -242,16 +246,21 @@ class FaultProxy:
                     form.update(urllib.parse.parse_qs(body.decode("utf-8", "replace")))
                 fault = self._match(method, split.path, " ".join(form.get("query", [])))
                 self.log.append(Logged(method, split.path, split.query, fault, headers, body))
+                generation = self._generation
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
                 # A request is in flight until its answer starts (writer.write), not until
                 # this handler returns: the client may send its next request the moment
                 # it has the answer, before the handler gets to run again.
-                def start_answer(answered: list[bool] = [False]) -> None:  # noqa: B006
+                def start_answer(
+                    answered: list[bool] = [False],  # noqa: B006
+                    generation: int = generation,
+                ) -> None:
                     if not answered[0]:
                         answered[0] = True
-                        self.in_flight -= 1
+                        if generation == self._generation:
+                            self.in_flight -= 1
 
                 self._answering[id(writer)] = start_answer
                 try:
