@@ -83,3 +83,11 @@ def test_counted_units_read_as_chinese_in_chinese_messages():
     assert unit_text(" ms", "zh") == " ms" and unit_text("req/s", "zh") == "req/s"
     m = Msg(key="evidence.reason.small_change", args={"unit": " pods", "delta": 0, "min_delta": 1})
     assert "个 Pod" in m.text("zh") and "pods" in m.text("en")
+
+
+def test_large_numbers_are_written_whole_not_in_exponent_notation():
+    from cockpit.analysis.messages import fmt_number
+
+    assert fmt_number(74120.4) == "74,120" and fmt_number(9000, 3) == "9,000"
+    assert fmt_number(13.3617) == "13.36" and fmt_number(0.000123) == "0.000123"
+    assert fmt_number(float("nan")) == "nan" and fmt_number(-12345.6) == "-12,346"

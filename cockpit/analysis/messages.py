@@ -21,6 +21,14 @@ LARGE = 1e4
 (``13,360`` rather than ``1.336e+04``)."""
 
 
+def fmt_number(value: float, digits: int = 4) -> str:
+    """``value`` with ``digits`` significant digits, never in exponent notation for large
+    values: ``9,000`` and ``74,120`` rather than ``9e+03`` and ``7.412e+04``."""
+    if abs(value) >= 10**digits and value == value and abs(value) != float("inf"):
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
 class _Formatter(string.Formatter):
     """``str.format`` that never writes large numbers in exponent notation."""
 

@@ -139,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
 def _fmt(v: float | None, unit: str = "") -> str:
     if v is None:
         return "—"
-    return f"{v:.4g}{(' ' + unit) if unit else ''}"
+    from cockpit.analysis.messages import fmt_number
+
+    return f"{fmt_number(v)}{(' ' + unit) if unit else ''}"
 
 
 def render_text(report: AnalyzeReport, lang: str) -> list[str]:

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.messages import fmt_number
 from cockpit.collect.drilldown import DrilldownReport
 from cockpit.i18n import t
 from cockpit.incident import Evidence
@@ -138,12 +139,12 @@ class DrilldownView(MetricsView):
     def action_pin(self) -> None:
         """Pin the selected row's value (value, unit, time, PromQL) as evidence."""
         s = self.selected()
-        if s is None or not s.now.ok or self.ctx.session is None:
+        if s is None or s.now.value is None or self.ctx.session is None:
             return
-        base = f"{s.baseline.value:.4g}" if s.baseline.ok else "—"
+        base = fmt_number(s.baseline.value) if s.baseline.value is not None else "—"
         ev = Evidence(
             label=s.label(self.lang),
-            value=f"{s.now.value:.4g}",
+            value=fmt_number(s.now.value),
             unit=s.unit,
             at=s.at,
             query=s.query,

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
+from cockpit.analysis.messages import fmt_number
 from cockpit.collect.load import LoadReport
 from cockpit.i18n import t
 from cockpit.incident import Evidence
@@ -85,7 +86,7 @@ class SharedView(MetricsView):
             return
         ev = Evidence(
             label=s.label(self.lang),
-            value=f"{s.now.value:.4g}",
+            value=fmt_number(s.now.value),
             unit=s.unit,
             at=s.at,
             query=s.query,

@@ -6,6 +6,7 @@ import statistics
 from datetime import timedelta
 
 from cockpit.analysis.engine_logs import explain_engine_log_text
+from cockpit.analysis.messages import fmt_number
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import (
@@ -31,9 +32,12 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
         return None, None
     r = ratio(s.now.value, s.baseline.value if s.baseline else None)
     base = s.baseline.value if s.baseline and s.baseline.value is not None else None
+    now = s.now.value
+    assert now is not None  # data.signal() returns only signals with a value now
     ev = CheckEvidence(
         label=name,
-        value=f"{s.now.value:.3g}" + (f" (baseline {base:.3g})" if base is not None else ""),
+        value=fmt_number(now, 3)
+        + (f" (baseline {fmt_number(base, 3)})" if base is not None else ""),
         unit=s.now.unit,
         source="metrics",
         query=s.query,
