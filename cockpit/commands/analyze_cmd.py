@@ -126,12 +126,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"cockpit analyze: {exc}", file=sys.stderr)
         return 2
     from cockpit.collect.analyze import to_json
+    from cockpit.i18n import t
 
     if args.json:
         json.dump(to_json(report, ctx.lang), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    for line in render_text(report, ctx.lang):
+    lines = render_text(report, ctx.lang)
+    svc = ctx.settings.service
+    narrowed = ", ".join(
+        f"--{k} {v}" for k, v in (("deployment", svc.deployment), ("selector", svc.selector)) if v
+    )
+    if narrowed:
+        # Series carry namespace and model labels, not the pod's Kubernetes labels.
+        lines.insert(2, t("metrics.text.scope_note", ctx.lang, flags=narrowed))
+    for line in lines:
         print(line)
     return 0
 

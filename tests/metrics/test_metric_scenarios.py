@@ -355,3 +355,20 @@ def test_a_namespace_with_no_series_says_so(prometheus_scenario: Any) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "No series at all in the window" in proc.stdout
     assert "normal" not in proc.stdout.split("Reading rules")[0]
+
+
+def test_kubernetes_only_scope_flags_are_called_out(prometheus_scenario: Any) -> None:
+    """--deployment/--selector do not reach the PromQL (series carry no pod labels): the
+    text says so instead of implying the metrics are narrowed."""
+    srv = prometheus_scenario("thermal_replica")
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    args = ["--prometheus-url", srv.url, "-n", "llm", "--at", at, "--deployment", "vllm-llama"]
+    proc = subprocess.run(
+        [COCKPIT, "analyze", *args, "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--deployment vllm-llama narrows the Kubernetes views" in proc.stdout
