@@ -313,9 +313,21 @@ def test_analyze_text_renders_in_the_chosen_language(prometheus_scenario: Get) -
     assert "now=" not in out["en"] and "z-score cannot exceed" in out["en"]
 
 
-def test_failed_queries_are_named_in_the_text_report(
-    prometheus_scenario: Any, tmp_path: Path
-) -> None:
+def analyze_text(srv: PromServer, url: str, lang: str, *extra: str) -> str:
+    """``cockpit analyze`` as text, at the scenario's "now", against ``url``."""
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--prometheus-url", url, "--at", at, "--lang", lang, *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_failed_queries_are_named_in_the_text_report(prometheus_scenario: Any) -> None:
     """A query that fails is never a quiet "no data" or "no alert fired": the text says
     what failed (the JSON already carries it)."""
     from tests.backends.faultproxy import Fault, FaultProxy
@@ -324,18 +336,8 @@ def test_failed_queries_are_named_in_the_text_report(
     with FaultProxy(srv.url) as proxy:
         proxy.add(Fault(path="/api/v1/query", query="DCGM", status=503))
         proxy.add(Fault(path="/api/v1/query", query="ALERTS", status=503))
-        at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         for lang, alerts_line in (("en", "could not be read"), ("zh", "无法读取告警")):
-            args = ["--prometheus-url", proxy.url, "-n", "llm", "--at", at, "--window", "1h"]
-            proc = subprocess.run(
-                [COCKPIT, "analyze", *args, "--lang", lang],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-            )
-            assert proc.returncode == 0, proc.stderr
-            text = proc.stdout
+            text = analyze_text(srv, proxy.url, lang, "-n", "llm", "--window", "1h")
             assert alerts_line in text and "No alert fired" not in text
             hardware = text[text.index("硬件" if lang == "zh" else "Hardware:") :].splitlines()
             assert "injected 503" in hardware[1], text  # under the layer's "no data"
@@ -343,32 +345,14 @@ def test_failed_queries_are_named_in_the_text_report(
 
 def test_a_namespace_with_no_series_says_so(prometheus_scenario: Any) -> None:
     srv = prometheus_scenario("thermal_replica")
-    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    args = ["--prometheus-url", srv.url, "-n", "no-such-namespace", "--at", at]
-    proc = subprocess.run(
-        [COCKPIT, "analyze", *args, "--lang", "en"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "No series at all in the window" in proc.stdout
-    assert "normal" not in proc.stdout.split("Reading rules")[0]
+    text = analyze_text(srv, srv.url, "en", "-n", "no-such-namespace")
+    assert "No series at all in the window" in text
+    assert "normal" not in text.split("Reading rules")[0]
 
 
 def test_kubernetes_only_scope_flags_are_called_out(prometheus_scenario: Any) -> None:
     """--deployment/--selector do not reach the PromQL (series carry no pod labels): the
     text says so instead of implying the metrics are narrowed."""
     srv = prometheus_scenario("thermal_replica")
-    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    args = ["--prometheus-url", srv.url, "-n", "llm", "--at", at, "--deployment", "vllm-llama"]
-    proc = subprocess.run(
-        [COCKPIT, "analyze", *args, "--lang", "en"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "--deployment vllm-llama narrows the Kubernetes views" in proc.stdout
+    text = analyze_text(srv, srv.url, "en", "-n", "llm", "--deployment", "vllm-llama")
+    assert "--deployment vllm-llama narrows the Kubernetes views" in text
