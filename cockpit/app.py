@@ -149,10 +149,9 @@ class CockpitApp(App[None]):
 
     def _booted(self, ctx: AppContext) -> None:
         from cockpit.ui.plugins import load_panels
-
-        self.ctx = ctx
         from cockpit.wiring import bundle_warnings
 
+        self.ctx = ctx
         for line in bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang):
             self.notify(line, severity="warning", timeout=15)
         if "panels" not in ctx.extras:

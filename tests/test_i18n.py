@@ -91,3 +91,8 @@ def test_large_numbers_are_written_whole_not_in_exponent_notation():
     assert fmt_number(74120.4) == "74,120" and fmt_number(9000, 3) == "9,000"
     assert fmt_number(13.3617) == "13.36" and fmt_number(0.000123) == "0.000123"
     assert fmt_number(float("nan")) == "nan" and fmt_number(-12345.6) == "-12,346"
+    # Message templates format their g fields the same way (sign included).
+    from cockpit.analysis.messages import Msg
+
+    m = Msg(key="evidence.reason.small_change", args={"unit": "", "delta": 1240.0, "min_delta": 5})
+    assert m.text("en") == "change +1,240 below 5"

@@ -83,21 +83,14 @@ def _low_util_history() -> str:
 
 
 def _oom_cluster(kube_api: Any) -> None:
-    from playbook_scenarios import OOM_LOG
+    from playbook_scenarios import OOM_ARGS, OOM_LOG
     from tests.fixtures.kube.objects import container, pod
 
     c = kube_api.cluster("oom-serving")
     if c.objects:
         return
     c.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}, "spec": {}})
-    args = [
-        "--model",
-        "/models/Qwen2.5-32B-Instruct",
-        "--gpu-memory-utilization",
-        "0.9",
-        "--max-model-len",
-        "16384",
-    ]
+    args = list(OOM_ARGS)
     c.add(
         pod(
             "vllm-0",

@@ -9,6 +9,8 @@ text fields kept for ``cockpit analyze --json`` are the same messages rendered i
 
 from __future__ import annotations
 
+import math
+import re
 import string
 from typing import Any, Union
 
@@ -20,26 +22,26 @@ LARGE = 1e4
 """From here on a ``g``-formatted number is written whole with thousands separators
 (``13,360`` rather than ``1.336e+04``)."""
 
+_G_SPEC = re.compile(r"([+\- ]?)(?:\.(\d+))?g")
 
-def fmt_number(value: float, digits: int = 4) -> str:
-    """``value`` with ``digits`` significant digits, never in exponent notation for large
-    values: ``9,000`` and ``74,120`` rather than ``9e+03`` and ``7.412e+04``."""
-    if abs(value) >= 10**digits and value == value and abs(value) != float("inf"):
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
+
+def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
+    """``value`` as ``format(value, f"{sign}.{digits}g")``, except that a number that
+    would come out in exponent notation because it is large is written whole with
+    thousands separators: ``9,000`` and ``74,120`` rather than ``9e+03`` and
+    ``7.412e+04``. Small numbers, NaN and infinities are left to ``g``."""
+    if math.isfinite(value) and abs(value) >= min(10**digits, LARGE):
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign}.{digits}g}"
 
 
 class _Formatter(string.Formatter):
-    """``str.format`` that never writes large numbers in exponent notation."""
+    """``str.format`` whose ``g`` fields go through :func:`fmt_number`."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and format_spec.endswith("g")
-            and abs(value) >= LARGE
-        ):
-            return f"{value:,.0f}"
+        m = _G_SPEC.fullmatch(format_spec)
+        if m and isinstance(value, int | float) and not isinstance(value, bool):
+            return fmt_number(float(value), int(m.group(2) or 6), m.group(1))
         return super().format_field(value, format_spec)
 
 
@@ -66,7 +68,9 @@ class Msg(BaseModel):
         """The message in ``lang`` (``zh`` or ``en``), falling back as ``cockpit.i18n.t``
         does: the other language, then the key itself; a template that does not format
         with the arguments is returned as it is. The key :data:`SIGNAL_NAMES` renders the
-        human names of the signal keys in its ``keys`` argument (see :func:`signal_names`)."""
+        human names of the signal keys in its ``keys`` argument (see :func:`signal_names`);
+        a ``unit`` argument is rendered with :func:`unit_text` (it stays a plain string in
+        the arguments, which ``analyze --json`` documents)."""
         if self.key == SIGNAL_NAMES:
             keys = str(self.args.get("keys", ""))
             sep = "、" if lang == "zh" else ", "

@@ -14,7 +14,6 @@ import ssl
 import subprocess
 import threading
 from pathlib import Path
-from types import TracebackType
 
 
 def make_certificates(workdir: Path, host: str = "127.0.0.1") -> tuple[Path, Path, Path]:
@@ -74,12 +73,7 @@ class TlsRelay:
         self.url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self._server.close)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)

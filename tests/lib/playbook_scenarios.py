@@ -127,18 +127,22 @@ def sig(
     )
 
 
+OOM_ARGS = (
+    "--model",
+    "/models/Qwen2.5-32B-Instruct",
+    "--gpu-memory-utilization",
+    "0.9",
+    "--max-model-len",
+    "16384",
+)
+"""vLLM's arguments in the CUDA OOM scenarios (no --max-num-seqs: no concurrency limit)."""
+
+
 def cuda_oom() -> PlaybookData:
     """A runtime OOM with fragmentation, a stray process on the card, no concurrency limit."""
     p = pod(
         "vllm-0",
-        args=[
-            "--model",
-            "/models/Qwen2.5-32B-Instruct",
-            "--gpu-memory-utilization",
-            "0.9",
-            "--max-model-len",
-            "16384",
-        ],
+        args=list(OOM_ARGS),
         restarts=2,
         last_reason="Error",
     )

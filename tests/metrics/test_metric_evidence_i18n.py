@@ -190,38 +190,13 @@ def test_load_findings_read_as_sentences_with_units() -> None:
         return [Series(samples=[Sample(t=t0 + i * 60, v=v) for i, v in enumerate(values)])]
 
     sums = [
-        summarize(
-            "access.qps:value",
-            "access.qps",
-            "value",
-            "req/s",
-            series([900] * 5),
-            series([1200] * 5),
-        ),
-        summarize(
-            "access.latency:p99",
-            "access.latency",
-            "p99",
-            "ms",
-            series([620] * 5),
-            series([180] * 5),
-        ),
-        summarize(
-            "serving.e2e_latency:p99",
-            "serving.e2e_latency",
-            "p99",
-            "ms",
-            series([676.67] * 5),
-            series([297] * 5),
-        ),
-        summarize(
-            "access.error_ratio_5xx:value",
-            "access.error_ratio_5xx",
-            "value",
-            "%",
-            series([1.8] * 5),
-            series([0.2] * 5),
-        ),
+        summarize(f"{sid}:{stat}", sid, stat, unit, series([now] * 5), series([base] * 5))
+        for sid, stat, unit, now, base in (
+            ("access.qps", "value", "req/s", 900, 1200),
+            ("access.latency", "p99", "ms", 620, 180),
+            ("serving.e2e_latency", "p99", "ms", 676.67, 297),
+            ("access.error_ratio_5xx", "value", "%", 1.8, 0.2),
+        )
     ]
     base = [Bucket(le=le, count=c) for le, c in [(512, 900), (2048, 990), (float("inf"), 1000)]]
     now = [Bucket(le=le, count=c) for le, c in [(512, 500), (2048, 700), (float("inf"), 1000)]]

@@ -19,24 +19,11 @@ from cockpit.scenarios.promserver import PromServer
 COCKPIT = str(Path(sys.executable).with_name("cockpit"))
 
 
-def analyze(srv: PromServer, *extra: str, window: str = "1h") -> dict[str, Any]:
+def run_analyze(srv: PromServer, url: str, *extra: str) -> str:
+    """``cockpit analyze`` at the scenario's "now" against ``url``; its standard output."""
     at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ns = srv.scenario.scope["namespace"]
     proc = subprocess.run(
-        [
-            COCKPIT,
-            "analyze",
-            "--prometheus-url",
-            srv.url,
-            "-n",
-            ns,
-            "--at",
-            at,
-            "--window",
-            window,
-            "--json",
-            *extra,
-        ],
+        [COCKPIT, "analyze", "--prometheus-url", url, "--at", at, *extra],
         capture_output=True,
         text=True,
         timeout=120,
@@ -47,7 +34,18 @@ def analyze(srv: PromServer, *extra: str, window: str = "1h") -> dict[str, Any]:
         },
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return proc.stdout
+
+
+def analyze(srv: PromServer, *extra: str, window: str = "1h") -> dict[str, Any]:
+    ns = srv.scenario.scope["namespace"]
+    out = run_analyze(srv, srv.url, "-n", ns, "--window", window, "--json", *extra)
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def analyze_text(srv: PromServer, url: str, lang: str, *extra: str) -> str:
+    """``cockpit analyze`` as text in ``lang``."""
+    return run_analyze(srv, url, "--lang", lang, *extra)
 
 
 def verdicts(d: dict[str, Any]) -> dict[str, str]:
@@ -281,50 +279,15 @@ def test_thermal_replica_evidence_in_chinese_and_english(prometheus_scenario: Ge
 
 def test_analyze_text_renders_in_the_chosen_language(prometheus_scenario: Get) -> None:
     srv = prometheus_scenario("thermal_replica")
-    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    out = {}
-    for lang in ("zh", "en"):
-        proc = subprocess.run(
-            [
-                COCKPIT,
-                "analyze",
-                "--prometheus-url",
-                srv.url,
-                "-n",
-                srv.scenario.scope["namespace"],
-                "--at",
-                at,
-                "--window",
-                "1h",
-                "--lang",
-                lang,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-        )
-        assert proc.returncode == 0, proc.stderr
-        out[lang] = proc.stdout
+    ns = srv.scenario.scope["namespace"]
+    out = {
+        lang: analyze_text(srv, srv.url, lang, "-n", ns, "--window", "1h") for lang in ("zh", "en")
+    }
     assert "同类中位数" in out["zh"] and "到达速率" in out["zh"] and "基线" in out["zh"]
     for fragment in ("peer median", "robust score", "arrival rate", "z-score", "=620", "gap_now"):
         assert fragment not in out["zh"], fragment
     assert "vs peer median" in out["en"] and "arrival rate" in out["en"]
     assert "now=" not in out["en"] and "z-score cannot exceed" in out["en"]
-
-
-def analyze_text(srv: PromServer, url: str, lang: str, *extra: str) -> str:
-    """``cockpit analyze`` as text, at the scenario's "now", against ``url``."""
-    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    proc = subprocess.run(
-        [COCKPIT, "analyze", "--prometheus-url", url, "--at", at, "--lang", lang, *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def test_failed_queries_are_named_in_the_text_report(prometheus_scenario: Any) -> None:
