@@ -153,12 +153,14 @@ class CockpitApp(App[None]):
 
         self.ctx = ctx
         for line in bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang):
-            self.notify(line, severity="warning", timeout=15)
+            self.notify(line, severity="warning", timeout=15, markup=False)
         if "panels" not in ctx.extras:
             ctx.extras["panels"] = load_panels()
         for item in ctx.extras["panels"]:
             if item.error:
-                self.notify(f"panel {item.name}: {item.error}", severity="warning", timeout=10)
+                self.notify(
+                    f"panel {item.name}: {item.error}", severity="warning", timeout=10, markup=False
+                )
         assert ctx.session is not None
         self._bind_localized(ctx.lang)
         ctx.session.on_change = self._incident_changed
@@ -269,7 +271,7 @@ class CockpitApp(App[None]):
         nxt = recommended_next(cur, branch)
         if nxt is None:
             key = "flow.choose_branch" if cur == "D" else "flow.end"
-            self.notify(t(key, self.ctx.lang))
+            self.notify(t(key, self.ctx.lang), markup=False)
             return
         self.goto(nxt.id.value)
 
@@ -433,9 +435,10 @@ class CockpitApp(App[None]):
                 title=t("save.failed_title", self.ctx.lang),
                 severity="error",
                 timeout=60,
+                markup=False,
             )
         elif not text and self._save_error_shown:
-            self.notify(t("save.recovered", self.ctx.lang))
+            self.notify(t("save.recovered", self.ctx.lang), markup=False)
         self._save_error_shown = text
 
     async def action_quit(self) -> None:
@@ -451,6 +454,7 @@ class CockpitApp(App[None]):
                     title=t("save.failed_title", self.ctx.lang),
                     severity="error",
                     timeout=60,
+                    markup=False,
                 )
                 return
         self.exit(return_code=1 if self._quit_anyway else 0)

@@ -97,9 +97,31 @@ def build_parser(only: str | None = None, *, light: bool = False) -> argparse.Ar
     return parser
 
 
+RELATIVE_VALUE_OPTIONS = ("--at", "--window")
+"""Options whose value may start with a minus (``--at -6h``): argparse would read such a
+value as an option of its own, so it is attached (``--at=-6h``) before parsing."""
+
+
+def attach_negative_values(argv: list[str]) -> list[str]:
+    """``argv`` with ``--at -6h`` rewritten as ``--at=-6h`` (see
+    :data:`RELATIVE_VALUE_OPTIONS`); anything else is left as it is."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a in RELATIVE_VALUE_OPTIONS and len(nxt) > 1 and nxt[0] == "-" and nxt[1].isdigit():
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cockpit`` console script; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = attach_negative_values(list(sys.argv[1:] if argv is None else argv))
     first, _ = build_parser(light=True).parse_known_args(
         [a for a in argv if a not in ("-h", "--help")]
     )

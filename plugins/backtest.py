@@ -15,6 +15,7 @@ from cockpit.analysis.backtest import Backtest
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.panel import Panel
+from cockpit.ui.table import PlainTable
 
 
 class BacktestData(BaseModel):
@@ -45,7 +46,7 @@ class BacktestPanel(Panel):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="bt-head", markup=False)
-        yield DataTable(id="bt-table", cursor_type="row")
+        yield PlainTable(id="bt-table", cursor_type="row")
         yield Static("", id="bt-best", markup=False)
         yield Button(t("metrics.backtest.use", self.lang), id="bt-use", disabled=True)
 
@@ -139,4 +140,4 @@ class BacktestPanel(Panel):
         )
         self.ctx.session.set_text("earlier_detection", text)
         self.ctx.session.set_text("alert_rule", data.backtest.rule_yaml)
-        self.notify(t("metrics.backtest.used", self.lang))
+        self.notify(t("metrics.backtest.used", self.lang), markup=False)

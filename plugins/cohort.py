@@ -21,6 +21,7 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import Evidence
 from cockpit.ui.panel import Panel
+from cockpit.ui.table import PlainTable
 
 
 def _num(v: float | None, unit: str = "") -> str:
@@ -63,7 +64,7 @@ class CohortPanel(Panel):
         yield suspect
         yield Static("", id="cohort-def", markup=False)
         yield Static("", id="cohort-out", markup=False)
-        yield DataTable(id="cohort-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="cohort-table", cursor_type="row", zebra_stripes=True)
         yield Static(t("metrics.cohort.kind_help", self.lang), classes="hint")
 
     def on_mount(self) -> None:

@@ -19,6 +19,7 @@ from textual.widgets import Button, Sparkline, Static
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import SignalSummary
+from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
 from cockpit.i18n import t
@@ -122,7 +123,7 @@ class GoldenRow(Horizontal, can_focus=True):
         if ev is None or panel is None or panel.ctx.session is None:
             return
         panel.ctx.session.pin(ev)
-        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
 
 
 class GoldenSignalsPanel(Panel):
@@ -218,7 +219,7 @@ class GoldenSignalsPanel(Panel):
             f" ({w.baseline_start:%m-%d %H:%M}–{w.baseline_end:%H:%M})"
         )
         if data.baseline_note:
-            head += " · " + t("metrics.text.baseline_fallback", lang)
+            head += " · " + fallback_text(data.baseline_from, lang)
         if data.profiles:
             head += " · " + ", ".join(data.profiles)
         self.query_one("#golden-head", Static).update(head)
@@ -293,4 +294,6 @@ class GoldenSignalsPanel(Panel):
         if data is None or not data.alerts or self.ctx.session is None:
             return
         self.ctx.session.set_time("detect", data.alerts[0].first)
-        self.notify(t("metrics.golden.detect_set", self.lang, name=data.alerts[0].name))
+        self.notify(
+            t("metrics.golden.detect_set", self.lang, name=data.alerts[0].name), markup=False
+        )

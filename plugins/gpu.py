@@ -31,6 +31,7 @@ from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import DcgmSource
 from cockpit.sources.gpu_models import GpuNodeSnapshot, XidEvent
 from cockpit.ui.panel import Panel
+from cockpit.ui.table import PlainTable
 
 LEVEL_STYLE = {
     Level.OK: "",
@@ -147,14 +148,14 @@ class GpuPanel(Panel):
 
     # -- widgets -----------------------------------------------------------------------
     def compose_body(self) -> ComposeResult:
-        yield Static("", id="gpu-source", classes="gpu--line")
-        table: DataTable[Any] = DataTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
+        yield Static("", id="gpu-source", classes="gpu--line", markup=False)
+        table: DataTable[Any] = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in COLUMNS:
             table.add_column(headers[col], key=col)
         yield table
-        yield Static("", id="gpu-why", classes="gpu--line")
-        yield Static("", id="gpu-cohort", classes="gpu--line")
+        yield Static("", id="gpu-why", classes="gpu--line", markup=False)
+        yield Static("", id="gpu-cohort", classes="gpu--line", markup=False)
         yield Static("", id="gpu-history", classes="gpu--line", markup=False)
         yield Static("", id="gpu-xids", classes="gpu--line", markup=False)
         with Collapsible(title=t("gpu.paste", self.lang), collapsed=True, id="gpu-paste"):

@@ -78,7 +78,7 @@ class K8sTimelinePanel(Panel):
             self.query_one(".k8stl--list").display = False
 
     def compose_body(self) -> ComposeResult:
-        yield Static("", classes="k8stl--list")
+        yield Static("", classes="k8stl--list", markup=False)
 
     def render_data(self, data: Any) -> None:
         report, recorded = data

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.panel import Panel
+from cockpit.ui.table import PlainTable
 
 
 def _n(v: float | None) -> str:
@@ -67,8 +68,8 @@ class SchedulingPanel(Panel):
                 w.display = False
 
     def compose_body(self) -> ComposeResult:
-        yield Static("", classes="sched--summary sched--body")
-        yield DataTable(
+        yield Static("", classes="sched--summary sched--body", markup=False)
+        yield PlainTable(
             id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
         )
         yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
@@ -190,7 +191,7 @@ class SchedulingPanel(Panel):
             return None
         cmd = self.commands[index]
         self.app.copy_to_clipboard(cmd)
-        self.notify(t("kube.panel.copied", self.lang, cmd=cmd))
+        self.notify(t("kube.panel.copied", self.lang, cmd=cmd), markup=False)
         return cmd
 
     def action_copy_command(self) -> None:

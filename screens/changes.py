@@ -16,6 +16,7 @@ from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
 from cockpit.ui.fields import BoundInput
+from cockpit.ui.table import PlainTable
 
 CHANGE_KINDS = ("rollout", "model", "config", "image", "driver", "node", "helm", "manual")
 
@@ -35,13 +36,18 @@ class ChangesScreen(StepScreen):
         lang = self.lang
         if self.ctx.sources.kube is None:
             reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", lang))
-            yield Static(t("chg.no_kube", lang, reason=reason), id="chg-no-kube", classes="error")
+            yield Static(
+                t("chg.no_kube", lang, reason=reason),
+                id="chg-no-kube",
+                classes="error",
+                markup=False,
+            )
         else:
             from cockpit.ui.changes_view import ChangesView
 
             yield ChangesView(self.ctx)
         yield Static(t("chg.all", lang), classes="section")
-        yield DataTable(id="chg-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="chg-table", cursor_type="row", zebra_stripes=True)
         yield Button(t("chg.toggle_suspect", lang), id="chg-suspect")
         yield Static(t("chg.add_title", lang), classes="section")
         with Horizontal():
@@ -59,7 +65,7 @@ class ChangesScreen(StepScreen):
         yield Label(t("chg.summary", lang))
         yield Input(placeholder=t("chg.summary.hint", lang), id="chg-summary", compact=True)
         yield Button(t("chg.add", lang), id="chg-add", variant="primary")
-        yield Static("", id="chg-error", classes="error")
+        yield Static("", id="chg-error", classes="error", markup=False)
         yield BoundInput(self.ctx, "recent_changes_note", "field.recent_changes_note")
 
     def on_mount(self) -> None:

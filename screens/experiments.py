@@ -13,6 +13,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
+from cockpit.ui.table import PlainTable
 
 
 class ExperimentsScreen(StepScreen):
@@ -48,9 +49,9 @@ class ExperimentsScreen(StepScreen):
             [], prompt=t("exp.hypothesis", lang), id="exp-hypothesis", allow_blank=True
         )
         yield Button(t("exp.add", lang), id="exp-add", variant="primary")
-        yield Static("", id="exp-error", classes="error")
+        yield Static("", id="exp-error", classes="error", markup=False)
         yield Static(t("exp.log", lang), classes="section")
-        yield DataTable(id="exp-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="exp-table", cursor_type="row", zebra_stripes=True)
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.after", lang))

@@ -11,6 +11,7 @@ from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
+from cockpit.ui.table import PlainTable
 
 
 class HypothesesScreen(StepScreen):
@@ -31,9 +32,9 @@ class HypothesesScreen(StepScreen):
         yield Label(t("hyp.falsifier", lang))
         yield Input(placeholder=t("hyp.falsifier.hint", lang), id="hyp-falsifier", compact=True)
         yield Button(t("hyp.add", lang), id="hyp-add", variant="primary")
-        yield Static("", id="hyp-error", classes="error")
+        yield Static("", id="hyp-error", classes="error", markup=False)
         yield Static(t("hyp.ledger", lang), classes="section")
-        yield DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
         with Horizontal():
             yield Button(t("hyp.mark_supported", lang), id="hyp-supported", variant="success")
             yield Button(t("hyp.mark_refuted", lang), id="hyp-refuted", variant="error")

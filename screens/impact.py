@@ -13,6 +13,7 @@ from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
+from cockpit.ui.table import PlainTable
 from cockpit.ui.timeline import TimelineTable
 
 
@@ -41,7 +42,7 @@ class ImpactScreen(StepScreen):
         yield Static(t("section.times", lang), classes="section")
         yield TimesForm(ctx)
         with Vertical(id="breach-offer"):
-            yield Static("", id="breach-text")
+            yield Static("", id="breach-text", markup=False)
             yield Button(t("breach.use", lang), id="breach-use", variant="warning")
         yield Static(t("section.collect", lang), classes="section")
         yield BoundInput(ctx, "time_range", "field.time_range")
@@ -57,7 +58,7 @@ class ImpactScreen(StepScreen):
             yield Input(placeholder="request id", id="err-request", compact=True, classes="cell")
             yield Input(placeholder="job id", id="err-job", compact=True, classes="cell")
             yield Button(t("err.add", lang), id="err-add")
-        yield DataTable(id="err-table", cursor_type="row")
+        yield PlainTable(id="err-table", cursor_type="row")
         yield BoundInput(ctx, "recent_changes_note", "field.recent_changes_note")
         yield BoundInput(ctx, "breakdown", "field.breakdown")
         yield BoundInput(ctx, "control_group", "field.control_group")

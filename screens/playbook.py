@@ -34,6 +34,7 @@ from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.footer import CockpitFooter
+from cockpit.ui.table import PlainTable
 
 Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
 """``loader(ctx, playbook_id, scope)``; ``scope`` is what the user typed (pods or a job)."""
@@ -151,7 +152,7 @@ class PlaybookScreen(Screen[None]):
         yield Static(intro, id="pb-intro", markup=False)
         yield Input(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
         with Vertical():
-            yield DataTable(id="pb-table", cursor_type="row", zebra_stripes=True)
+            yield PlainTable(id="pb-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="pb-detail"):
                 yield Static("", id="pb-evidence", markup=False)
             with Horizontal():
@@ -298,13 +299,15 @@ class PlaybookScreen(Screen[None]):
         item_id = self._current_item()
         r = self.results.get(item_id or "")
         if item_id is None or r is None or not r.evidence or self.ctx.session is None:
-            self.notify(t("playbook.nothing_to_pin", lang))
+            self.notify(t("playbook.nothing_to_pin", lang), markup=False)
             return
         step = getattr(self.app, "current_step", lambda: "")()
         for ev in r.evidence:
             pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step, lang))
             self.pinned.setdefault(item_id, []).append(pinned.id)
-        self.notify(t("playbook.pinned", lang, label=evidence_label(r.evidence[0], lang)))
+        self.notify(
+            t("playbook.pinned", lang, label=evidence_label(r.evidence[0], lang)), markup=False
+        )
 
     def action_mark(self, status: str) -> None:
         item_id = self._current_item()
@@ -322,7 +325,7 @@ class PlaybookScreen(Screen[None]):
         self.ctx.session.record_playbook(
             record_of(self.playbook, results, self.ctx.lang, self.pinned)
         )
-        self.notify(t("playbook.recorded", self.ctx.lang, n=len(results)))
+        self.notify(t("playbook.recorded", self.ctx.lang, n=len(results)), markup=False)
 
     def action_close(self) -> None:
         if len(self.app.screen_stack) > 1:

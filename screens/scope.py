@@ -28,7 +28,7 @@ class ScopeScreen(StepScreen):
         from cockpit.ui.scope_view import ScopeView
 
         yield ScopeView(self.ctx)
-        yield Static("", id="branch-state")
+        yield Static("", id="branch-state", markup=False)
         with Horizontal():
             yield Button(t("flow.branch_single", self.lang), id="branch-single", variant="primary")
             yield Button(t("flow.branch_shared", self.lang), id="branch-shared", variant="primary")

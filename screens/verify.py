@@ -14,6 +14,7 @@ from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TimesForm
+from cockpit.ui.table import PlainTable
 
 
 def _num(v: float | None) -> str:
@@ -70,7 +71,7 @@ class VerifyScreen(StepScreen):
                 classes="cell",
             )
             yield Button(t("act.add", lang), id="act-add")
-        yield DataTable(id="act-table", cursor_type="row")
+        yield PlainTable(id="act-table", cursor_type="row")
         yield BoundTextArea(ctx, "earlier_detection", "field.earlier_detection")
         yield Static(t("section.export", lang), classes="section")
         with Horizontal():
@@ -86,7 +87,7 @@ class VerifyScreen(StepScreen):
             yield Button(t("export.preview", lang), id="export-preview-btn")
             yield Button(t("export.copy", lang), id="export-copy", variant="success")
             yield Button(t("export.file", lang), id="export-file")
-        yield Static("", id="export-status", classes="hint")
+        yield Static("", id="export-status", classes="hint", markup=False)
         with Vertical(id="export-box"):
             yield Markdown("", id="export-preview")
 

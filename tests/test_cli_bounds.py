@@ -73,3 +73,39 @@ def test_a_truncated_bundle_is_replayed_with_a_warning(tmp_path: Path) -> None:
         )
         assert words in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["analyze", "record", "gpus"])
+def test_at_before_the_command_is_kept(command: str) -> None:
+    from cockpit.cli import attach_negative_values, build_parser
+
+    extra = ["-o", "b.jsonl.gz"] if command == "record" else []
+    parse = build_parser(only=command).parse_args
+    before = parse(["--at", "2026-11-27T12:55", command, *extra])
+    after = parse([command, "--at", "2026-11-27T12:30", *extra])
+    neither = parse([command, *extra])
+    assert (before.at, after.at, neither.at) == ("2026-11-27T12:55", "2026-11-27T12:30", None)
+    relative = attach_negative_values([command, "--at", "-6h", "-n", "llm", *extra])
+    assert parse(relative).at == "-6h"
+
+
+def test_relative_values_are_attached_only_after_their_options() -> None:
+    from cockpit.cli import attach_negative_values
+
+    assert attach_negative_values(["analyze", "--window", "-1h", "-n", "-2"]) == [
+        "analyze",
+        "--window=-1h",
+        "-n",
+        "-2",
+    ]
+    assert attach_negative_values(["--at", "-x", "--at"]) == ["--at", "-x", "--at"]
+
+
+def test_window_of_a_minus_duration_is_a_usage_error_not_a_parse_error() -> None:
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--demo", "--window", "-1h"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "expected one argument" not in proc.stderr, proc.stderr

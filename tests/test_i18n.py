@@ -91,6 +91,7 @@ def test_large_numbers_are_written_whole_not_in_exponent_notation():
     assert fmt_number(74120.4) == "74,120" and fmt_number(9000, 3) == "9,000"
     assert fmt_number(13.3617) == "13.36" and fmt_number(0.000123) == "0.000123"
     assert fmt_number(float("nan")) == "nan" and fmt_number(-12345.6) == "-12,346"
+    assert fmt_number(8.7e-06, 2, "+") == "+0.0000" and fmt_number(0.0) == "0"
     # Message templates format their g fields the same way (sign included).
     from cockpit.analysis.messages import Msg
 

@@ -221,6 +221,16 @@ def judge_msg(
         return verdict, msg("evidence.reason.change", unit=u, baseline=baseline, now=now)
     ratio = now / baseline
     if th.up is not None and ratio >= th.up and delta > 0:
+        if th.up <= 1.0:
+            # Any rise counts once it passes min_delta: that is what decided, say so.
+            return "anomalous", msg(
+                "evidence.reason.rise",
+                unit=u,
+                baseline=baseline,
+                now=now,
+                delta=delta,
+                min_delta=th.min_delta,
+            )
         return "anomalous", msg(
             "evidence.reason.up", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.up
         )

@@ -236,9 +236,11 @@ def analyze_load(
             "gap_now": gap_now,
         }
         u = unit_suffix(gw.unit)
+        # P99s of two distributions do not subtract exactly: below zero the gap only says
+        # that no time shows up before the serving layer, so it is not given as a duration.
         detail = [
             msg(
-                "evidence.load.latency_gap",
+                "evidence.load.latency_gap" if gap_now >= 0 else "evidence.load.latency_gap_none",
                 gateway=nums["gateway_p99_now"],
                 serving=nums["serving_p99_now"],
                 gap=gap_now,
@@ -246,10 +248,13 @@ def analyze_load(
             )
         ]
         fired = False
+        by: list[str] = []
         if gw.baseline.ok and sv.baseline.ok:
             gap_b = (gw.baseline.value or 0.0) - (sv.baseline.value or 0.0)
             nums["gap_base"] = gap_b
-            fired = gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b))
+            if gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b)) and gap_now > 0:
+                fired = True
+                by.append("gap")
             detail.append(msg("evidence.load.gap_base", gap=gap_b, unit=u))
         if qt is not None:
             nums["queue_time_now"] = qt.now.value or 0.0
@@ -266,7 +271,10 @@ def analyze_load(
                 )
             else:
                 detail.append(msg("evidence.load.queue_time", now=nums["queue_time_now"], unit=qu))
-            fired = fired or qt.verdict == "anomalous"
+            if qt.verdict == "anomalous":
+                fired = True
+                by.append("queue")
+        detail += [msg(f"evidence.load.before_gpu_by_{part}") for part in by]
         out.append(
             Finding(
                 id="before_gpu",

@@ -25,13 +25,21 @@ LARGE = 1e4
 _G_SPEC = re.compile(r"([+\- ]?)(?:\.(\d+))?g")
 
 
+SMALL = 1e-4
+"""Below this (and above zero) :func:`fmt_number` writes four decimals, where ``g`` would
+switch to an exponent."""
+
+
 def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
     """``value`` as ``format(value, f"{sign}.{digits}g")``, except that a number that
     would come out in exponent notation because it is large is written whole with
     thousands separators: ``9,000`` and ``74,120`` rather than ``9e+03`` and
-    ``7.412e+04``. Small numbers, NaN and infinities are left to ``g``."""
+    ``7.412e+04``; and that a number below 0.0001 (but not zero) is written to four
+    decimals: ``+0.0000`` rather than ``+8.7e-06``. NaN and infinities are left to ``g``."""
     if math.isfinite(value) and abs(value) >= min(10**digits, LARGE):
         return f"{value:{sign},.0f}"
+    if 0 < abs(value) < SMALL:
+        return f"{value:{sign}.4f}"
     return f"{value:{sign}.{digits}g}"
 
 

@@ -188,6 +188,9 @@ class ProfileMeta(BaseModel):
     missing_en: str = ""
     missing_zh: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
+    """Scope key → this stack's label name: ``namespace``, ``model``, ``service`` and
+    ``pod`` (the name of the workload's pod, narrowed by ``service.deployment``); a key left
+    out is not applied to this stack's series."""
     unsupported: dict[str, dict[str, str]] = Field(default_factory=dict)
 
 
@@ -310,6 +313,11 @@ class Detection(BaseModel):
         """The resolved signal for a canonical id, or ``None`` when no profile defines it."""
         return self.signals.get(signal_id)
 
+    def unscoped(self, key: str) -> list[str]:
+        """Names of the detected stacks whose series a scope ``key`` (``pod``,
+        ``model``…) cannot narrow: their profile maps no label for it."""
+        return [m.name for pid in self.profiles if key not in (m := self.metas[pid]).labels]
+
 
 def detect_profiles(
     metric_names: Iterable[str],
@@ -375,23 +383,30 @@ def resolve_signal(spec: SignalSpec, names: set[str], profile_id: str) -> Resolv
 # --------------------------------------------------------------------------- PromQL
 
 
+REGEX_SCOPE_KEYS = frozenset({"pod"})
+"""Scope keys whose value is a regex (``=~``): ``pod`` holds the pod names of a workload
+(:func:`cockpit.analysis.podnames.workload_pod_regex`)."""
+
+
 def selector(labels: dict[str, str], profile: ProfileMeta) -> str:
     """Label matchers for the service scope in this profile's label names.
 
     Args:
-        labels: Scope keys (``namespace``, ``model``, ``service``) → values; empty values
-            are skipped.
-        profile: Maps scope keys to the stack's label names (``model`` → ``model_name``).
+        labels: Scope keys (``namespace``, ``model``, ``service``, ``pod``) → values; empty
+            values are skipped; ``pod`` is a regex (see :data:`REGEX_SCOPE_KEYS`).
+        profile: Maps scope keys to the stack's label names (``model`` → ``model_name``);
+            a key the profile does not map is not applied to its series.
 
     Returns:
-        ``namespace="llm",model_name="m"`` (without braces), possibly empty.
+        ``namespace="llm",model_name="m",pod=~"vllm-…"`` (without braces), possibly empty.
     """
     parts = []
     for key, value in labels.items():
         label = profile.labels.get(key)
         if label and value:
             escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-            parts.append(f'{label}="{escaped}"')
+            op = "=~" if key in REGEX_SCOPE_KEYS else "="
+            parts.append(f'{label}{op}"{escaped}"')
     return ",".join(parts)
 
 

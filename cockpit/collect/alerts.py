@@ -23,7 +23,8 @@ rule evaluation interval), whatever the window's step."""
 
 
 async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
-    """Firing alerts in the window, earliest first.
+    """Firing alerts of the service's namespace (see :func:`alert_in_scope`) in the
+    window, earliest first.
 
     Raises:
         SourceError: the query failed.
@@ -44,7 +45,16 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
         from cockpit.sources.base import SourceError
 
         raise SourceError(r.failure)
-    return fired_alerts(r.series)
+    ns = ctx.settings.service.namespace
+    return fired_alerts([s for s in r.series if alert_in_scope(s.labels, ns)])
+
+
+def alert_in_scope(labels: dict[str, str], namespace: str) -> bool:
+    """Whether an alert concerns the service's ``namespace``: alerts of another namespace
+    are left out; those with no namespace label (a node, a GPU, Prometheus itself) are
+    kept, as is everything when no namespace is set."""
+    own = labels.get("namespace") or labels.get("exported_namespace")
+    return not namespace or not own or own == namespace
 
 
 def _summary(m: Msg) -> dict[str, Any]:

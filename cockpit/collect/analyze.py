@@ -115,6 +115,13 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "baseline_note": dd.baseline_note,
         },
         "profiles": dd.profiles,
+        "scope": {
+            "namespace": dd.scope.get("namespace", ""),
+            "model": dd.scope.get("model", ""),
+            "pod_regex": dd.scope.get("pod", ""),
+            "not_narrowed": dd.not_narrowed,
+            "no_pod_matched": dd.no_pod_matched,
+        },
         "layers": [
             {
                 "layer": v.layer,

@@ -90,9 +90,17 @@ def make_window(
 
 
 def scope_labels(ctx: AppContext) -> dict[str, str]:
-    """The service scope (namespace, model) as profile-neutral keys."""
+    """The service scope as profile-neutral keys: ``namespace``, ``model``, and ``pod`` (a
+    regex of the pod names of ``service.deployment``, applied to the stacks whose profile
+    maps a pod label; see :mod:`cockpit.analysis.podnames`)."""
+    from cockpit.analysis.podnames import workload_pod_regex
+
     svc = ctx.settings.service
-    return {"namespace": svc.namespace, "model": svc.model}
+    return {
+        "namespace": svc.namespace,
+        "model": svc.model,
+        "pod": workload_pod_regex(svc.deployment),
+    }
 
 
 def require_metrics(ctx: AppContext) -> MetricsSource:
@@ -151,3 +159,14 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     ctx.extras["metrics.detection"] = det
     ctx.extras["metrics.names"] = sorted(names)
     return det
+
+
+def fallback_text(baseline_from: str, lang: str) -> str:
+    """ "No data a day/week earlier: the baseline is the quiet window…" for a baseline
+    that fell back from ``baseline_from`` (``1d``/``7d``), in ``lang``."""
+    from cockpit.i18n import t
+
+    kind = baseline_from if baseline_from in OFFSETS else "1d"
+    return t(
+        "metrics.text.baseline_fallback", lang, when=t(f"metrics.baseline_earlier.{kind}", lang)
+    )

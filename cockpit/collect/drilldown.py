@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cockpit.analysis.layers import Drilldown, drilldown
 from cockpit.analysis.profiles import SIGNALS
@@ -16,14 +16,32 @@ if TYPE_CHECKING:
 
 
 class DrilldownReport(BaseModel):
-    """Step C: the drilldown plus the window and detected profiles."""
+    """Step C: the drilldown plus the window and detected profiles.
+
+    Attributes:
+        baseline_note, baseline_from: Why and from which baseline (``1d``/``7d``) it fell
+            back to the quiet window, if it did.
+        scope: The scope the queries were narrowed by (``namespace``, ``model``, ``pod``:
+            the regex of the deployment's pod names; empty = not narrowed).
+        not_narrowed: With a deployment in scope, the detected stacks whose series have no
+            pod label, so that they still count the whole namespace.
+        no_pod_matched: A deployment is in scope and none of the queries it narrowed found
+            a series (a wrong name, or pods named otherwise).
+        namespace_wide_layers: With a deployment in scope, the layers with a signal whose
+            series could not be narrowed to it.
+    """
 
     drilldown: Drilldown
     window: Window
     baseline_note: str = ""
+    baseline_from: str = ""
     profiles: list[str]
     slowest_s: float = 0.0
     queries: int = 0
+    scope: dict[str, str] = Field(default_factory=dict)
+    not_narrowed: list[str] = Field(default_factory=list)
+    no_pod_matched: bool = False
+    namespace_wide_layers: list[str] = Field(default_factory=list)
 
 
 async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
@@ -33,13 +51,21 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         SourceError: the metric-name listing failed (per-query failures stay per signal).
     """
     det = await detection_for(ctx, window.end)
-    planned = plan(det, scope_labels(ctx), window, SIGNALS, ctx.lang)
+    scope = scope_labels(ctx)
+    planned = plan(det, scope, window, SIGNALS, ctx.lang)
     res = await collect_summaries(runner_for(ctx), planned, window)
+    narrowed = [s for s in res.summaries if scope.get("pod") and 'pod=~"' in s.query]
+    wide = {s.layer for s in res.summaries if scope.get("pod") and s.query and s not in narrowed}
     return DrilldownReport(
         drilldown=drilldown(res.summaries),
         window=res.window,
         baseline_note=res.baseline_note,
+        baseline_from=res.baseline_from,
         profiles=det.profiles,
         slowest_s=res.slowest_s,
         queries=res.queries,
+        scope=scope,
+        not_narrowed=det.unscoped("pod") if scope.get("pod") else [],
+        no_pod_matched=bool(narrowed) and all(s.now.value is None for s in narrowed),
+        namespace_wide_layers=sorted(wide),
     )

@@ -55,7 +55,8 @@ class GoldenSignals(BaseModel):
     Attributes:
         rows: Summaries in display order (latency stats, QPS, tokens/s, errors, GPU util).
         window: Window and the baseline used.
-        baseline_note: Why the baseline fell back to the quiet window, if it did.
+        baseline_note: Why the baseline fell back to the quiet window, if it did;
+            ``baseline_from``: the baseline asked for then (``1d``/``7d``).
         breach: The first SLO breach in the window (``None`` when none).
         slo_p99_ms, slo_error_pct: The SLOs used; ``slo_derived`` when from the baseline.
         profiles: Detected profiles.
@@ -68,6 +69,7 @@ class GoldenSignals(BaseModel):
     alerts: list[FiredAlert] = Field(default_factory=list)
     alerts_error: str = ""
     baseline_note: str = ""
+    baseline_from: str = ""
     breach: Breach | None = None
     slo_p99_ms: float | None = None
     slo_error_pct: float | None = None
@@ -139,6 +141,7 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
         rows=res.summaries,
         window=res.window,
         baseline_note=res.baseline_note,
+        baseline_from=res.baseline_from,
         profiles=det.profiles,
         alerts=fired,
         alerts_error=alerts_error,

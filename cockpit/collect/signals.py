@@ -173,12 +173,15 @@ class SummaryResult(BaseModel):
         summaries: In plan order.
         window: The window, with the baseline that was used (``quiet`` after a fallback).
         baseline_note: Why the baseline changed, when it did.
+        baseline_from: The baseline asked for (``1d``/``7d``) when it fell back to the
+            quiet window, else empty.
         slowest_s: Slowest single query (seconds); ``queries``: how many ran.
     """
 
     summaries: list[SignalSummary]
     window: Window
     baseline_note: str = ""
+    baseline_from: str = ""
     slowest_s: float = 0.0
     queries: int = 0
 
@@ -277,6 +280,7 @@ async def collect_summaries(
         baseline_note=f"no data {window.baseline} earlier; baseline = the quiet window before"
         if quiet is not None
         else "",
+        baseline_from=window.baseline if quiet is not None else "",
         slowest_s=slowest,
         queries=len(results),
     )

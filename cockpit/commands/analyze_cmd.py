@@ -32,7 +32,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="baseline: same window 1 d / 7 d earlier, or the quiet window before (default: config)",
     )
     p.add_argument(
-        "--at", metavar="TIME", help="end of the window (UTC, e.g. 2026-11-27T12:55; default now)"
+        "--at",
+        metavar="TIME",
+        help="end of the window (UTC, e.g. 2026-11-27T12:55; default now)",
+        default=argparse.SUPPRESS,  # keep a --at given before the command
     )
     p.add_argument("--json", action="store_true", help="print JSON (docs/analyze-json.md)")
     p.set_defaults(func=run)
@@ -134,12 +137,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     lines = render_text(report, ctx.lang)
     svc = ctx.settings.service
-    narrowed = ", ".join(
-        f"--{k} {v}" for k, v in (("deployment", svc.deployment), ("selector", svc.selector)) if v
-    )
-    if narrowed:
-        # Series carry namespace and model labels, not the pod's Kubernetes labels.
-        lines.insert(2, t("metrics.text.scope_note", ctx.lang, flags=narrowed))
+    notes = []
+    if svc.deployment and report.drilldown.not_narrowed:
+        stacks = ", ".join(report.drilldown.not_narrowed)
+        notes.append(
+            t("metrics.text.scope_deployment", ctx.lang, name=svc.deployment, stacks=stacks)
+        )
+    if svc.selector and not svc.deployment:
+        notes.append(t("metrics.text.scope_selector", ctx.lang, selector=svc.selector))
+    lines[2:2] = notes
     for line in lines:
         print(line)
     return 0
@@ -156,6 +162,7 @@ def _fmt(v: float | None, unit: str = "") -> str:
 def render_text(report: AnalyzeReport, lang: str) -> list[str]:
     """The human-readable report (zh or en)."""
     from cockpit.analysis.messages import signal_label, signal_names
+    from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
 
     dd = report.drilldown
@@ -173,21 +180,26 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
         t("metrics.text.profiles", lang, profiles=", ".join(dd.profiles) or "-"),
     ]
     if dd.baseline_note:
-        out.append(t("metrics.text.baseline_fallback", lang))
+        out.append(fallback_text(dd.baseline_from, lang))
     out.append("")
     out.append(t("metrics.text.layers", lang))
     for v in dd.drilldown.layers:
         out.append(
             f"  {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
         )
-        for line in v.lines_text(lang)[:6]:
+        texts = v.lines_text(lang)
+        for line in texts[:6]:
             out.append(f"      {line}")
+        if len(texts) > 6:
+            out.append("      " + t("metrics.text.more_json", lang, n=len(texts) - 6))
         for m in v.missing:
             out.append("      " + t("metrics.text.missing", lang, metric=m))
     if all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
         s.now.value is not None for s in dd.drilldown.summaries
     ):
         out.append("  " + t("metrics.text.nothing_matched", lang))
+    elif dd.no_pod_matched:
+        out.append("  " + t("metrics.text.no_pod_matched", lang, pattern=dd.scope.get("pod", "")))
     out.append("")
     out.append(t("metrics.text.rules", lang))
     for r in dd.drilldown.rules:

@@ -39,6 +39,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--at",
         metavar="TIME",
         help="evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)",
+        default=argparse.SUPPRESS,  # keep a --at given before the command
     )
     p.add_argument(
         "--interval", type=positive_seconds, default=1.0, help="refresh interval in seconds"

@@ -72,6 +72,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         metavar="TIME",
         help="end of the window instead of now (ISO 8601 such as 2026-11-27T12:55Z, or Unix "
         "seconds): preserve an incident after the fact",
+        default=argparse.SUPPRESS,  # keep a --at given before the command
     )
     p.add_argument("--note", default="", help="free text stored in the bundle header")
     p.add_argument(

@@ -46,9 +46,9 @@ class ChangesView(Vertical):
 
     def compose(self) -> ComposeResult:
         self.border_title = t("kube.changes.title", self.lang)
-        yield Static(t("panel.loading", self.lang), classes="changes--status")
+        yield Static(t("panel.loading", self.lang), classes="changes--status", markup=False)
         yield OptionList(id="changes-list")
-        yield Static("", classes="changes--diff")
+        yield Static("", classes="changes--diff", markup=False)
         yield Static(t("kube.changes.mark", self.lang), classes="changes--help")
 
     def on_mount(self) -> None:
@@ -150,7 +150,7 @@ class ChangesView(Vertical):
         new = not change.suspect
         self.ctx.session.mark_suspect(change.id, new)
         key = "kube.changes.marked" if new else "kube.changes.unmarked"
-        self.notify(t(key, self.lang, summary=item.summary[:80]))
+        self.notify(t(key, self.lang, summary=item.summary[:80]), markup=False)
         opts = self.query_one("#changes-list", OptionList)
         highlighted = opts.highlighted
         self.show(self.report)

@@ -11,10 +11,12 @@ from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary
 from cockpit.analysis.messages import fmt_number
+from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport
 from cockpit.i18n import t
 from cockpit.incident import Evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
+from cockpit.ui.table import PlainTable
 
 BASELINES = ("1d", "7d", "quiet")
 
@@ -54,7 +56,7 @@ class DrilldownView(MetricsView):
         yield Static("", id="dd-layers", classes="dd-layer", markup=False)
         yield Static(t("metrics.text.rules", self.lang), classes="section")
         yield Static("", id="dd-rules", markup=False)
-        yield DataTable(id="dd-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True)
         yield Static(t("metrics.view.help_c", self.lang), classes="hint")
 
     def on_mount(self) -> None:
@@ -92,15 +94,28 @@ class DrilldownView(MetricsView):
             f"{w.baseline} · {t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
         )
         if data.baseline_note:
-            head += " · " + t("metrics.text.baseline_fallback", lang)
+            head += " · " + fallback_text(data.baseline_from, lang)
+        if data.no_pod_matched:
+            head += " · " + t(
+                "metrics.text.no_pod_matched", lang, pattern=data.scope.get("pod", "")
+            )
         self.query_one("#dd-head", Static).update(head)
         lines = []
         for v in data.drilldown.layers:
             mark = {"anomalous": "✖", "normal": "✔", "no_data": "?"}[v.verdict]
-            lines.append(
-                f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
+            wide = (
+                " · " + t("metrics.text.namespace_wide", lang)
+                if v.layer in data.namespace_wide_layers
+                else ""
             )
-            lines += [f"    {x}" for x in v.lines_text(lang)[:4]]
+            lines.append(
+                f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: "
+                f"{t(f'metrics.verdict.{v.verdict}', lang)}{wide}"
+            )
+            texts = v.lines_text(lang)
+            lines += [f"    {x}" for x in texts[:4]]
+            if len(texts) > 4:
+                lines.append("    " + t("metrics.text.more_table", lang, n=len(texts) - 4))
             lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in v.missing[:4]]
         self.query_one("#dd-layers", Static).update("\n".join(lines))
         rules = []
@@ -153,7 +168,7 @@ class DrilldownView(MetricsView):
             note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
         )
         self.ctx.session.pin(ev)
-        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
 
     def action_baseline(self) -> None:
         """Cycle the baseline 1d → 7d → quiet and fetch again."""

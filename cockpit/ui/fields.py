@@ -125,7 +125,7 @@ class TimesForm(Vertical):
                         id=f"time-{name}",
                         compact=True,
                     )
-        yield Static("", id="times-problems")
+        yield Static("", id="times-problems", markup=False)
 
     def on_mount(self) -> None:
         self._show_problems()

@@ -69,7 +69,7 @@ class MetricsView(Vertical):
         return self.ctx.lang
 
     def compose(self) -> ComposeResult:
-        yield Static(t("metrics.view.loading", self.lang), classes="mv-status")
+        yield Static(t("metrics.view.loading", self.lang), classes="mv-status", markup=False)
         yield from self.compose_body()
 
     def compose_body(self) -> ComposeResult:

@@ -119,7 +119,7 @@ class Panel(Vertical):
 
     def compose(self) -> ComposeResult:
         self.border_title = self.title_text()
-        yield Static(t("panel.loading", self.lang), classes="panel--status")
+        yield Static(t("panel.loading", self.lang), classes="panel--status", markup=False)
         yield from self.compose_body()
 
     def missing_sources(self) -> list[str]:

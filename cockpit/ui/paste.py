@@ -102,7 +102,7 @@ class PasteScreen(ModalScreen[None]):
                     query=f"line {f.first_line}" if f.first_line else "",
                 )
             )
-        self.notify(t("paste.pinned", self.ctx.lang, n=len(expl.findings)))
+        self.notify(t("paste.pinned", self.ctx.lang, n=len(expl.findings)), markup=False)
         self.query_one("#paste-pin", Button).disabled = True
 
     def action_close(self) -> None:

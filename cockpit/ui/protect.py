@@ -80,7 +80,7 @@ class ProtectScreen(ModalScreen[None]):
             return
         if action == "copy":
             self.app.copy_to_clipboard("\n".join(opt.commands))
-            self.notify(t("protect.copied", self.ctx.lang))
+            self.notify(t("protect.copied", self.ctx.lang), markup=False)
         elif action == "chosen":
             assert self.ctx.session is not None
             self.ctx.session.add_timeline(
@@ -92,7 +92,7 @@ class ProtectScreen(ModalScreen[None]):
             )
             if not self.ctx.session.incident.mitigation and key != "record":
                 self.ctx.session.set_text("mitigation", t(f"protect.{key}", self.ctx.lang))
-            self.notify(t("protect.recorded", self.ctx.lang))
+            self.notify(t("protect.recorded", self.ctx.lang), markup=False)
 
     def action_dismiss_screen(self) -> None:
         self.dismiss(None)

@@ -87,6 +87,7 @@ class ScopeView(MetricsView):
         branch = "single" if br.propose == "E" else "shared"
         self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
         self.notify(
-            t("metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang))
+            t("metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)),
+            markup=False,
         )
         self.post_message(self.VerdictAccepted(branch))

@@ -16,6 +16,7 @@ from cockpit.i18n import t
 from cockpit.incident import Evidence
 from cockpit.ui.drilldown_view import value_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
+from cockpit.ui.table import PlainTable
 
 
 class SharedView(MetricsView):
@@ -31,7 +32,7 @@ class SharedView(MetricsView):
     def compose_body(self) -> ComposeResult:
         yield Static(t("metrics.text.load", self.lang), classes="section")
         yield Static("", id="sh-findings", markup=False)
-        yield DataTable(id="sh-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="sh-table", cursor_type="row", zebra_stripes=True)
         yield Static(t("metrics.view.help_f", self.lang), classes="hint")
 
     def on_mount(self) -> None:
@@ -95,4 +96,4 @@ class SharedView(MetricsView):
             note=s.reason_text(self.lang),
         )
         self.ctx.session.pin(ev)
-        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label))
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.widgets import DataTable
-
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.timeparse import fmt_time
+from cockpit.ui.table import PlainTable
 
 
-class TimelineTable(DataTable[str]):
+class TimelineTable(PlainTable):
     """Every :class:`~cockpit.incident.TimelineEntry` of the incident, oldest first."""
 
     DEFAULT_CSS = """

@@ -257,3 +257,13 @@ def test_backtest_lead_time_and_rule() -> None:
     assert bt.best is not None and bt.best.candidate.id == "queue_growth"
     assert "alert: CockpitQueueGrowth" in bt.rule_yaml and "expr: 'sum(q) > 24'" in bt.rule_yaml
     assert "10 min before" in rule_yaml(bt.best)
+
+
+def test_alerts_of_other_namespaces_are_left_out() -> None:
+    from cockpit.collect.alerts import alert_in_scope
+
+    assert alert_in_scope({"alertname": "X", "namespace": "llm"}, "llm")
+    assert not alert_in_scope({"alertname": "X", "namespace": "other"}, "llm")
+    assert not alert_in_scope({"alertname": "X", "exported_namespace": "other"}, "llm")
+    assert alert_in_scope({"alertname": "GpuHot", "Hostname": "n1"}, "llm")  # cluster-wide
+    assert alert_in_scope({"alertname": "X", "namespace": "other"}, "")  # no scope set

@@ -206,9 +206,12 @@ def test_load_findings_read_as_sentences_with_units() -> None:
     zh = {k: f.text("zh") for k, f in by.items()}
     assert en["arrival_rate"] == ["arrival rate 900 req/s, baseline 1200 req/s (×0.75)"]
     assert zh["arrival_rate"] == ["到达速率 900 req/s，基线 1200 req/s（×0.75）"]
+    # A negative P99 difference is not a duration, and the gap that fell did not fire it.
     assert en["before_gpu"][0] == (
-        "gateway P99 620 ms, serving P99 677 ms (gateway − serving = -57 ms, the time before the GPU)"
+        "gateway P99 620 ms, serving P99 677 ms: no time shows up before the serving layer "
+        "(the P99s differ by -57 ms, below zero, which is not a duration)"
     )
+    assert by["before_gpu"].status == "not_fired"
     assert "gap_now" not in "\n".join(en["before_gpu"])  # numbers read as sentences
     assert zh["long_prompts"][0].startswith("P50 ") and "token" in zh["long_prompts"][0]
     assert en["gateway_errors"] == [

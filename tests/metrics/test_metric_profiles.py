@@ -3,6 +3,7 @@ PromQL shapes, resolves version aliases and reports missing metrics with a hint.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,10 @@ from cockpit.analysis.profiles import (
     load_profiles,
     render,
 )
+from cockpit.config import PrometheusSettings
+from cockpit.models import from_epoch
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.prometheus import PrometheusSource
 
 EXPECTED = {
     "vllm",
@@ -40,7 +45,37 @@ def test_every_stack_has_a_profile_with_sources_and_known_signals() -> None:
             assert s.id in SIGNALS, (p.id, s.id)
             assert s.source, (p.id, s.id)
             # Unitless only for a 0/1 flag (a comparison with the bool modifier).
-            assert s.unit or "> bool" in s.query, (p.id, s.id)
+            assert s.unit or re.search(r"[<>]=? bool", s.query), (p.id, s.id)
+
+
+async def test_throttle_flag_reads_exactly_the_slowdown_bits(
+    worked_example_prom: PromServer,
+) -> None:
+    """The throttle flag (one read of the clock-event bitmask) is 1 exactly when HW
+    slowdown 0x8, SW thermal 0x20, HW thermal 0x40 or power brake 0x80 is set, evaluated
+    by a real Prometheus for every mask below 4096 (idle 0x1, app clocks 0x2, SW power cap
+    0x4, sync boost 0x10 and the bits above 0x80 do not set it)."""
+    det = detect_profiles(["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"])
+    r = det.get("hardware.throttle")
+    assert r is not None and r.available
+    q = render(r, sel='namespace="llm"', by=("mask",))
+    assert q.count('DCGM_FI_DEV_CLOCKS_EVENT_REASONS{namespace="llm"}') == 1, q
+    src = PrometheusSource(PrometheusSettings(url=worked_example_prom.url))
+    at = from_epoch(worked_example_prom.scenario.now)
+    got: dict[int, float] = {}
+    try:
+        for lo in range(0, 4096, 128):
+            masks = " or ".join(
+                f'label_replace(vector({m}), "mask", "{m}", "", "")' for m in range(lo, lo + 128)
+            )
+            for s in await src.instant(
+                q.replace('DCGM_FI_DEV_CLOCKS_EVENT_REASONS{namespace="llm"}', f"({masks})"), at
+            ):
+                got[int(s.labels["mask"])] = s.v
+    finally:
+        await src.close()
+    want = {m: float(any(m & bit for bit in (0x8, 0x20, 0x40, 0x80))) for m in range(4096)}
+    assert got == want
 
 
 @pytest.mark.parametrize("profile_id", sorted(EXPECTED))

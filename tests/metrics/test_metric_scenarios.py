@@ -313,9 +313,40 @@ def test_a_namespace_with_no_series_says_so(prometheus_scenario: Any) -> None:
     assert "normal" not in text.split("Reading rules")[0]
 
 
-def test_kubernetes_only_scope_flags_are_called_out(prometheus_scenario: Any) -> None:
-    """--deployment/--selector do not reach the PromQL (series carry no pod labels): the
-    text says so instead of implying the metrics are narrowed."""
+def test_deployment_narrows_the_series_with_a_pod_label(prometheus_scenario: Get) -> None:
+    """--deployment reaches the PromQL of the stacks whose series carry the pod name; the
+    gateway's series have none and say so; a wrong name finds nothing and says so."""
     srv = prometheus_scenario("thermal_replica")
-    text = analyze_text(srv, srv.url, "en", "-n", "llm", "--deployment", "vllm-llama")
-    assert "--deployment vllm-llama narrows the Kubernetes views" in text
+    whole = analyze(srv)
+    d = analyze(srv, "--deployment", "vllm-llama")
+    assert verdicts(d) == verdicts(whole)
+    assert d["blast_radius"]["scope"] == whole["blast_radius"]["scope"] == "single_gpu"
+    assert d["blast_radius"]["suspect"] == whole["blast_radius"]["suspect"]
+    assert d["scope"]["not_narrowed"] == ["ingress-nginx"] and not d["scope"]["no_pod_matched"]
+    assert whole["scope"] == {
+        "namespace": "llm",
+        "model": "",
+        "pod_regex": "",
+        "not_narrowed": [],
+        "no_pod_matched": False,
+    }
+    pod = 'pod=~"vllm-llama-[a-z0-9]{1,10}-[a-z0-9]{5}|vllm-llama-[0-9]+"'
+    by_key = {s["key"]: s["query"] for s in d["signals"]}
+    assert pod in by_key["serving.e2e_latency:p99"] and pod in by_key["hardware.temp:value"]
+    assert pod in by_key["infra.restarts:value"] and pod not in by_key["access.latency:p99"]
+
+    other = analyze(srv, "--deployment", "vllm-llam")  # a prefix of the real name
+    v = verdicts(other)
+    assert v["access"] == "anomalous" and v["serving"] == v["hardware"] == "no_data"
+    assert other["scope"]["no_pod_matched"]
+    text = analyze_text(srv, srv.url, "en", "-n", "llm", "--deployment", "vllm-llam")
+    assert "No series of pods named like the deployment" in text
+    assert "ingress-nginx series carry no pod label" in text
+
+
+def test_selector_is_called_out_as_kubernetes_only(prometheus_scenario: Get) -> None:
+    """A label selector cannot reach the PromQL (series carry no pod labels): the text says
+    so instead of implying the metrics are narrowed."""
+    srv = prometheus_scenario("thermal_replica")
+    text = analyze_text(srv, srv.url, "en", "-n", "llm", "--selector", "app=vllm")
+    assert "--selector app=vllm narrows the Kubernetes views only" in text
