@@ -22,8 +22,16 @@ from textual.app import ComposeResult
 from textual.widgets import Button, Collapsible, DataTable, Static, TextArea
 
 from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
-from cockpit.analysis.gpu_text import COLUMNS, HEADERS, SPARK_METRICS, gpu_row, sparkline
+from cockpit.analysis.gpu_text import (
+    COLUMNS,
+    HEADERS,
+    SPARK_METRICS,
+    cohort_none_text,
+    gpu_row,
+    sparkline,
+)
 from cockpit.analysis.xid import explain_xid_text, xid_event_text
+from cockpit.collect.gpu_plans import worst_node
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
@@ -82,6 +90,8 @@ class GpuPanel(Panel):
         self._nvml_failed_at = 0.0
         self._xids: collections.deque[XidEvent] = collections.deque(maxlen=50)
         self._history: dict[str, dict[str, collections.deque[float | None]]] = {}
+        self._auto_node = ""  # the node picked when none was chosen (see fetch)
+        self._auto_note = ""
 
     # -- fetch (no UI) -----------------------------------------------------------------
     async def fetch(self, ctx: AppContext) -> GpuPanelData:
@@ -109,12 +119,17 @@ class GpuPanel(Panel):
                         events = await gpu.xid_events()
                 self.record_xid_events(events)
                 return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
-        reason = self._nvml_error or ctx.sources.missing.get("gpu")
+        reason = self._nvml_error or ctx.sources.missing_text("gpu", self.lang)
         if reason:
             notes.append(t("gpu.nvml_unavailable", self.lang, reason=reason))
         metrics = ctx.sources.metrics
         if metrics is None:
-            reasons = "; ".join(f"{k}: {v}" for k, v in ctx.sources.missing.items()) or "-"
+            reasons = (
+                "; ".join(
+                    f"{k}: {ctx.sources.missing_text(k, self.lang)}" for k in ctx.sources.missing
+                )
+                or "-"
+            )
             raise SourceError.of(
                 "gpu",
                 ErrorKind.NOT_CONFIGURED,
@@ -122,14 +137,20 @@ class GpuPanel(Panel):
                 hint=self._nvml_error or "",
             )
         dcgm = DcgmSource(metrics, clock=ctx.clock.now)
-        node = ctx.extras.get("gpu_node")
+        node = ctx.extras.get("gpu_node") or self._auto_node
         if not node:
             nodes = await dcgm.nodes()
             if not nodes:
                 raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", self.lang))
             node = nodes[0]
             if len(nodes) > 1:
-                notes.append(t("gpu.node_guess", self.lang, node=node, count=len(nodes)))
+                # Picked once (every node is read for it); later polls read this node only.
+                worst = await worst_node(dcgm, nodes, ctx.clock.now())
+                node = (worst.node if worst else None) or node
+                self._auto_note = t("gpu.node_worst", self.lang, node=node, count=len(nodes))
+            self._auto_node = str(node)
+        if self._auto_note and not ctx.extras.get("gpu_node"):
+            notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
         return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
 
@@ -175,7 +196,7 @@ class GpuPanel(Panel):
         else:
             src = t("gpu.source_dcgm", lang, node=snap.node or "?")
         head = Text(src, style="bold")
-        for note in [*data.notes, *snap.warnings]:
+        for note in [*data.notes, *snap.warnings_in(self.lang)]:
             head.append("\n⚠ " + note, style="yellow")
         lost = sum(1 for g in snap.gpus if g.lost)
         if lost:
@@ -241,7 +262,7 @@ class GpuPanel(Panel):
                     ]
                     co.append(f"\n  GPU {r.index}: " + ", ".join(parts))
         else:
-            co.append(t("gpu.cohort_none", lang), style="green")
+            co.append(cohort_none_text(snap.gpus, lang), style="green")
         self.query_one("#gpu-cohort", Static).update(co)
 
         hist = [t("gpu.history", lang)]

@@ -35,7 +35,7 @@ class ChangesScreen(StepScreen):
     def compose_step(self) -> ComposeResult:
         lang = self.lang
         if self.ctx.sources.kube is None:
-            reason = self.ctx.sources.missing.get("kube", t("panel.not_configured", lang))
+            reason = self.ctx.sources.missing_text("kube", lang, t("panel.not_configured", lang))
             yield Static(
                 t("chg.no_kube", lang, reason=reason),
                 id="chg-no-kube",

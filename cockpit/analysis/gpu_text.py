@@ -232,3 +232,15 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
         else:
             out.append(_BLOCKS[min(7, int((v - lo) / span * 7.999))])
     return "".join(out)
+
+
+def cohort_none_text(gpus: list[GpuSnapshot], lang: str) -> str:
+    """What to say when the cohort finds no outlier: that none stands out from its peers,
+    or, with fewer than three readable GPUs (a GPU needs two peers to be judged, see
+    :func:`cockpit.analysis.gpu_health.cohort_view`), that there are too few to compare."""
+    from cockpit.i18n import t
+
+    usable = [g for g in gpus if not g.lost]
+    if len(usable) < 3:
+        return t("gpu.cohort_too_few", lang, n=len(usable))
+    return t("gpu.cohort_none", lang)

@@ -33,6 +33,9 @@ class LayerVerdict(BaseModel):
         lines: ``"<key>: <reason>"`` per evidence key, rendered in English.
         line_msgs: The same lines as messages (``evidence.layer.line``) for the UI's language.
         missing: ``"<metric> — <how to enable>"`` for the layer's missing signals.
+        signals_total, signals_decided: How many of the layer's signals were asked for
+            (missing ones included), and how many had data to decide on: a layer called
+            normal on 2 of 10 signals says so (the seed: no data is never healthy).
     """
 
     layer: str
@@ -41,6 +44,13 @@ class LayerVerdict(BaseModel):
     lines: list[str] = Field(default_factory=list)
     line_msgs: list[Msg] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+    signals_total: int = 0
+    signals_decided: int = 0
+
+    @property
+    def partial(self) -> bool:
+        """Called normal while some of its signals had no data."""
+        return self.verdict == "normal" and self.signals_decided < self.signals_total
 
     def lines_text(self, lang: str) -> list[str]:
         """:attr:`lines` in ``lang``."""
@@ -96,6 +106,8 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         )
         bad = [s for s in items if s.verdict == "anomalous"]
         ok = [s for s in items if s.verdict == "normal"]
+        v.signals_total = len({s.signal for s in items})
+        v.signals_decided = len({s.signal for s in bad + ok})
         if bad:
             v.verdict = "anomalous"
             chosen = bad

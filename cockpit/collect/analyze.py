@@ -130,6 +130,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "evidence_msgs": _msgs(v.line_msgs),
                 "evidence_text": v.lines_text(lang),
                 "missing": v.missing,
+                "signals_decided": v.signals_decided,
+                "signals_total": v.signals_total,
             }
             for v in dd.drilldown.layers
         ],

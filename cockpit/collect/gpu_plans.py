@@ -12,6 +12,8 @@ from cockpit.sources.base import SourceError
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext
+    from cockpit.sources.dcgm import DcgmSource
+    from cockpit.sources.gpu_models import GpuNodeSnapshot
 
 MAX_NODES = 64
 """Upper bound on the DCGM nodes recorded (each costs a handful of instant queries)."""
@@ -41,3 +43,29 @@ async def record_gpu(ctx: AppContext, start: datetime, end: datetime) -> None:
             await dcgm.node_snapshot(node, end)
         except SourceError:
             continue
+
+
+async def worst_node(dcgm: DcgmSource, nodes: list[str], at: datetime) -> GpuNodeSnapshot | None:
+    """The snapshot of the node whose GPUs look worst: most ``bad``/``lost`` GPUs, then
+    ``warn``, then ``info`` (:func:`cockpit.analysis.gpu_health.why_gpu`), the first by
+    name on a tie; among the first :data:`MAX_NODES` nodes, read concurrently. A node that
+    cannot be read is left out; ``None`` when none could be.
+    """
+    import asyncio
+
+    from cockpit.analysis.gpu_health import Level, why_gpu
+    from cockpit.sources.gpu_models import GpuNodeSnapshot as Snapshot
+
+    rank = {Level.LOST: 3, Level.BAD: 3, Level.WARN: 2, Level.INFO: 1}
+    got = await asyncio.gather(
+        *(dcgm.node_snapshot(n, at) for n in nodes[:MAX_NODES]), return_exceptions=True
+    )
+    best: tuple[tuple[int, ...], GpuNodeSnapshot] | None = None
+    for snap in got:
+        if not isinstance(snap, Snapshot):
+            continue  # that node could not be read: the others still count
+        levels = [rank.get(why_gpu(g, snap.gpus).level, 0) for g in snap.gpus]
+        score = tuple(sorted(levels, reverse=True))
+        if best is None or score > best[0]:
+            best = (score, snap)
+    return best[1] if best else None

@@ -18,6 +18,9 @@ def kube_source(args: argparse.Namespace) -> Any:
         print(str(exc), file=sys.stderr)
         return None
     if ctx.sources.kube is None:
-        print(f"kubernetes: not available: {ctx.sources.missing.get('kube', '')}", file=sys.stderr)
+        from cockpit.i18n import t
+
+        reason = ctx.sources.missing_text("kube", ctx.lang)
+        print(t("kube.cli_unavailable", ctx.lang, reason=reason), file=sys.stderr)
         return None
     return ctx.sources.kube

@@ -81,9 +81,12 @@ def build_context(args: argparse.Namespace) -> AppContext:
         except ValueError as exc:
             raise BootError(f"--at: {exc}") from exc
         clock = Clock(frozen_at=when)
-    return AppContext(
+    ctx = AppContext(
         settings=settings, sources=sources, clock=clock, lang=settings.resolved_lang(), mode=mode
     )
+    if meta is not None:
+        ctx.extras["bundle_meta"] = meta
+    return ctx
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,7 +138,19 @@ def run(args: argparse.Namespace) -> int:
         json.dump(to_json(report, ctx.lang), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    lines = render_text(report, ctx.lang)
+    meta = ctx.extras.get("bundle_meta")
+    note = ""
+    if meta is not None and meta.window_start and meta.window_end and outside_bundle(report):
+        span = int((meta.window_end - meta.window_start).total_seconds() // 60)
+        note = t(
+            "metrics.text.not_in_bundle",
+            ctx.lang,
+            start=f"{meta.window_start:%Y-%m-%d %H:%M}",
+            end=f"{meta.window_end:%H:%M}",
+            span=f"{span // 60}h" if span % 60 == 0 else f"{span}m",
+            at=f"{meta.window_end:%Y-%m-%dT%H:%MZ}",
+        )
+    lines = render_text(report, ctx.lang, note)
     svc = ctx.settings.service
     notes = []
     if svc.deployment and report.drilldown.not_narrowed:
@@ -159,8 +174,18 @@ def _fmt(v: float | None, unit: str = "") -> str:
     return f"{fmt_number(v)}{(' ' + unit) if unit else ''}"
 
 
-def render_text(report: AnalyzeReport, lang: str) -> list[str]:
-    """The human-readable report (zh or en)."""
+def outside_bundle(report: AnalyzeReport) -> bool:
+    """Every query of the drilldown was missing from the replayed bundle: the window asked
+    for is not the one recorded."""
+    tried = [s for s in report.drilldown.drilldown.summaries if s.query]
+    return bool(tried) and all(
+        s.now.value is None and "not in this bundle" in (s.now.reason or "") for s in tried
+    )
+
+
+def render_text(report: AnalyzeReport, lang: str, bundle_note: str = "") -> list[str]:
+    """The human-readable report (zh or en); ``bundle_note``, when set, says that the
+    replayed bundle does not hold this window, instead of the no-data notes."""
     from cockpit.analysis.messages import signal_label, signal_names
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
@@ -179,13 +204,21 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
         ),
         t("metrics.text.profiles", lang, profiles=", ".join(dd.profiles) or "-"),
     ]
-    if dd.baseline_note:
+    if bundle_note:
+        out.append(bundle_note)
+    elif dd.baseline_note:
         out.append(fallback_text(dd.baseline_from, lang))
     out.append("")
     out.append(t("metrics.text.layers", lang))
     for v in dd.drilldown.layers:
+        partial = (
+            t("metrics.text.partial", lang, decided=v.signals_decided, total=v.signals_total)
+            if v.partial
+            else ""
+        )
         out.append(
-            f"  {t(f'metrics.layer.{v.layer}', lang)}: {t(f'metrics.verdict.{v.verdict}', lang)}"
+            f"  {t(f'metrics.layer.{v.layer}', lang)}: "
+            f"{t(f'metrics.verdict.{v.verdict}', lang)}{partial}"
         )
         texts = v.lines_text(lang)
         for line in texts[:6]:
@@ -194,7 +227,9 @@ def render_text(report: AnalyzeReport, lang: str) -> list[str]:
             out.append("      " + t("metrics.text.more_json", lang, n=len(texts) - 6))
         for m in v.missing:
             out.append("      " + t("metrics.text.missing", lang, metric=m))
-    if all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
+    if bundle_note:
+        pass
+    elif all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
         s.now.value is not None for s in dd.drilldown.summaries
     ):
         out.append("  " + t("metrics.text.nothing_matched", lang))

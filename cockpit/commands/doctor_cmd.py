@@ -121,7 +121,9 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.metrics", ctx.lang)
     src = ctx.sources.metrics
     if src is None:
-        return _section("metrics", title, "absent", ctx.sources.missing.get("metrics", ""), [])
+        return _section(
+            "metrics", title, "absent", ctx.sources.missing_text("metrics", ctx.lang), []
+        )
     lines: list[str] = []
     try:
         # A replayed bundle answers the recorded calls only; ping() is not one of them.
@@ -145,7 +147,7 @@ async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.kube", ctx.lang)
     src = ctx.sources.kube
     if src is None:
-        return _section("kube", title, "absent", ctx.sources.missing.get("kube", ""), [])
+        return _section("kube", title, "absent", ctx.sources.missing_text("kube", ctx.lang), [])
     check = getattr(src, "check_access", None)
     if check is None:  # a replayed source has no live API server to ask
         return _section("kube", title, "ok", t("doctor.replayed", ctx.lang), [])
@@ -188,7 +190,7 @@ async def _gpu(ctx: Any, timeout: float) -> dict[str, Any]:
     title = t("doctor.gpu", ctx.lang)
     src = ctx.sources.gpu
     if src is None:
-        return _section("gpu", title, "absent", ctx.sources.missing.get("gpu", ""), [])
+        return _section("gpu", title, "absent", ctx.sources.missing_text("gpu", ctx.lang), [])
     try:
         snap = await _guard(src.snapshot(), timeout)
     except (SourceError, TimeoutError) as exc:

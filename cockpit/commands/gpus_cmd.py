@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
-from cockpit.analysis.gpu_text import COLUMNS, HEADERS, gpu_row
+from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_none_text, gpu_row
 from cockpit.commands._argtypes import positive_seconds
 from cockpit.sources.gpu_models import GpuNodeSnapshot
 
@@ -57,7 +57,7 @@ def render_text(
         head = t("gpu.source_nvml", lang, node=snap.node or "?", driver=snap.driver_version or "?")
     else:
         head = t("gpu.source_dcgm", lang, node=snap.node or "?")
-    lines = [head, *notes, *(f"! {w}" for w in snap.warnings)]
+    lines = [head, *notes, *(f"! {w}" for w in snap.warnings_in(lang))]
     cohort = cohort_view(snap.gpus)
     headers = HEADERS.get(lang, HEADERS["en"])
     rows = [[headers[c] for c in COLUMNS]]
@@ -73,7 +73,7 @@ def render_text(
     if cohort.outliers:
         lines.append(t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))))
     else:
-        lines.append(t("gpu.cohort_none", lang))
+        lines.append(cohort_none_text(snap.gpus, lang))
     for g in snap.gpus:
         for p in g.processes or []:
             mem = f"{p.used_memory.value:.0f} MiB" if p.used_memory.ok else "N/A"
@@ -98,6 +98,7 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
     Sources come from :mod:`cockpit.wiring`, so ``--demo``/``--replay`` answer from the
     bundle and ``--at`` freezes the evaluation time, as in the TUI.
     """
+    from cockpit.collect.gpu_plans import worst_node
     from cockpit.i18n import t
     from cockpit.sources.base import ErrorKind, SourceError
     from cockpit.sources.dcgm import DcgmSource
@@ -119,13 +120,13 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
                     raise
                 nvml_reason = exc.failure.message
         elif not args.node:
-            nvml_reason = ctx.sources.missing.get("gpu", "")
+            nvml_reason = ctx.sources.missing_text("gpu", lang)
         if nvml_reason:
             notes.append(t("gpu.nvml_unavailable", lang, reason=nvml_reason))
         metrics = ctx.sources.metrics
         if metrics is None:
             reasons = "; ".join(
-                r for r in (nvml_reason, ctx.sources.missing.get("metrics", "")) if r
+                r for r in (nvml_reason, ctx.sources.missing_text("metrics", lang)) if r
             )
             raise SourceError.of(
                 "dcgm", ErrorKind.NOT_CONFIGURED, t("gpu.no_source", lang, reasons=reasons)
@@ -137,9 +138,12 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
             nodes = await dcgm.nodes(at)
             if not nodes:
                 raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", lang))
-            node = nodes[0]
             if len(nodes) > 1:
-                notes.append(t("gpu.node_guess", lang, node=node, count=len(nodes)))
+                snap = await worst_node(dcgm, nodes, at)
+                if snap is not None:
+                    notes.append(t("gpu.node_worst", lang, node=snap.node or "?", count=len(nodes)))
+                    return snap, notes, None
+            node = nodes[0]
         return await dcgm.node_snapshot(str(node), at), notes, None
     finally:
         await ctx.sources.close()

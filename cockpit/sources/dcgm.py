@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
+from cockpit.analysis.messages import msg
 from cockpit.models import InstantVector, Reading, utcnow
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
 from cockpit.sources.gpu_models import GpuNodeSnapshot, GpuSnapshot, GpuSourceKind, NvLinkState
@@ -284,13 +285,11 @@ def _build(
         )
         gpus.append(s)
     gpus.sort(key=lambda g: (g.index, g.uuid or ""))
-    warnings: list[str] = []
-    if unexported_groups:
-        warnings.append(
-            "dcgm-exporter does not export: "
-            + ", ".join(unexported_groups)
-            + " (off by default in default-counters.csv; enable them in the exporter's counters CSV)"
-        )
+    warning_msgs = (
+        [msg("gpu.warn.unexported", groups=", ".join(unexported_groups))]
+        if unexported_groups
+        else []
+    )
     return GpuNodeSnapshot(
         source=GpuSourceKind.DCGM,
         node=node,
@@ -304,6 +303,7 @@ def _build(
             None,
         ),
         gpus=gpus,
-        warnings=warnings,
+        warnings=[m.text("en") for m in warning_msgs],
+        warning_msgs=warning_msgs,
         unexported=unexported,
     )

@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.messages import Msg
 from cockpit.models import Reading
 
 
@@ -183,7 +184,9 @@ class GpuNodeSnapshot(BaseModel):
         driver_version: Driver version when known.
         gpus: One snapshot per GPU, by index.
         warnings: Things the user must know to read the numbers (fields the exporter does
-            not export, functions missing from an old driver, PID→pod mapping limits).
+            not export, functions missing from an old driver, PID→pod mapping limits), in
+            English; ``warning_msgs`` holds the ones that have a message, for
+            :meth:`warnings_in`.
         unexported: DCGM field names that are not exported by this exporter's config.
         poll_ms: How long the poll took, in milliseconds.
     """
@@ -194,8 +197,19 @@ class GpuNodeSnapshot(BaseModel):
     driver_version: str | None = None
     gpus: list[GpuSnapshot] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    warning_msgs: list[Msg] = Field(default_factory=list)
     unexported: list[str] = Field(default_factory=list)
     poll_ms: float | None = None
+
+    def warn(self, m: Msg) -> None:
+        """Add a warning (its English text to :attr:`warnings`, the message beside it)."""
+        self.warnings.append(m.text("en"))
+        self.warning_msgs.append(m)
+
+    def warnings_in(self, lang: str) -> list[str]:
+        """:attr:`warnings` in ``lang`` (those without a message stay as they are)."""
+        by_en = {m.text("en"): m for m in self.warning_msgs}
+        return [by_en[w].text(lang) if w in by_en else w for w in self.warnings]
 
 
 def normalize_pci(bus_id: str) -> str:

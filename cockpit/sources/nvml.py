@@ -39,6 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cockpit.analysis.messages import msg
 from cockpit.models import Reading, utcnow
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.gpu_models import (
@@ -256,9 +257,9 @@ class NvmlSource:
             _missing_logged.add(func)
         if first:
             log.warning("NVML function %s is missing from this driver; shown as N/A", func)
-        msg = f"{func} is missing from this driver (shown as N/A)"
-        if msg not in self._warnings:
-            self._warnings.append(msg)
+        note = f"{func} is missing from this driver (shown as N/A)"
+        if note not in self._warnings:
+            self._warnings.append(note)
 
     def _scalar(self, func: str, *args: Any, unit: str = "", scale: float = 1.0) -> Reading:
         r = self._call(func, *args)
@@ -326,7 +327,7 @@ class NvmlSource:
                 poll_ms=(time.perf_counter() - t0) * 1000.0,
             )
             if self.xid_watch_error:
-                snap.warnings.append(f"Xid events unavailable: {self.xid_watch_error}")
+                snap.warn(msg("gpu.warn.xid_unavailable", error=self.xid_watch_error))
             return snap
 
     def _read_gpu(self, index: int) -> GpuSnapshot:

@@ -108,9 +108,14 @@ class DrilldownView(MetricsView):
                 if v.layer in data.namespace_wide_layers
                 else ""
             )
+            partial = (
+                t("metrics.text.partial", lang, decided=v.signals_decided, total=v.signals_total)
+                if v.partial
+                else ""
+            )
             lines.append(
                 f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: "
-                f"{t(f'metrics.verdict.{v.verdict}', lang)}{wide}"
+                f"{t(f'metrics.verdict.{v.verdict}', lang)}{partial}{wide}"
             )
             texts = v.lines_text(lang)
             lines += [f"    {x}" for x in texts[:4]]

@@ -154,6 +154,31 @@ def test_half_the_metrics_missing_still_decides(prometheus_scenario: Get) -> Non
     assert ttft["now"] is None and ttft["verdict"] == "no_data"
     assert ttft["missing"] == ["vllm:time_to_first_token_seconds_bucket"] and ttft["enable"]
     assert d["blast_radius"]["scope"] == "everything"
+    # Hardware is normal on the two signals it has: said to be partial, not healthy.
+    hw = next(layer for layer in d["layers"] if layer["layer"] == "hardware")
+    assert hw["verdict"] == "normal" and hw["signals_decided"] < hw["signals_total"] // 2
+    srv = prometheus_scenario("half_missing")
+    text = analyze_text(srv, srv.url, "en", "-n", "llm", "--window", "1h")
+    hw_line = next(line for line in text.splitlines() if line.startswith("  Hardware:"))
+    assert hw_line == (
+        f"  Hardware: normal (only {hw['signals_decided']} of {hw['signals_total']} signals "
+        "had data; the rest is unknown)"
+    )
+
+
+def test_replaying_another_window_names_the_recorded_one() -> None:
+    """A replay asked for a window the bundle does not hold says which one it does hold,
+    instead of blaming the namespace or the baseline."""
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--demo", "--window", "1w", "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "recorded for 2026-11-27 10:55–12:55 UTC; replay with --window 2h" in proc.stdout
+    assert "No series at all" not in proc.stdout and "No data a day earlier" not in proc.stdout
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
 
@@ -77,24 +78,42 @@ def test_node_through_prometheus(fake_nvml: FakeNvml, dcgm_prometheus, tmp_path:
     assert "dcgm: not_found: no dcgm-exporter series for node 'gpu-node-a'" in out.stderr
 
 
-def test_node_through_prometheus_at_a_time(
-    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
-) -> None:
-    out = _run(
-        fake_nvml,
+def _at_eval_time(
+    fake: FakeNvml, prom: Any, tmp_path: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``gpus --once`` in English against the DCGM history, at its evaluation time."""
+    return _run(
+        fake,
         "--once",
         "--lang",
         "en",
-        "--node",
-        "gpu-node-b",
         "--prometheus-url",
-        dcgm_prometheus.url,
+        prom.url,
         "--at",
         "2026-11-29T21:00",
+        *extra,
         tmp_path=tmp_path,
     )
+
+
+def test_node_through_prometheus_at_a_time(
+    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
+) -> None:
+    out = _at_eval_time(fake_nvml, dcgm_prometheus, tmp_path, "--node", "gpu-node-b")
     assert out.returncode == 1, out.stderr
     text = out.stdout
     assert text.startswith("Source: dcgm-exporter in Prometheus (node gpu-node-b)")
     assert "HW thermal" in text and "GPU 2: clocks cut: " in text
     assert "GPU 3: 2 uncorrected ECC errors" in text
+
+
+def test_without_a_node_the_worst_node_is_shown(
+    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
+) -> None:
+    """No local NVML and no --node: every node is read and the one whose GPUs look worst
+    is shown (gpu-node-b: HW thermal, clocks cut, uncorrected ECC), not the first by name."""
+    fake_nvml.set(init=DRIVER_NOT_LOADED)
+    out = _at_eval_time(fake_nvml, dcgm_prometheus, tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "Source: dcgm-exporter in Prometheus (node gpu-node-b)" in out.stdout
+    assert "showing gpu-node-b, the node whose GPUs look worst (one of 2" in out.stdout
