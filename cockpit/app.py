@@ -149,10 +149,13 @@ class CockpitApp(App[None]):
 
     def _booted(self, ctx: AppContext) -> None:
         from cockpit.ui.plugins import load_panels
-        from cockpit.wiring import bundle_warnings
+        from cockpit.wiring import bundle_warnings, config_warnings
 
         self.ctx = ctx
-        for line in bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang):
+        for line in [
+            *config_warnings(ctx.lang),
+            *bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang),
+        ]:
             self.notify(line, severity="warning", timeout=15, markup=False)
         if "panels" not in ctx.extras:
             ctx.extras["panels"] = load_panels()

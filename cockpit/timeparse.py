@@ -73,6 +73,23 @@ def parse_time(text: str, now: datetime) -> datetime:
     return _bounded(dt.astimezone(UTC), s)
 
 
+FUTURE_SLACK = timedelta(minutes=5)
+"""How far after "now" an ``--at`` time may be (clock skew between hosts)."""
+
+
+def parse_at(text: str, now: datetime) -> datetime:
+    """A time to investigate as of (``--at``): :func:`parse_time`, and not in the future.
+
+    Raises:
+        TimeParseError: unreadable, outside the accepted range, or later than ``now``
+            plus :data:`FUTURE_SLACK` (there is no evidence from the future to look at).
+    """
+    dt = parse_time(text, now)
+    if dt > now + FUTURE_SLACK:
+        raise TimeParseError(f"{text!r} is in the future (now is {fmt_time(now)})")
+    return dt
+
+
 def parse_duration(text: str) -> timedelta:
     """``"90s"``, ``"30m"``, ``"2h"``, ``"1d"``, ``"1w"`` → timedelta.
 

@@ -129,13 +129,13 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
     _add_kube(sources, settings)
     _add_gpu(sources)
     at = getattr(args, "at", None)
-    if at:
-        from cockpit.timeparse import TimeParseError, parse_time
+    if at is not None:
+        from cockpit.timeparse import TimeParseError, parse_at
 
         try:
-            return sources, Clock(frozen_at=parse_time(at, Clock().now())), None
+            return sources, Clock(frozen_at=parse_at(at, Clock().now())), None
         except TimeParseError as exc:
-            raise BootError(f"--at: cannot read the time {at!r}") from exc
+            raise BootError(f"--at: cannot read the time {at!r}: {exc}") from exc
     return sources, Clock(), None
 
 
@@ -280,6 +280,23 @@ def bundle_warnings(meta: Any, lang: str) -> list[str]:
     return [t("bundle.problem", lang, problem=p) for p in problems]
 
 
+def config_warnings(lang: str) -> list[str]:
+    """What is wrong with the config file that loading it does not refuse, in ``lang``:
+    keys no setting reads (a typo leaves that setting at its default), and a
+    ``COCKPIT_CONFIG`` that names a missing file. Commands print these on stderr, the TUI
+    shows them as notices."""
+    import os
+
+    from cockpit.config import config_path, unknown_keys
+    from cockpit.i18n import t
+
+    path = config_path()
+    out = [t("config.warn_unknown_key", lang, key=k, path=str(path)) for k in unknown_keys(path)]
+    if os.environ.get("COCKPIT_CONFIG") and not path.exists():
+        out.append(t("config.warn_missing_env", lang, path=str(path)))
+    return out
+
+
 def build_context(
     args: argparse.Namespace, *, background: bool = False, with_session: bool = True
 ) -> AppContext:
@@ -296,9 +313,12 @@ def build_context(
     if meta is not None:
         settings = _with_bundle_scope(settings, meta)
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
+    if not background:  # a command: the TUI shows them as notices once it runs
+        for line in config_warnings(lang):
+            print(line, file=sys.stderr)
     if meta is not None:
         ctx.extras["bundle_meta"] = meta
-        if not background:  # a command: the TUI shows them as notices once it runs
+        if not background:
             for line in bundle_warnings(meta, lang):
                 print(line, file=sys.stderr)
     if with_session:

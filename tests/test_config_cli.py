@@ -112,6 +112,20 @@ def test_doctor_names_settings_it_does_not_read(clean_env, capsys):
     assert len(named) == 2 and "promethues" in named[1] and "prometheus.ulr" in named[0]
 
 
+def test_every_command_warns_about_settings_it_does_not_read(clean_env, capsys):
+    """Not only doctor: a typo in the config file would silently leave a setting (the
+    namespace) at its default, so every command says so on stderr; the TUI as notices."""
+    (clean_env / "config.toml").write_text('[service]\nnamespce = "llm"\n')
+    assert main(["analyze", "--demo", "--json", "--lang", "en"]) == 0
+    err = capsys.readouterr().err
+    assert "service.namespce in " in err and "is not a cockpit setting (a typo?)" in err
+    assert main(["gpus", "--once", "--demo", "--lang", "zh"]) in (0, 1)
+    assert "service.namespce" in capsys.readouterr().err
+    (clean_env / "config.toml").unlink()
+    assert main(["analyze", "--demo", "--json", "--lang", "en"]) == 0
+    assert "COCKPIT_CONFIG names" in capsys.readouterr().err
+
+
 def test_doctor_says_when_its_own_time_limit_ran_out(clean_env, capsys, prom_fault_proxy):
     from tests.backends.faultproxy import Fault
 

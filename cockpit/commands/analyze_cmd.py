@@ -56,6 +56,7 @@ def build_context(args: argparse.Namespace) -> AppContext:
         BootError,
         build_sources,
         bundle_warnings,
+        config_warnings,
         mode_of,
         settings_from_args,
     )
@@ -63,7 +64,10 @@ def build_context(args: argparse.Namespace) -> AppContext:
     settings = settings_from_args(args)
     mode = mode_of(args)
     sources, clock, meta = build_sources(args, settings)
-    for line in bundle_warnings(meta, settings.resolved_lang()):
+    for line in [
+        *config_warnings(settings.resolved_lang()),
+        *bundle_warnings(meta, settings.resolved_lang()),
+    ]:
         print(line, file=sys.stderr)
     svc = settings.service
     scope = getattr(meta, "service", None) if meta is not None else None
@@ -73,11 +77,11 @@ def build_context(args: argparse.Namespace) -> AppContext:
             if value:
                 setattr(svc, key, value)
     at = getattr(args, "at", None)
-    if at:
-        from cockpit.timeparse import parse_time
+    if at is not None:
+        from cockpit.timeparse import parse_at
 
         try:
-            when = parse_time(at, clock.now())
+            when = parse_at(at, clock.now())
         except ValueError as exc:
             raise BootError(f"--at: {exc}") from exc
         clock = Clock(frozen_at=when)

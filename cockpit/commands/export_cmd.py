@@ -32,7 +32,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "export",
         parents=parents,
         help="export an incident as the postmortem template (Markdown or JSON)",
-        description="Render an incident as the handbook's minimal incident template.",
+        description="Render an incident as the handbook's minimal incident template: in "
+        "Chinese by default (the template's language), in English with --lang en or "
+        'lang = "en" in the config file.',
     )
     p.add_argument("incident", metavar="ID", help="incident id, 'latest', or an incident file")
     p.add_argument(

@@ -36,17 +36,17 @@ def parse_window(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def parse_time(text: str) -> datetime:
-    """ISO 8601 (``Z`` or an offset; naive means UTC) or Unix seconds, as aware UTC.
+def parse_time(text: str, now: datetime | None = None) -> datetime:
+    """The end of the window to record, as every ``--at`` reads it
+    (:func:`cockpit.timeparse.parse_at`: ISO 8601, Unix seconds, ``-6h``…; not in the
+    future), as aware UTC.
 
     Raises:
-        ValueError: when it is neither.
+        ValueError: when it is none of those.
     """
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return datetime.fromtimestamp(float(text), tz=UTC)
-    dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    from cockpit.timeparse import parse_at
+
+    return parse_at(text, now or datetime.now(UTC))
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -112,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
         print(t("record.bad_window", lang, value=args.window), file=sys.stderr)
         return 2
     at = None
-    if args.at:
+    if args.at is not None:
         try:
             at = parse_time(args.at)
-        except ValueError:
-            print(t("record.bad_time", lang, value=args.at), file=sys.stderr)
+        except ValueError as exc:
+            print(t("record.bad_time", lang, value=f"{args.at} ({exc})"), file=sys.stderr)
             return 2
     try:
         sources, _clock, _meta = build_sources(args, settings)
@@ -160,6 +160,21 @@ async def _record(
         cockpit_version=__version__,
         note=args.note,
     )
+    known = plans()
+    names = args.plan or sorted(known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        # Before the bundle is created: a typo must not leave a stub that blocks a retry.
+        print(
+            t(
+                "record.unknown_plan",
+                lang,
+                names=", ".join(unknown),
+                known=", ".join(sorted(known)),
+            ),
+            file=sys.stderr,
+        )
+        return 2
     out = Path(args.output)
     if out.exists() and not getattr(args, "force", False):
         # Evidence is never lost: a recording that fails must not replace a good one.
@@ -170,7 +185,6 @@ async def _record(
     except OSError as exc:
         print(t("record.cannot_write", lang, path=out, error=exc.strerror or exc), file=sys.stderr)
         return 2
-    names = args.plan or sorted(plans())
     print(
         t(
             "record.start",
