@@ -25,6 +25,16 @@ def test_same_op_everywhere_points_at_silent_rank() -> None:
     assert "nccl.silent_ranks" in r.next_check_ids
 
 
+def test_one_rank_log_among_many_silent_ranks_names_no_suspect() -> None:
+    """An excerpt holding one rank's watchdog line (world size 8) says nothing about which
+    of the seven others failed: no rank is named, least of all the lowest silent one."""
+    r = explain_nccl_text(_wd(3, 500), world_size=8)
+    assert r is not None
+    assert r.ranks_never_logged == [0, 1, 2, 4, 5, 6, 7] and "missing_ranks" in r.flags
+    assert r.first_failing_rank is None and r.suspect_rank is None
+    assert "nccl.silent_ranks" in r.next_check_ids
+
+
 def test_min_seq_and_ranks_stuck_there() -> None:
     text = "\n".join([_wd(0, 101), _wd(1, 101), _wd(2, 100), _wd(3, 101)])
     r = explain_nccl_text(text)

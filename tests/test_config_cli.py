@@ -145,6 +145,13 @@ def test_doctor_against_the_worked_example(clean_env, capsys, worked_example_pro
     assert rc == 0
     assert "✓ Prometheus: Prometheus-compatible" in out
     assert "vllm" in out and "dcgm" in out
+    assert "no series of a known metric stack" not in out
+    assert "request_id: absent" not in out and "request_id does not belong" in out
+    # Now, long after the scenario's data ends: reachable, but nothing to analyse.
+    rc = main(["doctor", "--prometheus-url", worked_example_prom.url, "--lang", "en"])
+    out = capsys.readouterr().out
+    assert "Detected metric stacks: -" in out
+    assert "⚠ no series of a known metric stack in the hour before now" in out
 
 
 def test_doctor_reports_an_unreachable_prometheus(clean_env, capsys):

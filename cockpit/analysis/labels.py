@@ -54,6 +54,8 @@ def format_report(report: LabelReport, lang: str) -> list[str]:
             continue
         lines.append(f"  {s.profile} ({s.metric}):")
         for u, names in s.found.items():
+            if not names and u == "request_id":
+                continue  # it belongs in logs and exemplars, not labels: see the hint below
             if names:
                 lines.append(
                     "    " + t("metrics.text.label_present", lang, label=u, names=", ".join(names))

@@ -587,7 +587,10 @@ class NcclAnalyzer:
             elif r.pattern in ("blocked_by_single_rank_io", "blocked_by_single_rank_work"):
                 r.first_failing_rank = r.suspect_rank
                 r.first_failing_rank_inferred = True
-            elif r.ranks_never_logged:
+            elif len(r.ranks_never_logged) == 1:
+                # One silent rank among ranks that did log is a suspect; several silent
+                # ranks usually mean the excerpt holds fewer ranks' logs, and the lowest
+                # of them would be an arbitrary pick.
                 r.first_failing_rank = r.ranks_never_logged[0]
                 r.first_failing_rank_inferred = True
             elif r.ranks_at_min_seq and len(r.ranks_at_min_seq) < len(

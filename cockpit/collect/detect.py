@@ -76,6 +76,10 @@ async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
 
     det, report = await collect_label_report(ctx, at)
     lines = [t("metrics.text.profiles", ctx.lang, profiles=", ".join(det.profiles) or "-")]
+    if not det.profiles:
+        # Metric names are listed for the hour before `at`: none known means no data to
+        # analyse here, whatever answered the ping.
+        lines.append("⚠ " + t("metrics.text.no_stack", ctx.lang))
     for sid, r in sorted(det.signals.items()):
         if not r.available:
             hint = det.enable_hint(r, ctx.lang)

@@ -388,11 +388,39 @@ CASES: dict[str, Case] = {
 """Every drilldown case by scenario name."""
 
 
+_STACK_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "triton": "Triton"}
+_GATEWAY_NAMES = {"ingress": " behind ingress-nginx", "envoy": " behind Envoy", "": " (no gateway)"}
+
+
+def _story(case: Case) -> str:
+    """One sentence: the stack and what goes wrong at the incident."""
+    what = [
+        text
+        for on, text in (
+            (
+                case.slow_replica is not None,
+                f"the GPU of replica {case.slow_replica} throttles thermally",
+            ),
+            (case.long_prompts, "a long-prompt client arrives"),
+            (case.gateway_5xx, "the gateway answers 502/503 for 6 % of requests"),
+            (case.overload, "every replica queues (shared overload)"),
+            (case.partial, "half of the metrics are not exported"),
+            (not case.dcgm, "no dcgm-exporter"),
+        )
+        if on
+    ]
+    return (
+        f"{_STACK_NAMES.get(case.stack, case.stack)}"
+        f"{_GATEWAY_NAMES.get(case.gateway, ' behind ' + case.gateway)}: "
+        f"{'; '.join(what) or 'healthy'}"
+    )
+
+
 def _factory(case: Case) -> Callable[[], Scenario]:
     def make() -> Scenario:
         return Scenario(
             name=case.name,
-            description=f"{case.name}: see cockpit.scenarios.drilldown_cases",
+            description=_story(case),
             now=NOW,
             start=NOW - HISTORY_S,
             incident_start=INCIDENT_START,
