@@ -2,7 +2,7 @@
 latency injected in front of a real Prometheus, as ratios measured in the same run; and
 against running the same queries one by one.
 
-Target (issue 3): drilldown wall / slowest single query ≤ 1.3×.
+Target: drilldown wall / slowest single query ≤ 1.3×.
 
 Latency is added at the TCP level by a separate process that only delays the bytes a
 client sends (``tests/backends/tcpdelay.c``, an epoll relay, like ``tc netem``; the asyncio

@@ -3,7 +3,7 @@ server, next to ``kubectl get nodes`` + ``kubectl get pods -A
 --field-selector=status.phase=Pending`` against the same server in the same run.
 
 Reports wall time (best of 3 after a warm-up), peak RSS and request count, and the ratios
-to the kubectl pair. Targets (issue 4): ≤ 1.5× the kubectl pair, ≤ 300 MB.
+to the kubectl pair. Targets: ≤ 1.5× the kubectl pair, ≤ 300 MB.
 The server runs in its own process (it would otherwise share the GIL with the client).
 """
 

@@ -1,7 +1,7 @@
 """Time to first frame of ``cockpit --demo`` against a bare Textual app, same run, as a ratio.
 
 Both run in a pseudo-terminal; each writes the wall-clock time of its first painted frame
-to a file and exits. Target (foundation issue): ratio ≤ 1.2.
+to a file and exits. Target: ratio ≤ 1.2.
 """
 
 from __future__ import annotations

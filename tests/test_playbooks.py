@@ -15,7 +15,7 @@ from playbook_scenarios import PLANTED, SCENARIOS
 from tests.conftest import SHARED
 
 SEED = (SHARED / "seeds" / "000_98f0f2273dcebb14.txt").read_text(encoding="utf-8")
-# Items whose words come from the issue (not the seed): the release comparison.
+# Items whose words are not in the seed: the release comparison and the Pending checks.
 NOT_FROM_SEED = {("bad_rollout", "finish_reason"), ("pod_pending", "allocatable"),
                  ("pod_pending", "requests"), ("pod_pending", "placement"),
                  ("pod_pending", "quota_priority")}  # fmt: skip

@@ -1,6 +1,6 @@
 """Step E: the suspect against its healthy cohort, signal by signal.
 
-Seed 000 ("隔离对比健康实例") and issue 3: pick the cohort automatically — the other
+Seed 000 ("隔离对比健康实例"): pick the cohort automatically — the other
 replicas of the same deployment and revision; the other GPUs on the same node; the
 previous revision — state its definition, and show the suspect vs the cohort median for
 every golden signal and DCGM field, outliers highlighted. The same robust rule as step D

@@ -1,6 +1,6 @@
 """Step F: shared dependencies and load.
 
-Seed 000 ("检查共享依赖与负载") and issue 3: arrival rate and its change; the prompt- and
+Seed 000 ("检查共享依赖与负载"): arrival rate and its change; the prompt- and
 output-length mix (a histogram shift reads as "a new long-prompt client"); gateway
 latency vs serving latency (time spent before the GPU); errors at the gateway vs at the
 server; shared node, storage and network signals where exported.

@@ -1,6 +1,6 @@
 """Screen A: the service's golden signals now vs baseline, and the first SLO breach.
 
-Seed 000 step A and issue 2: latency P50/P95/P99/max, QPS, tokens/s, error rate and GPU
+Seed 000 step A: latency P50/P95/P99/max, QPS, tokens/s, error rate and GPU
 utilization, each with a sparkline, against the same window one day earlier when the data
 has it, else the quiet hours before the impact; the first SLO breach is offered as the
 impact start.

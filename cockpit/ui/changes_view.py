@@ -18,7 +18,8 @@ from cockpit.i18n import t
 from cockpit.sources.base import SourceError
 
 DEFAULT_WINDOW = timedelta(hours=24)
-"""Default look-back before impact start (issue: 24 h before impact)."""
+"""Default look-back before impact start for step B's recent changes: 24 h (a deploy, a
+model or node change of the day before is the usual suspect)."""
 
 
 class ChangesView(Vertical):

@@ -14,7 +14,7 @@ from cockpit.analysis.playbooks.result import (
 )
 
 # Per-token KV bytes = 2 (K and V) × layers × KV heads × head dim × dtype bytes
-# (the handbook's budget; issue 6). Workspace/activations: a fixed share of the card kept
+# (the handbook's budget). Workspace/activations: a fixed share of the card kept
 # free by vLLM's --gpu-memory-utilization default of 0.9 (vLLM EngineArgs).
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
