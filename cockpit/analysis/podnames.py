@@ -45,3 +45,30 @@ def is_workload_pod(pod: str, name: str) -> bool:
     :func:`workload_pod_regex`)."""
     pattern = workload_pod_regex(name)
     return bool(pattern) and re.fullmatch(pattern, pod) is not None
+
+
+def owner_workload(pod: str, owners: list[tuple[str, str]]) -> tuple[str, str]:
+    """The workload a pod's names come from, as ``(kind, name)``: ``Deployment`` for a
+    pod of a ReplicaSet (whose name is ``<deployment>-<pod-template-hash>``),
+    ``StatefulSet`` for its pods, else ``Pod`` and the pod's own name.
+
+    Args:
+        pod: The pod's name.
+        owners: ``metadata.ownerReferences`` as ``(kind, name)`` pairs.
+    """
+    for kind, name in owners:
+        if kind == "ReplicaSet" and "-" in name:
+            return "Deployment", name.rsplit("-", 1)[0]
+        if kind == "StatefulSet":
+            return "StatefulSet", name
+    return "Pod", pod
+
+
+def workloads_pod_regex(workloads: list[tuple[str, str]]) -> str:
+    """One regex for the pods of several workloads (see :func:`owner_workload`): the
+    generated names of each Deployment/StatefulSet (every revision), and other pods by
+    their exact name. ``""`` for none."""
+    parts = []
+    for kind, name in sorted(set(workloads)):
+        parts.append(workload_pod_regex(name) if kind != "Pod" else _META.sub(r"\\\1", name))
+    return "|".join(parts)

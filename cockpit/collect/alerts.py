@@ -10,7 +10,7 @@ from cockpit.analysis.backtest import KV_CACHE_CEILING_PCT, Backtest, Candidate,
 from cockpit.analysis.golden import SignalSummary
 from cockpit.analysis.messages import Msg, msg
 from cockpit.analysis.profiles import Detection, render
-from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QuerySpec
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ async def collect_backtest(
     """Back-test the candidates over the window against ``impact_start``."""
     det = await detection_for(ctx, window.end)
     svc = ctx.settings.service
-    cands = candidates(det, scope_labels(ctx), window, golden, svc.slo_error_ratio)
+    cands = candidates(det, await scope_for(ctx), window, golden, svc.slo_error_ratio)
     specs = [
         QuerySpec(
             key=f"bt:{c.id}", query=c.expr, start=window.start, end=window.end, step_s=window.step_s

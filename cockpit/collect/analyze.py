@@ -121,6 +121,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "pod_regex": dd.scope.get("pod", ""),
             "not_narrowed": dd.not_narrowed,
             "no_pod_matched": dd.no_pod_matched,
+            "selector_workloads": dd.selector_workloads,
+            "selector_failure": dd.selector_failure,
         },
         "layers": [
             {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cockpit.analysis.profiles import Detection, detect_profiles, load_profiles
 from cockpit.collect.runner import QueryRunner
@@ -91,16 +91,97 @@ def make_window(
 
 def scope_labels(ctx: AppContext) -> dict[str, str]:
     """The service scope as profile-neutral keys: ``namespace``, ``model``, and ``pod`` (a
-    regex of the pod names of ``service.deployment``, applied to the stacks whose profile
-    maps a pod label; see :mod:`cockpit.analysis.podnames`)."""
+    regex of the pod names of ``service.deployment``, or of the workloads a
+    ``service.selector`` resolved to, see :func:`scope_for`; applied to the stacks whose
+    profile maps a pod label; see :mod:`cockpit.analysis.podnames`)."""
     from cockpit.analysis.podnames import workload_pod_regex
 
     svc = ctx.settings.service
-    return {
-        "namespace": svc.namespace,
-        "model": svc.model,
-        "pod": workload_pod_regex(svc.deployment),
-    }
+    resolved = ctx.extras.get("metrics.scope")
+    if isinstance(resolved, ScopeResolution) and resolved.key == _scope_key(ctx):
+        pod = resolved.pod_regex
+    else:
+        pod = workload_pod_regex(svc.deployment)
+    return {"namespace": svc.namespace, "model": svc.model, "pod": pod}
+
+
+SELECTOR_NO_POD = "no pod matches the selector now"
+""":attr:`ScopeResolution.failure` when the selector's pod list is empty."""
+
+SELECTOR_TIMEOUT_S = 10.0
+"""How long resolving ``service.selector`` through Kubernetes may take (one pod list)."""
+
+
+class ScopeResolution(BaseModel):
+    """How ``service.selector`` narrowed the metrics (when no deployment is set).
+
+    Attributes:
+        key: The service settings it was resolved for.
+        pod_regex: Pod names of the workloads the selector's pods belong to (``""``: not
+            narrowed).
+        workloads: ``Kind/name`` of those workloads.
+        failure: Why the selector could not be resolved (no Kubernetes, a failed list),
+            in English; empty when it was.
+    """
+
+    key: tuple[str, ...]
+    pod_regex: str = ""
+    workloads: list[str] = Field(default_factory=list)
+    failure: str = ""
+
+
+def _scope_key(ctx: AppContext) -> tuple[str, ...]:
+    svc = ctx.settings.service
+    return (svc.namespace, svc.selector, svc.deployment, svc.model)
+
+
+async def scope_for(ctx: AppContext) -> dict[str, str]:
+    """:func:`scope_labels`, after resolving ``service.selector`` through Kubernetes when
+    no deployment is set: the selector's pods are listed once (cached per scope) and the
+    metrics are narrowed to the generated names of their Deployments/StatefulSets, every
+    revision included (a label selector cannot be matched against series, which carry
+    pod names, not pod labels). Without Kubernetes, or when the list fails, nothing is
+    narrowed and :class:`ScopeResolution` says why."""
+    svc = ctx.settings.service
+    key = _scope_key(ctx)
+    resolved = ctx.extras.get("metrics.scope")
+    if (
+        svc.selector
+        and not svc.deployment
+        and not (isinstance(resolved, ScopeResolution) and resolved.key == key)
+    ):
+        ctx.extras["metrics.scope"] = await _resolve_selector(ctx, key)
+    return scope_labels(ctx)
+
+
+async def _resolve_selector(ctx: AppContext, key: tuple[str, ...]) -> ScopeResolution:
+    import asyncio
+
+    from cockpit.analysis.podnames import owner_workload, workloads_pod_regex
+
+    svc = ctx.settings.service
+    kube = ctx.sources.kube
+    if kube is None:
+        reason = ctx.sources.missing.get("kube", "no Kubernetes source")
+        return ScopeResolution(key=key, failure=reason)
+    try:
+        pods = await asyncio.wait_for(
+            kube.list_pods(svc.namespace or None, label_selector=svc.selector),
+            SELECTOR_TIMEOUT_S,
+        )
+    except (SourceError, TimeoutError) as exc:
+        reason = str(exc) or f"no answer within {SELECTOR_TIMEOUT_S:g} s"
+        return ScopeResolution(key=key, failure=reason)
+    workloads = [
+        owner_workload(p.meta.name, [(o.kind, o.name) for o in p.meta.owners]) for p in pods
+    ]
+    if not workloads:
+        return ScopeResolution(key=key, failure=SELECTOR_NO_POD)
+    return ScopeResolution(
+        key=key,
+        pod_regex=workloads_pod_regex(workloads),
+        workloads=sorted({f"{kind}/{name}" for kind, name in workloads}),
+    )
 
 
 def require_metrics(ctx: AppContext) -> MetricsSource:

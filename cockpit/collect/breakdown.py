@@ -16,7 +16,7 @@ from cockpit.analysis.blast_radius import Breakdown, EntityValue
 from cockpit.analysis.golden import STAT_QUANTILES
 from cockpit.analysis.inventory import Inventory, build_inventory, first_label
 from cockpit.analysis.profiles import SIGNALS, Detection, render
-from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
 from cockpit.collect.signals import stats_for
 
@@ -166,7 +166,7 @@ async def collect_breakdowns(
             f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
             for sid in COHORT_SIGNALS
         ]
-    scope = scope_labels(ctx)
+    scope = await scope_for(ctx)
     planned = breakdown_specs(det, scope, window, keys)
     inv_specs = inventory_specs(scope, window)
     results = await runner_for(ctx).run([p[3] for p in planned] + inv_specs)

@@ -8,7 +8,13 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.layers import Drilldown, drilldown
 from cockpit.analysis.profiles import SIGNALS
-from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.base import (
+    ScopeResolution,
+    Window,
+    detection_for,
+    runner_for,
+    scope_for,
+)
 from cockpit.collect.signals import collect_summaries, plan
 
 if TYPE_CHECKING:
@@ -29,6 +35,9 @@ class DrilldownReport(BaseModel):
             a series (a wrong name, or pods named otherwise).
         namespace_wide_layers: With a deployment in scope, the layers with a signal whose
             series could not be narrowed to it.
+        selector_workloads, selector_failure: What ``service.selector`` resolved to
+            (``Kind/name``), or why it could not be (see
+            :func:`cockpit.collect.base.scope_for`).
     """
 
     drilldown: Drilldown
@@ -42,6 +51,8 @@ class DrilldownReport(BaseModel):
     not_narrowed: list[str] = Field(default_factory=list)
     no_pod_matched: bool = False
     namespace_wide_layers: list[str] = Field(default_factory=list)
+    selector_workloads: list[str] = Field(default_factory=list)
+    selector_failure: str = ""
 
 
 async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
@@ -51,11 +62,14 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         SourceError: the metric-name listing failed (per-query failures stay per signal).
     """
     det = await detection_for(ctx, window.end)
-    scope = scope_labels(ctx)
+    scope = await scope_for(ctx)
     planned = plan(det, scope, window, SIGNALS, ctx.lang)
     res = await collect_summaries(runner_for(ctx), planned, window)
     narrowed = [s for s in res.summaries if scope.get("pod") and 'pod=~"' in s.query]
     wide = {s.layer for s in res.summaries if scope.get("pod") and s.query and s not in narrowed}
+    resolution = ctx.extras.get("metrics.scope")
+    if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
+        resolution = None
     return DrilldownReport(
         drilldown=drilldown(res.summaries),
         window=res.window,
@@ -68,4 +82,6 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         not_narrowed=det.unscoped("pod") if scope.get("pod") else [],
         no_pod_matched=bool(narrowed) and all(s.now.value is None for s in narrowed),
         namespace_wide_layers=sorted(wide),
+        selector_workloads=resolution.workloads if resolution else [],
+        selector_failure=resolution.failure if resolution else "",
     )

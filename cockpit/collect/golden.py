@@ -28,7 +28,7 @@ from cockpit.collect.base import (
     detection_for,
     make_window,
     runner_for,
-    scope_labels,
+    scope_for,
 )
 from cockpit.collect.signals import LATENCY_STATS, collect_summaries, plan
 from cockpit.i18n import t
@@ -109,7 +109,7 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
     if det.get(chosen["latency"]) is not None and det.signals[chosen["latency"]].spec.average_only:
         stats[chosen["latency"]] = ("avg",)
     ids = [chosen[k] for k in ("latency", "qps", "gen_tps", "prompt_tps", "errors", "gpu_util")]
-    planned = plan(det, scope_labels(ctx), window, ids, ctx.lang, stats)
+    planned = plan(det, await scope_for(ctx), window, ids, ctx.lang, stats)
     # A signal no profile defines still gets a row that says it is missing.
     planned_ids = {p.signal for p in planned}
     from cockpit.collect.signals import PlannedSignal

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.golden import SignalSummary
 from cockpit.analysis.load import Bucket, Finding, LengthMix, analyze_load
 from cockpit.analysis.profiles import Detection
-from cockpit.collect.base import Window, detection_for, runner_for, scope_labels
+from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
 from cockpit.collect.signals import collect_summaries, plan
 
@@ -80,7 +80,7 @@ def _buckets(res: QueryResult | None) -> list[Bucket]:
 async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
     """Collect and analyse step F."""
     det = await detection_for(ctx, window.end)
-    scope = scope_labels(ctx)
+    scope = await scope_for(ctx)
     stats = {
         "access.latency": ("p50", "p99"),
         "serving.e2e_latency": ("p99",),

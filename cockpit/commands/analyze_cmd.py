@@ -157,13 +157,35 @@ def run(args: argparse.Namespace) -> int:
     lines = render_text(report, ctx.lang, note)
     svc = ctx.settings.service
     notes = []
-    if svc.deployment and report.drilldown.not_narrowed:
-        stacks = ", ".join(report.drilldown.not_narrowed)
+    dd = report.drilldown
+    stacks = ", ".join(dd.not_narrowed)
+    if svc.deployment and dd.not_narrowed:
         notes.append(
             t("metrics.text.scope_deployment", ctx.lang, name=svc.deployment, stacks=stacks)
         )
-    if svc.selector and not svc.deployment:
-        notes.append(t("metrics.text.scope_selector", ctx.lang, selector=svc.selector))
+    elif svc.selector and not svc.deployment:
+        if dd.selector_workloads:
+            workloads = ", ".join(dd.selector_workloads)
+            note = t(
+                "metrics.text.scope_selector_resolved",
+                ctx.lang,
+                selector=svc.selector,
+                workloads=workloads,
+            )
+            if dd.not_narrowed:
+                note += t("metrics.text.scope_not_narrowed", ctx.lang, stacks=stacks)
+            notes.append(note)
+        else:
+            from cockpit.collect.base import SELECTOR_NO_POD
+
+            reason = dd.selector_failure or "-"
+            if ctx.sources.kube is None:
+                reason = ctx.sources.missing_text("kube", ctx.lang, reason)
+            elif reason == SELECTOR_NO_POD:
+                reason = t("metrics.text.selector_no_pod", ctx.lang)
+            notes.append(
+                t("metrics.text.scope_selector", ctx.lang, selector=svc.selector, reason=reason)
+            )
     lines[2:2] = notes
     for line in lines:
         print(line)

@@ -95,6 +95,8 @@ class DrilldownView(MetricsView):
         )
         if data.baseline_note:
             head += " · " + fallback_text(data.baseline_from, lang)
+        if data.selector_failure:
+            head += " · " + t("metrics.text.selector_unresolved", lang)
         if data.no_pod_matched:
             head += " · " + t(
                 "metrics.text.no_pod_matched", lang, pattern=data.scope.get("pod", "")
