@@ -110,7 +110,7 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         v.signals_decided = len({s.signal for s in bad + ok})
         if bad:
             v.verdict = "anomalous"
-            chosen = bad
+            chosen = sorted(bad, key=_strength, reverse=True)
         elif ok:
             v.verdict = "normal"
             chosen = ok
@@ -131,6 +131,18 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         v.lines = [m.text("en") for m in v.line_msgs]
         out.append(v)
     return out
+
+
+def _strength(s: SignalSummary) -> tuple[int, float]:
+    """How strongly an anomalous summary departs from its baseline, for listing the
+    strongest evidence first: a ceiling crossed, then the larger factor either way
+    (×9 up before ×3 up before ×0.5 down), then a change from a zero baseline."""
+    key = s.reason_msg.key if s.reason_msg is not None else ""
+    if key == "evidence.reason.ceiling":
+        return (2, 0.0)
+    if s.ratio is not None and s.ratio > 0:
+        return (1, max(s.ratio, 1.0 / s.ratio))
+    return (0, 0.0)
 
 
 def _find(summaries: list[SignalSummary], keys: Iterable[str]) -> SignalSummary | None:
