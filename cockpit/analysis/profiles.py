@@ -130,6 +130,26 @@ UNIFIED_LABELS: dict[str, tuple[str, ...]] = {
 """Seed 003 §五 unified labels → equivalent label names per stack."""
 
 
+class SplitSpec(BaseModel):
+    """A counter signal read from its family's per-label rates: ``sum by (<label>)
+    (rate(<counter>[5m]))`` is one query for every signal of the family (QPS, the 4xx and
+    5xx shares, timeouts), split client-side, instead of one query each, every ratio
+    recomputing its denominator. Equivalent to the signal's ``query``, which is still what
+    per-entity breakdowns run and what is shown.
+
+    Attributes:
+        label: The label the family is split by (``status``, ``finished_reason``).
+        match: Regex the label's value must match in full, as PromQL's ``=~`` does
+            (``5..|5xx``); empty: every series.
+        mode: ``rate`` (the matching series' rate), ``share`` (matching / all, a
+            fraction, then ``scale``) or ``percent`` (the same × 100).
+    """
+
+    label: str
+    match: str = ""
+    mode: Literal["rate", "share", "percent"] = "rate"
+
+
 class SignalSpec(BaseModel):
     """One canonical signal in one stack's metric names.
 
@@ -146,6 +166,8 @@ class SignalSpec(BaseModel):
         scale: Factor to the display unit.
         unit: Display unit.
         average_only: True when the stack gives averages, not percentiles (Triton).
+        split: When set, the whole-service value comes from the counter family's
+            per-label rates (:class:`SplitSpec`, :func:`render_family`).
     """
 
     id: str
@@ -158,6 +180,7 @@ class SignalSpec(BaseModel):
     scale: float = 1.0
     unit: str = ""
     average_only: bool = False
+    split: SplitSpec | None = None
     enable_en: str = ""
     enable_zh: str = ""
     note_en: str = ""
@@ -477,3 +500,16 @@ def render_buckets(resolved: ResolvedSignal, sel: str = "", window: str = "5m") 
     if resolved.metric is None or resolved.spec.kind != "histogram":
         raise ValueError(f"{resolved.id}: not an available histogram")
     return _tidy(f"sum by (le) (rate({resolved.metric}_bucket{{{sel}}}[{window}]))")
+
+
+def render_family(resolved: ResolvedSignal, sel: str = "", window: str = "5m") -> str:
+    """The per-label rates of a split signal's counter family: ``sum by (<label>)
+    (rate(<counter>{sel}[5m]))`` (see :class:`SplitSpec`).
+
+    Raises:
+        ValueError: the signal is not available or has no ``split``.
+    """
+    split = resolved.spec.split
+    if resolved.metric is None or split is None:
+        raise ValueError(f"{resolved.id}: not an available split signal")
+    return _tidy(f"sum by ({split.label}) (rate({resolved.metric}{{{sel}}}[{window}]))")

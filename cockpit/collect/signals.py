@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable
 from itertools import accumulate
 
@@ -15,7 +16,14 @@ from cockpit.analysis.golden import (
     summarize,
     unsupported_summary,
 )
-from cockpit.analysis.profiles import SIGNALS, Detection, render, render_buckets
+from cockpit.analysis.profiles import (
+    SIGNALS,
+    Detection,
+    SplitSpec,
+    render,
+    render_buckets,
+    render_family,
+)
 from cockpit.collect.base import Window
 from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec, cancel_all
 from cockpit.models import Sample, Series
@@ -40,6 +48,8 @@ class PlannedSignal(BaseModel):
     bucket_query: str = ""
     quantile: float | None = None
     scale: float = 1.0
+    family_query: str = ""
+    split: SplitSpec | None = None
 
 
 def stats_for(det: Detection, signal_id: str) -> tuple[str, ...]:
@@ -110,6 +120,12 @@ def plan(
                 )
                 planned.quantile = STAT_QUANTILES.get(st)
                 planned.scale = r.spec.scale
+            elif r.spec.split is not None and not list(by):
+                planned.family_query = render_family(
+                    r, det.selector_for(r, scope), window.rate_window
+                )
+                planned.split = r.spec.split
+                planned.scale = r.spec.scale
             out.append(planned)
     return out
 
@@ -126,19 +142,22 @@ def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QueryS
     for p in planned:
         if not p.query:
             continue
-        if p.bucket_query:
-            # Every quantile of a histogram comes from one bucket query.
-            if p.bucket_query in seen:
+        shared = p.bucket_query or p.family_query
+        if shared:
+            # Every quantile of a histogram comes from one bucket query, every signal of a
+            # counter family from one per-label query.
+            if shared in seen:
                 continue
-            seen.add(p.bucket_query)
+            seen.add(shared)
+            prefix = "buckets" if p.bucket_query else "family"
             for part, (start, end, step) in (
                 ("now", (window.start, window.end, window.step_s)),
                 ("base", (window.baseline_start, window.baseline_end, window.baseline_step_s)),
             ):
-                buckets.append(
+                (buckets if p.bucket_query else specs).append(
                     QuerySpec(
-                        key=f"buckets:{p.bucket_query}/{part}",
-                        query=p.bucket_query,
+                        key=f"{prefix}:{shared}/{part}",
+                        query=shared,
                         start=start,
                         end=end,
                         step_s=step,
@@ -246,6 +265,11 @@ async def collect_summaries(
             q = p.quantile or 0.99
             now_series = grid_quantile(grid(now_key, now), q, p.scale) if now.ok else None
             base_series = grid_quantile(grid(base_key, base), q, p.scale) if base.ok else None
+        elif p.family_query and p.split is not None:
+            now_key, base_key = f"family:{p.family_query}/now", f"family:{p.family_query}/base"
+            now, base = await result(now_key), await result(base_key)
+            now_series = split_series(now.series, p.split, p.scale) if now.ok else None
+            base_series = split_series(base.series, p.split, p.scale) if base.ok else None
         else:
             now, base = await result(f"{p.key}/now"), await result(f"{p.key}/base")
             now_series = now.series if now.ok else None
@@ -284,6 +308,38 @@ async def collect_summaries(
         slowest_s=slowest,
         queries=len(results),
     )
+
+
+def split_series(family: list[Series], split: SplitSpec, scale: float = 1.0) -> list[Series]:
+    """One signal of a counter family from its per-label rates (see
+    :class:`~cockpit.analysis.profiles.SplitSpec`), ``× scale``.
+
+    At each timestamp: the matching series' rate (``rate``), or matching / all
+    (``share``; ``percent`` × 100), as the signal's own PromQL computes it, with the same
+    ``clamp_min(…, 1e-9)`` for no traffic. A timestamp with data but no matching series is
+    a true 0 (no 5xx answered); no series at all, or none carrying ``split.label``, is no
+    data (an empty list), never zero.
+    """
+    if not family or (split.match and not any(split.label in s.labels for s in family)):
+        return []  # nothing, or nothing to tell the matching series by: no data
+    rx = re.compile(split.match) if split.match else None
+    total: dict[float, float] = {}
+    matched: dict[float, float] = {}
+    for s in family:
+        hit = rx is None or rx.fullmatch(s.labels.get(split.label, "")) is not None
+        for t, v in s.samples:
+            if v != v:
+                continue
+            total[t] = total.get(t, 0.0) + v
+            if hit:
+                matched[t] = matched.get(t, 0.0) + v
+    factor = scale * (100.0 if split.mode == "percent" else 1.0)
+    samples = []
+    for t in sorted(total):
+        m = matched.get(t, 0.0)
+        value = m if split.mode == "rate" else m / max(total[t], 1e-9)
+        samples.append(Sample(t, value * factor))
+    return [Series(samples=samples)] if samples else []
 
 
 BucketGrid = list[tuple[float, list[float], list[float]]]
