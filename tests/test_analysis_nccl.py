@@ -35,6 +35,15 @@ def test_one_rank_log_among_many_silent_ranks_names_no_suspect() -> None:
     assert "nccl.silent_ranks" in r.next_check_ids
 
 
+def test_one_rank_or_one_seqnum_blames_no_straggler() -> None:
+    """A rank is "behind" only next to ranks seen further on: one rank's log, or every
+    rank at the same SeqNum, is a timeout with nobody seen lagging."""
+    for text in (_wd(3, 500), "\n".join(_wd(r, 500) for r in (0, 1, 2, 3))):
+        r = explain_nccl_text(text)
+        assert r is not None and r.pattern == "watchdog_timeout", text
+        assert "straggler_at_min_seq" not in r.flags and r.first_failing_rank is None
+
+
 def test_min_seq_and_ranks_stuck_there() -> None:
     text = "\n".join([_wd(0, 101), _wd(1, 101), _wd(2, 100), _wd(3, 101)])
     r = explain_nccl_text(text)

@@ -165,3 +165,16 @@ def test_iter_blocks_agrees_with_whole_reading(
     want, cut = _reference(data, max_line)
     assert lines == want
     assert sum(c for _, c in blocks) == cut
+
+
+def test_xid_on_two_gpus_names_both() -> None:
+    """The first GPU of a kernel log is not the only one to act on: every GPU it names is
+    listed, each with its own verdict; the texts' language is not a field of the log."""
+    text = (
+        "[123.4] NVRM: Xid (PCI:0000:b3:00): 79, pid=1234, GPU has fallen off the bus.\n"
+        "[130.0] NVRM: Xid (PCI:0000:18:00): 94, pid=99, Contained ECC error\n"
+    )
+    (f,) = explain_text(text).findings
+    assert f.fields["gpus_affected"] == ["0000:b3:00", "0000:18:00"]
+    assert "0000:18:00: reset when convenient" in f.fields["meaning"]
+    assert "lang" not in f.fields

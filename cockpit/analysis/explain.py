@@ -120,8 +120,11 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
     if not r.found:
         return None
     data: dict[str, Any] = r.model_dump(mode="json")
+    data.pop("lang", None)  # the language of the texts, not something the log said
     top = r.gpus[0] if r.gpus else None
     group = top.groups[0] if top and top.groups else None
+    # Every GPU the log names, worst first: the first one is not the only one to act on.
+    others = [f"{g.pci}: {g.verdict_text}" for g in r.gpus[1:] if g.verdict_text]
     data.update(
         category="xid_hw",
         cause=(top.verdict if top else None) or "xid",
@@ -129,11 +132,20 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
         xid=group.xid if group else (r.root_xids[0] if r.root_xids else None),
         xids=r.root_xids,
         gpu=top.pci if top else None,
+        gpus_affected=[g.pci for g in r.gpus],
         xid_inferred=bool(group and group.inferred),
         distinct_pids=len(group.pids) if group else 0,
         first_line=min((o.line for o in r.occurrences), default=0),
         meaning=_sentences(
-            dict.fromkeys(x for x in ((top.verdict_text if top else ""), r.node_action) if x),
+            dict.fromkeys(
+                x
+                for x in (
+                    (f"{top.pci}: " if others and top else "") + (top.verdict_text if top else ""),
+                    *others,
+                    r.node_action,
+                )
+                if x
+            ),
             lang,
         ),
         next_checks_text=[*(group.actions if group else []), *r.findings],

@@ -3,7 +3,10 @@
 Source: seed ``000_98f0f2273dcebb14.txt`` opening rule — "先保护用户与作业，再定位根因：必要时
 限流、回滚、隔离坏节点或暂停扩散，随后保全指标、事件、日志和 profile 证据". The kubectl verbs are
 from the Kubernetes docs (``kubectl rollout undo|pause``, ``kubectl cordon``/``drain``,
-ingress-nginx ``limit-rps`` annotation).
+ingress-nginx annotations: ``limit-rps`` counts per client IP; ``global-rate-limit`` and
+``global-rate-limit-window`` cap the total and need memcached configured in the
+controller's ConfigMap — ingress-nginx docs, "Annotations: Rate Limiting / Global Rate
+Limiting").
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ def mitigations(
             commands=[
                 f"kubectl -n {ns} annotate ingress {ing} "
                 "nginx.ingress.kubernetes.io/limit-rps=<RPS> --overwrite",
+                f"kubectl -n {ns} annotate ingress {ing} "
+                "nginx.ingress.kubernetes.io/global-rate-limit=<RPS> "
+                "nginx.ingress.kubernetes.io/global-rate-limit-window=1s --overwrite",
             ],
             placeholders=[],
         ),

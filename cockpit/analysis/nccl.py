@@ -247,7 +247,9 @@ class NcclReport(BaseModel):
     ``pattern`` (the most specific that holds): ``secondary_to_rank_failure``,
     ``collective_mismatch``, ``blocked_by_single_rank_io``,
     ``blocked_by_single_rank_work``, ``nccl_transport_error``, ``watchdog_blocked``,
-    ``missing_ranks``, ``straggler_at_min_seq``. ``flags`` lists every one that holds.
+    ``missing_ranks``, ``straggler_at_min_seq`` (only when some ranks are seen at a higher
+    SeqNum than others), ``watchdog_timeout`` (a collective timed out, nothing more can be
+    told from the excerpt). ``flags`` lists every one that holds.
     ``first_failing_rank`` / ``first_error`` point at the cause; ``last_watchdog`` is
     given only to show what NOT to stop at.
     """
@@ -577,7 +579,11 @@ class NcclAnalyzer:
             flags.append("missing_ranks")
 
         self._min_seq(r)
-        flags.append("straggler_at_min_seq")
+        if r.ranks_at_min_seq and len(r.ranks_at_min_seq) < len(self._ranks_with_seq()):
+            flags.append("straggler_at_min_seq")
+        # With one rank's log, or every rank at the same SeqNum, nobody is seen lagging:
+        # a collective timed out, and the other ranks' logs are needed to say more.
+        flags.append("watchdog_timeout")
         r.flags = list(dict.fromkeys(flags))
         r.pattern = r.flags[0]
 
@@ -713,6 +719,12 @@ class NcclAnalyzer:
             odd = sorted(k for k, s in sig_by_rank.items() if s in minority)
             r.odd_one_out_ranks = odd
             r.odd_one_out_rank = odd[0] if len(odd) == 1 else None
+
+    def _ranks_with_seq(self) -> set[int]:
+        """Ranks whose SeqNum (or last completed collective) the excerpt shows."""
+        if self._groups:
+            return {k for g in self._groups.values() for k in g}
+        return {p.rank for p in self._progress.values() if p.last_completed is not None}
 
     def _min_seq(self, r: NcclReport) -> None:
         if not self._groups and not self._progress:
