@@ -208,6 +208,18 @@ class CockpitApp(App[None]):
         ]
         self.refresh_bindings()
 
+    def action_command_palette(self) -> None:
+        """Textual's command palette, its search prompt in the UI language."""
+        from textual.command import CommandPalette
+
+        from cockpit.i18n import t
+
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            lang = self.ctx.lang if self.ctx is not None else "en"
+            self.push_screen(
+                CommandPalette(id="--command-palette", placeholder=t("key.palette_search", lang))
+            )
+
     def _exit_with(self, status: int) -> None:
         self.exit(return_code=status)
 

@@ -68,7 +68,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
-from cockpit.i18n import t
+from cockpit.i18n import name_of, t
 from cockpit.incident import (
     ActionItem,
     Change,
@@ -83,7 +83,7 @@ from cockpit.incident import (
     TimelineEntry,
     TimelineKind,
 )
-from cockpit.session import TIME_FIELDS, check_time_order
+from cockpit.session import TIME_FIELDS, check_time_order, entry_text
 
 EXPORT_FORMAT: Literal["cockpit.incident-export"] = "cockpit.incident-export"
 EXPORT_FORMAT_VERSION = 1
@@ -475,7 +475,7 @@ def _evidence_line(md: _Md, ev: Evidence) -> str:
     parts.append(f"{md.tr('export.evidence.query')} {query}")
     extra = []
     if ev.source:
-        extra.append(md.tr("export.source", source=ev.source))
+        extra.append(md.tr("export.source", source=name_of("source.name", ev.source, md.lang)))
     if ev.step:
         extra.append(md.tr("export.evidence.step", step=ev.step))
     if ev.note:
@@ -534,11 +534,13 @@ def _template(md: _Md, doc: ExportDocument) -> None:
         for change in rc.changes:
             mark = f"**[{md.tr('export.change.suspect')}]** " if change.suspect else ""
             at = md.when(change.at) if change.at else md.tr("export.change.no_time")
-            line = f"{mark}{at} · {change.kind} · {_one_line(change.summary)}"
+            kind = name_of("chg.kind", change.kind, md.lang)
+            line = f"{mark}{at} · {kind} · {_one_line(change.summary)}"
             if change.detail.strip():
                 line += f" — {_one_line(change.detail)}"
             if change.source:
-                line += md.tr("export.paren", text=md.tr("export.source", source=change.source))
+                src = name_of("source.name", change.source, md.lang)
+                line += md.tr("export.paren", text=md.tr("export.source", source=src))
             md.item(1, None, line)
         if rc.note is not None:
             md.item(1, md.tr("export.change.note"), rc.note)
@@ -593,8 +595,11 @@ def _appendix_timeline(md: _Md, doc: ExportDocument) -> None:
         md.item(0, None, None)
     for entry in entries:
         kind = md.tr(f"export.kind.{entry.kind.value}")
-        source = md.tr("export.paren", text=md.tr("export.source", source=entry.source))
-        md.item(0, None, f"{md.when(entry.at)} [{kind}] {_one_line(entry.text)}{source}")
+        src = name_of("source.name", entry.source, md.lang)
+        source = md.tr("export.paren", text=md.tr("export.source", source=src))
+        md.item(
+            0, None, f"{md.when(entry.at)} [{kind}] {_one_line(entry_text(entry, md.lang))}{source}"
+        )
 
 
 def _appendix_hypotheses(md: _Md, doc: ExportDocument) -> None:
@@ -742,7 +747,7 @@ def _appendix_record(md: _Md, doc: ExportDocument) -> None:
         md.tr(f"export.record.status_{r.status}") if r.status in ("open", "closed") else r.status
     )
     md.item(0, md.tr("export.record.status"), status)
-    md.item(0, md.tr("export.record.mode"), r.mode)
+    md.item(0, md.tr("export.record.mode"), name_of("mode", r.mode, md.lang))
     md.item(0, md.tr("export.record.service"), r.service.describe() or None)
     md.item(0, md.tr("export.record.created"), md.when(r.created_at))
     md.item(0, md.tr("export.record.updated"), md.when(r.updated_at))

@@ -62,6 +62,14 @@ def t(key: str, lang: str = DEFAULT_LANG, /, **kwargs: object) -> str:
     return text
 
 
+def name_of(prefix: str, value: str, lang: str = DEFAULT_LANG, /) -> str:
+    """The localized name of an identifier stored in English (a change kind, a source, a
+    mode): the message ``<prefix>.<value>`` when there is one, else ``value`` itself (a
+    free-form value typed by a user or written by a newer version)."""
+    key = f"{prefix}.{value}"
+    return t(key, lang) if key in catalog() else value
+
+
 def pick(zh: str, en: str, lang: str) -> str:
     """Choose between two inline strings (for data files that carry both)."""
     return zh if lang == "zh" else en

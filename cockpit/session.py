@@ -30,6 +30,18 @@ from cockpit.store import IncidentStore
 
 TIME_FIELDS = ("start", "detect", "mitigate", "recover")
 
+
+def entry_text(entry: TimelineEntry, lang: str) -> str:
+    """A timeline entry's text as shown: the four incident times (stored as ``start``,
+    ``detect``… by :meth:`IncidentSession.set_time`) by their names in ``lang``; any other
+    text as it was written."""
+    from cockpit.i18n import t
+
+    if entry.kind is TimelineKind.IMPACT and entry.text in TIME_FIELDS:
+        return t(f"times.{entry.text}", lang)
+    return entry.text
+
+
 TEXT_FIELDS = frozenset(
     {
         "title",

@@ -20,6 +20,7 @@ from cockpit.flow import step
 from cockpit.i18n import t
 from cockpit.ui.fields import BoundTextArea
 from cockpit.ui.footer import CockpitFooter
+from cockpit.ui.keys import localize_bindings
 from cockpit.ui.messages import IncidentChanged
 from cockpit.ui.stepper import Stepper
 
@@ -63,6 +64,7 @@ class StepScreen(Screen[None]):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(name=f"step-{self.STEP}")
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
 
     @property
     def lang(self) -> str:

@@ -34,6 +34,7 @@ from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.footer import CockpitFooter
+from cockpit.ui.keys import localize_bindings
 from cockpit.ui.table import PlainTable
 
 Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
@@ -135,6 +136,7 @@ class PlaybookScreen(Screen[None]):
     def __init__(self, ctx: AppContext, playbook_id: str, loader: Loader | None = None) -> None:
         super().__init__(name=f"playbook-{playbook_id}")
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.playbook = load_playbook(playbook_id)
         self.loader: Loader = loader or collect
         self.results: dict[str, ItemResult] = {}
@@ -344,6 +346,7 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
     def __init__(self, lang: str) -> None:
         super().__init__()
         self.lang = lang
+        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         yield OptionList(

@@ -142,7 +142,7 @@ def test_suspect_changes_come_first_and_are_marked() -> None:
     out = render(full_incident(), "zh", "md", TZ)
     section = out.split("- 最近变更：")[1].split("\n- ")[0]
     first = section.strip().splitlines()[0]
-    assert first.startswith("- **[可疑]** 2026-11-28T11:30:00Z · node · gpu-node-7")
+    assert first.startswith("- **[可疑]** 2026-11-28T11:30:00Z · 节点 · gpu-node-7")
 
 
 def test_times_are_utc_with_local_offset_and_order_is_checked() -> None:

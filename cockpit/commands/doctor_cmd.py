@@ -70,13 +70,16 @@ async def _guard(coro: Any, timeout: float) -> Any:
 
 async def _checks(ctx: Any, timeout: float) -> dict[str, Any]:
     from cockpit.config import config_path, unknown_keys
-    from cockpit.i18n import t
+    from cockpit.i18n import name_of, t
 
     lang = ctx.lang
     sections: list[dict[str, Any]] = []
     cfg = config_path()
     unknown = unknown_keys(cfg)
-    lines = [t("doctor.mode", lang, mode=ctx.mode), t("doctor.lang", lang, lang=lang)]
+    lines = [
+        t("doctor.mode", lang, mode=name_of("mode", ctx.mode, lang)),
+        t("doctor.lang", lang, lang=lang),
+    ]
     lines += [t("doctor.unknown_key", lang, key=k) for k in unknown]
     sections.append(
         _section(

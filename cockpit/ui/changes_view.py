@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import SourceError
+from cockpit.ui.keys import localize_bindings
 
 DEFAULT_WINDOW = timedelta(hours=24)
 """Default look-back before impact start for step B's recent changes: 24 h (a deploy, a
@@ -37,6 +38,7 @@ class ChangesView(Vertical):
         kwargs.setdefault("id", "changes-view")
         super().__init__(**kwargs)
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.report: Any = None
         self.items: list[Any] = []
         self._change_ids: dict[str, str] = {}

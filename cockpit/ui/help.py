@@ -10,6 +10,7 @@ from textual.widgets import Markdown
 
 from cockpit.flow import STEPS
 from cockpit.i18n import t
+from cockpit.ui.keys import localize_bindings
 
 
 class HelpScreen(ModalScreen[None]):
@@ -24,6 +25,7 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, lang: str) -> None:
         super().__init__()
         self.lang = lang
+        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         lang = self.lang

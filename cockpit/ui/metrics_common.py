@@ -14,6 +14,7 @@ from textual.widgets import Static
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+from cockpit.ui.keys import localize_bindings
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -60,6 +61,7 @@ class MetricsView(Vertical):
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.data: Any = None
         self.failure: SourceFailure | None = None
 

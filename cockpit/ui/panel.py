@@ -34,6 +34,7 @@ from textual.widgets import Static
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+from cockpit.ui.keys import localize_bindings
 
 
 class Panel(Vertical):
@@ -86,6 +87,7 @@ class Panel(Vertical):
         kwargs.setdefault("id", f"panel-{self.PANEL_ID}" if self.PANEL_ID else None)
         super().__init__(**kwargs)
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.data: Any = None
         """Last good data (kept across failures)."""
         self.fetched_at: float | None = None

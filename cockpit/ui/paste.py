@@ -16,6 +16,7 @@ from textual.widgets import Button, Label, Static, TextArea
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import Evidence
+from cockpit.ui.keys import localize_bindings
 
 
 def _brief(fields: dict[str, Any], limit: int = 6) -> str:
@@ -47,6 +48,7 @@ class PasteScreen(ModalScreen[None]):
     def __init__(self, ctx: AppContext, step: str = "") -> None:
         super().__init__()
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.step = step
         self.explanation: Any = None
 

@@ -16,6 +16,7 @@ from cockpit.analysis.mitigations import Mitigation, mitigations
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
+from cockpit.ui.keys import localize_bindings
 
 
 class ProtectScreen(ModalScreen[None]):
@@ -41,6 +42,7 @@ class ProtectScreen(ModalScreen[None]):
     def __init__(self, ctx: AppContext, node: str = "") -> None:
         super().__init__()
         self.ctx = ctx
+        localize_bindings(self, ctx.lang)
         self.node = node
         assert ctx.session is not None
         self.options: list[Mitigation] = mitigations(

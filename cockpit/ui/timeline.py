@@ -6,6 +6,7 @@ from typing import Any
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.session import entry_text
 from cockpit.timeparse import fmt_time
 from cockpit.ui.table import PlainTable
 
@@ -32,7 +33,8 @@ class TimelineTable(PlainTable):
         assert self.ctx.session is not None
         self.clear()
         for entry in self.ctx.session.incident.timeline:
-            first_line = entry.text.splitlines()[0] if entry.text else ""
+            text = entry_text(entry, self.ctx.lang)
+            first_line = text.splitlines()[0] if text else ""
             self.add_row(
                 fmt_time(entry.at),
                 t(f"timeline.kind.{entry.kind.value}", self.ctx.lang),
