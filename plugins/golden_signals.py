@@ -60,7 +60,7 @@ class GoldenRow(Horizontal, can_focus=True):
     GoldenRow > .g-base { width: 14; }
     GoldenRow > .g-delta { width: 9; }
     GoldenRow > .g-verdict { width: 10; }
-    GoldenRow > Sparkline { width: 1fr; min-width: 10; height: 1; }
+    GoldenRow > Sparkline { width: 1fr; min-width: 4; height: 1; }
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
     GoldenRow.-missing > .g-missing { color: $warning; width: 1fr; }
     """
@@ -98,7 +98,9 @@ class GoldenRow(Horizontal, can_focus=True):
         yield Static(change_text(s), classes="g-delta", markup=False)
         yield Static(t(f"metrics.verdict.{s.verdict}", lang), classes="g-verdict")
         self.set_class(s.verdict == "anomalous", "-anomalous")
-        yield Sparkline(s.spark or [0.0], summary_function=max)
+        if s.spark:
+            # The whole window, compressed to the width left (never clipped to its start).
+            yield Sparkline(s.spark, summary_function=max)
 
     def evidence(self) -> Evidence | None:
         """The pinned form of this value (``None`` when there is no value)."""
@@ -144,7 +146,7 @@ class GoldenSignalsPanel(Panel):
     GoldenSignalsPanel #golden-breach { color: $warning; height: auto; }
     GoldenSignalsPanel #golden-rows { height: auto; }
     GoldenSignalsPanel #golden-alert-row { height: auto; }
-    GoldenSignalsPanel #golden-alert { width: auto; margin: 0 1 0 0; }
+    GoldenSignalsPanel #golden-alert { width: 1fr; height: auto; margin: 0 1 0 0; }
     """
 
     BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
