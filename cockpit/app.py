@@ -214,7 +214,7 @@ class CockpitApp(App[None]):
 
         from cockpit.i18n import t
 
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
             lang = self.ctx.lang if self.ctx is not None else "en"
             self.push_screen(
                 CommandPalette(id="--command-palette", placeholder=t("key.palette_search", lang))

@@ -19,6 +19,23 @@ from cockpit.incident import Evidence
 from cockpit.ui.keys import localize_bindings
 
 
+EXCERPT_CHARS = 300
+"""The longest log line kept in a pinned paste (the postmortem needs the line, not the
+whole paste)."""
+
+
+def _with_excerpt(brief: str, lines: list[str], first_line: int) -> str:
+    """The finding's fields, then the log line it starts at (quoted, cut at
+    :data:`EXCERPT_CHARS`): "GPU 3, 2.00 GiB requested, pid 48213" is evidence, the
+    verdict alone is not."""
+    if not (0 < first_line <= len(lines)):
+        return brief
+    line = lines[first_line - 1].strip()
+    if len(line) > EXCERPT_CHARS:
+        line = line[:EXCERPT_CHARS] + "…"
+    return f"{brief} — «{line}»" if brief else f"«{line}»"
+
+
 def _brief(fields: dict[str, Any], limit: int = 6) -> str:
     """The finding's scalar fields as ``k=v`` (lists and nested records left to the
     ``cockpit explain`` output: the evidence line must stay readable in a postmortem)."""
@@ -51,6 +68,7 @@ class PasteScreen(ModalScreen[None]):
         localize_bindings(self, ctx.lang)
         self.step = step
         self.explanation: Any = None
+        self._lines: list[str] = []
 
     def compose(self) -> ComposeResult:
         lang = self.ctx.lang
@@ -80,10 +98,11 @@ class PasteScreen(ModalScreen[None]):
 
         expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
-        self.app.call_from_thread(self._show, expl, rendered)
+        self.app.call_from_thread(self._show, expl, rendered, text)
 
-    def _show(self, expl: Any, rendered: str) -> None:
+    def _show(self, expl: Any, rendered: str, text: str = "") -> None:
         self.explanation = expl
+        self._lines = text.splitlines()
         self.query_one("#paste-output", Static).update(rendered)
         self.query_one("#paste-pin", Button).disabled = not expl.recognised
 
@@ -100,7 +119,7 @@ class PasteScreen(ModalScreen[None]):
                     at=self.ctx.clock.now(),
                     source="explain",
                     step=self.step,
-                    note=_brief(f.fields),
+                    note=_with_excerpt(_brief(f.fields), self._lines, f.first_line),
                     query=f"line {f.first_line}" if f.first_line else "",
                 )
             )
