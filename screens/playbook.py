@@ -189,7 +189,7 @@ class PlaybookScreen(Screen[None]):
         lang = self.ctx.lang
         self._bind_localized(lang)
         table = self.query_one("#pb-table", DataTable)
-        table.add_column(t("playbook.col.status", lang), key="status", width=10)
+        table.add_column(t("playbook.col.status", lang), key="status", width=14)
         table.add_column(t("playbook.col.mode", lang), key="mode", width=6)
         table.add_column(t("playbook.col.item", lang), key="item", width=44)
         table.add_column(t("playbook.col.finding", lang), key="finding")
@@ -252,7 +252,10 @@ class PlaybookScreen(Screen[None]):
         r = self.results.get(item_id)
         lines = [item.text(lang)]
         if r is not None:
-            lines.append(f"→ {status_text(r.status, lang)}: {finding_text(r, lang)}")
+            found = finding_text(r, lang)
+            status = status_text(r.status, lang)
+            # "not available: kube" already says its status: not "not available: not …".
+            lines.append(f"→ {found}" if found.startswith(status) else f"→ {status}: {found}")
             if r.evidence:
                 lines.append(t("playbook.evidence", lang) + ":")
                 lines += [

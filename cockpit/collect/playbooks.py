@@ -55,6 +55,18 @@ _Q: dict[str, str] = {
     "cpu_throttled_share": "sum(rate(container_cpu_cfs_throttled_periods_total{{{sel}}}[{rate}])) / sum(rate(container_cpu_cfs_periods_total{{{sel}}}[{rate}]))",
     "finish_length_share": 'sum(rate(vllm:request_success_total{{finished_reason="length",{sel}}}[{rate}])) / sum(rate(vllm:request_success_total{{{sel}}}[{rate}]))',
 }
+_UNITS: dict[str, tuple[str, float]] = {
+    "queue_time_p99": ("ms", 1000.0),
+    "ttft_p99": ("ms", 1000.0),
+    "tpot_p99": ("ms", 1000.0),
+    "arrival_rate": ("req/s", 1.0),
+    "prompt_tokens_p90": ("tokens", 1.0),
+    "requests_running": ("req", 1.0),
+    "requests_waiting": ("req", 1.0),
+    "gpu_util": ("%", 1.0),
+}
+"""Display unit and factor of a signal (latencies in ms, as on every other screen);
+shares and ratios stay fractions."""
 _PER_POD = {
     "ttft_p99": "histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
 }
@@ -203,16 +215,25 @@ async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> Non
         except Exception as exc:
             data.metrics[name] = Signal(now=Reading.unknown(_reason(exc), query=q), query=q)
             continue
-        now_r = Reading.known(cur[0].v, query=q) if cur else Reading.unknown("no series", query=q)
+        unit, factor = _UNITS.get(name, ("", 1.0))
+        now_r = (
+            Reading.known(cur[0].v * factor, unit, query=q)
+            if cur
+            else Reading.unknown("no series", unit=unit, query=q)
+        )
         base_r = (
-            Reading.known(base[0].v, query=q) if base else Reading.unknown("no series", query=q)
+            Reading.known(base[0].v * factor, unit, query=q)
+            if base
+            else Reading.unknown("no series", unit=unit, query=q)
         )
         sig = Signal(now=now_r, baseline=base_r, query=q)
         if name in _PER_POD:
             pq = _PER_POD[name].format(sel=sel, rate=RATE)
             try:
                 per = await _timed(src.instant(pq, now))
-                sig.per_instance = {v.labels.get("pod", "?"): v.v for v in per if v.v == v.v}
+                sig.per_instance = {
+                    v.labels.get("pod", "?"): v.v * factor for v in per if v.v == v.v
+                }
             except Exception:
                 sig.per_instance = {}
         data.metrics[name] = sig
