@@ -18,7 +18,6 @@ from cockpit.i18n import t
 from cockpit.incident import Evidence
 from cockpit.ui.keys import localize_bindings
 
-
 EXCERPT_CHARS = 300
 """The longest log line kept in a pinned paste (the postmortem needs the line, not the
 whole paste)."""
