@@ -89,6 +89,7 @@ class ImpactScreen(StepScreen):
             req = self.query_one("#err-request", Input)
             job = self.query_one("#err-job", Input)
             if not text.value.strip():
+                self.notify(t("err.empty", self.lang), severity="warning", markup=False)
                 return
             self.ctx.session.add_error_sample(
                 text.value.strip(), req.value.strip(), job.value.strip()

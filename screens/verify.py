@@ -121,11 +121,20 @@ class VerifyScreen(StepScreen):
         return "\n".join([head, *rec.lines])
 
     def _hold(self) -> int:
+        """The hold period in minutes (1–1440); a value outside is replaced on screen, and
+        said so, rather than quietly used as another."""
+        field = self.query_one("#hold", Input)
         try:
-            value = int(self.query_one("#hold", Input).value)
+            value = int(field.value)
         except ValueError:
             value = 15
-        return min(max(value, 1), 24 * 60)
+        held = min(max(value, 1), 24 * 60)
+        if field.value.strip() != str(held):
+            field.value = str(held)
+            self.notify(
+                t("verify.hold_clamped", self.lang, minutes=held), severity="warning", markup=False
+            )
+        return held
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
@@ -138,6 +147,7 @@ class VerifyScreen(StepScreen):
         elif bid == "act-add":
             what = self.query_one("#act-what", Input)
             if not what.value.strip():
+                self.notify(t("act.empty", self.lang), severity="warning", markup=False)
                 return
             self.ctx.session.add_action(
                 what.value.strip(),

@@ -248,3 +248,21 @@ async def test_export_file_button_writes_through_the_session(tmp_path):
         assert "Written to" in str(app.screen.query_one("#export-status").render())
     text = (tmp_path / "exports" / "inc-0000test.en.md").read_text(encoding="utf-8")
     assert "all tenants" in text
+
+
+async def test_bad_or_empty_input_is_said_not_swallowed(tmp_path):
+    """A hold period out of range is replaced on screen and said so; empty "add" forms
+    say what is missing instead of doing nothing."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(140, 60)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#hold").value = "-5"
+        assert screen._hold() == 1 and screen.query_one("#hold").value == "1"
+        screen.query_one("#act-add").press()
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert any("1–1440 minutes: checking 1 min" in m for m in said)
+        assert any("Write what is to be done first" in m for m in said)
+    assert ctx.session.incident.actions == []
