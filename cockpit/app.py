@@ -339,6 +339,7 @@ class CockpitApp(App[None]):
         if self.ctx is None:
             return
         cur = self.current_step() or "A"
+        self._keep_drafts()
         self.ctx.lang = "en" if self.ctx.lang == "zh" else "zh"
         while len(self.screen_stack) > 1:
             self.pop_screen()
@@ -347,6 +348,26 @@ class CockpitApp(App[None]):
             self.uninstall_screen(name)
         self._installed.clear()
         self.goto(cur)
+
+    def _keep_drafts(self) -> None:
+        """Text typed but not yet added (an error sample, a hypothesis) in the step
+        screens about to be rebuilt: kept in ``ctx.extras["drafts"]`` by step and field
+        id, and put back when the step is built again (see ``StepScreen.on_mount``)."""
+        from textual.widgets import Input, TextArea
+
+        assert self.ctx is not None
+        drafts: dict[str, dict[str, str]] = self.ctx.extras.setdefault("drafts", {})
+        for name in self._installed:
+            screen = self.get_screen(name)
+            step = str(getattr(screen, "STEP", ""))
+            if not step or not screen.is_mounted:
+                continue
+            for field in screen.query(Input):
+                if field.id and field.value:
+                    drafts.setdefault(step, {})[field.id] = field.value
+            for area in screen.query(TextArea):
+                if area.id and area.text:
+                    drafts.setdefault(step, {})[area.id] = area.text
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         if self.ctx is None:

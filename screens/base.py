@@ -111,6 +111,19 @@ class StepScreen(Screen[None]):
             if item.cls is not None and self.STEP in getattr(item.cls, "STEPS", ()):
                 yield item.cls(self.ctx)
 
+    def on_mount(self) -> None:
+        """Put back the text typed here before the screen was rebuilt (a language switch:
+        see ``CockpitApp._keep_drafts``)."""
+        from textual.widgets import Input, TextArea
+
+        drafts = self.ctx.extras.get("drafts", {}).pop(self.STEP, {})
+        for field_id, value in drafts.items():
+            for field in self.query(f"#{field_id}"):
+                if isinstance(field, Input):
+                    field.value = value
+                elif isinstance(field, TextArea):
+                    field.text = value
+
     def action_leave_field(self) -> None:
         """Escape: leave the text field so the step keys (n, b, 1–9, p) work again."""
         self.set_focus(None)

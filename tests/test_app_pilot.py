@@ -120,10 +120,13 @@ async def test_language_switch_keeps_the_incident(tmp_path):
     app = CockpitApp(ctx=ctx, start_step="A")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
+        # Typed but not added yet: it survives the rebuild of the screens.
+        app.screen.query_one("#err-text").value = "draft error not added"
         app.action_switch_language()
         await pilot.pause()
         assert ctx.lang == "en" and app.current_step() == "A"
         assert "Impact" in str(app.screen.query_one("#step-title").render())
+        assert app.screen.query_one("#err-text").value == "draft error not added"
     assert ctx.session.incident.impact == "全部租户"
 
 
