@@ -24,6 +24,7 @@ from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import Evidence
+from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel
 
 
@@ -71,6 +72,7 @@ class GoldenRow(Horizontal, can_focus=True):
         super().__init__(id=f"golden-{summary.key.replace('.', '-').replace(':', '--')}")
         self.summary = summary
         self.lang = lang
+        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         s, lang = self.summary, self.lang

@@ -41,6 +41,11 @@ class StepNotes(BoundTextArea):
         self.ctx.session.set_step_note(self.step_id, value)
 
 
+TITLE_CHARS = 60
+"""The incident title is cut to this many characters in the title bar (the export keeps
+it whole)."""
+
+
 class StepScreen(Screen[None]):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
@@ -76,7 +81,12 @@ class StepScreen(Screen[None]):
         80-column terminal cuts only the least useful part."""
         assert self.ctx.session is not None
         inc = self.ctx.session.incident
-        parts = [f"[{t(f'mode.{self.ctx.mode}', self.lang)}] {inc.title or inc.id}"]
+        title = inc.title or inc.id
+        if len(title) > TITLE_CHARS:
+            # A long title without spaces would not wrap in the one-line bar: it would
+            # push the service and mode out of sight.
+            title = title[: TITLE_CHARS - 1] + "…"
+        parts = [f"[{t(f'mode.{self.ctx.mode}', self.lang)}] {title}"]
         svc = inc.service.describe()
         if svc:
             parts.append(svc)

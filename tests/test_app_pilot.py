@@ -269,3 +269,14 @@ async def test_bad_or_empty_input_is_said_not_swallowed(tmp_path):
         assert any("1–1440 minutes: checking 1 min" in m for m in said)
         assert any("Write what is to be done first" in m for m in said)
     assert ctx.session.incident.actions == []
+
+
+async def test_a_long_title_leaves_the_service_in_the_title_bar(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.set_text("title", "x" * 300)
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        bar = str(app.screen.query_one("#title-bar").render())
+        assert "x" * 59 + "…" in bar and "x" * 61 not in bar and bar.endswith("cockpit")
+    assert ctx.session.incident.title == "x" * 300
