@@ -65,8 +65,9 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     scope = await scope_for(ctx)
     planned = plan(det, scope, window, SIGNALS, ctx.lang)
     res = await collect_summaries(runner_for(ctx), planned, window)
-    narrowed = [s for s in res.summaries if scope.get("pod") and 'pod=~"' in s.query]
-    wide = {s.layer for s in res.summaries if scope.get("pod") and s.query and s not in narrowed}
+    pod = scope.get("pod")
+    narrowed = [s for s in res.summaries if pod and 'pod=~"' in s.query]
+    wide = {s.layer for s in res.summaries if pod and s.query and 'pod=~"' not in s.query}
     resolution = ctx.extras.get("metrics.scope")
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
