@@ -64,6 +64,8 @@ class GpuPanelData:
     snapshot: GpuNodeSnapshot
     notes: list[str] = field(default_factory=list)
     xids: list[XidEvent] = field(default_factory=list)
+    past: dict[str, dict[str, list[float | None]]] | None = None
+    """DCGM: the node's last half hour, read once per node to start the sparklines."""
 
 
 class GpuPanel(Panel):
@@ -91,6 +93,8 @@ class GpuPanel(Panel):
         self._xids: collections.deque[XidEvent] = collections.deque(maxlen=50)
         self._history: dict[str, dict[str, collections.deque[float | None]]] = {}
         self._auto_node = ""  # the node picked when none was chosen (see fetch)
+        self._past_node = ""  # the node whose recent past started the sparklines
+        self._last_at: Any = None
         self._auto_note = ""
 
     # -- fetch (no UI) -----------------------------------------------------------------
@@ -152,7 +156,16 @@ class GpuPanel(Panel):
         if self._auto_note and not ctx.extras.get("gpu_node"):
             notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
-        return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids))
+        past = None
+        if self._past_node != str(node):
+            # The sparklines start with the node's recent past instead of one point per
+            # poll from now on (and show it at all when the clock is frozen: --at, replay).
+            self._past_node = str(node)
+            try:
+                past = await dcgm.history(str(node), SPARK_METRICS, ctx.clock.now())
+            except SourceError:
+                past = {}  # history is a help, not a requirement: the polls still fill it
+        return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids), past=past)
 
     def record_xid_events(self, events: list[XidEvent]) -> None:
         """Keep Xid events and put each on the incident timeline (kind ``xid``)."""
@@ -188,7 +201,7 @@ class GpuPanel(Panel):
     def render_data(self, data: GpuPanelData) -> None:
         snap = data.snapshot
         lang = self.lang
-        self._remember(snap)
+        self._remember(snap, data.past)
         if snap.source == "nvml":
             src = t(
                 "gpu.source_nvml", lang, node=snap.node or "?", driver=snap.driver_version or "?"
@@ -285,7 +298,18 @@ class GpuPanel(Panel):
     def _key(index: int, uuid: str | None) -> str:
         return uuid or f"#{index}"
 
-    def _remember(self, snap: GpuNodeSnapshot) -> None:
+    def _remember(self, snap: GpuNodeSnapshot, past: dict[str, Any] | None = None) -> None:
+        if past:
+            self._history = {
+                key: {
+                    m: collections.deque(values, maxlen=HISTORY_POINTS)
+                    for m, values in attrs.items()
+                }
+                for key, attrs in past.items()
+            }
+        if snap.at == self._last_at:
+            return  # a frozen clock (--at, replay) polls the same instant again
+        self._last_at = snap.at
         for g in snap.gpus:
             h = self._history.setdefault(self._key(g.index, g.uuid), {})
             for m in SPARK_METRICS:

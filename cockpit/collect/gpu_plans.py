@@ -1,6 +1,6 @@
 """Recording plan of the GPU panel: the local NVML snapshot (and Xid events) when cockpit
-runs on a GPU node, and the DCGM per-GPU snapshot of every node that exports DCGM series,
-so that ``cockpit --replay`` shows the same GPU panel offline. Registered under the
+runs on a GPU node, and the DCGM per-GPU snapshot (and recent past) of every node that
+exports DCGM series, so that ``cockpit --replay`` shows the same GPU panel offline. Registered under the
 ``cockpit.plans`` entry-point group (see pyproject)."""
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ async def record_gpu(ctx: AppContext, start: datetime, end: datetime) -> None:
         nodes = await dcgm.nodes(end)
     except SourceError:
         return
+    from cockpit.analysis.gpu_text import SPARK_METRICS
+
     for node in nodes[:MAX_NODES]:
         try:
             await dcgm.node_snapshot(node, end)
+            # The GPU panel starts its sparklines with the node's recent past.
+            await dcgm.history(node, SPARK_METRICS, end)
         except SourceError:
             continue
 

@@ -95,6 +95,11 @@ OFF_BY_DEFAULT: dict[str, tuple[str, ...]] = {
 """Groups of fields that are commented out of dcgm-exporter's default-counters.csv
 (metrics_kb.md §1.2); reported by group in the warning."""
 
+HISTORY_SPAN_S = 30 * 60.0
+HISTORY_STEP_S = 30.0
+"""The recent past the GPU panel starts its sparklines with (60 points, as many as it
+keeps from its own polls)."""
+
 NODE_LABELS = ("Hostname", "hostname")
 """Both spellings of the node label (dcgm-exporter PR #655 renamed it)."""
 
@@ -169,6 +174,51 @@ class DcgmSource:
         nodes = {_node_of(v.labels) for v in vectors} - {None}
         node = sorted(n for n in nodes if n)[0] if nodes else None
         return _build(vectors, at, node=node, query_hint=queries[0])
+
+    async def history(
+        self,
+        node: str,
+        attrs: tuple[str, ...],
+        at: datetime | None = None,
+        span_s: float = HISTORY_SPAN_S,
+        step_s: float = HISTORY_STEP_S,
+    ) -> dict[str, dict[str, list[float | None]]]:
+        """The recent past of some per-GPU fields of ``node``: one range query per node
+        label spelling, ``span_s`` seconds before ``at`` every ``step_s`` seconds.
+
+        Args:
+            attrs: Snapshot attributes (keys of :data:`FIELDS`: ``temp_gpu``…).
+
+        Returns:
+            ``{GPU key: {attr: values oldest first}}``, the key being the GPU's ``UUID``
+            label, else ``#<gpu index>``; a missing sample is ``None``, never 0.
+
+        Raises:
+            SourceError: a query failed (no data is an empty dict).
+        """
+        from datetime import timedelta
+
+        at = at or self._clock()
+        names = {m: attr for attr in attrs for m in FIELDS[attr][0]}
+        name_re = "|".join(sorted(names))
+        queries = [f'{{__name__=~"{name_re}", {label}="{_esc(node)}"}}' for label in NODE_LABELS]
+        start = at - timedelta(seconds=span_s)
+        results = await asyncio.gather(*(self.metrics.range(q, start, at, step_s) for q in queries))
+        steps = int(span_s // step_s) + 1
+        t0 = start.timestamp()
+        out: dict[str, dict[str, list[float | None]]] = {}
+        for series in (s for r in results for s in r):
+            attr = names.get(series.labels.get("__name__", ""))
+            if attr is None:
+                continue
+            key = series.labels.get("UUID") or f"#{series.labels.get('gpu', '?')}"
+            values: list[float | None] = [None] * steps
+            for t, v in series.samples:
+                i = round((t - t0) / step_s)
+                if 0 <= i < steps and v == v:
+                    values[i] = v * FIELDS[attr][2]
+            out.setdefault(key, {})[attr] = values
+        return out
 
     async def nodes(self, at: datetime | None = None) -> list[str]:
         """Nodes that export DCGM GPU series (either label spelling)."""

@@ -80,3 +80,17 @@ async def test_unknown_node_is_not_found(dcgm: DcgmSource) -> None:
     with pytest.raises(SourceError) as err:
         await dcgm.node_snapshot("no-such-node")
     assert err.value.kind is ErrorKind.NOT_FOUND
+
+
+async def test_recent_past_per_gpu_for_the_sparklines(dcgm: DcgmSource) -> None:
+    """The node's last half hour, per GPU and field: the series exist for the last 10
+    minutes only, so the older points are None (no data), never 0."""
+    past = await dcgm.history("gpu-node-a", ("temp_gpu", "sm_clock"))
+    snap = await dcgm.node_snapshot("gpu-node-a")
+    assert set(past) == {g.uuid for g in snap.gpus} and len(past) == 8
+    hot = next(g.uuid for g in snap.gpus if g.index == 5)
+    temps = past[hot]["temp_gpu"]
+    assert len(temps) == 61 and temps[-1] == 89.0
+    assert temps[0] is None and all(v == 89.0 for v in temps[-20:])
+    assert {v for v in past[hot]["sm_clock"] if v is not None} == {990.0}
+    assert await dcgm.history("no-such-node", ("temp_gpu",)) == {}
