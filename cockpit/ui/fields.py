@@ -98,7 +98,7 @@ class TimesForm(Vertical):
     DEFAULT_CSS = """
     TimesForm { height: auto; }
     TimesForm Horizontal { height: auto; }
-    TimesForm .time-cell { width: 1fr; height: auto; }
+    TimesForm .time-cell { width: 1fr; height: auto; margin: 0 1 0 0; }
     TimesForm .time-cell Label { color: $text-muted; }
     TimesForm #times-problems { color: $error; height: auto; }
     TimesForm #times-problems.-ok { color: $success; }
