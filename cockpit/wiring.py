@@ -102,11 +102,31 @@ def mode_of(args: argparse.Namespace) -> str:
     return "live"
 
 
+def _at_clock(args: argparse.Namespace, now: Any) -> Clock | None:
+    """The clock frozen at ``--at`` (read relative to ``now``), or ``None`` without it.
+
+    Raises:
+        BootError: the time cannot be read, is out of range or in the future.
+    """
+    at = getattr(args, "at", None)
+    if at is None:
+        return None
+    from cockpit.timeparse import TimeParseError, parse_at
+
+    try:
+        return Clock(frozen_at=parse_at(at, now))
+    except TimeParseError as exc:
+        raise BootError(f"--at: cannot read the time {at!r}: {exc}") from exc
+
+
 def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources, Clock, Any]:
     """Sources and clock for the mode. Returns ``(sources, clock, bundle_meta_or_None)``.
 
+    ``--at`` freezes the clock: live, relative to now; in replay, relative to the time the
+    bundle was recorded (``--at -6h`` looks six hours before it).
+
     Raises:
-        BootError: when a replay bundle cannot be opened.
+        BootError: when a replay bundle cannot be opened, or ``--at`` cannot be read.
     """
     mode = mode_of(args)
     sources = Sources()
@@ -118,7 +138,9 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
             replay = open_replay(path)
         except (OSError, BundleError, ValueError) as exc:
             raise BootError(f"cannot open the evidence bundle {path}: {exc}") from exc
-        return replay.build_sources(), Clock(frozen_at=replay.meta.recorded_at), replay.meta
+        recorded = replay.meta.recorded_at
+        clock = _at_clock(args, recorded) or Clock(frozen_at=recorded)
+        return replay.build_sources(), clock, replay.meta
 
     if settings.prometheus.url:
         from cockpit.sources.prometheus import PrometheusSource
@@ -128,15 +150,7 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
         sources.set_missing("metrics", msg("source.missing.no_prometheus"))
     _add_kube(sources, settings)
     _add_gpu(sources)
-    at = getattr(args, "at", None)
-    if at is not None:
-        from cockpit.timeparse import TimeParseError, parse_at
-
-        try:
-            return sources, Clock(frozen_at=parse_at(at, Clock().now())), None
-        except TimeParseError as exc:
-            raise BootError(f"--at: cannot read the time {at!r}: {exc}") from exc
-    return sources, Clock(), None
+    return sources, _at_clock(args, Clock().now()) or Clock(), None
 
 
 def _add_kube(sources: Sources, settings: Settings) -> None:

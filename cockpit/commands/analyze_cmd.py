@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cockpit.collect.analyze import AnalyzeReport
-    from cockpit.context import AppContext
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -41,67 +40,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def build_context(args: argparse.Namespace) -> AppContext:
-    """Settings, sources and clock from the common flags (live, ``--replay`` or ``--demo``).
-
-    A replayed bundle's service scope is used when no scope flag is given; ``--at`` pins
-    the clock (the end of the window) in live mode.
-
-    Raises:
-        BootError: bad configuration or an unreadable bundle.
-    """
-    from cockpit.clock import Clock
-    from cockpit.context import AppContext
-    from cockpit.wiring import (
-        BootError,
-        build_sources,
-        bundle_warnings,
-        config_warnings,
-        mode_of,
-        settings_from_args,
-    )
-
-    settings = settings_from_args(args)
-    mode = mode_of(args)
-    sources, clock, meta = build_sources(args, settings)
-    for line in [
-        *config_warnings(settings.resolved_lang()),
-        *bundle_warnings(meta, settings.resolved_lang()),
-    ]:
-        print(line, file=sys.stderr)
-    svc = settings.service
-    scope = getattr(meta, "service", None) if meta is not None else None
-    if scope is not None and not any((svc.namespace, svc.deployment, svc.model, svc.selector)):
-        for key in ("namespace", "deployment", "model", "selector"):
-            value = getattr(scope, key, "")
-            if value:
-                setattr(svc, key, value)
-    at = getattr(args, "at", None)
-    if at is not None:
-        from cockpit.timeparse import parse_at
-
-        try:
-            when = parse_at(at, clock.now())
-        except ValueError as exc:
-            raise BootError(f"--at: {exc}") from exc
-        clock = Clock(frozen_at=when)
-    ctx = AppContext(
-        settings=settings, sources=sources, clock=clock, lang=settings.resolved_lang(), mode=mode
-    )
-    if meta is not None:
-        ctx.extras["bundle_meta"] = meta
-    return ctx
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the analysis and print it; exit 2 when the metrics source fails outright."""
     import asyncio
 
     from cockpit.sources.base import SourceError
-    from cockpit.wiring import BootError
+    from cockpit.wiring import BootError, build_context
 
     try:
-        ctx = build_context(args)
+        ctx = build_context(args, with_session=False)
     except BootError as exc:
         print(f"cockpit analyze: {exc}", file=sys.stderr)
         return 2
