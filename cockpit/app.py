@@ -149,11 +149,11 @@ class CockpitApp(App[None]):
 
     def _booted(self, ctx: AppContext) -> None:
         from cockpit.ui.plugins import load_panels
-        from cockpit.wiring import bundle_warnings, config_warnings
+        from cockpit.wiring import bundle_warnings
 
         self.ctx = ctx
         for line in [
-            *config_warnings(ctx.lang),
+            *ctx.extras.get("config_warnings", []),
             *bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang),
         ]:
             self.notify(line, severity="warning", timeout=15, markup=False)

@@ -327,8 +327,11 @@ def build_context(
     if meta is not None:
         settings = _with_bundle_scope(settings, meta)
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
-    if not background:  # a command: the TUI shows them as notices once it runs
-        for line in config_warnings(lang):
+    # Read here, off the UI's event loop; a command prints them, the TUI shows them as
+    # notices once it runs.
+    ctx.extras["config_warnings"] = config_warnings(lang)
+    if not background:
+        for line in ctx.extras["config_warnings"]:
             print(line, file=sys.stderr)
     if meta is not None:
         ctx.extras["bundle_meta"] = meta
