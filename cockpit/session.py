@@ -260,9 +260,14 @@ class IncidentSession:
         self.save()
         return check_time_order({k: getattr(self.incident.times, k) for k in TIME_FIELDS})
 
-    def add_error_sample(self, text: str, request_id: str = "", job_id: str = "") -> ErrorSample:
-        """Add an error sample with its request/job ID."""
-        sample = ErrorSample(text=text, request_id=request_id, job_id=job_id, at=utcnow())
+    def add_error_sample(
+        self, text: str, request_id: str = "", job_id: str = "", at: datetime | None = None
+    ) -> ErrorSample:
+        """Add an error sample with its request/job ID, stamped ``at`` (the incident clock:
+        the recording's time in replay and demo); the wall clock when not given."""
+        sample = ErrorSample(
+            text=text, request_id=request_id, job_id=job_id, at=at if at is not None else utcnow()
+        )
         self.incident.collect.error_samples.append(sample)
         self.save()
         return sample

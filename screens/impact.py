@@ -92,7 +92,7 @@ class ImpactScreen(StepScreen):
                 self.notify(t("err.empty", self.lang), severity="warning", markup=False)
                 return
             self.ctx.session.add_error_sample(
-                text.value.strip(), req.value.strip(), job.value.strip()
+                text.value.strip(), req.value.strip(), job.value.strip(), at=self.ctx.clock.now()
             )
             text.value = req.value = job.value = ""
             self.incident_changed()

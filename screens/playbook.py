@@ -9,6 +9,7 @@ other items; "record" stores the results in the incident (and so in its export).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 from textual import work
@@ -140,6 +141,8 @@ class PlaybookScreen(Screen[None]):
         self.playbook = load_playbook(playbook_id)
         self.loader: Loader = loader or collect
         self.results: dict[str, ItemResult] = {}
+        self.checked_at: dict[str, datetime] = {}
+        """When each automated item was last checked (the incident clock): its evidence's time."""
         self.scope = ""
         self.pinned: dict[str, list[str]] = {}
 
@@ -210,6 +213,7 @@ class PlaybookScreen(Screen[None]):
 
     @work(exclusive=True, group="playbook-run")
     async def _run(self) -> None:
+        checked_at = self.ctx.clock.now()
         data = await self.loader(self.ctx, self.playbook.id, self.scope)
         results = run_playbook(self.playbook, data)
         # Keep what the user already answered by hand.
@@ -218,6 +222,7 @@ class PlaybookScreen(Screen[None]):
             if prev is not None and prev.finding_key == "playbook.finding.user":
                 continue
             self.results[r.item] = r
+            self.checked_at[r.item] = checked_at
         self._show()
 
     def _show(self) -> None:
@@ -308,7 +313,9 @@ class PlaybookScreen(Screen[None]):
             return
         step = getattr(self.app, "current_step", lambda: "")()
         for ev in r.evidence:
-            pinned = self.ctx.session.pin(to_evidence(ev, self.playbook.id, step, lang))
+            pinned = self.ctx.session.pin(
+                to_evidence(ev, self.playbook.id, step, lang, at=self.checked_at.get(item_id))
+            )
             self.pinned.setdefault(item_id, []).append(pinned.id)
         self.notify(
             t("playbook.pinned", lang, label=evidence_label(r.evidence[0], lang)), markup=False

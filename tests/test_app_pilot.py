@@ -280,3 +280,22 @@ async def test_a_long_title_leaves_the_service_in_the_title_bar(tmp_path):
         bar = str(app.screen.query_one("#title-bar").render())
         assert "x" * 59 + "…" in bar and "x" * 61 not in bar and bar.endswith("cockpit")
     assert ctx.session.incident.title == "x" * 300
+
+
+async def test_error_samples_carry_the_incident_clock(tmp_path):
+    """In replay and demo the clock is the recording's: an error sample typed now belongs
+    to that incident's time, not to the day it is reviewed."""
+    from testkit import FROZEN
+
+    ctx = make_ctx(tmp_path, lang="en", mode="replay")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#err-text").value = "HTTP 504 upstream timed out"
+        screen.query_one("#err-request").value = "req-9f2"
+        screen.query_one("#err-add").press()
+        await pilot.pause()
+    [sample] = ctx.session.incident.collect.error_samples
+    assert sample.request_id == "req-9f2"
+    assert sample.at == FROZEN

@@ -112,3 +112,52 @@ async def test_nccl_job_pods_by_label_in_rank_order(tmp_path: Path, kube_api: An
     first = res["first_rank"]
     assert first.finding_args["rank"] == 2
     assert first.finding_args["pattern"] == "missing_ranks"
+
+
+async def test_cuda_oom_allocator_from_metrics_alone(
+    tmp_path: Path, worked_example_prom: Any
+) -> None:
+    """Without Kubernetes (no OOM message to read), the allocator item still shows the
+    caching allocator's reserved and reserved-but-unallocated memory from the app's
+    metrics, now against the baseline, and leaves the decision open (no request size)."""
+    from cockpit.config import PrometheusSettings
+    from cockpit.sources.prometheus import PrometheusSource
+
+    sc = worked_example_prom.scenario
+    settings = Settings(
+        prometheus=PrometheusSettings(url=worked_example_prom.url),
+        service=ServiceSettings(namespace="llm-serving"),
+    )
+    src = PrometheusSource(settings.prometheus)
+    ctx = make_ctx(
+        tmp_path,
+        sources=Sources(metrics=src, missing={"kube": "not configured", "gpu": "no NVML"}),
+        settings=settings,
+        frozen_at=sc.now_dt,
+    )
+    try:
+        data = await collect_playbook_data(ctx, "cuda_oom")
+        reserved = await src.instant(
+            'max(pytorch_cuda_memory_reserved_bytes{namespace="llm-serving"})', sc.now_dt
+        )
+        unalloc = await src.instant(
+            'max(pytorch_cuda_memory_reserved_bytes{namespace="llm-serving"}'
+            ' - pytorch_cuda_memory_allocated_bytes{namespace="llm-serving"})',
+            sc.now_dt,
+        )
+    finally:
+        await ctx.sources.close()
+    res = {r.item: r for r in run_playbook(load_playbook("cuda_oom"), data)}
+    got = res["allocator"]
+    assert got.status is ItemStatus.OPEN
+    assert got.finding_key == "playbook.finding.oom.allocator.metrics_only"
+    values = {e.label_key.rsplit(".", 1)[1]: e for e in got.evidence}
+    assert float(values["torch_reserved"].value) == round(reserved[0].v / 2**30, 2)
+    assert float(values["torch_unallocated"].value) == round(unalloc[0].v / 2**30, 2)
+    # the worked example's fragmentation rose from 12 % to 34 %: more unallocated than a day ago
+    assert float(values["torch_unallocated"].value) > float(
+        values["torch_unallocated"].label_args["baseline"]
+    )
+    assert all(e.source == "metrics" and e.query for e in got.evidence)
+    # the checks that need Kubernetes say so instead of guessing
+    assert res["phase"].status is ItemStatus.NOT_AVAILABLE

@@ -59,6 +59,8 @@ async def test_walk_playbook_from_a_step(tmp_path: Path, pid: str) -> None:
         assert len(ctx.session.incident.evidence) > before
         pinned = ctx.session.incident.evidence[-1]
         assert pinned.source.startswith(f"playbook:{pid}")
+        # stamped with when the check ran on the incident clock (the recording's in replay)
+        assert pinned.at == ctx.clock.now()
         # answer an "ask" item by hand, then record
         asks = [i.id for i in book.items if i.mode == "ask"]
         if asks:

@@ -20,13 +20,17 @@ service's namespace and pods):
 ``sm_active``        ``DCGM_FI_PROF_SM_ACTIVE`` (0–1)
 ``cpu_throttled_share`` throttled / total CFS periods (cAdvisor)
 ``finish_length_share`` share of ``vllm:request_success_total{finished_reason="length"}``
+``torch_reserved_gib`` largest ``pytorch_cuda_memory_reserved_bytes`` of one GPU (GiB)
+``torch_unallocated_gib`` largest reserved − allocated of one GPU (GiB): what the caching
+                     allocator holds but does not use (app instrumentation, see the
+                     ``torch_alloc`` metric profile)
 ==================== ==============================================================
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData, Signal
@@ -53,6 +57,8 @@ _Q: dict[str, str] = {
     "gpu_util": "avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}})",
     "sm_active": "avg(DCGM_FI_PROF_SM_ACTIVE{{{sel}}})",
     "cpu_throttled_share": "sum(rate(container_cpu_cfs_throttled_periods_total{{{sel}}}[{rate}])) / sum(rate(container_cpu_cfs_periods_total{{{sel}}}[{rate}]))",
+    "torch_reserved_gib": "max(pytorch_cuda_memory_reserved_bytes{{{sel}}})",
+    "torch_unallocated_gib": "max(pytorch_cuda_memory_reserved_bytes{{{sel}}} - pytorch_cuda_memory_allocated_bytes{{{sel}}})",
     "finish_length_share": 'sum(rate(vllm:request_success_total{{finished_reason="length",{sel}}}[{rate}])) / sum(rate(vllm:request_success_total{{{sel}}}[{rate}]))',
 }
 _UNITS: dict[str, tuple[str, float]] = {
@@ -64,6 +70,8 @@ _UNITS: dict[str, tuple[str, float]] = {
     "requests_running": ("req", 1.0),
     "requests_waiting": ("req", 1.0),
     "gpu_util": ("%", 1.0),
+    "torch_reserved_gib": ("GiB", 1 / 2**30),
+    "torch_unallocated_gib": ("GiB", 1 / 2**30),
 }
 """Display unit and factor of a signal (latencies in ms, as on every other screen);
 shares and ratios stay fractions."""
@@ -71,7 +79,7 @@ _PER_POD = {
     "ttft_p99": "histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
 }
 SIGNALS_BY_PLAYBOOK: dict[str, tuple[str, ...]] = {
-    "cuda_oom": ("requests_running",),
+    "cuda_oom": ("requests_running", "torch_reserved_gib", "torch_unallocated_gib"),
     "nccl_hang": (),
     "low_util": (
         "gpu_util",
@@ -201,41 +209,48 @@ async def _kube(
                 data.missing.setdefault(f"logs:{p.meta.name}", _reason(exc))
 
 
-async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> None:
+async def _signal(
+    ctx: AppContext, name: str, sel: str, now: datetime, offset: timedelta
+) -> tuple[str, Signal]:
     src = ctx.sources.metrics
     assert src is not None
+    q = _Q[name].format(sel=sel, rate=RATE)
+    unit, factor = _UNITS.get(name, ("", 1.0))
+    per_q = _PER_POD[name].format(sel=sel, rate=RATE) if name in _PER_POD else None
+
+    async def per_pod() -> list[Any]:
+        return await _timed(src.instant(per_q, now)) if per_q else []
+
+    cur, base, per = await asyncio.gather(
+        _timed(src.instant(q, now)),
+        _timed(src.instant(q, now - offset)),
+        per_pod(),
+        return_exceptions=True,
+    )
+    if isinstance(cur, BaseException) or isinstance(base, BaseException):
+        exc = cur if isinstance(cur, BaseException) else base
+        assert isinstance(exc, BaseException)
+        return name, Signal(now=Reading.unknown(_reason(exc), query=q), query=q)
+
+    def reading(found: list[Any]) -> Reading:
+        if found:
+            return Reading.known(found[0].v * factor, unit, query=q)
+        return Reading.unknown("no series", unit=unit, query=q)
+
+    sig = Signal(now=reading(cur), baseline=reading(base), query=q)
+    if per_q and not isinstance(per, BaseException):
+        sig.per_instance = {v.labels.get("pod", "?"): v.v * factor for v in per if v.v == v.v}
+    return name, sig
+
+
+async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> None:
+    """Every signal of the playbook, now and at the baseline offset, all queries at once
+    (the source bounds how many run together; each has its own timeout)."""
     now = ctx.clock.now()
     offset = timedelta(days=7) if ctx.settings.baseline == "7d" else timedelta(days=1)
     sel = _selector(ctx.settings.service.namespace, [p.meta.name for p in data.pods])
-    for name in SIGNALS_BY_PLAYBOOK.get(playbook_id, ()):
-        q = _Q[name].format(sel=sel, rate=RATE)
-        try:
-            cur = await _timed(src.instant(q, now))
-            base = await _timed(src.instant(q, now - offset))
-        except Exception as exc:
-            data.metrics[name] = Signal(now=Reading.unknown(_reason(exc), query=q), query=q)
-            continue
-        unit, factor = _UNITS.get(name, ("", 1.0))
-        now_r = (
-            Reading.known(cur[0].v * factor, unit, query=q)
-            if cur
-            else Reading.unknown("no series", unit=unit, query=q)
-        )
-        base_r = (
-            Reading.known(base[0].v * factor, unit, query=q)
-            if base
-            else Reading.unknown("no series", unit=unit, query=q)
-        )
-        sig = Signal(now=now_r, baseline=base_r, query=q)
-        if name in _PER_POD:
-            pq = _PER_POD[name].format(sel=sel, rate=RATE)
-            try:
-                per = await _timed(src.instant(pq, now))
-                sig.per_instance = {
-                    v.labels.get("pod", "?"): v.v * factor for v in per if v.v == v.v
-                }
-            except Exception:
-                sig.per_instance = {}
+    names = SIGNALS_BY_PLAYBOOK.get(playbook_id, ())
+    for name, sig in await asyncio.gather(*(_signal(ctx, n, sel, now, offset) for n in names)):
         data.metrics[name] = sig
 
 

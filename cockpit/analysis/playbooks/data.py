@@ -18,7 +18,7 @@ class Signal(BaseModel):
     """A metric signal for the incident window.
 
     Attributes:
-        now: Value now (mean of the recent part of the window).
+        now: Value at the incident clock's now (an instant query).
         baseline: The same signal in the baseline window (``None`` when not queried).
         per_instance: ``{pod or instance: value}`` now, when queried per replica.
         query: The PromQL behind ``now``.

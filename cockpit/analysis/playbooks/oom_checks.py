@@ -181,12 +181,58 @@ def oom_budget(data: PlaybookData) -> ItemResult:
     )
 
 
+def _allocator_metrics(data: PlaybookData) -> list[CheckEvidence]:
+    """The caching allocator's reserved and reserved-but-unallocated memory from app
+    instrumentation (``torch_alloc`` profile), now and a baseline earlier: cache growth
+    shows as reserved up against the baseline."""
+    ev: list[CheckEvidence] = []
+    for name, label in (
+        ("torch_reserved_gib", "torch_reserved"),
+        ("torch_unallocated_gib", "torch_unallocated"),
+    ):
+        s = data.signal(name)
+        if s is None or s.now.value is None:
+            continue
+        base = s.baseline.value if s.baseline is not None else None
+        ev.append(
+            CheckEvidence(
+                **L(label, baseline="—" if base is None else f"{base:.2f}"),
+                value=f"{s.now.value:.2f}",
+                unit="GiB",
+                source="metrics",
+                query=s.query,
+            )
+        )
+    return ev
+
+
 def oom_allocator(data: PlaybookData) -> ItemResult:
-    """Allocated vs reserved from the OOM message: fragmentation or growth."""
-    if not data.has("kube"):
-        return not_available("allocator", "kube")
-    r = _oom(data)
+    """Allocated vs reserved: fragmentation or cache growth.
+
+    Decided from the OOM message in the logs (``free < requested ≤ reserved but
+    unallocated`` is fragmentation, formats.md §C2). The allocator metrics of app
+    instrumentation, when exported, come as evidence beside it, or alone when no message
+    is in the logs: they carry no request size, so they do not decide by themselves.
+    """
+    metric_ev = _allocator_metrics(data)
+    r = _oom(data) if data.has("kube") else None
     if r is None or r.allocated_by_pytorch_gib is None:
+        if metric_ev:
+            reserved = next(
+                (e.value for e in metric_ev if e.label_key.endswith("torch_reserved")), "—"
+            )
+            unalloc = next(
+                (e.value for e in metric_ev if e.label_key.endswith("torch_unallocated")), "—"
+            )
+            return ItemResult(
+                item="allocator",
+                status=ItemStatus.OPEN,
+                finding_key="playbook.finding.oom.allocator.metrics_only",
+                finding_args={"reserved": reserved, "unallocated": unalloc},
+                evidence=metric_ev,
+            )
+        if not data.has("kube"):
+            return not_available("allocator", "kube")
         return ItemResult(
             item="allocator",
             status=ItemStatus.OPEN,
@@ -221,7 +267,7 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
         finding_key="playbook.finding.oom.allocator."
         + ("fragmentation" if frag else "no_fragmentation"),
         finding_args={"classes": ", ".join(r.classes)},
-        evidence=ev,
+        evidence=ev + metric_ev,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus
@@ -64,9 +65,17 @@ def evidence_label(ev: CheckEvidence, lang: str) -> str:
     return ev.label
 
 
-def to_evidence(ev: CheckEvidence, playbook_id: str, step: str = "", lang: str = "en") -> Evidence:
-    """A check's evidence as an incident :class:`Evidence` (for ``session.pin``)."""
+def to_evidence(
+    ev: CheckEvidence,
+    playbook_id: str,
+    step: str = "",
+    lang: str = "en",
+    at: datetime | None = None,
+) -> Evidence:
+    """A check's evidence as an incident :class:`Evidence` (for ``session.pin``); ``at`` is
+    when the check ran (None: unknown)."""
     return Evidence(
+        at=at,
         label=evidence_label(ev, lang),
         value=ev.value,
         unit=ev.unit,
