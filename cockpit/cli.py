@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "pending": "explain why pods are Pending (per-node table, next steps)",
     "gpus": "per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
     "explain": "explain a pasted artifact (OOM, NCCL, Xid, FailedScheduling, engine logs…)",
+    "playbook": "a scenario playbook's checklist with its automated checks",
 }
 """Every subcommand and its one-line summary (the order of ``cockpit --help``)."""
 COMMAND_MODULES = tuple(COMMANDS)

@@ -20,9 +20,10 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData
+from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.render import (
     evidence_label,
+    fill_command,
     finding_text,
     status_text,
     summary,
@@ -31,6 +32,7 @@ from cockpit.analysis.playbooks.render import (
 from cockpit.analysis.playbooks.render import to_record as record_of
 from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
+from cockpit.analysis.playbooks.scope import parse_model, parse_scope, unknown_model_keys
 from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
@@ -48,48 +50,6 @@ _STATUS_STYLE = {
     ItemStatus.NA: "dim",
     ItemStatus.NOT_AVAILABLE: "dim italic",
 }
-
-
-_MODEL_KEYS = {
-    "params": "params_b",
-    "layers": "num_layers",
-    "kv_heads": "num_kv_heads",
-    "head_dim": "head_dim",
-    "dtype_bytes": "dtype_bytes",
-    "kv_dtype_bytes": "kv_dtype_bytes",
-}
-
-
-def parse_scope(scope: str) -> tuple[list[str] | None, str | None]:
-    """``"w-0, w-1"`` → pods ``["w-0", "w-1"]``; ``"train-llama"`` → job; ``""`` → neither.
-
-    ``key=value`` tokens (the model's shape, see :func:`parse_model`) are skipped.
-    """
-    import re
-
-    tokens = [x for x in re.split(r"[,\s]+", scope.strip()) if x and "=" not in x]
-    if len(tokens) >= 2:
-        return tokens, None
-    return None, (tokens[0] if tokens else None)
-
-
-def parse_model(scope: str) -> ModelConfig | None:
-    """The model's shape from ``params=70 layers=80 kv_heads=8 head_dim=128`` tokens
-    (``dtype_bytes``/``kv_dtype_bytes`` default to 2), ``None`` when none is given."""
-    import re
-
-    values: dict[str, float] = {}
-    for key, raw in re.findall(r"([a-z_]+)=([0-9.]+)", scope):
-        field = _MODEL_KEYS.get(key)
-        if field is not None:
-            try:
-                values[field] = float(raw)
-            except ValueError:
-                continue
-    if not values:
-        return None
-    ints = {"num_layers", "num_kv_heads", "head_dim"}
-    return ModelConfig(**{k: (int(v) if k in ints else v) for k, v in values.items()})
 
 
 async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> PlaybookData:
@@ -275,15 +235,17 @@ class PlaybookScreen(Screen[None]):
     def _fill(self, command: str) -> str:
         """Put the service's namespace/deployment into a command when they are known."""
         svc = self.ctx.settings.service
-        if svc.namespace:
-            command = command.replace("<namespace>", svc.namespace)
-        if svc.deployment:
-            command = command.replace("<deployment>", svc.deployment)
-        return command
+        return fill_command(command, svc.namespace, svc.deployment)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "pb-scope":
             self.scope = event.value.strip()
+            if bad := unknown_model_keys(self.scope):
+                self.notify(
+                    t("playbook.unknown_keys", self.ctx.lang, keys=", ".join(bad)),
+                    severity="warning",
+                    markup=False,
+                )
             self.action_run()
             self.query_one("#pb-table", DataTable).focus()
 

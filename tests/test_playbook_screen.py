@@ -9,6 +9,7 @@ import pytest
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import ItemStatus
+from cockpit.analysis.playbooks.scope import unknown_model_keys
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
@@ -145,6 +146,22 @@ def test_parse_scope() -> None:
     m = parse_model("params=70 layers=80 kv_heads=8 head_dim=128 kv_dtype_bytes=1")
     assert m is not None and m.params_b == 70 and m.num_layers == 80 and m.kv_dtype_bytes == 1
     assert parse_model("w-0") is None
+    assert unknown_model_keys("params=70 layer=80 heads=8 w-0") == ["layer", "heads"]
+    assert unknown_model_keys("params=70 layers=80 kv_heads=8 head_dim=128") == []
+
+
+async def test_a_mistyped_model_key_is_said(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_playbook("cuda_oom")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        app.screen.query_one("#pb-scope").focus()
+        await pilot.press(*"params=70 layer=80", "enter")
+        await pilot.pause()
+        assert any("layer" in str(n.message) for n in app._notifications)
 
 
 async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:

@@ -240,6 +240,7 @@ async def _signal(
     sig = Signal(now=reading(cur), baseline=reading(base), query=q)
     if per_q and not isinstance(per, BaseException):
         sig.per_instance = {v.labels.get("pod", "?"): v.v * factor for v in per if v.v == v.v}
+        sig.per_instance_query = per_q
     return name, sig
 
 

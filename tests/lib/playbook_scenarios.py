@@ -117,12 +117,18 @@ def gpu_snapshot(*processes: tuple[int, float, str]) -> GpuNodeSnapshot:
 
 
 def sig(
-    now: float, base: float | None = None, per: dict[str, float] | None = None, q: str = "q"
+    now: float,
+    base: float | None = None,
+    per: dict[str, float] | None = None,
+    q: str = "q",
+    unit: str = "",
+    per_q: str = "",
 ) -> Signal:
     return Signal(
-        now=Reading.known(now, query=q),
-        baseline=Reading.known(base, query=q) if base is not None else None,
+        now=Reading.known(now, unit, query=q),
+        baseline=Reading.known(base, unit, query=q) if base is not None else None,
         per_instance=per or {},
+        per_instance_query=per_q,
         query=q,
     )
 
@@ -233,7 +239,13 @@ def ttft_spike() -> PlaybookData:
             "requests_waiting": sig(52, 2),
             "arrival_rate": sig(11, 10),
             "prompt_tokens_p90": sig(9000, 2000),
-            "ttft_p99": sig(4.0, 0.8, {"vllm-0": 0.9, "vllm-1": 1.0, "vllm-2": 6.0}),
+            "ttft_p99": sig(
+                4000.0,
+                800.0,
+                {"vllm-0": 900.0, "vllm-1": 1000.0, "vllm-2": 6000.0},
+                unit="ms",
+                per_q="ttft by pod",
+            ),
             "tpot_p99": sig(0.05, 0.048),
         },
     )

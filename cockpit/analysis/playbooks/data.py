@@ -20,13 +20,16 @@ class Signal(BaseModel):
     Attributes:
         now: Value at the incident clock's now (an instant query).
         baseline: The same signal in the baseline window (``None`` when not queried).
-        per_instance: ``{pod or instance: value}`` now, when queried per replica.
+        per_instance: ``{pod or instance: value}`` now, when queried per replica, in the
+            unit of ``now``.
+        per_instance_query: The PromQL behind ``per_instance``.
         query: The PromQL behind ``now``.
     """
 
     now: Reading
     baseline: Reading | None = None
     per_instance: dict[str, float] = Field(default_factory=dict)
+    per_instance_query: str = ""
     query: str = ""
 
 

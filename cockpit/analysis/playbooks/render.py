@@ -58,6 +58,17 @@ def summary(results: list[ItemResult], lang: str) -> str:
     )
 
 
+def fill_command(command: str, namespace: str = "", deployment: str = "") -> str:
+    """A playbook command with the service's namespace and deployment put in for the
+    ``<namespace>`` / ``<deployment>`` placeholders when they are known (else kept, for
+    the user to fill)."""
+    if namespace:
+        command = command.replace("<namespace>", namespace)
+    if deployment:
+        command = command.replace("<deployment>", deployment)
+    return command
+
+
 def evidence_label(ev: CheckEvidence, lang: str) -> str:
     """The evidence's label in ``lang``."""
     if ev.label_key:

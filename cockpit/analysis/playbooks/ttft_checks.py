@@ -34,10 +34,14 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
     base = s.baseline.value if s.baseline and s.baseline.value is not None else None
     now = s.now.value
     assert now is not None  # data.signal() returns only signals with a value now
+    unit = f" {s.now.unit}" if s.now.unit else ""
     ev = CheckEvidence(
-        label=name,
-        value=fmt_number(now, 3)
-        + (f" (baseline {fmt_number(base, 3)})" if base is not None else ""),
+        **(
+            L("signal_baseline", name=name, baseline=fmt_number(base, 3) + unit)
+            if base is not None
+            else {"label": name}
+        ),
+        value=fmt_number(now, 3),
         unit=s.now.unit,
         source="metrics",
         query=s.query,
@@ -167,7 +171,11 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
     values = s.per_instance
     ev = [
         CheckEvidence(
-            label=f"TTFT P99 {k}", value=f"{v:.3g}", unit="s", source="metrics", query=s.query
+            label=f"TTFT P99 {k}",
+            value=fmt_number(v),
+            unit=s.now.unit,
+            source="metrics",
+            query=s.per_instance_query or s.query,
         )
         for k, v in sorted(values.items())
     ]
