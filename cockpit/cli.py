@@ -143,6 +143,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         except BrokenPipeError:
             return 0
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Without a terminal the TUI could only write escape codes into a pipe or a file,
+        # and would leave an empty incident behind: say what to run instead.
+        from cockpit.i18n import t
+        from cockpit.wiring import BootError, settings_from_args
+
+        try:
+            lang = settings_from_args(args).resolved_lang()
+        except BootError:
+            lang = "en"
+        print(f"cockpit: {t('core.no_terminal', lang)}", file=sys.stderr)
+        return 2
     from cockpit.tui import run_tui
 
     return run_tui(args)

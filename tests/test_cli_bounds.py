@@ -49,7 +49,15 @@ def test_bad_numbers_are_usage_errors(args: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["--window", "99999999999999d"], ["--at", "0001-01-01T00:00"], ["--at", "9999-01-01"]]
+    "args",
+    [
+        ["--window", "99999999999999d"],
+        ["--at", "0001-01-01T00:00"],
+        ["--at", "9999-01-01"],
+        # shorter than the signals' 5 min rate window: it would be compared with itself
+        ["--window", "1s"],
+        ["--window", "4m"],
+    ],
 )
 def test_analyze_refuses_out_of_range_windows_cleanly(args: list[str]) -> None:
     proc = subprocess.run(
@@ -109,3 +117,20 @@ def test_window_of_a_minus_duration_is_a_usage_error_not_a_parse_error() -> None
         timeout=60,
     )
     assert proc.returncode == 2 and "expected one argument" not in proc.stderr, proc.stderr
+
+
+def test_the_tui_without_a_terminal_says_what_to_run(tmp_path: Path) -> None:
+    """`cockpit` in a pipe or a cron job: no escape codes, no empty incident left behind,
+    and the headless commands named instead."""
+    state = tmp_path / "state"
+    proc = subprocess.run(
+        [COCKPIT, "--demo", "--state-dir", str(state), "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "needs a terminal" in proc.stderr and "cockpit analyze" in proc.stderr
+    assert "\x1b[" not in proc.stderr
+    assert not state.exists() or not list(state.glob("inc-*.json"))

@@ -119,10 +119,15 @@ def test_export_to_file_is_atomic_and_private(
     target = tmp_path / "pm.md"
     target.write_text("previous")
     os.chmod(target, 0o644)
-    assert (
-        main(["export", "inc-empty", "-o", str(target), "--lang", "en", "--state-dir", str(state)])
-        == 0
-    )
+    argv = ["export", "inc-empty", "-o", str(target), "--lang", "en", "--state-dir", str(state)]
+    # a draft edited by hand is not lost to a second export
+    assert main(argv) == 2
+    assert "exists: not overwritten (add --force" in capsys.readouterr().err
+    assert target.read_text() == "previous"
+    # nor is a mistyped directory created
+    assert main([*argv[:3], str(tmp_path / "nodir" / "pm.md"), *argv[4:]]) == 2
+    assert "no directory" in capsys.readouterr().err and not (tmp_path / "nodir").exists()
+    assert main([*argv, "--force"]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
     assert str(target) in captured.err

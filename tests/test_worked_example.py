@@ -86,3 +86,38 @@ async def test_throttling_visible_in_dcgm(worked_example_prom: PromServer) -> No
     assert all(int(v.v) & 0x20 for v in reasons)  # SW thermal slowdown (clock_reasons.json)
     assert all(v.v == 0 for v in calm)
     assert violation[0].v > 0
+
+
+@pytest.mark.parametrize("hours", [2, 72])
+async def test_alerts_read_over_long_windows(worked_example_prom: PromServer, hours: int) -> None:
+    """A window longer than 11,000 × 15 s (Prometheus's per-series limit) still reads the
+    alerts, at a coarser step, instead of failing."""
+    from cockpit.clock import Clock
+    from cockpit.collect.alerts import MAX_POINTS, alerts_step_s, collect_alerts
+    from cockpit.collect.base import make_window
+    from cockpit.config import ServiceSettings, Settings
+    from cockpit.context import AppContext, Sources
+
+    sc = worked_example_prom.scenario
+    settings = Settings(
+        prometheus=PrometheusSettings(url=worked_example_prom.url),
+        service=ServiceSettings(namespace="llm-serving"),
+    )
+    ctx = AppContext(
+        settings=settings,
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        clock=Clock(frozen_at=sc.now_dt),
+        lang="en",
+    )
+    window = make_window(sc.now_dt, timedelta(hours=hours), "quiet")
+    step = alerts_step_s(window)
+    assert (window.end - window.start).total_seconds() / step <= MAX_POINTS
+    try:
+        alerts = await collect_alerts(ctx, window)
+    finally:
+        await ctx.sources.close()
+    first = {a.name: a.first for a in alerts}
+    assert "VLLMHighP99Latency" in first
+    # read to within one step of when it fired
+    at = first["VLLMHighP99Latency"].timestamp()
+    assert sc.detected_at <= at < sc.detected_at + step + 1

@@ -193,6 +193,93 @@ def length_shift(mix: LengthMix | None, finding_id: str) -> Finding:
     )
 
 
+def _rate_direction(rate: SignalSummary) -> list[Msg]:
+    """How to read an anomalous arrival rate: more requests can explain a latency rise
+    (load); fewer requests is rather a symptom — clients giving up or retrying less, an
+    upstream outage, or traffic moved elsewhere (seed 003, F: "请求到达率及其变化")."""
+    if rate.verdict != "anomalous" or rate.ratio is None:
+        return []
+    return [msg("evidence.load.rate_up" if rate.ratio > 1 else "evidence.load.rate_down")]
+
+
+def before_gpu(
+    gw: SignalSummary | None, sv: SignalSummary | None, qt: SignalSummary | None
+) -> Finding:
+    """Time spent before the GPU (seed 003, F: "网关延迟 vs 服务延迟"): the gap between the
+    gateway's P99 and the serving P99 against the baseline's gap, and the engine's own
+    queue time (time a request waits before its prefill). Either one decides: without a
+    gateway (or without a serving latency) the queue time alone does, and the finding
+    says that the gap could not be read.
+
+    The gap fires when it grew by ≥ 50 ms and ≥ 50 % of the baseline gap; the queue time
+    when its own verdict is anomalous (the drilldown's thresholds).
+    """
+    have_gap = gw is not None and sv is not None
+    if not have_gap and qt is None:
+        return Finding(id="before_gpu", status="no_data").with_note(
+            msg("evidence.load.needs_latency")
+        )
+    nums: dict[str, float] = {}
+    detail: list[Msg] = []
+    fired = False
+    by: list[str] = []
+    if gw is not None and sv is not None:
+        gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
+        nums.update(
+            gateway_p99_now=gw.now.value or 0.0,
+            serving_p99_now=sv.now.value or 0.0,
+            gap_now=gap_now,
+        )
+        u = unit_suffix(gw.unit)
+        # P99s of two distributions do not subtract exactly: below zero the gap only says
+        # that no time shows up before the serving layer, so it is not given as a duration.
+        detail.append(
+            msg(
+                "evidence.load.latency_gap" if gap_now >= 0 else "evidence.load.latency_gap_none",
+                gateway=nums["gateway_p99_now"],
+                serving=nums["serving_p99_now"],
+                gap=gap_now,
+                unit=u,
+            )
+        )
+        if gw.baseline.ok and sv.baseline.ok:
+            gap_b = (gw.baseline.value or 0.0) - (sv.baseline.value or 0.0)
+            nums["gap_base"] = gap_b
+            if gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b)) and gap_now > 0:
+                fired = True
+                by.append("gap")
+            detail.append(msg("evidence.load.gap_base", gap=gap_b, unit=u))
+    if qt is not None:
+        nums["queue_time_now"] = qt.now.value or 0.0
+        qu = unit_suffix(qt.unit)
+        if qt.baseline.ok:
+            nums["queue_time_base"] = qt.baseline.value or 0.0
+            detail.append(
+                msg(
+                    "evidence.load.queue_time_base",
+                    now=nums["queue_time_now"],
+                    base=nums["queue_time_base"],
+                    unit=qu,
+                )
+            )
+        else:
+            detail.append(msg("evidence.load.queue_time", now=nums["queue_time_now"], unit=qu))
+        if qt.verdict == "anomalous":
+            fired = True
+            by.append("queue")
+    detail += [msg(f"evidence.load.before_gpu_by_{part}") for part in by]
+    finding = Finding(
+        id="before_gpu",
+        status="fired" if fired else "not_fired",
+        numbers=nums,
+        evidence=[s.key for s in (gw, sv, qt) if s is not None],
+        detail=detail,
+    )
+    if not have_gap:
+        finding.with_note(msg("evidence.load.no_gap"))
+    return finding
+
+
 def analyze_load(
     summaries: list[SignalSummary],
     prompt_mix: LengthMix | None = None,
@@ -215,75 +302,19 @@ def analyze_load(
                     **({"ratio": rate.ratio} if rate.ratio is not None else {}),
                 },
                 evidence=[rate.key],
-                detail=[_rate_msg(rate)],
+                detail=[_rate_msg(rate), *_rate_direction(rate)],
             )
         )
     out.append(length_shift(prompt_mix, "long_prompts"))
     out.append(length_shift(output_mix, "output_mix"))
 
-    gw = _get(summaries, "access.latency:p99")
-    sv = _get(summaries, "serving.e2e_latency:p99")
-    qt = _get(summaries, "serving.queue_time:p99", "serving.queue_time:avg")
-    if gw is None or sv is None:
-        out.append(
-            Finding(id="before_gpu", status="no_data").with_note(msg("evidence.load.needs_latency"))
+    out.append(
+        before_gpu(
+            _get(summaries, "access.latency:p99"),
+            _get(summaries, "serving.e2e_latency:p99"),
+            _get(summaries, "serving.queue_time:p99", "serving.queue_time:avg"),
         )
-    else:
-        gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
-        nums = {
-            "gateway_p99_now": gw.now.value or 0.0,
-            "serving_p99_now": sv.now.value or 0.0,
-            "gap_now": gap_now,
-        }
-        u = unit_suffix(gw.unit)
-        # P99s of two distributions do not subtract exactly: below zero the gap only says
-        # that no time shows up before the serving layer, so it is not given as a duration.
-        detail = [
-            msg(
-                "evidence.load.latency_gap" if gap_now >= 0 else "evidence.load.latency_gap_none",
-                gateway=nums["gateway_p99_now"],
-                serving=nums["serving_p99_now"],
-                gap=gap_now,
-                unit=u,
-            )
-        ]
-        fired = False
-        by: list[str] = []
-        if gw.baseline.ok and sv.baseline.ok:
-            gap_b = (gw.baseline.value or 0.0) - (sv.baseline.value or 0.0)
-            nums["gap_base"] = gap_b
-            if gap_now - gap_b >= max(50.0, 0.5 * abs(gap_b)) and gap_now > 0:
-                fired = True
-                by.append("gap")
-            detail.append(msg("evidence.load.gap_base", gap=gap_b, unit=u))
-        if qt is not None:
-            nums["queue_time_now"] = qt.now.value or 0.0
-            qu = unit_suffix(qt.unit)
-            if qt.baseline.ok:
-                nums["queue_time_base"] = qt.baseline.value or 0.0
-                detail.append(
-                    msg(
-                        "evidence.load.queue_time_base",
-                        now=nums["queue_time_now"],
-                        base=nums["queue_time_base"],
-                        unit=qu,
-                    )
-                )
-            else:
-                detail.append(msg("evidence.load.queue_time", now=nums["queue_time_now"], unit=qu))
-            if qt.verdict == "anomalous":
-                fired = True
-                by.append("queue")
-        detail += [msg(f"evidence.load.before_gpu_by_{part}") for part in by]
-        out.append(
-            Finding(
-                id="before_gpu",
-                status="fired" if fired else "not_fired",
-                numbers=nums,
-                evidence=[gw.key, sv.key] + ([qt.key] if qt else []),
-                detail=detail,
-            )
-        )
+    )
 
     g5 = _get(summaries, "access.error_ratio_5xx:value")
     s5 = _get(summaries, "serving.error_ratio:value")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,19 @@ if TYPE_CHECKING:
 ALERTS_QUERY = 'ALERTS{alertstate="firing"}'
 ALERTS_STEP_S = 15.0
 """Resolution of the alert timeline: the detection time is read to within 15 s (a common
-rule evaluation interval), whatever the window's step."""
+rule evaluation interval), whatever the window's step, as long as the window allows it
+(see :data:`MAX_POINTS`)."""
+MAX_POINTS = 11_000
+"""Most points a range query may return per series: Prometheus refuses more ("exceeded
+maximum resolution of 11,000 points per timeseries", ``web/api/v1/api.go``), so windows
+longer than 11,000 × 15 s ≈ 45.8 h read the alerts at a coarser step."""
+
+
+def alerts_step_s(window: Window) -> float:
+    """The step of the alert query for ``window``: :data:`ALERTS_STEP_S` (or the window's
+    own step when finer), coarsened so that the window stays within :data:`MAX_POINTS`."""
+    span = (window.end - window.start).total_seconds()
+    return max(min(window.step_s, ALERTS_STEP_S), math.ceil(span / MAX_POINTS))
 
 
 async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
@@ -36,7 +49,7 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
                 query=ALERTS_QUERY,
                 start=window.start,
                 end=window.end,
-                step_s=min(window.step_s, ALERTS_STEP_S),
+                step_s=alerts_step_s(window),
             )
         ]
     )

@@ -75,6 +75,13 @@ class Window(BaseModel):
         return self.model_copy(update={"baseline": kind, "baseline_start": qs, "baseline_end": qe})
 
 
+MIN_WINDOW = timedelta(minutes=5)
+"""Shortest window the drilldown compares with a baseline: the signals are rates over
+5 minutes (``render(window="5m")``, metrics_kb.md §7), so a shorter window's values all
+reach back into its "quiet" baseline (the window just before) and the two would measure
+the same minutes."""
+
+
 def make_window(
     end: datetime,
     span: timedelta = timedelta(hours=2),

@@ -18,6 +18,7 @@ from cockpit.collect.base import (
 from cockpit.collect.signals import collect_summaries, plan
 
 if TYPE_CHECKING:
+    from cockpit.analysis.golden import SignalSummary
     from cockpit.context import AppContext
 
 
@@ -31,8 +32,9 @@ class DrilldownReport(BaseModel):
             the regex of the deployment's pod names; empty = not narrowed).
         not_narrowed: With a deployment in scope, the detected stacks whose series have no
             pod label, so that they still count the whole namespace.
-        no_pod_matched: A deployment is in scope and none of the queries it narrowed found
-            a series (a wrong name, or pods named otherwise).
+        no_pod_matched: A deployment is in scope, none of the queries it narrowed found
+            a series and at least one of them ran and answered none (a wrong name, or
+            pods named otherwise; not a failed query or a window a bundle does not hold).
         namespace_wide_layers: With a deployment in scope, the layers with a signal whose
             series could not be narrowed to it.
         selector_workloads, selector_failure: What ``service.selector`` resolved to
@@ -53,6 +55,12 @@ class DrilldownReport(BaseModel):
     namespace_wide_layers: list[str] = Field(default_factory=list)
     selector_workloads: list[str] = Field(default_factory=list)
     selector_failure: str = ""
+
+
+def _no_series(s: SignalSummary) -> bool:
+    """The query ran and found no series (as opposed to failing, or a replayed bundle
+    not holding it)."""
+    return s.reason_msg is not None and s.reason_msg.key == "evidence.reason.no_series"
 
 
 async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
@@ -81,7 +89,9 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         queries=res.queries,
         scope=scope,
         not_narrowed=det.unscoped("pod") if scope.get("pod") else [],
-        no_pod_matched=bool(narrowed) and all(s.now.value is None for s in narrowed),
+        no_pod_matched=bool(narrowed)
+        and all(s.now.value is None for s in narrowed)
+        and any(_no_series(s) for s in narrowed),
         namespace_wide_layers=sorted(wide),
         selector_workloads=resolution.workloads if resolution else [],
         selector_failure=resolution.failure if resolution else "",

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cockpit.analysis.messages import Msg
     from cockpit.collect.analyze import AnalyzeReport
 
 
@@ -55,15 +56,20 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> AnalyzeReport:
         from cockpit.collect.analyze import run_analysis
-        from cockpit.collect.base import make_window
+        from cockpit.collect.base import MIN_WINDOW, make_window
         from cockpit.timeparse import parse_duration
 
         kind = args.baseline or ctx.settings.baseline
         if kind not in ("1d", "7d", "quiet"):
             raise ValueError(f"baseline must be 1d, 7d or quiet, not {kind!r}")
+        span = parse_duration(args.window)
+        if span < MIN_WINDOW:
+            from cockpit.i18n import t
+
+            raise ValueError(t("metrics.text.window_too_short", ctx.lang, value=args.window))
         window = make_window(
             ctx.clock.now(),
-            parse_duration(args.window),
+            span,
             "1d" if kind == "1d" else "7d" if kind == "7d" else "quiet",
         )
         try:
@@ -83,60 +89,85 @@ def run(args: argparse.Namespace) -> int:
         print(f"cockpit analyze: {exc}", file=sys.stderr)
         return 2
     from cockpit.collect.analyze import to_json
-    from cockpit.i18n import t
 
+    notes = notes_of(report, ctx)
     if args.json:
-        json.dump(to_json(report, ctx.lang), sys.stdout, ensure_ascii=False, indent=2)
+        doc = to_json(report, ctx.lang)
+        doc["notes"] = [
+            {**m.model_dump(mode="json"), "text": m.text(ctx.lang)}
+            for part in ("head", "scope", "data")
+            for m in notes[part]
+        ]
+        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
+    lines = render_text(
+        report,
+        ctx.lang,
+        "\n".join(m.text(ctx.lang) for m in notes["head"]),
+        [m.text(ctx.lang) for m in notes["data"]],
+    )
+    lines[2:2] = [m.text(ctx.lang) for m in notes["scope"]]
+    for line in lines:
+        print(line)
+    return 0
+
+
+def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
+    """What the report must say beside its verdicts, as messages, by where the text puts
+    them: ``head`` (the replayed bundle does not hold this window), ``scope`` (how far
+    ``--deployment`` / ``--selector`` narrowed the queries) and ``data`` (nothing matched
+    at all; no series of pods named like the deployment). ``--json`` gives them all under
+    ``notes``."""
+    from cockpit.analysis.messages import msg
+    from cockpit.collect.base import SELECTOR_NO_POD
+    from cockpit.i18n import t
+
+    head: list[Msg] = []
+    scope: list[Msg] = []
+    data: list[Msg] = []
     meta = ctx.extras.get("bundle_meta")
-    note = ""
-    if meta is not None and meta.window_start and meta.window_end and outside_bundle(report):
+    outside = outside_bundle(report)
+    if meta is not None and meta.window_start and meta.window_end and outside:
         span = int((meta.window_end - meta.window_start).total_seconds() // 60)
-        note = t(
-            "metrics.text.not_in_bundle",
-            ctx.lang,
-            start=f"{meta.window_start:%Y-%m-%d %H:%M}",
-            end=f"{meta.window_end:%H:%M}",
-            span=f"{span // 60}h" if span % 60 == 0 else f"{span}m",
-            at=f"{meta.window_end:%Y-%m-%dT%H:%MZ}",
+        head.append(
+            msg(
+                "metrics.text.not_in_bundle",
+                start=f"{meta.window_start:%Y-%m-%d %H:%M}",
+                end=f"{meta.window_end:%H:%M}",
+                span=f"{span // 60}h" if span % 60 == 0 else f"{span}m",
+                at=f"{meta.window_end:%Y-%m-%dT%H:%MZ}",
+            )
         )
-    lines = render_text(report, ctx.lang, note)
     svc = ctx.settings.service
-    notes = []
     dd = report.drilldown
     stacks = ", ".join(dd.not_narrowed)
     if svc.deployment and dd.not_narrowed:
-        notes.append(
-            t("metrics.text.scope_deployment", ctx.lang, name=svc.deployment, stacks=stacks)
-        )
+        scope.append(msg("metrics.text.scope_deployment", name=svc.deployment, stacks=stacks))
     elif svc.selector and not svc.deployment:
         if dd.selector_workloads:
-            workloads = ", ".join(dd.selector_workloads)
-            note = t(
-                "metrics.text.scope_selector_resolved",
-                ctx.lang,
-                selector=svc.selector,
-                workloads=workloads,
+            key = (
+                "metrics.text.scope_selector_resolved_wide"
+                if dd.not_narrowed
+                else "metrics.text.scope_selector_resolved"
             )
-            if dd.not_narrowed:
-                note += t("metrics.text.scope_not_narrowed", ctx.lang, stacks=stacks)
-            notes.append(note)
+            workloads = ", ".join(dd.selector_workloads)
+            scope.append(msg(key, selector=svc.selector, workloads=workloads, stacks=stacks))
         else:
-            from cockpit.collect.base import SELECTOR_NO_POD
-
             reason = dd.selector_failure or "-"
             if ctx.sources.kube is None:
                 reason = ctx.sources.missing_text("kube", ctx.lang, reason)
             elif reason == SELECTOR_NO_POD:
                 reason = t("metrics.text.selector_no_pod", ctx.lang)
-            notes.append(
-                t("metrics.text.scope_selector", ctx.lang, selector=svc.selector, reason=reason)
-            )
-    lines[2:2] = notes
-    for line in lines:
-        print(line)
-    return 0
+            scope.append(msg("metrics.text.scope_selector", selector=svc.selector, reason=reason))
+    if not head:
+        if all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
+            s.now.value is not None for s in dd.drilldown.summaries
+        ):
+            data.append(msg("metrics.text.nothing_matched"))
+        elif dd.no_pod_matched:
+            data.append(msg("metrics.text.no_pod_matched", pattern=dd.scope.get("pod", "")))
+    return {"head": head, "scope": scope, "data": data}
 
 
 def _fmt(v: float | None, unit: str = "") -> str:
@@ -156,9 +187,12 @@ def outside_bundle(report: AnalyzeReport) -> bool:
     )
 
 
-def render_text(report: AnalyzeReport, lang: str, bundle_note: str = "") -> list[str]:
+def render_text(
+    report: AnalyzeReport, lang: str, bundle_note: str = "", data_notes: list[str] | None = None
+) -> list[str]:
     """The human-readable report (zh or en); ``bundle_note``, when set, says that the
-    replayed bundle does not hold this window, instead of the no-data notes."""
+    replayed bundle does not hold this window; ``data_notes`` (see :func:`notes_of`) come
+    after the layers."""
     from cockpit.analysis.messages import signal_label, signal_names
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
@@ -200,14 +234,8 @@ def render_text(report: AnalyzeReport, lang: str, bundle_note: str = "") -> list
             out.append("      " + t("metrics.text.more_json", lang, n=len(texts) - 6))
         for m in v.missing:
             out.append("      " + t("metrics.text.missing", lang, metric=m))
-    if bundle_note:
-        pass
-    elif all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
-        s.now.value is not None for s in dd.drilldown.summaries
-    ):
-        out.append("  " + t("metrics.text.nothing_matched", lang))
-    elif dd.no_pod_matched:
-        out.append("  " + t("metrics.text.no_pod_matched", lang, pattern=dd.scope.get("pod", "")))
+    for note in data_notes or []:
+        out.append("  " + note)
     out.append("")
     out.append(t("metrics.text.rules", lang))
     for r in dd.drilldown.rules:

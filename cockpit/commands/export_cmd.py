@@ -9,6 +9,10 @@ through OSC 52 (works over ssh and in tmux/screen; see :mod:`cockpit.clipboard`)
 ``ID`` is an incident id, ``latest`` (the most recently updated incident, open or
 closed) or the path of an incident file.
 
+An existing file is not overwritten unless ``--force`` is given (a postmortem draft edited
+by hand would be lost), and a missing directory is not created (a typo in the path is
+said, not followed): both exit 2.
+
 Exit status: 0 done; 1 the incident is missing or unreadable, or the copy failed;
 2 bad arguments.
 """
@@ -41,6 +45,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--format", choices=("md", "json"), default="md", help="output format (default md)"
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically, mode 0600)")
+    p.add_argument("--force", action="store_true", help="overwrite FILE when it exists")
     p.add_argument(
         "--clipboard",
         action="store_true",
@@ -89,10 +94,17 @@ def run(args: argparse.Namespace) -> int:
         err(t("store.permissions_fixed", ui_lang, what=note))
     if incident is None:
         return 1
-    text = render(incident, lang, args.format)
     status = 0
     if args.output and args.output != "-":
         path = Path(args.output).expanduser()
+        if path.is_file() and not args.force:
+            err(t("export.cmd.exists", ui_lang, path=str(path)))
+            return 2
+        if not path.parent.is_dir():
+            err(t("export.cmd.no_dir", ui_lang, dir=str(path.parent)))
+            return 2
+    text = render(incident, lang, args.format)
+    if args.output and args.output != "-":
         try:
             write_atomic(path, text)
         except OSError as exc:

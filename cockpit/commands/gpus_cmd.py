@@ -29,6 +29,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
         description="Per-GPU state like nvitop --once, with clock-event reasons, "
         "why-lines and the cohort view.",
+        epilog="Exit status: 0 every GPU OK; 1 some GPU needs attention (WARN, BAD or "
+        "LOST); 2 no GPU source.",
     )
     p.add_argument("--once", action="store_true", help="print one snapshot and exit")
     p.add_argument("--json", action="store_true", help="print JSON (snapshot + verdicts)")
@@ -67,6 +69,7 @@ def render_text(
     widths = [max(_width(row[i]) for row in rows) for i in range(len(COLUMNS))]
     for row in rows:
         lines.append("  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    lines.append(t("gpu.legend", lang))
     lines.append("")
     lines.append(t("gpu.why", lang) + ":")
     lines.extend(f"  GPU {v.index}: {v.line}" for v in verdicts)

@@ -204,8 +204,13 @@ def test_load_findings_read_as_sentences_with_units() -> None:
     by = {f.id: f for f in findings}
     en = {k: f.text("en") for k, f in by.items()}
     zh = {k: f.text("zh") for k, f in by.items()}
-    assert en["arrival_rate"] == ["arrival rate 900 req/s, baseline 1200 req/s (×0.75)"]
-    assert zh["arrival_rate"] == ["到达速率 900 req/s，基线 1200 req/s（×0.75）"]
+    assert en["arrival_rate"] == [
+        "arrival rate 900 req/s, baseline 1200 req/s (×0.75)",
+        "fewer requests than in the baseline: rather a symptom (clients giving up or retrying "
+        "less, an upstream outage, traffic moved away) than a load cause",
+    ]
+    assert zh["arrival_rate"][0] == "到达速率 900 req/s，基线 1200 req/s（×0.75）"
+    assert zh["arrival_rate"][1].startswith("请求比基线少")
     # A negative P99 difference is not a duration, and the gap that fell did not fire it.
     assert en["before_gpu"][0] == (
         "gateway P99 620 ms, serving P99 677 ms: no time shows up before the serving layer "

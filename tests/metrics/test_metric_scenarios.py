@@ -87,6 +87,9 @@ def test_worked_example_reads_like_the_seed(prometheus_scenario: Get) -> None:
     assert d["cohort"] is None
     assert [a["name"] for a in d["alerts"]] == ["VLLMHighP99Latency", "GPUThermalThrottling"]
     assert "arrival_rate" in fired(d, "load")
+    # QPS 1200 → 900 is a change, read as a symptom rather than a load cause
+    rate = next(f for f in d["load"] if f["id"] == "arrival_rate")
+    assert [m["key"] for m in rate["detail_msgs"]][-1] == "evidence.load.rate_down"
 
 
 def test_thermal_replica_is_a_single_gpu_with_a_hot_cohort_outlier(
@@ -207,6 +210,10 @@ def test_each_stack_in_its_own_names(
         )
         assert any("TTFT" in m for m in serving_missing)  # TGI has no TTFT histogram: say so
         assert signal(d, "hardware.temp:value")["now"] is not None  # lowercase hostname label
+        # no gateway in front of TGI: the time before the GPU is read from its queue time
+        before = next(f for f in d["load"] if f["id"] == "before_gpu")
+        assert before["status"] == "fired" and "serving.queue_time:p99" in before["evidence"]
+        assert before["note_key"] == "evidence.load.no_gap"
     if name == "triton_stack":
         assert signal(d, "serving.batch_size:value")["verdict"] == "anomalous"
 
@@ -256,17 +263,23 @@ def test_recorded_bundle_replays_the_same_analysis(
     assert replayed == live
 
 
-def test_demo_bundle_answers_every_drilldown_query() -> None:
+def _demo_json(*args: str) -> dict[str, Any]:
+    """``cockpit analyze --demo --json`` with ``args``, in a clean environment."""
     env = {"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml", "LANG": "C.UTF-8"}
     proc = subprocess.run(
-        [COCKPIT, "analyze", "--demo", "--json"],
+        [COCKPIT, "analyze", "--demo", *args, "--json"],
         capture_output=True,
         text=True,
         timeout=120,
         env=env,
     )
     assert proc.returncode == 0, proc.stderr
-    d = json.loads(proc.stdout)
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def test_demo_bundle_answers_every_drilldown_query() -> None:
+    d = _demo_json()
     # The shipped bundle holds exactly the queries the screens make (rebuild it with
     # `make demo-bundle` whenever they change): nothing is answered "not recorded".
     unanswered = [
@@ -275,6 +288,20 @@ def test_demo_bundle_answers_every_drilldown_query() -> None:
     assert unanswered == []
     assert verdicts(d)["hardware"] == "anomalous" and d["blast_radius"]["scope"] == "everything"
     assert signal(d, "access.latency:p99")["now"] == pytest.approx(620, rel=0.05)
+    assert [n["key"] for n in d["notes"]] == ["metrics.text.scope_deployment"]
+
+
+def test_a_window_the_bundle_does_not_hold_is_said_in_json() -> None:
+    """Replaying a window the bundle was not recorded for: every value is null, and the
+    JSON says why (as the text does) instead of blaming the deployment's name."""
+    d = _demo_json("--at", "2026-11-20T10:00")
+    assert all(s["now"] is None for s in d["signals"])
+    notes = {n["key"]: n for n in d["notes"]}
+    assert "metrics.text.not_in_bundle" in notes
+    assert notes["metrics.text.not_in_bundle"]["args"]["at"] == "2026-11-27T12:55Z"
+    assert "--at 2026-11-27T12:55Z" in notes["metrics.text.not_in_bundle"]["text"]
+    assert not d["scope"]["no_pod_matched"]
+    assert "metrics.text.no_pod_matched" not in notes
 
 
 def test_thermal_replica_evidence_in_chinese_and_english(prometheus_scenario: Get) -> None:
@@ -366,6 +393,8 @@ def test_deployment_narrows_the_series_with_a_pod_label(prometheus_scenario: Get
     v = verdicts(other)
     assert v["access"] == "anomalous" and v["serving"] == v["hardware"] == "no_data"
     assert other["scope"]["no_pod_matched"]
+    assert "metrics.text.no_pod_matched" in [n["key"] for n in other["notes"]]
+    assert "metrics.text.no_pod_matched" not in [n["key"] for n in d["notes"]]
     text = analyze_text(srv, srv.url, "en", "-n", "llm", "--deployment", "vllm-llam")
     assert "No series of pods named like the deployment" in text
     assert "ingress-nginx series carry no pod label" in text

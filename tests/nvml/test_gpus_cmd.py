@@ -34,6 +34,10 @@ def test_once_text_decodes_reasons(fake_nvml: FakeNvml, tmp_path: Path) -> None:
     assert "GPU 0: ok" in text
     row1 = next(line for line in text.splitlines() if line.startswith("1 "))
     assert "N/A/700" in row1
+    # what the two numbers of a cell are, right under the table
+    lines = text.splitlines()
+    legend = lines[lines.index(next(x for x in lines if x.startswith("3 "))) + 1]
+    assert legend.startswith("Pairs: ") and "Power draw/limit" in legend
 
 
 def test_json_and_lost_gpu(fake_nvml: FakeNvml, tmp_path: Path) -> None:
