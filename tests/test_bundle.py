@@ -299,12 +299,6 @@ def test_truncated_file_keeps_complete_lines(tmp_path: Path) -> None:
             ),
             "invalid format",
         ),
-        (
-            gzip.compress(
-                b'{"kind": "header", "format": 1, "recorded_at": "2026-11-27T12:55:00Z"}\n{"k":"[broken\n'
-            ),
-            "line 2 is corrupt",
-        ),
     ],
 )
 def test_corrupt_bundle_clear_error(tmp_path: Path, content: bytes, message: str) -> None:
@@ -429,3 +423,110 @@ async def test_damaged_call_line_fails_in_place(tmp_path: Path) -> None:
         await src.instant("up", at)
     assert info.value.kind is ErrorKind.BAD_DATA
     assert "line 2" in info.value.failure.message
+
+
+# -- damaged and reformatted lines (the shipped demo bundle is a real recording) ---------
+
+DEMO = Path(__file__).resolve().parent.parent / "cockpit" / "scenarios" / "demo.jsonl.gz"
+
+
+def _demo_lines() -> list[str]:
+    return gzip.decompress(DEMO.read_bytes()).decode().split("\n")
+
+
+def _write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    return path
+
+
+async def _ask(replay: object, line: str) -> str:
+    """Replay the call recorded on ``line`` (an intact copy of it); its answer as text."""
+    rec = json.loads(line)
+    src = replay.source(rec["source"])  # type: ignore[attr-defined]
+    return repr(await getattr(src, rec["method"])(**rec["args"]))
+
+
+def _call_lines(lines: list[str]) -> list[int]:
+    return [i for i, ln in enumerate(lines) if ln.startswith('{"k":')]
+
+
+def _damage(line: str, where: str) -> str:
+    if where == "prefix":  # a byte inserted before the line
+        return "\x00" + line
+    if where == "first_char":  # the opening brace overwritten
+        return "#" + line[1:]
+    if where == "key":  # inside the call key (the fields after it survive)
+        return line[:12] + '"' + line[13:]
+    if where == "result":  # in the middle of the result
+        mid = len(line) // 2
+        return line[:mid] + '"}]{' + line[mid:]
+    raise AssertionError(where)
+
+
+@pytest.mark.parametrize("where", ["prefix", "first_char", "key", "result"])
+async def test_damaged_line_fails_only_its_call(tmp_path: Path, where: str) -> None:
+    lines = _demo_lines()
+    calls = _call_lines(lines)
+    idx = calls[len(calls) // 2]
+    neighbours = [calls[len(calls) // 2 - 1], calls[len(calls) // 2 + 1], calls[0], calls[-1]]
+    intact = open_replay(DEMO)
+    damaged_lines = list(lines)
+    damaged_lines[idx] = _damage(lines[idx], where)
+    with pytest.raises(ValueError):
+        json.loads(damaged_lines[idx])  # the damage really breaks the line
+    replay = open_replay(_write_lines(tmp_path / f"{where}.jsonl.gz", damaged_lines))
+    assert replay.meta.complete
+    assert replay.call_count == intact.call_count
+    lineno = idx + 1
+    if where == "result":  # found on first use: the key came first and survived
+        assert replay.meta.problems == []
+    else:
+        assert replay.meta.problems == [
+            f"1 damaged call line (line {lineno}): replaying that call fails"
+        ]
+    with pytest.raises(SourceError) as info:
+        await _ask(replay, lines[idx])
+    assert info.value.kind is ErrorKind.BAD_DATA
+    assert f"damaged evidence bundle: line {lineno}: not JSON" in info.value.failure.message
+    for other in neighbours:
+        assert await _ask(replay, lines[other]) == await _ask(intact, lines[other])
+
+
+async def test_unreadable_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    lines = _demo_lines()
+    calls = _call_lines(lines)
+    gone, kept = calls[3], calls[4]
+    damaged_lines = list(lines)
+    damaged_lines[gone] = "\x00\x00 garbage \x00\x00"
+    damaged_lines[calls[5]] = '{"k": 12, "source": 3}'  # JSON, but no call in it
+    replay = open_replay(_write_lines(tmp_path / "unreadable.jsonl.gz", damaged_lines))
+    intact = open_replay(DEMO)
+    assert replay.call_count == intact.call_count - 2
+    assert replay.meta.complete
+    assert replay.meta.problems == [
+        f"2 unreadable lines skipped (lines {gone + 1}, {calls[5] + 1}): a call recorded "
+        "there is missing from the replay"
+    ]
+    assert await _ask(replay, lines[kept]) == await _ask(intact, lines[kept])
+    # a call the replay cannot find says that it may have been on a skipped line
+    with pytest.raises(SourceError) as info:
+        await replay.source("metrics").instant("never_recorded", datetime(2000, 1, 1, tzinfo=UTC))
+    assert info.value.kind is ErrorKind.NOT_FOUND
+    assert f"2 unreadable lines skipped, lines {gone + 1}, {calls[5] + 1}: it may have" in (
+        info.value.failure.message
+    )
+
+
+@pytest.mark.parametrize("sort_keys", [False, True])
+async def test_bundle_reformatted_with_ordinary_json_spacing(
+    tmp_path: Path, sort_keys: bool
+) -> None:
+    lines = _demo_lines()
+    spaced = [json.dumps(json.loads(ln), sort_keys=sort_keys) if ln else ln for ln in lines]
+    assert spaced[_call_lines(lines)[0]].startswith('{"args": ' if sort_keys else '{"k": "')
+    replay = open_replay(_write_lines(tmp_path / "spaced.jsonl.gz", spaced))
+    intact = open_replay(DEMO)
+    assert replay.meta.complete and replay.meta.problems == []
+    assert replay.call_count == intact.call_count
+    for idx in _call_lines(lines):
+        assert await _ask(replay, lines[idx]) == await _ask(intact, lines[idx])

@@ -36,6 +36,10 @@ within 5 minutes (Prometheus' default lookback delta,
 https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness), and
 ``metric_names(at)`` from the recording nearest in time. Anything else raises
 ``SourceError(NOT_FOUND, "not in this bundle: …")``.
+
+Lines are read in any JSON spacing. A damaged call line fails only its own call
+(``BAD_DATA``) when the call can still be identified, and is otherwise skipped; both are
+counted in ``meta.problems``. Only a damaged header makes the whole bundle unreadable.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import inspect
 import json
 import math
 import os
+import re
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -572,12 +577,100 @@ class _Call:
     _decoded: dict[str, Any] | None = None
 
     def record(self) -> dict[str, Any]:
+        """The decoded line.
+
+        Raises:
+            BundleError: the line is damaged (not JSON, or not a call object).
+        """
         if self._decoded is None:
             try:
-                self._decoded = json.loads(self.text)
+                decoded = json.loads(self.text)
             except ValueError as exc:
                 raise BundleError(f"line {self.lineno}: not JSON ({exc})") from exc
+            if not isinstance(decoded, dict):
+                raise BundleError(f"line {self.lineno}: not a call object")
+            self._decoded = decoded
         return self._decoded
+
+    def intact(self) -> dict[str, Any] | None:
+        """The decoded line, or None when it is damaged."""
+        try:
+            return self.record()
+        except BundleError:
+            return None
+
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\r]*")
+_KEY_PREFIX = re.compile(r'\{[ \t\r]*"k"[ \t\r]*:')
+"""A call line whose key comes first, in any JSON spacing."""
+_KEY_ANYWHERE = re.compile(r'"k"[ \t\r]*:')
+"""Where a damaged call line's key may still be found."""
+
+
+def _parse_key(key: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """``(source, method, args)`` of a canonical call key, or None when it is not one."""
+    if not isinstance(key, str):
+        return None
+    try:
+        parsed = json.loads(key)
+    except ValueError:
+        return None
+    if not isinstance(parsed, list) or len(parsed) != 3:
+        return None
+    source, method, args = parsed
+    if not isinstance(source, str) or not isinstance(method, str) or not isinstance(args, dict):
+        return None
+    return source, method, args
+
+
+def _key_at(line: str, pos: int) -> tuple[str, tuple[str, str, dict[str, Any]]] | None:
+    """The key string starting at ``pos`` (after optional spaces) and its parts."""
+    if line[pos : pos + 1] != '"':
+        m = _WS.match(line, pos)
+        pos = m.end() if m else pos
+    try:
+        key, _ = _DECODER.raw_decode(line, pos)
+    except ValueError:
+        return None
+    parts = _parse_key(key)
+    return (key, parts) if parts is not None else None
+
+
+def _field_at(line: str, name: str) -> Any:
+    """The value of the first ``"name":`` field in a damaged line (None when unreadable)."""
+    m = re.search(rf'"{name}"[ \t\r]*:[ \t\r]*', line)
+    if m is None:
+        return None
+    try:
+        return _DECODER.raw_decode(line, m.end())[0]
+    except ValueError:
+        return None
+
+
+def _salvage_key(line: str) -> tuple[str, tuple[str, str, dict[str, Any]]] | None:
+    """The call key of a damaged line, from its key or else from its ``source``,
+    ``method`` and ``args`` fields, when the damage spared them."""
+    for m in _KEY_ANYWHERE.finditer(line):
+        found = _key_at(line, m.end())
+        if found is not None:
+            return found
+    source, method = _field_at(line, "source"), _field_at(line, "method")
+    args = _field_at(line, "args")
+    if isinstance(source, str) and isinstance(method, str) and isinstance(args, dict):
+        return call_key(source, method, args), (source, method, args)
+    return None
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _lines_list(linenos: list[int]) -> str:
+    """``line 4`` or ``lines 4, 11, …`` (the first ten)."""
+    shown = ", ".join(str(n) for n in linenos[:10])
+    more = ", …" if len(linenos) > 10 else ""
+    return f"line {shown}" if len(linenos) == 1 else f"lines {shown}{more}"
 
 
 def _read_text(path: Path) -> tuple[str, list[str]]:
@@ -630,6 +723,7 @@ class Replay:
         self._methods: dict[tuple[str, str], inspect.Signature] = {}
         self._source_attrs: dict[str, dict[str, str]] = {}
         self._source_class: dict[str, str] = {}
+        self._unreadable: list[int] = []
         lines = text.split("\n")
         if text and not text.endswith("\n"):
             lines.pop()  # partial last line of an interrupted recording
@@ -656,36 +750,81 @@ class Replay:
             meta = BundleMeta.model_validate(head)
         except ValidationError as exc:
             raise BundleError(f"{path}: invalid header: {exc}") from exc
+        interrupted = bool(problems)  # the file itself ends early or is cut
         complete = False
-        decoder = json.JSONDecoder()
+        damaged: list[int] = []  # call lines whose key survived: those calls fail in place
+        unreadable: list[int] = []  # lines with nothing recoverable: skipped
         for lineno, line in enumerate(lines[1:], start=2):
+            # Fast path: the writer puts the call key first, so the call is indexed
+            # without decoding its result (decoded, and checked, on first use).
             if line.startswith('{"k":'):
-                try:
-                    key, _ = decoder.raw_decode(line, 5)
-                    source, method, args = json.loads(key)
-                except (ValueError, TypeError) as exc:
-                    raise BundleError(f"{path}: line {lineno} is corrupt ({exc})") from exc
-                call = _Call(str(source), str(method), dict(args), lineno, line)
-                self._calls.setdefault(key, []).append(call)
-                self._by_method.setdefault((call.source, call.method), []).append(call)
+                found = _key_at(line, 5)
+            elif line.startswith("{") and (m := _KEY_PREFIX.match(line)):
+                found = _key_at(line, m.end())
+            else:
+                found = None
+            if found is not None:
+                self._add_call(found, lineno, line)
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError as exc:
-                raise BundleError(f"{path}: line {lineno} is corrupt ({exc})") from exc
-            kind = obj.get("kind") if isinstance(obj, dict) else None
-            if kind == "source":
-                self._source_attrs[obj["source"]] = dict(obj.get("attrs") or {})
-                self._source_class[obj["source"]] = str(obj.get("class", ""))
-            elif kind == "method":
-                self._methods[(obj["source"], obj["method"])] = _signature(obj["params"])
-            elif kind == "end":
-                complete = True
-            else:
-                problems.append(f"line {lineno}: unknown line kind {kind!r} skipped")
-        if not complete and not problems:
+            except ValueError:
+                obj = None
+            if not isinstance(obj, dict):
+                found = _salvage_key(line)
+                if found is not None:
+                    self._add_call(found, lineno, line)
+                    damaged.append(lineno)
+                else:
+                    unreadable.append(lineno)
+                continue
+            if "k" in obj:
+                key = obj["k"]
+                parts = _parse_key(key)
+                if parts is None:
+                    src, meth, args = obj.get("source"), obj.get("method"), obj.get("args")
+                    if isinstance(src, str) and isinstance(meth, str) and isinstance(args, dict):
+                        key, parts = call_key(src, meth, args), (src, meth, args)
+                if parts is None:
+                    unreadable.append(lineno)
+                else:
+                    self._add_call((key, parts), lineno, line)
+                continue
+            kind = obj.get("kind")
+            try:
+                if kind == "source":
+                    self._source_attrs[obj["source"]] = dict(obj.get("attrs") or {})
+                    self._source_class[obj["source"]] = str(obj.get("class", ""))
+                elif kind == "method":
+                    self._methods[(obj["source"], obj["method"])] = _signature(obj["params"])
+                elif kind == "end":
+                    complete = True
+                else:
+                    problems.append(f"line {lineno}: unknown line kind {kind!r} skipped")
+            except (KeyError, TypeError, ValueError):
+                unreadable.append(lineno)
+        self._unreadable = unreadable
+        if damaged:
+            problems.append(
+                f"{_count(len(damaged), 'damaged call line')} ({_lines_list(damaged)}): "
+                f"replaying {'that call' if len(damaged) == 1 else 'those calls'} fails"
+            )
+        if unreadable:
+            problems.append(
+                f"{_count(len(unreadable), 'unreadable line')} skipped "
+                f"({_lines_list(unreadable)}): a call recorded there is missing from the replay"
+            )
+        if not complete and not interrupted:
             problems.append("no end line (recording interrupted?); kept every complete line")
         self.meta = meta.model_copy(update={"complete": complete, "problems": problems})
+
+    def _add_call(
+        self, found: tuple[str, tuple[str, str, dict[str, Any]]], lineno: int, line: str
+    ) -> None:
+        key, (source, method, args) = found
+        call = _Call(source, method, args, lineno, line)
+        self._calls.setdefault(key, []).append(call)
+        self._by_method.setdefault((source, method), []).append(call)
 
     def sources(self) -> list[str]:
         """Names of the recorded sources (``metrics``, ``kube``, ``gpu``, …)."""
@@ -748,10 +887,16 @@ class Replay:
         if derived is not _MISSING:
             return derived
         shown = ", ".join(f"{k}={_show(v)}" for k, v in cargs.items())
+        note = ""
+        if self._unreadable:
+            note = (
+                f" ({_count(len(self._unreadable), 'unreadable line')} skipped, "
+                f"{_lines_list(self._unreadable)}: it may have been recorded there)"
+            )
         raise SourceError.of(
             self._source_attrs.get(source, {}).get("name", source),
             ErrorKind.NOT_FOUND,
-            f"not in this bundle: {method}({shown})",
+            f"not in this bundle: {method}({shown}){note}",
             hint_key="hint.bundle.not_recorded",
             bundle=str(self.path.name),
         )
@@ -769,7 +914,7 @@ class Replay:
     def _derive(self, source: str, method: str, cargs: dict[str, Any]) -> Any:
         if method == "metric_names":
             candidates = [
-                c for c in self._by_method.get((source, method), []) if c.record().get("ok")
+                c for c in self._by_method.get((source, method), []) if (c.intact() or {}).get("ok")
             ]
             at = _dt(cargs.get("at"))
             if not candidates:
@@ -810,7 +955,7 @@ class Replay:
             if rs is None or re_ is None or not isinstance(rstep, (int, float)):
                 continue
             covers = to_epoch(rs) - 1e-6 <= lo and hi <= to_epoch(re_) + 1e-6
-            if covers and rstep <= best_step and c.record().get("ok"):
+            if covers and rstep <= best_step and (c.intact() or {}).get("ok"):
                 best, best_step = c, rstep  # finest step; newest among equals
         if best is None:
             return _MISSING
@@ -943,8 +1088,8 @@ def open_replay(path: str | os.PathLike[str]) -> Replay:
     ``meta.problems``; every complete line before the interruption is answered.
 
     Raises:
-        BundleError: not a bundle, corrupt before the header, corrupt line, or a newer
-            format version.
+        BundleError: not a bundle, corrupt before the header, a damaged header, or a
+            newer format version (a damaged later line fails only its own call).
     """
     p = Path(path)
     text, problems = _read_text(p)
