@@ -29,6 +29,7 @@ from typing import Any, TypeVar, overload
 
 from cockpit.context import AppContext, Sources
 from cockpit.sources.base import SourceError
+from cockpit.sources.bundle import CallTally, call_tally
 
 Plan = Callable[[AppContext, datetime, datetime], Awaitable[None]]
 PLAN_GROUP = "cockpit.plans"
@@ -88,12 +89,14 @@ class PlanResult:
         ok: Finished without raising.
         error: What went wrong (exception type and message, or the timeout).
         seconds: Wall-clock duration.
+        calls: The calls it made through the recorded sources, and how each ended.
     """
 
     name: str
     ok: bool
     error: str = ""
     seconds: float = 0.0
+    calls: CallTally = field(default_factory=CallTally)
 
 
 @dataclass
@@ -137,18 +140,18 @@ async def run_plans(
 
     async def one(name: str) -> PlanResult:
         async with sem:
+            tally = CallTally()
+            call_tally.set(tally)  # this task's context: the plan's calls count here
             t0 = time.perf_counter()
             try:
                 await asyncio.wait_for(available[name](ctx, start, end), timeout_s)
             except TimeoutError:
-                return PlanResult(
-                    name, False, f"did not finish within {timeout_s:g} s", time.perf_counter() - t0
-                )
+                error = f"did not finish within {timeout_s:g} s"
+                return PlanResult(name, False, error, time.perf_counter() - t0, tally)
             except Exception as exc:  # a plan's bug must not lose the others' evidence
-                return PlanResult(
-                    name, False, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
-                )
-            return PlanResult(name, True, "", time.perf_counter() - t0)
+                error = f"{type(exc).__name__}: {exc}"
+                return PlanResult(name, False, error, time.perf_counter() - t0, tally)
+            return PlanResult(name, True, "", time.perf_counter() - t0, tally)
 
     results = await asyncio.gather(*(one(n) for n in chosen))
     return RecordReport(list(results))

@@ -1,10 +1,11 @@
-"""``cockpit list`` and ``cockpit export``, through ``cockpit.cli.main`` and through the
+"""``cockpit list``, ``cockpit export`` and what ``cockpit record`` reports, through ``cockpit.cli.main`` and through the
 installed ``cockpit`` console script."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -17,7 +18,10 @@ import pytest
 from cockpit.cli import main
 from cockpit.export import render
 from cockpit.incident import Incident
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.bundle import open_replay
 from cockpit.store import IncidentStore
+from tests.backends.faultproxy import Fault, FaultProxy, closed_port_url
 from tests.helpers.sample_incident import empty_incident, full_incident
 
 ENV_KEYS = ("COCKPIT_STATE_DIR", "COCKPIT_LANG", "COCKPIT_CONFIG", "TMUX", "STY")
@@ -237,3 +241,95 @@ def test_export_write_atomic_creates_private_directory(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == "# 事故：x\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+# -- `cockpit record`: what each plan and the final line say --------------------------
+
+
+def _record(tmp_path: Path, url: str, *extra: str, lang: str = "en") -> list[str]:
+    out = tmp_path / f"rec-{lang}-{len(list(tmp_path.glob('rec-*')))}.jsonl.gz"
+    return [
+        "record",
+        "-o",
+        str(out),
+        "--prometheus-url",
+        url,
+        "--namespace",
+        "llm-serving",
+        "--at",
+        "2026-11-27T12:55Z",
+        "--window",
+        "30m",
+        "--plan",
+        "metric_families",
+        "--lang",
+        lang,
+        "--state-dir",
+        str(tmp_path / "state"),
+        *extra,
+    ]
+
+
+def _plan_line(printed: str) -> str:
+    (line,) = [ln for ln in printed.splitlines() if ln.startswith("  plan metric_families")]
+    return line
+
+
+@pytest.fixture
+def record_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("COCKPIT_CONFIG", str(tmp_path / "no-config.toml"))
+    return tmp_path
+
+
+def test_record_plan_whose_every_call_failed_is_not_done(
+    record_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _record(record_env, closed_port_url())
+    assert main(args) == 1
+    got = capsys.readouterr()
+    line = _plan_line(got.out)
+    assert "done" not in line
+    assert "every call FAILED" in line and "calls: 0 recorded, 1 failed" in line
+    assert "no call succeeded" in got.err and "(failed calls: 1)" in got.err
+    assert open_replay(args[2]).call_count == 1  # the failure is in the bundle, as said
+    assert main(_record(record_env, closed_port_url(), lang="zh")) == 1
+    got = capsys.readouterr()
+    assert "所有调用都失败" in got.out and "录下 0 次调用，失败 1 次" in got.out
+    assert "失败调用：1 次" in got.err
+
+
+def test_record_plan_counts_recorded_and_failed_calls(
+    record_env: Path, worked_example_prom: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultProxy(worked_example_prom.url) as proxy:
+        proxy.add(Fault(path="/api/v1/query_range", query="kube_node_labels", status=400))
+        args = _record(record_env, proxy.url)
+        rc = main(args)
+    got = capsys.readouterr()
+    assert rc == 0, got.out + got.err
+    line = _plan_line(got.out)
+    m = re.search(r"done with failures \(\d+\.\d s\); calls: (\d+) recorded, 2 failed$", line)
+    assert m, line
+    replay = open_replay(args[2])
+    assert replay.call_count == int(m.group(1)) + 2  # both windows of kube_node_labels
+    assert f"wrote {args[2]}" in got.out
+
+
+def test_record_after_a_hang_says_nothing_was_recorded(
+    record_env: Path, worked_example_prom: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultProxy(worked_example_prom.url) as proxy:
+        proxy.add(Fault(mode="hang"))
+        args = _record(record_env, proxy.url, "--timeout", "1")
+        rc = main(args)
+    got = capsys.readouterr()
+    assert rc == 1
+    line = _plan_line(got.out)
+    assert "FAILED" in line and "did not finish within 1 s" in line
+    assert line.endswith("calls: 0 recorded, 0 failed, 1 unanswered"), line
+    assert "holds the failures" not in got.err and "no call succeeded" not in got.err
+    assert "nothing was recorded" in got.err and "holds no call" in got.err
+    assert "Review offline" not in got.out
+    assert open_replay(args[2]).call_count == 0

@@ -89,6 +89,7 @@ async def test_run_plans_isolates_failures() -> None:
     )
     by = {r.name: r for r in report.plans}
     assert by["good"].ok and done == ["good"]
+    assert by["good"].calls.started == 0  # no recorded source: nothing counted
     assert not by["slow"].ok and "0.2 s" in by["slow"].error
     assert not by["buggy"].ok and "plan bug" in by["buggy"].error
     assert not report.ok

@@ -93,7 +93,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record; exit 0 when something was recorded, 1 when every call failed, 2 on usage errors."""
+    """Record; exit 0 when every plan finished and some call succeeded, 1 otherwise (no
+    call succeeded, nothing was recorded, or a plan did not finish), 2 on usage errors."""
     import asyncio
     import sys
 
@@ -212,8 +213,7 @@ async def _record(
         writer.close()
         await sources.close()
     for r in report.plans:
-        key = "record.plan_ok" if r.ok else "record.plan_failed"
-        print(t(key, lang, name=r.name, seconds=r.seconds, error=r.error))
+        print(_plan_line(r, lang))
     stats = writer.stats
     for call in sorted(set(stats.ok) | set(stats.failed)):
         print(
@@ -236,8 +236,32 @@ async def _record(
         for line in writer.failures[:10]:
             print(f"  {line}")
     size = out.stat().st_size
+    if stats.total == 0:
+        print(t("record.nothing_recorded", lang, path=out, size=size), file=sys.stderr)
+        return 1
     print(t("record.done", lang, path=out, size=size, calls=stats.total))
     if not stats.ok:
-        print(t("record.nothing", lang, path=out), file=sys.stderr)
+        failed = sum(stats.failed.values())
+        print(t("record.nothing", lang, path=out, failed=failed), file=sys.stderr)
         return 1
     return 0 if report.ok else 1
+
+
+def _plan_line(r: Any, lang: str) -> str:
+    """One plan's outcome: finished or not, and how many of its calls were recorded or
+    failed (a plan that only swallowed failures is not "done")."""
+    from cockpit.i18n import t
+
+    c = r.calls
+    counts = {"ok": c.recorded, "failed": c.failed, "unanswered": c.unanswered}
+    if not r.ok:
+        key = "record.plan_failed"
+    elif c.started == 0:
+        key = "record.plan_no_call"
+    elif c.recorded == 0 and c.failed:
+        key = "record.plan_all_failed"
+    elif c.failed:
+        key = "record.plan_some_failed"
+    else:
+        key = "record.plan_ok"
+    return t(key, lang, name=r.name, seconds=r.seconds, error=r.error, **counts)

@@ -55,6 +55,7 @@ import os
 import re
 import zlib
 from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path, PurePath
@@ -356,6 +357,33 @@ class CallStats:
         return sum(self.ok.values()) + sum(self.failed.values())
 
 
+@dataclass
+class CallTally:
+    """Calls made through any :class:`Recorder` while this tally is current (see
+    :data:`call_tally`): how one recording plan went.
+
+    Attributes:
+        started: Calls made (with arguments the method accepts).
+        recorded: Answered and written to the bundle.
+        failed: Answered with an error (written to the bundle too).
+        not_stored: Answered but not written (unrecordable result, or the write failed).
+    """
+
+    started: int = 0
+    recorded: int = 0
+    failed: int = 0
+    not_stored: int = 0
+
+    @property
+    def unanswered(self) -> int:
+        """Calls still waiting for their answer (cut off by a timeout or a plan error)."""
+        return max(0, self.started - self.recorded - self.failed - self.not_stored)
+
+
+call_tally: ContextVar[CallTally | None] = ContextVar("cockpit_call_tally", default=None)
+"""The tally the calls of the current task (and the tasks it starts) count into."""
+
+
 class BundleWriter:
     """Writes a bundle line by line; every line is flushed (``Z_SYNC_FLUSH``), so a crash
     keeps every call recorded before it.
@@ -430,8 +458,13 @@ class BundleWriter:
         *,
         result: Any = None,
         failure: SourceFailure | None = None,
-    ) -> None:
-        """Append one call (``args`` canonical) with its result or its failure."""
+    ) -> str:
+        """Append one call (``args`` canonical) with its result or its failure.
+
+        Returns:
+            ``"recorded"``, ``"failed"`` (the failure was written), or ``"not_stored"``
+            (a result with no recordable form).
+        """
         label = f"{source}.{method}"
         line: dict[str, Any] = {
             "k": call_key(source, method, args),
@@ -446,15 +479,16 @@ class BundleWriter:
             shown = ", ".join(f"{k}={_show(v)}" for k, v in args.items())
             self.failures.append(f"{label}({shown}): {failure.kind.value}: {failure.message}")
             self.stats.failed[label] = self.stats.failed.get(label, 0) + 1
-            return
+            return "failed"
         try:
             line.update(encode_result(result))
         except TypeError as exc:
             self.stats.skipped[label] = str(exc)
-            return
+            return "not_stored"
         line["ok"] = True
         self._line(line)
         self.stats.ok[label] = self.stats.ok.get(label, 0) + 1
+        return "recorded"
 
     def close(self) -> None:
         """Write the ``end`` line and close the file (idempotent)."""
@@ -534,9 +568,13 @@ class Recorder:
             # full, writer already closed): the loss is counted in ``writer.stats``.
             try:
                 writer.add_method(source, method, sig)
-                writer.write_call(source, method, cargs, **outcome)
+                written = writer.write_call(source, method, cargs, **outcome)
             except (OSError, ValueError) as exc:
                 writer.stats.lost[f"{source}.{method}"] = str(exc)
+                written = "not_stored"
+            tally = call_tally.get()
+            if tally is not None:
+                setattr(tally, written, getattr(tally, written) + 1)
 
         @functools.wraps(func)
         async def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -544,6 +582,9 @@ class Recorder:
                 cargs = _bind(sig, args, kwargs)
             except TypeError:
                 return await func(*args, **kwargs)  # wrong call: let the source complain
+            tally = call_tally.get()
+            if tally is not None:
+                tally.started += 1
             try:
                 result = await func(*args, **kwargs)
             except SourceError as exc:
