@@ -169,14 +169,28 @@ def backfill(scenario: Scenario, blocks_dir: Path, *, parts: int | None = None) 
             for f in files
         ]
         errors = []
-        for p in procs:
-            _, err = p.communicate(timeout=600)
-            if p.returncode != 0:
-                errors.append(err.strip()[-2000:])
+        try:
+            for p in procs:
+                _, err = p.communicate(timeout=600)
+                if p.returncode != 0:
+                    errors.append(err.strip()[-2000:])
+        except BaseException:  # interrupted (Ctrl-C, a stop signal) or too slow
+            _kill_all(procs)
+            raise
         stats.promtool_s = time.perf_counter() - t1
     if errors:
         raise PromServerError("promtool create-blocks-from failed: " + " | ".join(errors))
     return stats
+
+
+def _kill_all(procs: list[subprocess.Popen[str]] | list[subprocess.Popen[bytes]]) -> None:
+    """Kill and reap every process still running."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    for p in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=10)
 
 
 def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
@@ -310,20 +324,22 @@ def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> P
                 stderr=subprocess.STDOUT,
             )
         url = f"http://127.0.0.1:{port}"
-        while time.perf_counter() - t0 < READY_TIMEOUT_S:
-            if proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as resp:
-                    if resp.status == 200:
-                        return PromServer(
-                            url, scenario, data, proc, time.perf_counter() - t0, stats, log
-                        )
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.05)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+        try:
+            while time.perf_counter() - t0 < READY_TIMEOUT_S:
+                if proc.poll() is not None:
+                    break
+                try:
+                    with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as resp:
+                        if resp.status == 200:
+                            return PromServer(
+                                url, scenario, data, proc, time.perf_counter() - t0, stats, log
+                            )
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    pass
+                time.sleep(0.05)
+        except BaseException:  # interrupted while waiting: never leave it running
+            _kill_all([proc])
+            raise
+        _kill_all([proc])
         last_error = log.read_text(encoding="utf-8", errors="replace")[-2000:]
     raise PromServerError(f"prometheus did not become ready: {last_error}")

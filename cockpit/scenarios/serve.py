@@ -5,23 +5,52 @@
 prints the URL and the cockpit commands that investigate the scenario as of its "now",
 and serves until interrupted. ``--list`` names the scenarios.
 
-Exit status: 0 stopped by Ctrl-C (or after ``--for`` seconds); 2 unknown scenario or
-Prometheus/promtool missing or failing.
+SIGTERM and SIGHUP stop it like Ctrl-C: Prometheus (and any running promtool) is
+stopped and the temporary directory removed.
+
+Exit status: 0 stopped by Ctrl-C, SIGTERM or SIGHUP (or after ``--for`` seconds); 2
+unknown scenario or Prometheus/promtool missing or failing.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from types import FrameType
+from typing import Any
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that stop the server the way Ctrl-C does."""
+
+
+class _Stopped(BaseException):
+    """A stop signal arrived (raised in the main thread, like KeyboardInterrupt)."""
+
+
+def _trap_stop_signals() -> dict[int, Any]:
+    """Make :data:`STOP_SIGNALS` raise :class:`_Stopped` (once: a second one while
+    cleaning up is ignored, so the clean-up finishes); returns the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    fired = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise _Stopped(signum)
+
+    return {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     from cockpit.scenarios import get_scenario, scenario_registry
-    from cockpit.scenarios.promserver import PromServerError, start
 
     p = argparse.ArgumentParser(
         prog="python -m cockpit.scenarios.serve",
@@ -44,6 +73,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         print(exc.args[0], file=sys.stderr)
         return 2
+    previous = _trap_stop_signals()
+    try:
+        return _serve(scenario, args.seconds)
+    except (KeyboardInterrupt, _Stopped):
+        return 0  # the clean-up ran on the way out
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _serve(scenario: Any, seconds: float | None) -> int:
+    """Serve until ``seconds`` pass or Prometheus exits; Ctrl-C or a stop signal raises
+    through here, stopping Prometheus and removing the temporary directory."""
+    from cockpit.scenarios.promserver import PromServerError, start
+
     with tempfile.TemporaryDirectory(prefix="cockpit-scenario-") as tmp:
         try:
             srv = start(scenario, Path(tmp))
@@ -59,14 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  cockpit --prometheus-url {srv.url} --at {at} {flags}")
             print(f"  cockpit analyze --prometheus-url {srv.url} --at {at} {flags}")
             print("Ctrl-C stops it.", flush=True)
-            deadline = None if args.seconds is None else time.monotonic() + args.seconds
+            deadline = None if seconds is None else time.monotonic() + seconds
             while deadline is None or time.monotonic() < deadline:
                 if srv.process.poll() is not None:
                     print("prometheus exited", file=sys.stderr)
                     return 2
                 time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
         finally:
             srv.stop()
     return 0
