@@ -245,7 +245,8 @@ class IncidentSession:
         raise KeyError(field)
 
     def set_time(self, which: str, value: datetime | None) -> list[str]:
-        """Set one of start/detect/mitigate/recover.
+        """Set one of start/detect/mitigate/recover (``None`` clears it), with its one
+        entry on the timeline.
 
         Returns:
             Ordering problems after the change (see :func:`check_time_order`). The value
@@ -255,6 +256,13 @@ class IncidentSession:
         if which not in TIME_FIELDS:
             raise KeyError(which)
         setattr(self.incident.times, which, value)
+        # One timeline entry per incident time: a corrected or cleared time replaces the
+        # entry of the old one instead of leaving it behind.
+        self.incident.timeline = [
+            e
+            for e in self.incident.timeline
+            if not (e.kind is TimelineKind.IMPACT and e.text == which and e.source == "user")
+        ]
         if value is not None:
             self._timeline(value, TimelineKind.IMPACT, f"{which}", source="user")
         self.save()

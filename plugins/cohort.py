@@ -59,7 +59,11 @@ class CohortPanel(Panel):
         self.suspect: tuple[str, str] | None = None
 
     def compose_body(self) -> ComposeResult:
-        suspect = Input(placeholder="pod / node / GPU-UUID", id="cohort-suspect", compact=True)
+        suspect = Input(
+            placeholder=t("metrics.cohort.suspect_hint", self.lang),
+            id="cohort-suspect",
+            compact=True,
+        )
         suspect.cursor_blink = False  # a steady cursor: calmer over ssh, stable in snapshots
         yield suspect
         yield Static("", id="cohort-def", markup=False)
@@ -94,6 +98,14 @@ class CohortPanel(Panel):
             self.query_one("#cohort-out", Static).update("")
             return
         c = data.cohort
+        if not any(r.suspect is not None for r in data.rows):
+            # A name no series carries (a typo, a pod of another service): said, not shown
+            # as a cohort of "?" against nothing.
+            self.query_one("#cohort-def", Static).update(
+                t("metrics.cohort.not_found", lang, suspect=c.suspect)
+            )
+            self.query_one("#cohort-out", Static).update("")
+            return
         self.kind = c.kind
         self.suspect = (c.suspect, c.suspect_kind)
         inp = self.query_one("#cohort-suspect", Input)
@@ -130,12 +142,17 @@ class CohortPanel(Panel):
             )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """A suspect typed by the user (GPU-… is a GPU, a known node a node, else a pod)."""
+        """A suspect typed by the user (GPU-… is a GPU, a known node a node, else a pod);
+        an empty field goes back to the suspect found at step D."""
         if event.input.id != "cohort-suspect":
             return
         event.stop()
         name = event.value.strip()
         if not name:
+            # Back to the suspect the flow found (step D), as on first entry.
+            self.suspect = None
+            self.kind = None
+            self.refresh_data()
             return
         kind = "gpu" if name.startswith("GPU-") or "/gpu" in name else "pod"
         data = self.data

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, OptionList, Static
@@ -183,7 +184,7 @@ class SchedulingPanel(Panel):
                     )
         self.commands = list(dict.fromkeys(c for a in data.analyses for c in a.commands))
         opts.clear_options()
-        opts.add_options([Option(c) for c in self.commands])
+        opts.add_options([Option(Text(c)) for c in self.commands])
 
     def copy(self, index: int) -> str | None:
         """Copy command ``index`` to the clipboard (OSC 52); returns it."""

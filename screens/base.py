@@ -158,7 +158,11 @@ class StepScreen(Screen[None]):
             return
 
     def on_incident_changed(self, event: IncidentChanged) -> None:
+        from cockpit.ui.fields import BoundTextArea
+
         self.refresh_stepper()
+        for field in self.query(BoundTextArea):
+            field.sync()
         self.incident_changed()
 
     def incident_changed(self) -> None:

@@ -4,6 +4,7 @@ with the seed's reason."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
@@ -88,7 +89,8 @@ class ExperimentsScreen(StepScreen):
         if inc.experiments:
             table.move_cursor(row=len(inc.experiments) - 1)
         self.query_one("#exp-hypothesis", Select).set_options(
-            [(h.statement[:60], h.id) for h in inc.hypotheses]
+            # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
+            [(Text(h.statement[:60]), h.id) for h in inc.hypotheses]
         )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

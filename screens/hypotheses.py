@@ -3,6 +3,7 @@ evidence, status open / supported / refuted (seed 000: 提出可证伪假设).""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
@@ -72,7 +73,8 @@ class HypothesesScreen(StepScreen):
             table.move_cursor(row=min(max(cursor, 0), len(inc.hypotheses) - 1))
         select = self.query_one("#hyp-evidence", Select)
         select.set_options(
-            [(f"{e.label} = {e.value} {e.unit}".strip(), e.id) for e in inc.evidence]
+            # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
+            [(Text(f"{e.label} = {e.value} {e.unit}".strip()), e.id) for e in inc.evidence]
         )
 
     def _selected_id(self) -> str | None:

@@ -299,3 +299,52 @@ async def test_error_samples_carry_the_incident_clock(tmp_path):
     [sample] = ctx.session.incident.collect.error_samples
     assert sample.request_id == "req-9f2"
     assert sample.at == FROZEN
+
+
+async def test_markup_in_a_hypothesis_is_shown_as_typed(tmp_path):
+    """Brackets in what the user typed (a hypothesis, pinned evidence) are text: opening
+    the drop-downs that list them must not parse them as markup (it crashed the app)."""
+    from cockpit.incident import Evidence
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    ctx.session.pin(Evidence(label="[/red] p99", value="[bold]620", unit="ms"))
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#hyp-statement").value = "[/] 网关问题 [bold"
+        screen.query_one("#hyp-falsifier").value = "[/red] x"
+        screen.query_one("#hyp-add").press()
+        await pilot.pause()
+        await pilot.click("#hyp-evidence")
+        await pilot.pause()
+        await pilot.press("escape")
+        app.goto("H")
+        await pilot.pause()
+        await pilot.click("#exp-hypothesis")
+        await pilot.pause()
+        overlay = app.screen.query_one("#exp-hypothesis SelectOverlay")
+        assert "[/] 网关问题 [bold" in str(overlay.get_option_at_index(1).prompt)
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_code in (None, 0)
+    assert ctx.session.incident.hypotheses[0].statement == "[/] 网关问题 [bold"
+
+
+async def test_a_field_written_elsewhere_shows_what_is_stored(tmp_path):
+    """A panel's "use this" button writes a template field (the back-test writes "which
+    monitor could have caught it earlier"): the field on screen shows it, and typing
+    into it edits that text instead of replacing it with what was typed."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        ctx.session.set_text("earlier_detection", "queue growth alert, 6 min earlier")
+        await pilot.pause(0.4)
+        area = app.screen.query_one("#input-earlier_detection")
+        assert area.text == "queue growth alert, 6 min earlier"
+        area.focus()
+        area.move_cursor(area.document.end)
+        await pilot.press(*" (P1)")
+        await pilot.pause()
+    assert ctx.session.incident.earlier_detection == "queue growth alert, 6 min earlier (P1)"

@@ -161,3 +161,95 @@ async def test_cuda_oom_allocator_from_metrics_alone(
     assert all(e.source == "metrics" and e.query for e in got.evidence)
     # the checks that need Kubernetes say so instead of guessing
     assert res["phase"].status is ItemStatus.NOT_AVAILABLE
+
+
+async def test_ttft_playbook_falls_back_to_the_quiet_time_before(
+    tmp_path: Path, prometheus_scenario: Any
+) -> None:
+    """Three hours of history, no day before: the playbook compares with the time before
+    the incident window, as the drilldown does, and finds the long-prompt queue (it said
+    "as usual" when it had nothing to compare with)."""
+    from cockpit.config import PrometheusSettings
+    from cockpit.sources.prometheus import PrometheusSource
+
+    srv = prometheus_scenario("long_prompts")
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url), service=ServiceSettings(namespace="llm")
+    )
+    ctx = make_ctx(
+        tmp_path,
+        sources=Sources(
+            metrics=PrometheusSource(settings.prometheus),
+            missing={"kube": "not configured", "gpu": "no NVML"},
+        ),
+        settings=settings,
+        frozen_at=srv.scenario.now_dt,
+    )
+    try:
+        data = await collect_playbook_data(ctx, "ttft_spike")
+    finally:
+        await ctx.sources.close()
+    queue = data.metrics["queue_time_p99"]
+    assert queue.baseline_from == "quiet" and queue.baseline is not None
+    assert queue.baseline.value is not None and queue.now.value is not None
+    res = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), data)}
+    assert res["queue"].status is ItemStatus.PROBLEM
+    assert "prompt_tokens_p90" in res["queue"].finding_args["signals"]
+    labels = [e.label_key for e in res["queue"].evidence]
+    assert "playbook.ev.signal_baseline_quiet" in labels
+    # TTFT worse while TPOT is not: queueing and prefill first (the seed's reading rule)
+    assert res["tpot_rule"].finding_key == "playbook.finding.ttft.rule_queue_prefill"
+
+
+def test_no_baseline_is_not_as_usual() -> None:
+    from cockpit.analysis.playbooks.data import PlaybookData, Signal
+    from cockpit.models import Reading
+
+    data = PlaybookData(
+        missing={"kube": "x"},
+        metrics={
+            "queue_time_p99": Signal(
+                now=Reading.known(1700.0, "ms"), baseline=Reading.unknown("no series")
+            )
+        },
+    )
+    res = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), data)}
+    assert res["queue"].status is ItemStatus.OPEN
+    assert res["queue"].finding_key == "playbook.finding.no_baseline"
+    assert res["queue"].evidence[0].label_key == "playbook.ev.signal_no_baseline"
+
+
+async def test_recovery_checks_the_cause_not_only_the_gateway(
+    tmp_path: Path, prometheus_scenario: Any
+) -> None:
+    """Step I on the thermal incident, still going on: the hot GPU's temperature and clock
+    are checked beside the gateway latency, and none of them is back."""
+    from cockpit.analysis.recovery import LineStatus
+    from cockpit.collect.recovery import fetch_recovery
+    from cockpit.config import PrometheusSettings
+    from cockpit.sources.prometheus import PrometheusSource
+
+    srv = prometheus_scenario("thermal_replica")
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url), service=ServiceSettings(namespace="llm")
+    )
+    ctx = make_ctx(
+        tmp_path,
+        lang="en",
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        settings=settings,
+        frozen_at=srv.scenario.now_dt,
+    )
+    try:
+        result = await fetch_recovery(ctx, 15)
+    finally:
+        await ctx.sources.close()
+    lines = {line.name: line for line in result.lines}
+    assert result.recovered is False
+    temp = next(line for name, line in lines.items() if "temperature" in name.lower())
+    assert temp.status is LineStatus.NOT_RECOVERED
+    clock = next(line for name, line in lines.items() if "clock" in name.lower())
+    # a clock is bad when it is low: its limit is below its baseline
+    assert clock.limit is not None and clock.baseline is not None
+    assert clock.limit < clock.baseline
+    assert any("latency" in name.lower() for name in lines)

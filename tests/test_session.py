@@ -39,6 +39,29 @@ def test_time_order_validation(session):
     assert check_time_order({"start": T0, "recover": T0 - timedelta(1)}) == ["recover<start"]
 
 
+def test_a_corrected_or_cleared_time_leaves_one_timeline_entry(session):
+    from cockpit.incident import TimelineKind
+
+    def entries(which):
+        return [
+            e.at
+            for e in reload(session).timeline
+            if e.kind is TimelineKind.IMPACT and e.text == which
+        ]
+
+    session.set_time("start", T0)
+    session.set_time("start", T0 + timedelta(minutes=5))  # corrected
+    assert entries("start") == [T0 + timedelta(minutes=5)]
+    session.set_time("recover", T0 + timedelta(hours=1))
+    session.set_time("recover", None)  # not recovered after all
+    assert entries("recover") == [] and reload(session).times.recover is None
+    # a note the user wrote with the same word stays
+    session.add_timeline(T0, "start", TimelineKind.NOTE)
+    session.set_time("start", T0 + timedelta(minutes=6))
+    assert entries("start") == [T0 + timedelta(minutes=6)]
+    assert any(e.kind is TimelineKind.NOTE for e in reload(session).timeline)
+
+
 def test_hypothesis_needs_a_falsifier(session):
     with pytest.raises(RuleViolation) as exc:
         session.add_hypothesis("fragmentation", "  ")

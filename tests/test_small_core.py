@@ -55,6 +55,46 @@ def test_mitigations_fill_scope_and_flag_placeholders():
     assert "'a; rm -rf /'" in evil["rollback"].commands[1]
 
 
+def test_the_record_command_reads_what_the_session_reads(monkeypatch):
+    """The copied `cockpit record` command, parsed by cockpit's own command line, points
+    at the same Prometheus, service, cluster and time as the session it came from."""
+    import shlex
+
+    from cockpit.analysis.mitigations import record_flags
+    from cockpit.cli import build_parser
+    from cockpit.wiring import settings_from_args
+
+    monkeypatch.setenv("COCKPIT_CONFIG", "/nonexistent/config.toml")
+    flags = record_flags(
+        prometheus_url="https://prom.example:9090/prefix?x=1&y=2",
+        namespace="llm serving",
+        deployment="vllm-qwen",
+        selector="app=vllm",  # the deployment wins; a selector is not added beside it
+        context="prod gpu",
+        kubeconfig="/etc/kube/config",
+        at="2026-11-27T12:55:00Z",
+    )
+    scope = ServiceScope(namespace="llm serving", deployment="vllm-qwen")
+    opts = {m.key: m for m in mitigations(scope, incident_id="inc-1", record_flags=flags)}
+    argv = shlex.split(opts["record"].commands[0])
+    assert argv[:2] == ["cockpit", "record"]
+    args = build_parser(only="record").parse_args(argv[1:])
+    got = settings_from_args(args)
+    assert got.prometheus.url == "https://prom.example:9090/prefix?x=1&y=2"
+    assert (got.service.namespace, got.service.deployment, got.service.selector) == (
+        "llm serving",
+        "vllm-qwen",
+        "",
+    )
+    assert got.kubernetes.context == "prod gpu" and str(got.kubernetes.kubeconfig) == (
+        "/etc/kube/config"
+    )
+    assert args.at == "2026-11-27T12:55:00Z" and args.window == "2h"
+    # in a replay the evidence is the bundle: it is copied, not recorded from nothing
+    replay = {m.key: m for m in mitigations(scope, incident_id="inc-1", bundle_path="/b/x y.gz")}
+    assert replay["record"].commands[0] == "cp '/b/x y.gz' incident-inc-1.jsonl.gz"
+
+
 def _series(values, step=60, end=NOW):
     n = len(values)
     return Series(

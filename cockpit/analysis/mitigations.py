@@ -37,6 +37,34 @@ def _q(value: str, placeholder: str) -> str:
     return shlex.quote(value) if value else f"<{placeholder}>"
 
 
+def record_flags(
+    *,
+    prometheus_url: str = "",
+    namespace: str = "",
+    deployment: str = "",
+    selector: str = "",
+    context: str = "",
+    kubeconfig: str = "",
+    at: str = "",
+) -> list[str]:
+    """The ``cockpit record`` options for the sources and time a session reads: a command
+    copied out of the app must record what the app shows, whatever flags, environment or
+    config file the app was started with (``--at`` when the session looks at the past)."""
+    out: list[str] = []
+    for flag, value in (
+        ("--prometheus-url", prometheus_url),
+        ("-n", namespace),
+        ("--deployment", deployment),
+        ("-l", "" if deployment else selector),
+        ("--context", context),
+        ("--kubeconfig", kubeconfig),
+        ("--at", at),
+    ):
+        if value:
+            out += [flag, value]
+    return out
+
+
 def mitigations(
     scope: ServiceScope,
     *,
@@ -44,6 +72,8 @@ def mitigations(
     node: str = "",
     ingress: str = "",
     window: str = "2h",
+    record_flags: list[str] | None = None,
+    bundle_path: str = "",
 ) -> list[Mitigation]:
     """The five protect-first options for ``scope``, evidence preservation first.
 
@@ -53,6 +83,11 @@ def mitigations(
         node: A suspect node, when the flow found one.
         ingress: The Ingress in front of the service, when known.
         window: How much history ``cockpit record`` keeps.
+        record_flags: The options that point ``cockpit record`` at the sources the session
+            reads (see :func:`record_flags`), so the copied command records the same
+            service, cluster and time.
+        bundle_path: In a replay, the evidence bundle itself: preserving the evidence is
+            copying it (there is nothing live to record).
     """
     ns = _q(scope.namespace, "NAMESPACE")
     dep = _q(scope.deployment, "DEPLOYMENT")
@@ -60,11 +95,17 @@ def mitigations(
     ing = _q(ingress, "INGRESS")
     bundle = f"incident-{incident_id or 'evidence'}.jsonl.gz"
     sel = f" -l {shlex.quote(scope.selector)}" if scope.selector else ""
+    flags = "".join(f" {shlex.quote(f)}" for f in record_flags or [])
+    keep = (
+        f"cp {shlex.quote(bundle_path)} {bundle}"
+        if bundle_path
+        else f"cockpit record -o {bundle} --window {window}{flags}"
+    )
     opts = [
         Mitigation(
             key="record",
             commands=[
-                f"cockpit record -o {bundle} --window {window}",
+                keep,
                 f"kubectl -n {ns} get events --sort-by=.lastTimestamp > events.txt",
                 f"kubectl -n {ns} logs{sel or f' deployment/{dep}'} --all-containers "
                 "--timestamps --tail=-1 > logs.txt",

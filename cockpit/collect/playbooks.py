@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 CALL_TIMEOUT_S = 15.0
+QUIET_BEFORE = timedelta(hours=2)
+"""Where the baseline is read when a day (or week) earlier has no series: the start of
+the default 2 h incident window, the quiet time before it (the drilldown's fallback)."""
 LOG_TAIL_LINES = 2000
 MAX_LOG_PODS = 64
 RATE = "5m"
@@ -221,23 +224,28 @@ async def _signal(
     async def per_pod() -> list[Any]:
         return await _timed(src.instant(per_q, now)) if per_q else []
 
-    cur, base, per = await asyncio.gather(
+    cur, base, quiet, per = await asyncio.gather(
         _timed(src.instant(q, now)),
         _timed(src.instant(q, now - offset)),
+        _timed(src.instant(q, now - QUIET_BEFORE)),
         per_pod(),
         return_exceptions=True,
     )
-    if isinstance(cur, BaseException) or isinstance(base, BaseException):
-        exc = cur if isinstance(cur, BaseException) else base
-        assert isinstance(exc, BaseException)
-        return name, Signal(now=Reading.unknown(_reason(exc), query=q), query=q)
+    if isinstance(cur, BaseException):
+        return name, Signal(now=Reading.unknown(_reason(cur), query=q), query=q)
+    baseline_from = ""
+    if isinstance(base, BaseException) or not base:
+        # No history a day (week) earlier: the quiet time before the incident window, as
+        # the drilldown falls back to (see cockpit.collect.base.Window.with_baseline).
+        base = [] if isinstance(quiet, BaseException) else quiet
+        baseline_from = "quiet" if base else ""
 
     def reading(found: list[Any]) -> Reading:
         if found:
             return Reading.known(found[0].v * factor, unit, query=q)
         return Reading.unknown("no series", unit=unit, query=q)
 
-    sig = Signal(now=reading(cur), baseline=reading(base), query=q)
+    sig = Signal(now=reading(cur), baseline=reading(base), query=q, baseline_from=baseline_from)
     if per_q and not isinstance(per, BaseException):
         sig.per_instance = {v.labels.get("pod", "?"): v.v * factor for v in per if v.v == v.v}
         sig.per_instance_query = per_q

@@ -1,9 +1,11 @@
 """Step I's data: the golden signals over a window that covers the hold period, turned
 into :class:`~cockpit.analysis.recovery.RecoverySignal` for the pure check.
 
-Which signals count: every golden row that left its baseline band at some point of the
-window ("every signal that was anomalous", seed 000 step I). Utilization rows are not SLIs
-of recovery ("GPU 利用率瞬时 100% 并不一定是瓶颈", seed 003) and are left out.
+Which signals count: every golden row (screen A) and every drilldown signal (screen C:
+queue, KV cache, temperature, clocks…) that left its baseline band at some point of the
+window, or is anomalous now ("every signal that was anomalous", seed 000 step I): the
+cause must be gone too, not only the symptom at the gateway. Utilization rows are not
+SLIs of recovery ("GPU 利用率瞬时 100% 并不一定是瓶颈", seed 003) and are left out.
 """
 
 from __future__ import annotations
@@ -25,12 +27,19 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 _LOWER_IS_WORSE = ("qps", "tps", "throughput")
-_SKIP = ("gpu_util", "util")
+_SKIP = ("gpu_util", "util", "sm_active", "kv_cache")
 
 
 def _direction(signal: str) -> Direction:
+    """The bad side of ``signal``: from its profile entry (``bad = "down"`` for clocks,
+    throughput, batch size), else lower is worse for rates of work."""
+    from cockpit.analysis.profiles import SIGNALS
+
+    info = SIGNALS.get(signal)
+    if info is not None and info.bad == "down":
+        return Direction.LOWER_IS_WORSE
     name = signal.split(".")[-1]
-    if any(k in name for k in _LOWER_IS_WORSE):
+    if info is None and any(k in name for k in _LOWER_IS_WORSE):
         return Direction.LOWER_IS_WORSE
     return Direction.HIGHER_IS_WORSE
 
@@ -56,7 +65,7 @@ def signals_from_golden(
         if any(k in row.signal.split(".")[-1] for k in _SKIP):
             continue
         direction = _direction(row.signal)
-        if not _left_band(row, direction, tolerance) and row.spark:
+        if not _left_band(row, direction, tolerance) and row.spark and row.verdict != "anomalous":
             continue
         if row.baseline.value is None and not row.spark:
             continue
@@ -78,17 +87,30 @@ def signals_from_golden(
 
 
 async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
-    """Collect the golden signals over ``max(2 h, 3 × hold)`` ending now and check them.
+    """Collect the golden and drilldown signals over ``max(2 h, 3 × hold)`` ending now and
+    check them (a failed drilldown leaves the golden signals alone to decide).
 
     Raises:
         SourceError: when nothing could be planned (metric names unavailable).
     """
+    import asyncio
+
     from cockpit.collect.base import make_window
+    from cockpit.collect.drilldown import collect_drilldown
     from cockpit.collect.golden import collect_golden
 
     span = max(timedelta(hours=2), timedelta(minutes=3 * hold_minutes))
     kind = ctx.settings.baseline if ctx.settings.baseline in ("1d", "7d", "quiet") else "1d"
     window = make_window(ctx.clock.now(), span, kind)  # type: ignore[arg-type]
-    golden = await collect_golden(ctx, window)
-    signals = signals_from_golden(golden.rows, lang=ctx.lang)
+    golden, drill = await asyncio.gather(
+        collect_golden(ctx, window), collect_drilldown(ctx, window), return_exceptions=True
+    )
+    if isinstance(golden, BaseException):
+        raise golden
+    rows = list(golden.rows)
+    if not isinstance(drill, BaseException):
+        # The same signal on both screens is checked once (screen A's row).
+        seen = {r.key for r in rows} | {r.signal for r in rows}
+        rows += [s for s in drill.drilldown.summaries if s.key not in seen and s.signal not in seen]
+    signals = signals_from_golden(rows, lang=ctx.lang)
     return check_recovery(signals, ctx.clock.now(), hold_minutes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -110,7 +111,7 @@ class ChangesView(Vertical):
         for i in self.items:
             at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
             mark = "★ " if self._is_suspect(i) else ""
-            opts.add_option(Option(f"{mark}{at} [{i.kind}] {i.summary}"))
+            opts.add_option(Option(Text(f"{mark}{at} [{i.kind}] {i.summary}")))
         text = (
             "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
         )

@@ -91,6 +91,14 @@ class BoundTextArea(Vertical):
         if self.read() != value:
             self.write(value)
 
+    def sync(self) -> None:
+        """Show the stored value when something else wrote it (a panel's "use this"
+        button): typing writes through at once, so a difference is never unsaved typing."""
+        area = self.query_one(f"#{self.input_id()}", TextArea)
+        stored = self.read()
+        if area.text != stored:
+            area.load_text(stored)
+
 
 class TimesForm(Vertical):
     """开始 / 检测 / 缓解 / 恢复时间 with parsing and ordering validation."""

@@ -12,11 +12,38 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from cockpit.analysis.mitigations import Mitigation, mitigations
+from cockpit.analysis.mitigations import Mitigation, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
 from cockpit.ui.keys import localize_bindings
+
+
+def _record_flags(ctx: AppContext) -> list[str]:
+    """What makes ``cockpit record`` read the sources and the time this session reads."""
+    s = ctx.settings
+    # The service as the incident records it (what the kubectl lines beside it use).
+    svc = ctx.session.incident.service if ctx.session is not None else s.service
+    return record_flags(
+        prometheus_url=s.prometheus.url,
+        namespace=svc.namespace,
+        deployment=svc.deployment,
+        selector=svc.selector,
+        context=s.kubernetes.context,
+        kubeconfig=str(s.kubernetes.kubeconfig or ""),
+        at=ctx.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ") if ctx.clock.frozen else "",
+    )
+
+
+def _bundle_path(ctx: AppContext) -> str:
+    """The bundle a replay or the demo reads (its evidence is already preserved)."""
+    if ctx.mode == "demo":
+        from cockpit.wiring import demo_bundle_path
+
+        return str(demo_bundle_path())
+    if ctx.mode == "replay" and ctx.session is not None:
+        return ctx.session.incident.bundle
+    return ""
 
 
 class ProtectScreen(ModalScreen[None]):
@@ -49,6 +76,8 @@ class ProtectScreen(ModalScreen[None]):
             ctx.session.incident.service,
             incident_id=ctx.session.incident.id,
             node=node,
+            record_flags=_record_flags(ctx),
+            bundle_path=_bundle_path(ctx),
         )
 
     def compose(self) -> ComposeResult:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.widgets import Button, DataTable, Static
+from textual.widgets import Button, DataTable, Input, Static
 
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
 from cockpit.context import AppContext, Sources
@@ -141,6 +141,20 @@ async def test_cohort_panel_highlights_and_changes_cohort(
             pilot, lambda: panel.data is not None and panel.data.cohort.kind == "node_gpus"
         )
         assert "同一节点" in text_of(app, "#cohort-def")
+        suspect = panel.data.cohort.suspect
+        # a name no series carries is said, not compared with nothing
+        inp = app.query_one("#cohort-suspect", Input)
+        inp.value = "W6"
+        inp.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "W6" in text_of(app, "#cohort-def"))
+        assert "没有任何序列属于 W6" in text_of(app, "#cohort-def")
+        assert table.row_count == 0
+        # an empty field goes back to the suspect the flow found
+        inp.value = ""
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: suspect in text_of(app, "#cohort-def"))
+        assert inp.value == suspect
         await ctx.sources.close()
 
 

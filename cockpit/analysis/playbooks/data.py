@@ -23,6 +23,9 @@ class Signal(BaseModel):
         per_instance: ``{pod or instance: value}`` now, when queried per replica, in the
             unit of ``now``.
         per_instance_query: The PromQL behind ``per_instance``.
+        baseline_from: ``""`` when ``baseline`` is the configured offset (1 d or 7 d
+            earlier); ``"quiet"`` when that had no series and the value 2 h before now
+            (before the incident window) was used instead.
         query: The PromQL behind ``now``.
     """
 
@@ -30,6 +33,7 @@ class Signal(BaseModel):
     baseline: Reading | None = None
     per_instance: dict[str, float] = Field(default_factory=dict)
     per_instance_query: str = ""
+    baseline_from: str = ""
     query: str = ""
 
 

@@ -147,10 +147,15 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
         if s is None:
             continue
         base = s.baseline.value if s.baseline else None
+        which = "signal_baseline_quiet" if s.baseline_from == "quiet" else "signal_baseline"
         ev.append(
             CheckEvidence(
-                label=name,
-                value=f"{s.now.value:.3f}" + (f" (before {base:.3f})" if base is not None else ""),
+                **(
+                    L(which, name=name, baseline=f"{base:.3f}")
+                    if base is not None
+                    else L("signal_no_baseline", name=name)
+                ),
+                value=f"{s.now.value:.3f}",
                 source="metrics",
                 query=s.query,
             )

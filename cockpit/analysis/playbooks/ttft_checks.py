@@ -35,11 +35,12 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
     now = s.now.value
     assert now is not None  # data.signal() returns only signals with a value now
     unit = f" {s.now.unit}" if s.now.unit else ""
+    which = "signal_baseline_quiet" if s.baseline_from == "quiet" else "signal_baseline"
     ev = CheckEvidence(
         **(
-            L("signal_baseline", name=name, baseline=fmt_number(base, 3) + unit)
+            L(which, name=name, baseline=fmt_number(base, 3) + unit)
             if base is not None
-            else {"label": name}
+            else L("signal_no_baseline", name=name)
         ),
         value=fmt_number(now, 3),
         unit=s.now.unit,
@@ -54,16 +55,27 @@ def ttft_queue(data: PlaybookData) -> ItemResult:
     if not data.has("metrics"):
         return not_available("queue", "metrics")
     ev: list[CheckEvidence] = []
-    rose = []
+    rose: list[str] = []
+    compared: list[str] = []
     for name in ("queue_time_p99", "requests_waiting", "arrival_rate", "prompt_tokens_p90"):
         r, e = _rose(data, name)
         if e is not None:
             ev.append(e)
-        if r is not None and r >= ROSE:
-            rose.append(name)
+        if r is not None:
+            compared.append(name)
+            if r >= ROSE:
+                rose.append(name)
     if not ev:
         return ItemResult(
             item="queue", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
+        )
+    if not compared:
+        # Values now but nothing to compare them with: unknown, not "as usual".
+        return ItemResult(
+            item="queue",
+            status=ItemStatus.OPEN,
+            finding_key="playbook.finding.no_baseline",
+            evidence=ev,
         )
     if rose:
         return ItemResult(
@@ -216,10 +228,12 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     rp, ep = _rose(data, "tpot_p99")
     ev = [e for e in (et, ep) if e is not None]
     if rt is None or rp is None:
+        # Both signals there but one without a baseline is "no baseline", not "no signal".
+        have = data.signal("ttft_p99") is not None and data.signal("tpot_p99") is not None
         return ItemResult(
             item="tpot_rule",
             status=ItemStatus.OPEN,
-            finding_key="playbook.finding.no_signal",
+            finding_key="playbook.finding.no_baseline" if have else "playbook.finding.no_signal",
             evidence=ev,
         )
     if rt >= ROSE and rp < ROSE:
