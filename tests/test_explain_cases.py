@@ -197,8 +197,27 @@ def _check_pending(case: dict[str, Any], f: dict[str, Any]) -> None:
         assert fields["reasons"] == exp["reasons"]
     if "preemption_helpful" in exp:
         assert fields["preemption_helpful"] is exp["preemption_helpful"]
+    if "preemption_possible" in exp:
+        assert fields["preemption_possible"] is exp["preemption_possible"]
     if exp.get("subtype") == "gang_not_ready":
-        assert f["cause"] == "gang_not_ready"
+        assert fields["subtype"] == "gang_not_ready"
+        assert fields["min_available"] == exp["min_available"]
+        assert fields["tasks_known"] == exp["tasks_known"]
+        # the scheduler's message, not the whole pasted YAML
+        assert "\n" not in fields["message"]["raw"] and "status:" not in fields["message"]["raw"]
+        if exp["tasks_known"] == 0:
+            # "X/0 tasks": Volcano sees no member pod -> the pod is not Volcano's
+            assert f["cause"] == "gang_scheduler_mismatch"
+            assert "pod not owned by volcano" in exp["likely"]
+            assert fields["scheduler_name"] == case["extracted"]["pod_schedulerName"].split()[0]
+            assert "typo" in f["meaning"] and "sees no member pods" in f["meaning"]
+    if case["id"] == "pend-01":
+        assert f["cause"] == exp["likely"] == "device_plugin_not_reporting"
+    if exp.get("subtype") == "device_plugin_not_scheduled":
+        assert f["cause"] == exp["subtype"]
+        assert fields["device_plugin_desired"] == exp["ds_desired"]
+        # the pasted NFD toleration (Equal, value present) against the taint value "true"
+        assert "operator: Exists" in f["meaning"] and "Equal" in f["meaning"]
     if case["id"] == "pend-03":
         assert f["cause"] == "missing_toleration"
     assert f["meaning"] and f["next_checks"]

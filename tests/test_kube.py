@@ -21,6 +21,7 @@ from cockpit.analysis.scheduling import (
     ReasonClass,
     explain_failed_scheduling,
     parse_failed_scheduling,
+    paste_evidence,
 )
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.kube_gather import gather_changes, gather_pending
@@ -60,7 +61,12 @@ def test_case_artifact_explained(case: dict[str, Any]) -> None:
     if "preemption_helpful" in want:
         assert exp.preemption_helpful is want["preemption_helpful"]
     if case["id"] == "pend-06":
-        assert exp.likely == "gang_not_ready"
+        assert exp.likely == "gang_scheduler_mismatch" and exp.subtype == "gang_not_ready"
+        assert (exp.min_available, exp.tasks_known, exp.scheduler_name) == (1, 0, "vocalno")
+    if case["id"] == "pend-01":
+        assert exp.likely == "device_plugin_not_reporting" and exp.preemption_possible is False
+    if case["id"] == "pend-04":
+        assert exp.likely == "device_plugin_not_scheduled" and exp.device_plugin_desired == 0
     assert exp.commands[0] == "kubectl describe pod <pod>"
 
 
@@ -180,6 +186,92 @@ def test_parser_never_raises(text: str) -> None:
     msg = parse_failed_scheduling(text)
     assert msg.raw == text.strip()
     explain_failed_scheduling(text)
+
+
+def test_paste_evidence_from_kubectl_output() -> None:
+    """Allocatable, requests, the device-plugin DaemonSet, schedulerName and taints are read
+    from the kubectl output pasted around the message, and change the likely cause."""
+    describe = "\n".join(
+        [
+            "Capacity:",
+            "  cpu:             64",
+            "  nvidia.com/gpu:  8",
+            "Allocatable:",
+            "  cpu:             63",
+            "  nvidia.com/gpu:  0",
+            "Taints:             nvidia.com/gpu=present:NoSchedule",
+            "    Limits:",
+            "      nvidia.com/gpu:  2",
+        ]
+    )
+    msg = (
+        "  Warning  FailedScheduling  3m  default-scheduler  0/8 nodes are available: "
+        "8 Insufficient nvidia.com/gpu. preemption: 0/8 nodes are available: 8 No preemption "
+        "victims found for incoming pod.."
+    )
+    ev = paste_evidence(describe)
+    assert (ev.gpu_capacity, ev.gpu_allocatable, ev.gpu_request) == ([8], [0], 2)
+    assert ev.taints[0].text() == "nvidia.com/gpu=present:NoSchedule"
+    exp = explain_failed_scheduling(describe + "\n" + msg)
+    assert exp.likely == "device_plugin_not_reporting" and exp.message.nodes_total == 8
+    assert exp.message.raw == msg.strip()
+    # The same message next to nodes that do advertise GPUs: capacity, not the plugin.
+    busy = describe.replace("nvidia.com/gpu:  0", "nvidia.com/gpu:  8")
+    assert explain_failed_scheduling(busy + "\n" + msg).likely == "capacity_or_priority"
+    # ... and nodes smaller than the request.
+    small = busy.replace("nvidia.com/gpu:  2", "nvidia.com/gpu:  16")
+    assert explain_failed_scheduling(small + "\n" + msg).likely == "request_larger_than_node"
+    ds = "\n".join(
+        [
+            "$ kubectl get ds -A",
+            "NAMESPACE     NAME                             DESIRED   CURRENT   READY   UP-TO-DATE",
+            "kube-system   kube-proxy                       6         6         6       6",
+            "gpu-operator  nvidia-device-plugin-daemonset   0         0         0       0",
+        ]
+    )
+    ev = paste_evidence(ds)
+    assert [(d.name, d.desired, d.ready) for d in ev.plugin_daemonsets] == [
+        ("nvidia-device-plugin-daemonset", 0, 0)
+    ]
+    assert explain_failed_scheduling(ds + "\n" + msg).likely == "device_plugin_not_scheduled"
+    # A plugin DaemonSet that runs everywhere says nothing against the plugin.
+    ok = ds.replace("daemonset   0         0         0", "daemonset   4         4         4")
+    assert paste_evidence(ok).plugin_daemonsets[0].desired == 4
+
+
+def test_message_alone_gpu_verdicts() -> None:
+    """Without node facts: one verdict on every node -> the silent plugin first; verdicts
+    that differ between nodes -> some nodes have GPUs (capacity); not every node short of
+    GPUs -> undecided."""
+    one = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+    assert explain_failed_scheduling(one).likely == "device_plugin_not_reporting"
+    part = "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 3 Insufficient nvidia.com/gpu."
+    assert explain_failed_scheduling(part).likely == "device_plugin_or_capacity"
+    plugin_log = part + "\nI0101 00:00:00 main.go:1] No devices found. Waiting indefinitely."
+    assert explain_failed_scheduling(plugin_log).likely == "device_plugin_not_reporting"
+
+
+def test_gang_messages_and_scheduler_name() -> None:
+    seen = "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 2 minAvailable; Pending: 1 Undetermined"
+    exp = explain_failed_scheduling(seen)
+    assert (exp.likely, exp.subtype, exp.min_available, exp.tasks_known) == (
+        "gang_not_ready",
+        "gang_not_ready",
+        2,
+        1,
+    )
+    none = "  - message: '2/0 tasks in gang unschedulable: 0 nodes are available'\n    reason: NotEnoughResources"
+    exp = explain_failed_scheduling(none)
+    assert (exp.likely, exp.min_available, exp.tasks_known) == ("gang_scheduler_mismatch", 2, 0)
+    assert exp.message.raw == "2/0 tasks in gang unschedulable: 0 nodes are available"
+    # A gang that Volcano sees, but the pasted pod names another scheduler.
+    other = seen + "\nspec:\n  schedulerName: default-scheduler"
+    exp = explain_failed_scheduling(other)
+    texts = " ".join(f.text("en") for f in exp.findings)
+    assert exp.likely == "gang_scheduler_mismatch" and "typo" not in texts
+    typo = seen + '\n{"spec": {"schedulerName": "volcnao"}}'
+    texts = " ".join(f.text("en") for f in explain_failed_scheduling(typo).findings)
+    assert "typo of “volcano”" in texts
 
 
 def test_future_wording_kept_as_other() -> None:

@@ -21,11 +21,24 @@ Rules used below, with their sources:
   plugin marked unhealthy (they stay so until the plugin restarts; case xid-01).
 - Taints with effect ``NoSchedule``/``NoExecute`` block scheduling unless tolerated;
   ``PreferNoSchedule`` does not (Kubernetes docs "Taints and Tolerations").
+- "No preemption victims found for incoming pod" is what ``SelectVictimsOnNode``
+  (kubernetes ``pkg/scheduler/framework/plugins/defaultpreemption``) returns, as
+  ``UnschedulableAndUnresolvable``, when the node holds no pod of lower priority than the
+  incoming one; it is returned before the fit is re-checked, so it says nothing about the
+  node's GPUs, and no node is nominated: preemption is not possible either way.
+- Volcano writes ``{X}/{Y} tasks in gang unschedulable: ...`` with ``Y = len(job.Tasks)``,
+  the member pods the scheduler knows, and ``X = MinAvailable - schedulable`` on the
+  PodGroup condition (volcano ``pkg/scheduler/plugins/gang/gang.go``; the pod event of
+  ``cache.RecordJobStatusEvent`` puts the pending count in ``X``). ``Y = 0``: Volcano sees
+  no member pod — the pods' ``schedulerName`` is not ``volcano`` or their
+  ``scheduling.k8s.io/group-name`` annotation names another PodGroup (Volcano docs,
+  "PodGroup"; case pend-06).
 - The next steps and commands are the handbook's (seed 000, 场景五).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -44,6 +57,8 @@ from cockpit.sources.kube_models import (
     PodLite,
     PriorityClassLite,
     ResourceQuotaLite,
+    Taint,
+    Toleration,
     effective_requests,
     parse_quantity,
 )
@@ -320,27 +335,237 @@ class Finding(BaseModel):
         return t(self.key, lang, **self.params)
 
 
+class GangMessage(BaseModel):
+    """One Volcano ``{X}/{Y} tasks in gang unschedulable: ...`` message.
+
+    Attributes:
+        text: The message, from ``X/Y`` to the end of its line (quotes stripped).
+        unready: ``X``: pods still missing for ``minAvailable`` (condition form) or
+            pending pods (event form).
+        tasks_known: ``Y``: member pods (tasks) the scheduler knows; 0 = it sees none.
+        min_available: ``minAvailable`` when the message states it (``N minAvailable``),
+            or ``X`` when ``Y`` is 0 (no task can be schedulable then); else ``None``.
+    """
+
+    text: str
+    unready: int
+    tasks_known: int
+    min_available: int | None = None
+
+
+class DaemonSetRow(BaseModel):
+    """A device-plugin row of a pasted ``kubectl get ds`` table (counts in pods)."""
+
+    name: str
+    desired: int
+    ready: int | None = None
+
+
+class PasteEvidence(BaseModel):
+    """What a pasted text shows besides the scheduler's message (kubectl output, YAML,
+    plugin logs). Every field is empty/``None`` when the paste does not show it.
+
+    Attributes:
+        gangs: Volcano gang messages, in paste order.
+        scheduler_name: The pod's ``schedulerName`` (last one shown).
+        group_name: The pod's ``scheduling.k8s.io/group-name`` (or Volcano's) annotation.
+        plugin_daemonsets: NVIDIA device-plugin DaemonSets of a ``kubectl get ds`` table.
+        gpu_capacity: ``nvidia.com/gpu`` under ``Capacity:`` of the nodes shown (devices).
+        gpu_allocatable: ``nvidia.com/gpu`` under ``Allocatable:`` (devices).
+        gpu_request: The pod's ``nvidia.com/gpu`` under ``Limits:``/``Requests:`` (devices;
+            the largest shown).
+        no_devices_found: The device plugin logged ``No devices found``.
+        taints: Node taints shown (``key=value:Effect``).
+        tolerations: Tolerations shown as YAML flow maps (``{key: k, operator: Equal, ...}``).
+    """
+
+    gangs: list[GangMessage] = Field(default_factory=list)
+    scheduler_name: str = ""
+    group_name: str = ""
+    plugin_daemonsets: list[DaemonSetRow] = Field(default_factory=list)
+    gpu_capacity: list[int] = Field(default_factory=list)
+    gpu_allocatable: list[int] = Field(default_factory=list)
+    gpu_request: int | None = None
+    no_devices_found: bool = False
+    taints: list[Taint] = Field(default_factory=list)
+    tolerations: list[Toleration] = Field(default_factory=list)
+
+
+_GANG_MSG = re.compile(r"(\d+)/(\d+) tasks in gang unschedulable\b[^\n]*", re.IGNORECASE)
+_MIN_AVAILABLE = re.compile(r"(\d+) minAvailable", re.IGNORECASE)
+_SCHEDULER_NAME = re.compile(r"\bschedulerName[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9][\w.-]*)")
+_GROUP_NAME = re.compile(
+    r"(?:scheduling\.k8s\.io|scheduling\.volcano\.sh)/group-name[\"']?\s*[:=]\s*[\"']?"
+    r"([A-Za-z0-9][\w.-]*)"
+)
+_SECTION = re.compile(r"^(\s*)(Capacity|Allocatable|Limits|Requests):\s*(.*)$")
+_GPU_QTY = re.compile(r"(?<![\w.])nvidia\.com/gpu:\s*(\d+)\b")
+_TAINT_TEXT = re.compile(
+    r"\btaints?:\s*([A-Za-z0-9][\w./-]*)(?:=([\w.-]*))?:(NoSchedule|NoExecute|PreferNoSchedule)\b",
+    re.IGNORECASE,
+)
+_FLOW_MAP = re.compile(r"\{([^{}]*\boperator:[^{}]*)\}")
+
+
+def paste_evidence(text: str) -> PasteEvidence:
+    """Collect what :class:`PasteEvidence` lists from a pasted text. Never raises.
+
+    Formats: ``kubectl describe node`` (``Capacity:``/``Allocatable:`` blocks, or both on
+    one line), ``kubectl describe pod`` (``Limits:``/``Requests:``), ``kubectl get ds``
+    (a header with ``NAME`` and ``DESIRED``; ``-A`` adds ``NAMESPACE``), pod YAML/JSON
+    (``schedulerName``, group-name annotation), node taints as ``kubectl describe node``
+    prints them (``Taints: key=value:Effect``), and Volcano's gang message (module docs).
+    """
+    ev = PasteEvidence()
+    # A helper must not take explain down: keep what was found before an error.
+    with contextlib.suppress(Exception):
+        _collect(text, ev)
+    return ev
+
+
+def _collect(text: str, ev: PasteEvidence) -> None:
+    for m in _GANG_MSG.finditer(text):
+        body = m.group(0).strip().rstrip("'\"").strip()
+        unready, tasks = int(m.group(1)), int(m.group(2))
+        mm = _MIN_AVAILABLE.search(body)
+        min_av = int(mm.group(1)) if mm else (unready if tasks == 0 and unready > 0 else None)
+        ev.gangs.append(
+            GangMessage(text=body, unready=unready, tasks_known=tasks, min_available=min_av)
+        )
+    names = _SCHEDULER_NAME.findall(text)
+    ev.scheduler_name = names[-1] if names else ""
+    groups = _GROUP_NAME.findall(text)
+    ev.group_name = groups[-1] if groups else ""
+    ev.no_devices_found = "no devices found" in text.lower()
+    for tm in _TAINT_TEXT.finditer(text):
+        ev.taints.append(Taint(key=tm.group(1), value=tm.group(2) or "", effect=tm.group(3)))
+    for fm in _FLOW_MAP.finditer(text):
+        pairs = {}
+        for part in fm.group(1).split(","):
+            k, sep, v = part.partition(":")
+            if sep:
+                pairs[k.strip().strip("\"'")] = v.strip().strip("\"'")
+        if "key" in pairs or pairs.get("operator") == "Exists":
+            ev.tolerations.append(
+                Toleration(
+                    key=pairs.get("key", ""),
+                    operator=pairs.get("operator") or "Equal",
+                    value=pairs.get("value", ""),
+                    effect=pairs.get("effect", ""),
+                )
+            )
+    section, indent = "", -1
+    header: list[str] | None = None
+    requests: list[int] = []
+    for line in text.splitlines():
+        # kubectl get ds table
+        cols = line.split()
+        if "NAME" in cols and "DESIRED" in cols:
+            header = cols
+            continue
+        if header is not None:
+            if not cols or line.lstrip().startswith(("$", "#")):
+                header = None
+            elif len(cols) > header.index("DESIRED"):
+                name = cols[header.index("NAME")]
+                low = name.lower()
+                desired = cols[header.index("DESIRED")]
+                if desired.isdigit() and (
+                    "nvidia-device-plugin" in low or ("device-plugin" in low and "nvidia" in low)
+                ):
+                    ri = header.index("READY") if "READY" in header else -1
+                    ready = cols[ri] if 0 <= ri < len(cols) else ""
+                    ev.plugin_daemonsets.append(
+                        DaemonSetRow(
+                            name=name,
+                            desired=int(desired),
+                            ready=int(ready) if ready.isdigit() else None,
+                        )
+                    )
+        # Capacity / Allocatable / Limits / Requests blocks
+        sm = _SECTION.match(line)
+        if sm:
+            section, indent = sm.group(2), len(sm.group(1))
+            rest = sm.group(3)
+        else:
+            stripped = line.strip()
+            if not stripped or len(line) - len(line.lstrip()) <= indent:
+                section, indent = "", -1
+            rest = line
+        qm = _GPU_QTY.search(rest) if section else None
+        if qm:
+            n = int(qm.group(1))
+            if section == "Capacity":
+                ev.gpu_capacity.append(n)
+            elif section == "Allocatable":
+                ev.gpu_allocatable.append(n)
+            else:
+                requests.append(n)
+    ev.gpu_request = max(requests) if requests else None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Damerau–Levenshtein distance (optimal string alignment), for short names."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+VOLCANO = "volcano"
+TYPO_DISTANCE = 2
+"""A ``schedulerName`` at most this many edits (insertions, deletions, substitutions,
+adjacent swaps) from ``volcano`` is reported as a typo of it (``vocalno``: 2). Two edits
+catch one swapped pair plus one slip while no real scheduler name in common use
+(``default-scheduler``, ``yunikorn``, ``kai-scheduler``, ``koord-scheduler``) comes that
+close."""
+
+
 class SchedulingExplanation(BaseModel):
     """What a FailedScheduling text says on its own (for ``cockpit explain``).
 
     Attributes:
         category: Always ``pod_pending``.
-        message: The parsed message.
+        subtype: ``gang_not_ready`` for a Volcano gang message, else ``None``.
+        message: The parsed message (the scheduler's own line, not the whole paste).
         reasons: ``{reason text: node count}``.
         classes: ``{class: node count}``.
         preemption: ``{verdict text: node count}``.
-        preemption_helpful: See :attr:`SchedulingMessage.preemption_helpful`.
+        preemption_helpful: Whether evicting lower-priority pods could make room: False
+            when the message has a preemption clause (both verdicts are
+            ``UnschedulableAndUnresolvable`` upstream, module docs), ``None`` without one.
+        preemption_possible: Same value, under the name the cases use.
+        min_available: The gang's ``minAvailable`` (pods), when a gang message shows it.
+        tasks_known: Member pods the gang scheduler knows (``Y`` of ``X/Y tasks``).
+        scheduler_name: The pod's ``schedulerName`` when the paste shows it.
+        device_plugin_desired: Desired pods of the device-plugin DaemonSet(s) in a pasted
+            ``kubectl get ds`` table (``None`` when not pasted).
+        gpu_allocatable: ``nvidia.com/gpu`` allocatable of the pasted nodes (devices).
         likely: Most likely cause code (``device_plugin_or_capacity``, ``missing_toleration``…).
         findings: Explanations, in order.
         commands: Commands to confirm (from the handbook and the classes found).
     """
 
     category: str = "pod_pending"
+    subtype: str | None = None
     message: SchedulingMessage
     reasons: dict[str, int] = Field(default_factory=dict)
     classes: dict[str, int] = Field(default_factory=dict)
     preemption: dict[str, int] = Field(default_factory=dict)
     preemption_helpful: bool | None = None
+    preemption_possible: bool | None = None
+    min_available: int | None = None
+    tasks_known: int | None = None
+    scheduler_name: str | None = None
+    device_plugin_desired: int | None = None
+    gpu_allocatable: list[int] = Field(default_factory=list)
     likely: str = "unknown"
     findings: list[Finding] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list)
@@ -423,25 +648,199 @@ def base_commands(pod: str = "<pod>", namespace: str = "") -> list[str]:
     ]
 
 
+def _message_of(text: str, ev: PasteEvidence) -> str:
+    """The scheduler's own message inside a paste: the gang message that says the most
+    (``Y = 0`` first), else the last ``N/M nodes are available`` line (the newest event
+    in ``kubectl describe``/``get events`` order) with the lines that continue it up to a
+    blank line, a ``$`` command or a ``#`` comment; else the whole text."""
+    if ev.gangs:
+        return next((g for g in ev.gangs if g.tasks_known == 0), ev.gangs[0]).text
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if _NODES_AVAIL.search(ln)]
+    if not hits:
+        return text
+    out = [lines[hits[-1]]]
+    for ln in lines[hits[-1] + 1 :]:
+        if not ln.strip() or ln.lstrip().startswith(("$", "#")) or _SECTION.match(ln):
+            break
+        out.append(ln)
+    return "\n".join(out)
+
+
+_GPU_SHORT = {
+    ReasonClass.INSUFFICIENT_GPU,
+    ReasonClass.INSUFFICIENT_GPU_SHARED,
+    ReasonClass.INSUFFICIENT_MIG,
+}
+
+
 def explain_failed_scheduling(text: str) -> SchedulingExplanation:
     """Explain a pasted FailedScheduling message without cluster access. Never raises.
 
-    The ``likely`` cause is what the text alone supports (``device_plugin_or_capacity``
-    for ``Insufficient nvidia.com/gpu`` without a "no victims" verdict, since only
-    ``allocatable`` tells the two apart — formats.md §C.5).
+    The paste may hold more than the message (``kubectl describe``, ``kubectl get ds``,
+    YAML, plugin logs); :func:`paste_evidence` reads it and the ``likely`` cause uses it
+    the way the live ``pending`` analysis uses the cluster (formats.md §A4, §C.5):
+
+    - a Volcano ``X/0 tasks`` message, or a ``schedulerName`` other than ``volcano`` next
+      to a gang message: ``gang_scheduler_mismatch`` (module docs);
+    - ``Insufficient nvidia.com/gpu`` with a pasted device-plugin DaemonSet at
+      ``DESIRED 0``: ``device_plugin_not_scheduled``;
+    - with pasted node ``Allocatable nvidia.com/gpu`` all 0, or the plugin's
+      ``No devices found``: ``device_plugin_not_reporting``; allocatable > 0 below the
+      pasted request: ``request_larger_than_node``; allocatable > 0 otherwise:
+      ``capacity_or_priority``;
+    - with nothing pasted about the nodes, ``Insufficient nvidia.com/gpu`` on every node
+      and one preemption verdict for all of them: ``device_plugin_not_reporting`` (a
+      silent plugin produces no error of its own and shows up exactly so, formats.md
+      §A4; "No preemption victims" only says no lower-priority pod runs there, module
+      docs). Mixed verdicts on a scheduler that tells them apart mean some nodes have
+      allocatable ≥ the request: ``capacity_or_priority``. Otherwise
+      ``device_plugin_or_capacity`` (only ``allocatable`` tells the two apart).
     """
-    msg = parse_failed_scheduling(text)
-    exp = SchedulingExplanation(message=msg, preemption_helpful=msg.preemption_helpful)
+    ev = paste_evidence(text)
+    msg = parse_failed_scheduling(_message_of(text, ev))
+    exp = SchedulingExplanation(message=msg)
+    if msg.preemption:
+        exp.preemption_helpful = exp.preemption_possible = False
     for r in msg.reasons:
         exp.reasons[r.text] = exp.reasons.get(r.text, 0) + (r.count or 0)
         exp.classes[r.cls.value] = exp.classes.get(r.cls.value, 0) + (r.count or 0)
     for p in msg.preemption:
         exp.preemption[p.text] = exp.preemption.get(p.text, 0) + (p.count or 0)
-    exp.likely = _likely_from_message(msg)
+    exp.scheduler_name = ev.scheduler_name or None
+    exp.gpu_allocatable = ev.gpu_allocatable
+    if ev.plugin_daemonsets:
+        exp.device_plugin_desired = sum(d.desired for d in ev.plugin_daemonsets)
     exp.findings = reason_findings(msg)
+    exp.likely = _paste_verdict(msg, ev, exp, _likely_from_message(msg))
     exp.findings.append(Finding(key=f"kube.likely.{exp.likely}", severity="problem"))
     exp.commands = base_commands() + _class_commands(msg, "<pod>", "", [])
+    if exp.likely.startswith("device_plugin"):
+        exp.commands.append("kubectl get ds -A -l app.kubernetes.io/name=nvidia-device-plugin")
+    if exp.likely.startswith("gang"):
+        exp.commands += [
+            "kubectl get podgroups -A -o yaml",
+            "kubectl get pod <pod> -o jsonpath='{.spec.schedulerName} "
+            "{.metadata.annotations.scheduling\\.k8s\\.io/group-name}'",
+        ]
+    exp.commands = list(dict.fromkeys(exp.commands))
     return exp
+
+
+def _paste_verdict(
+    msg: SchedulingMessage, ev: PasteEvidence, exp: SchedulingExplanation, likely: str
+) -> str:
+    """Refine the message-only ``likely`` with what else the paste shows (see
+    :func:`explain_failed_scheduling`); appends the findings that support it."""
+    f = exp.findings
+    if ev.gangs:
+        exp.subtype = "gang_not_ready"
+        primary = next((g for g in ev.gangs if g.tasks_known == 0), ev.gangs[0])
+        exp.tasks_known = primary.tasks_known
+        exp.min_available = primary.min_available
+        if primary.tasks_known == 0:
+            f.append(
+                Finding(
+                    key="kube.finding.gang_sees_no_pods",
+                    params={"scheduler": ev.scheduler_name or "?"},
+                    severity="problem",
+                )
+            )
+            likely = "gang_scheduler_mismatch"
+        name = ev.scheduler_name
+        if name and name != VOLCANO:
+            f.append(
+                Finding(
+                    key="kube.finding.scheduler_name",
+                    params={"scheduler": name},
+                    severity="problem",
+                )
+            )
+            if _edit_distance(name.lower(), VOLCANO) <= TYPO_DISTANCE:
+                f.append(
+                    Finding(
+                        key="kube.finding.scheduler_name_typo",
+                        params={"scheduler": name, "expected": VOLCANO},
+                        severity="problem",
+                    )
+                )
+            likely = "gang_scheduler_mismatch"
+        if ev.group_name:
+            f.append(
+                Finding(
+                    key="kube.finding.group_name", params={"group": ev.group_name}, severity="info"
+                )
+            )
+    if msg.classes() & _GPU_SHORT:
+        likely = _gpu_verdict(msg, ev, f, likely)
+    for taint in ev.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        for tol in ev.tolerations:
+            if tol.key == taint.key and not tolerates([tol], taint):
+                f.append(
+                    Finding(
+                        key="kube.finding.toleration_mismatch",
+                        params={
+                            "taint": taint.text(),
+                            "toleration": f"{{key: {tol.key}, operator: {tol.operator}, "
+                            f"value: {tol.value}}}",
+                            "yaml": _toleration_yaml(taint.text()),
+                        },
+                        severity="problem",
+                    )
+                )
+    return likely
+
+
+def _gpu_verdict(msg: SchedulingMessage, ev: PasteEvidence, f: list[Finding], likely: str) -> str:
+    dead = [d for d in ev.plugin_daemonsets if d.desired == 0]
+    if dead:
+        f.append(
+            Finding(
+                key="kube.finding.plugin_ds_desired_zero",
+                params={"names": ", ".join(d.name for d in dead)},
+                severity="problem",
+            )
+        )
+        return "device_plugin_not_scheduled"
+    alloc = ev.gpu_allocatable
+    if (alloc and max(alloc) == 0) or (ev.no_devices_found and not any(alloc)):
+        f.append(
+            Finding(
+                key="kube.finding.plugin_not_reporting",
+                params={
+                    "nodes": f"{GPU}: " + ", ".join(str(a) for a in alloc)
+                    if alloc
+                    else "No devices found"
+                },
+                severity="problem",
+            )
+        )
+        return "device_plugin_not_reporting"
+    if alloc:
+        need = ev.gpu_request
+        if need and max(alloc) < need:
+            f.append(
+                Finding(
+                    key="kube.finding.request_too_large",
+                    params={"need": need, "max": max(alloc)},
+                    severity="problem",
+                )
+            )
+            return "request_larger_than_node"
+        return "capacity_or_priority"
+    verdicts = {p.verdict for p in msg.preemption}
+    gpu_nodes = sum(msg.count_of(c) for c in _GPU_SHORT)
+    if (
+        msg.nodes_total is not None
+        and gpu_nodes >= msg.nodes_total
+        and len(verdicts) <= 1
+        and PreemptionVerdict.OTHER not in verdicts
+    ):
+        f.append(Finding(key="kube.finding.no_gpu_evidence", severity="warn"))
+        return "device_plugin_not_reporting"
+    return likely
 
 
 def _class_commands(
