@@ -156,3 +156,28 @@ def test_repeated_message_counted_once() -> None:
 
 def test_no_oom_no_report() -> None:
     assert explain_oom_text("everything is fine\nloss=0.1") is None
+
+
+def test_runtime_prefill_on_a_preallocating_engine_is_activation_headroom() -> None:
+    """The same allocator numbers: fragmentation alone in a plain PyTorch process; on a
+    vLLM server at runtime, right after a request, the prefill outgrew the headroom."""
+    plain = explain_oom_text(TORCH_21)
+    assert plain is not None and plain.likely == "fragmentation"
+    served = "\n".join(
+        [
+            "$ vllm serve m --gpu-memory-utilization 0.5",
+            "INFO 02-10 18:06:30 engine.py:275] Added request cmpl-1-0.",
+            "ERROR 02-10 18:06:30 engine.py:139] " + TORCH_21,
+        ]
+    )
+    r = explain_oom_text(served)
+    assert r is not None and r.phase == "runtime" and r.trigger == "long_prompt_prefill"
+    assert r.classes[:2] == ["activation_headroom_exhausted", "fragmentation"]
+    assert r.contributing[0] == "fragmentation"
+    # 14.75 x 0.5 - non-PyTorch (10.80 - 2.51 - 8.16)
+    assert r.headroom_outside_budget_gib == pytest.approx(14.75 * 0.5 - 0.13, abs=0.01)
+    assert r.mitigation_ids[:2] == ["lower_gpu_mem_util", "cap_prefill"]
+    # A start-up OOM on the same engine is not a request's prefill.
+    startup = served.replace("Added request cmpl-1-0.", "Loading model weights took 5 GiB")
+    s = explain_oom_text(startup)
+    assert s is not None and s.likely != "activation_headroom_exhausted"

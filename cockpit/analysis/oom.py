@@ -25,7 +25,12 @@ Pure analysis over text lines (no I/O). Formats (``../shared/cases/formats.md`` 
 Derived fields and the class ladder follow formats.md §C2:
 ``reserved_total = allocated + reserved_unallocated``; ``non_pytorch = process_in_use −
 reserved_total``; fragmentation when ``free < requested ≤ reserved_unallocated``; too big
-for the GPU when ``requested > total − non_pytorch``. Mitigations and long-term fixes are
+for the GPU when ``requested > total − non_pytorch``. A runtime OOM in a request's prefill
+on an engine that pre-allocates its KV cache to a fixed share of the GPU (vLLM
+``--gpu-memory-utilization``, SGLang ``--mem-fraction-static``) is *activation headroom
+exhausted* (:func:`activation_headroom_exhausted`): the memory left outside the engine's
+budget could not hold the prefill's activations; fragmentation and non-PyTorch memory
+stay listed as contributing (formats.md §C1–C2, case oom-02). Mitigations and long-term fixes are
 the handbook's (seed 000, 场景一: 降低 batch/并发/序列上限、回滚配置、清理异常进程；
 checkpointing、sharding、量化、KV 管理或内存泄漏修复), matched to the class.
 """
@@ -242,15 +247,21 @@ class OomReport(BaseModel):
     lists every rule of the ladder that holds, most specific first; ``likely`` is the first.
     Class codes: ``garbage_size``, ``too_big_for_gpu``, ``fragmentation``,
     ``other_process``, ``non_pytorch_memory``, ``allowed_fraction_cap``,
-    ``headroom_exhausted``, ``max_num_seqs_too_high``,
+    ``headroom_exhausted``, ``activation_headroom_exhausted``, ``max_num_seqs_too_high``,
     ``max_model_len_exceeds_kv_capacity``, ``weights_leave_no_prefill_headroom``,
-    ``kv_pool_too_small``, ``cuda_api_oom``.
+    ``kv_pool_too_small``, ``cuda_api_oom``. ``contributing`` is ``classes`` after the
+    first. ``headroom_outside_budget_gib`` is ``total × (1 − gpu_memory_utilization) −
+    non_pytorch`` (GiB; the engine's own share given, else ``None``): what the share left
+    outside the engine's budget keeps for activations once non-PyTorch memory is paid;
+    negative when non-PyTorch memory alone exceeds it.
     """
 
     category: str = CATEGORY
     subtype: str
     likely: str
     classes: list[str] = Field(default_factory=list)
+    contributing: list[str] = Field(default_factory=list)
+    headroom_outside_budget_gib: float | None = None
     engine: str | None = None
     phase: str = "unknown"  # startup | runtime | unknown
     stage: str | None = None
@@ -425,6 +436,7 @@ _MITIGATE = {
     "non_pytorch_memory": ["lower_gpu_mem_util", "lower_limits"],
     "allowed_fraction_cap": ["raise_memory_fraction", "lower_limits"],
     "headroom_exhausted": ["lower_limits", "rollback_config"],
+    "activation_headroom_exhausted": ["lower_gpu_mem_util", "cap_prefill", "expandable_segments"],
     "max_num_seqs_too_high": ["lower_max_num_seqs", "lower_gpu_mem_util"],
     "max_model_len_exceeds_kv_capacity": ["lower_max_model_len", "raise_gpu_mem_util"],
     "weights_leave_no_prefill_headroom": ["lower_prefill_tokens", "more_shards"],
@@ -439,6 +451,7 @@ _LONG_TERM = {
     "non_pytorch_memory": ["sharding", "workspace_budget"],
     "allowed_fraction_cap": ["capacity_plan"],
     "headroom_exhausted": ["admission_limits", "kv_management", "leak_fix", "checkpointing"],
+    "activation_headroom_exhausted": ["admission_limits", "workspace_budget"],
     "max_num_seqs_too_high": ["admission_limits"],
     "max_model_len_exceeds_kv_capacity": ["sharding", "kv_fp8", "quantization"],
     "weights_leave_no_prefill_headroom": ["sharding", "quantization"],
@@ -450,6 +463,7 @@ _CHECKS = {
     "fragmentation": ["oom.allocated_vs_reserved", "oom.cache_growth"],
     "other_process": ["oom.other_process", "oom.device_isolation"],
     "non_pytorch_memory": ["oom.non_pytorch", "oom.other_process"],
+    "activation_headroom_exhausted": ["oom.non_pytorch", "oom.budget"],
     "max_num_seqs_too_high": ["oom.max_num_seqs_default"],
     "max_model_len_exceeds_kv_capacity": ["oom.kv_budget"],
     "weights_leave_no_prefill_headroom": ["oom.budget"],
@@ -621,18 +635,25 @@ class OomAnalyzer:
         classes = (
             classify_allocator(ev) if ev.subtype == "allocator" else [_ENGINE_LIKELY[ev.subtype]]
         )
-        likely = classes[0]
         args = self._args
         trigger: str | None = None
         if phase == "runtime" and ev.subtype == "allocator":
             # A runtime allocator OOM right after a request was added is that request's
             # prefill (activations scale with prompt length), formats.md §C1.
             trigger = "long_prompt_prefill"
+        engine = self._engine or args.engine
+        share = args.gpu_memory_utilization or args.mem_fraction_static
+        if ev.subtype == "allocator" and activation_headroom_exhausted(ev, trigger, engine, share):
+            at = 1 if classes and classes[0] == "too_big_for_gpu" else 0
+            classes.insert(at, "activation_headroom_exhausted")
+        likely = classes[0]
         report = OomReport(
             subtype=ev.subtype,
             likely=likely,
             classes=classes,
-            engine=self._engine or args.engine,
+            contributing=classes[1:],
+            headroom_outside_budget_gib=_outside_budget_gib(ev, share),
+            engine=engine,
             phase=phase,
             stage=self._stage_by_event[idx],
             trigger=trigger,
@@ -681,6 +702,41 @@ class OomAnalyzer:
         report.long_term_ids = lt
         report.next_check_ids = checks
         return report
+
+
+PREALLOCATING_ENGINES = ("vllm", "sglang")
+"""Engines that size their KV cache to a fixed share of the GPU at start-up (vLLM
+``--gpu-memory-utilization``, default 0.9; SGLang ``--mem-fraction-static``): at runtime the
+rest of the card is all that activations can use (vLLM docs, "Engine Arguments"; SGLang
+docs, "Server Arguments")."""
+
+
+def activation_headroom_exhausted(
+    ev: OomEvent, trigger: str | None, engine: str | None, share: float | None
+) -> bool:
+    """Whether an allocator OOM is a prefill that outgrew the memory left outside a
+    pre-allocating engine's budget.
+
+    Holds when the OOM is triggered by a request's prefill at runtime
+    (``trigger == "long_prompt_prefill"``), the engine pre-allocates its KV cache
+    (:data:`PREALLOCATING_ENGINES`, or its share flag is in the log), and the card's free
+    memory is below the request (``free < requested``, bytes) — the KV pool is full by
+    design, so the prefill's activations had only the rest. Fragmentation
+    (``requested ≤ reserved − allocated``) then contributes but is not the cause: the
+    reserved pool is part of the same budget (formats.md §C2, case oom-02).
+    """
+    if trigger != "long_prompt_prefill":
+        return False
+    if (engine or "").lower() not in PREALLOCATING_ENGINES and share is None:
+        return False
+    req, free = ev.requested_bytes, ev.free_bytes
+    return req is not None and free is not None and free < req
+
+
+def _outside_budget_gib(ev: OomEvent, share: float | None) -> float | None:
+    if share is None or ev.total_bytes is None or ev.non_pytorch_bytes is None:
+        return None
+    return round((ev.total_bytes * (1 - share) - ev.non_pytorch_bytes) / GIB, 3)
 
 
 def explain_oom_text(text: str) -> OomReport | None:
