@@ -190,6 +190,17 @@ def _check_xid(case: dict[str, Any], f: dict[str, Any]) -> None:
         assert fields["likely"] == exp["likely"].split(" ")[0]
     if isinstance(exp.get("gpus"), dict):
         assert {g["pci"] for g in fields["gpus"]} >= set(exp["gpus"])
+    if "severity" in exp:
+        assert fields["severity"] == exp["severity"]
+    if "node_effect" in exp:
+        assert fields["node_effect"] == exp["node_effect"]
+        assert "7 of 8" in f["meaning"] and "until the plugin restarts" in f["meaning"]
+    if "check" in exp:
+        assert fields["check"] == exp["check"]
+        assert any(exp["check"] in c["text"] for c in f["next_checks"])
+    if "escalate_if" in exp:
+        assert fields["escalate_if"] == exp["escalate_if"]
+        assert any(exp["escalate_if"] in c["text"] for c in f["next_checks"])
     assert f["meaning"] and f["next_checks"]
 
 
@@ -354,3 +365,32 @@ def test_mixed_kinds_in_one_paste(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert nccl_f["fields"]["first_failing_rank"] == 5
     idle = next(f for f in data["findings"] if f["kind"] == "engine_log")
     assert idle["category"] == "low_util" and idle["cause"] == "few_requests_idle"
+
+
+def test_xid_node_effect_from_describe_node_blocks() -> None:
+    """``kubectl describe node`` prints Capacity/Allocatable as blocks; the node effect and
+    the catalogue's check come out in both languages."""
+    from cockpit.analysis.xid import explain_xid_text
+
+    text = "\n".join(
+        [
+            "Capacity:",
+            "  cpu:             96",
+            "  nvidia.com/gpu:  8",
+            "Allocatable:",
+            "  cpu:             95",
+            "  nvidia.com/gpu:  6",
+            "[  219.470994] NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, "
+            "An uncorrectable double bit error (DBE) has been detected on GPU",
+        ]
+    )
+    en = explain_xid_text(text, "en")
+    assert (en.gpu_capacity, en.gpu_allocatable) == (8, 6)
+    assert en.node_effect == "allocatable nvidia.com/gpu 6/8"
+    assert "took 2 GPU(s) out" in en.node_effect_text
+    zh = explain_xid_text(text, "zh")
+    assert "摘掉了 2 块 GPU" in zh.node_effect_text
+    assert "行重映射" in zh.gpus[0].groups[0].info.escalate_if
+    # Without a describe node there is no node effect.
+    bare = explain_xid_text(text.splitlines()[-1], "en")
+    assert bare.node_effect == "" and bare.gpu_allocatable is None

@@ -142,15 +142,35 @@ def _explain_xid(text: str, lang: str) -> dict[str, Any] | None:
                 for x in (
                     (f"{top.pci}: " if others and top else "") + (top.verdict_text if top else ""),
                     *others,
+                    r.node_effect_text,
                     r.node_action,
                 )
                 if x
             ),
             lang,
         ),
-        next_checks_text=[*(group.actions if group else []), *r.findings],
+        severity=group.info.severity or None if group else None,
+        check=group.info.check or None if group else None,
+        escalate_if=group.info.escalate_if or None if group else None,
+        node_effect=r.node_effect or None,
+        next_checks_text=[
+            *(group.actions if group else []),
+            *([_xid_words(lang, "check", group.info.check)] if group and group.info.check else []),
+            *(
+                [_xid_words(lang, "escalate", group.info.escalate_if)]
+                if group and group.info.escalate_if
+                else []
+            ),
+            *r.findings,
+        ],
     )
     return data
+
+
+def _xid_words(lang: str, key: str, what: str) -> str:
+    from cockpit.analysis.xid import _tx
+
+    return str(_tx(lang)[key]).format(what=what)
 
 
 def _sentences(parts: Iterable[str], lang: str) -> str:

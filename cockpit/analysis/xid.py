@@ -15,7 +15,9 @@ follow-ons ``… caused by previous Xid N`` (collapsed into the root), Xid 119's
 the multi-line "fallen off the bus" message without an Xid line (treated as Xid 79),
 ``RmInitAdapter failed`` (GPU not initialised), and the device plugin's
 ``XidCriticalError: Xid=N on Device=…`` lines (the unhealthy mark is sticky until the
-plugin restarts).
+plugin restarts). A pasted ``kubectl describe node`` (``Capacity:``/``Allocatable:``
+``nvidia.com/gpu``) gives the node effect: ``allocatable < capacity`` is the GPUs the
+plugin took out (formats.md C.4, case xid-01).
 
 App-versus-hardware test (formats.md C.4, cases xid-04 and xid-05): an application-class
 Xid (13, 31, …) repeated on **one GPU by several different processes** points at the GPU
@@ -35,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.scheduling import paste_evidence
 from cockpit.sources.gpu_models import normalize_pci
 
 SUSPECT_HW_MIN_PIDS = 3
@@ -113,8 +116,8 @@ def lookup_xid(xid: int, lang: str = "en") -> XidInfo:
         cause_class=e.get("cause_class", ""),
         bucket=e.get("nvidia_immediate_action_bucket", ""),
         severity=e.get("severity", ""),
-        check=e.get("check", ""),
-        escalate_if=e.get("escalate_if", ""),
+        check=zh.get("check", e.get("check", "")),
+        escalate_if=zh.get("escalate_if", e.get("escalate_if", "")),
         sources=list(e.get("sources", [])),
     )
 
@@ -251,6 +254,12 @@ class XidExplanation(BaseModel):
         findings: Cross-GPU statements (same GPU many processes / many GPUs same input).
         plugin_marks: Device-plugin unhealthy marks.
         node_action: The one thing to do for the node, in words.
+        gpu_capacity: ``nvidia.com/gpu`` capacity of a pasted ``kubectl describe node``
+            (devices; ``None`` when not pasted).
+        gpu_allocatable: Its allocatable (devices); below capacity = GPUs the device
+            plugin marked unhealthy.
+        node_effect: ``allocatable nvidia.com/gpu A/C`` when both were pasted.
+        node_effect_text: In words, when allocatable is below capacity.
     """
 
     lang: str = "en"
@@ -260,6 +269,10 @@ class XidExplanation(BaseModel):
     findings: list[str] = Field(default_factory=list)
     plugin_marks: list[PluginMark] = Field(default_factory=list)
     node_action: str = ""
+    gpu_capacity: int | None = None
+    gpu_allocatable: int | None = None
+    node_effect: str = ""
+    node_effect_text: str = ""
 
     def gpu(self, pci: str) -> GpuXidReport | None:
         """The report of the GPU at ``pci`` (any spelling of the bus id)."""
@@ -420,6 +433,9 @@ _T = {
         "node_none": "No node action: application-class Xids only.",
         "node_drain": "Cordon and drain the node, then: {what}.",
         "followon": "follow-on of Xid {root}",
+        "node_effect": "The node advertises {alloc} of {cap} nvidia.com/gpu: the device plugin took {n} GPU(s) out, and they stay out until the plugin restarts",
+        "check": "check: {what}",
+        "escalate": "escalate if: {what}",
     },
     "zh": {
         "suspect_hw": "同一块 GPU 上 {n} 个不同进程出错：怀疑 GPU 本身（formats.md C.4；xid-04）",
@@ -454,6 +470,9 @@ _T = {
         "node_none": "节点无需处理：只有应用类 Xid。",
         "node_drain": "cordon 并 drain 节点，然后：{what}。",
         "followon": "Xid {root} 的后续错误",
+        "node_effect": "节点只上报 {alloc}/{cap} 个 nvidia.com/gpu：Device Plugin 摘掉了 {n} 块 GPU，插件重启前不会恢复",
+        "check": "检查：{what}",
+        "escalate": "升级处理的条件：{what}",
     },
 }
 
@@ -592,6 +611,14 @@ def explain_xid_text(text: str, lang: str = "en") -> XidExplanation:
                     g.actions.append(tx["act_plugin"])
 
     reports.sort(key=lambda r: (-_VERDICT_RANK.index(r.verdict), r.pci))
+    node = paste_evidence(text)
+    cap = node.gpu_capacity[0] if len(node.gpu_capacity) == 1 else None
+    alloc = node.gpu_allocatable[0] if len(node.gpu_allocatable) == 1 else None
+    node_effect = node_effect_text = ""
+    if cap is not None and alloc is not None:
+        node_effect = f"allocatable nvidia.com/gpu {alloc}/{cap}"
+        if alloc < cap:
+            node_effect_text = tx["node_effect"].format(alloc=alloc, cap=cap, n=cap - alloc)
     roots = list(dict.fromkeys(o.caused_by or o.xid for o in occ))
     roots = [x for x in roots if any(g.xid == x for g in groups.values())]
     return XidExplanation(
@@ -602,6 +629,10 @@ def explain_xid_text(text: str, lang: str = "en") -> XidExplanation:
         findings=findings,
         plugin_marks=marks,
         node_action=_node_action(reports, lang),
+        gpu_capacity=cap,
+        gpu_allocatable=alloc,
+        node_effect=node_effect,
+        node_effect_text=node_effect_text,
     )
 
 
