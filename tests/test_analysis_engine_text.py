@@ -98,3 +98,14 @@ def test_rollout_http_share_and_compute_capability() -> None:
 
 def test_rollout_plain_500_is_not_a_rollout_finding() -> None:
     assert explain_rollout_text('"POST /v1/completions HTTP/1.1" 500 Internal Server Error') is None
+
+
+def test_sawtooth_without_step_timing_has_no_single_level() -> None:
+    from cockpit.analysis.utilization import explain_util_text
+
+    r = explain_util_text("nvidia-smi: GPU-Util oscillates 5% <-> 95% during training")
+    assert r is not None and r.util_pattern == "sawtooth"
+    assert (r.gpu_util_trough_pct, r.gpu_util_peak_pct) == (5, 95)
+    assert r.gpu_util_pct is None  # a swing has no single level without the duty cycle
+    steady = explain_util_text("GPU-Util 22% on all ranks")
+    assert steady is not None and steady.gpu_util_pct == 22 and steady.util_pattern is None

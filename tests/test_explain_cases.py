@@ -155,6 +155,11 @@ def _check_util(case: dict[str, Any], f: dict[str, Any]) -> None:
     if case["id"] == "util-04":
         assert fields["data_time_fraction"] > 0.9
         assert fields["util_pattern"] == "sawtooth"
+        # 0% <-> 100%: both ends kept; the level is the duty cycle, not the trough
+        assert (fields["gpu_util_trough_pct"], fields["gpu_util_peak_pct"]) == (0, 100)
+        assert _approx(fields["gpu_busy_share_est"], 1 - fields["data_time_fraction"], 0.001)
+        assert _approx(fields["gpu_util_pct"], 6.8, 0.05)
+        assert "saw-tooth" in f["meaning"]
 
 
 def _check_rollout(case: dict[str, Any], f: dict[str, Any]) -> None:

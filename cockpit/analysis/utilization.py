@@ -81,6 +81,15 @@ class UtilReport(BaseModel):
     ``over_sharded_tensor_parallel``, ``collectives_dominate``,
     ``kernel_launch_overhead`` or ``unclassified`` (a low-utilization reading with no
     pattern: walk the seed's categories).
+
+    Utilization fields (percent of time a kernel ran, as nvidia-smi ``GPU-Util`` /
+    ``DCGM_FI_DEV_GPU_UTIL`` report it): ``gpu_util_trough_pct`` and ``gpu_util_peak_pct``
+    are the lowest and highest readings. A steady reading gives ``gpu_util_pct`` = the
+    lowest. A sawtooth (``util_pattern``) has no single level: ``gpu_util_pct`` is then
+    its time-weighted mean when the step timing gives the duty cycle — peak ×
+    ``gpu_busy_share_est`` — else ``None``. ``gpu_busy_share_est`` = 1 − data-time share of
+    the step (an upper bound: the GPU can only compute while the loop is not waiting for
+    data; pytorch/examples ``AverageMeter`` ``Time``/``Data`` columns).
     """
 
     category: str = CATEGORY
@@ -90,6 +99,9 @@ class UtilReport(BaseModel):
     model_params_b: float | None = None
     weights_per_shard_gib: float | None = None
     gpu_util_pct: float | None = None
+    gpu_util_trough_pct: float | None = None
+    gpu_util_peak_pct: float | None = None
+    gpu_busy_share_est: float | None = None
     sm_active: float | None = None
     host_cpu_pct: float | None = None
     cpu_throttling_mentioned: bool = False
@@ -111,6 +123,7 @@ class UtilAnalyzer:
         self._args = EngineArgs()
         self._first_line = 0
         self._util: float | None = None
+        self._util_max: float | None = None
         self._sm: float | None = None
         self._cpu: float | None = None
         self._throttle = False
@@ -133,7 +146,7 @@ class UtilAnalyzer:
         if m := _GPU_UTIL.search(line):
             v = to_float(m.group(1))
             if v is not None and v <= 100:
-                self._util = v if self._util is None else min(self._util, v)
+                self._reading(v)
                 self._mark(line_no)
         if m := _SM_ACTIVE.search(line):
             lo, hi = to_float(m.group(1)), to_float(m.group(2) or m.group(1))
@@ -157,6 +170,11 @@ class UtilAnalyzer:
             self._mark(line_no)
         if _SAWTOOTH.search(line) and ("util" in line.lower() or "%" in line):
             self._sawtooth = True
+            # "0% <-> 100%": both ends of the swing are readings.
+            for pm in _PCT.finditer(line):
+                v = to_float(pm.group(1))
+                if v is not None and v <= 100:
+                    self._reading(v)
             self._mark(line_no)
         # Profiler tables (torch.profiler key_averages, nsys stats) carry several
         # percentage columns; the largest is the kernel's share of its own device.
@@ -166,6 +184,10 @@ class UtilAnalyzer:
         if _LAUNCH.search(line) and (pct := _max_pct(line)) is not None:
             self._launch = max(self._launch or 0.0, pct)
             self._mark(line_no)
+
+    def _reading(self, v: float) -> None:
+        self._util = v if self._util is None else min(self._util, v)
+        self._util_max = v if self._util_max is None else max(self._util_max, v)
 
     def finish(self) -> UtilReport | None:
         """The report, or ``None`` when the text carries no utilization signal."""
@@ -183,6 +205,12 @@ class UtilAnalyzer:
         r.launch_pct = self._launch
         if self._time_sum > 0:
             r.data_time_fraction = round(self._data_sum / self._time_sum, 3)
+            r.gpu_busy_share_est = round(max(0.0, 1 - r.data_time_fraction), 3)
+        r.gpu_util_trough_pct, r.gpu_util_peak_pct = self._util, self._util_max
+        if self._sawtooth:
+            r.gpu_util_pct = None
+            if self._util_max is not None and r.gpu_busy_share_est is not None:
+                r.gpu_util_pct = round(self._util_max * r.gpu_busy_share_est, 1)
         causes: list[str] = []
         if (r.data_time_fraction is not None and r.data_time_fraction >= DATA_TIME_SHARE) or (
             self._few_workers and (self._sawtooth or r.data_time_fraction is not None)
