@@ -208,6 +208,21 @@ class CockpitApp(App[None]):
         ]
         self.refresh_bindings()
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C outside a text field: say how to quit, in the UI language (Textual's own
+        notice is English)."""
+        from cockpit.i18n import t
+
+        lang = self.ctx.lang if self.ctx is not None else "en"
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(
+                    t("app.how_to_quit", lang, key=key),
+                    title=t("app.quit_title", lang),
+                    markup=False,
+                )
+                return
+
     def action_command_palette(self) -> None:
         """Textual's command palette, its search prompt in the UI language."""
         from textual.command import CommandPalette
@@ -216,8 +231,12 @@ class CockpitApp(App[None]):
 
         if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
             lang = self.ctx.lang if self.ctx is not None else "en"
+            from cockpit.ui.palette import LocalPalette
+
             self.push_screen(
-                CommandPalette(id="--command-palette", placeholder=t("key.palette_search", lang))
+                LocalPalette(
+                    lang, id="--command-palette", placeholder=t("key.palette_search", lang)
+                )
             )
 
     def _exit_with(self, status: int) -> None:

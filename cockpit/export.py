@@ -63,7 +63,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -339,7 +339,9 @@ def build_document(
             changes=_sorted_changes(inc.changes),
             note=_text(inc.collect.recent_changes_note),
         ),
-        key_evidence=EvidenceField(filled=bool(inc.evidence), items=list(inc.evidence)),
+        key_evidence=EvidenceField(
+            filled=bool(inc.evidence), items=[ev.in_lang(lang) for ev in inc.evidence]
+        ),
         root_cause=RootCauseField(
             filled=bool(_text(inc.root_cause_technical) or _text(inc.root_cause_systemic)),
             technical=_text(inc.root_cause_technical),
@@ -370,7 +372,7 @@ def build_document(
         ),
         collect_first=inc.collect.model_copy(deep=True),
         playbooks=[inc.playbooks[k] for k in sorted(inc.playbooks)],
-        recovery=inc.recovery.model_copy(deep=True),
+        recovery=inc.recovery.in_lang(lang),
     )
     return ExportDocument(
         lang=lang,
@@ -392,10 +394,17 @@ def build_document(
 # -- JSON ---------------------------------------------------------------------------------
 
 
+_OTHER_LANGUAGES: Any = {
+    "template": {"key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n"}}}},
+    "appendices": {"recovery": {"lines_i18n"}},
+}
+
+
 def render_json(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = None) -> str:
     """The JSON export (shape in the module docstring), ending with a newline."""
     doc = build_document(incident, lang, tz)
-    return doc.model_dump_json(indent=2) + "\n"
+    # The other language's copies of cockpit's own texts stay in the incident file.
+    return doc.model_dump_json(indent=2, exclude=_OTHER_LANGUAGES) + "\n"
 
 
 # -- Markdown -----------------------------------------------------------------------------

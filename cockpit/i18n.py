@@ -70,6 +70,16 @@ def name_of(prefix: str, value: str, lang: str = DEFAULT_LANG, /) -> str:
     return t(key, lang) if key in catalog() else value
 
 
+LANGS = ("zh", "en")
+"""The languages of every user-visible text."""
+
+
+def in_both(render: Any) -> dict[str, str]:
+    """``{"zh": render("zh"), "en": render("en")}``: a text cockpit writes into the
+    incident, kept in both languages so that the export speaks its own."""
+    return {lang: render(lang) for lang in LANGS}
+
+
 def pick(zh: str, en: str, lang: str) -> str:
     """Choose between two inline strings (for data files that carry both)."""
     return zh if lang == "zh" else en

@@ -120,6 +120,20 @@ class Evidence(_Model):
     step: str = ""
     note: str = ""
     pinned_at: datetime = Field(default_factory=utcnow)
+    label_i18n: dict[str, str] = Field(default_factory=dict)
+    """``label`` in each language when cockpit wrote it (``{"zh": …, "en": …}``), so the
+    export speaks its own language; empty for what the user typed."""
+    note_i18n: dict[str, str] = Field(default_factory=dict)
+    """``note`` in each language when cockpit wrote it (see :attr:`label_i18n`)."""
+
+    def in_lang(self, lang: str) -> Evidence:
+        """A copy whose ``label`` and ``note`` are in ``lang`` where cockpit wrote them."""
+        return self.model_copy(
+            update={
+                "label": self.label_i18n.get(lang, self.label),
+                "note": self.note_i18n.get(lang, self.note),
+            }
+        )
 
 
 class TimelineKind(StrEnum):
@@ -212,6 +226,12 @@ class RecoveryCheck(_Model):
     hold_minutes: int = 15
     recovered: bool | None = None
     lines: list[str] = Field(default_factory=list)
+    lines_i18n: dict[str, list[str]] = Field(default_factory=dict)
+    """``lines`` in each language (``{"zh": [...], "en": [...]}``), for the export."""
+
+    def in_lang(self, lang: str) -> RecoveryCheck:
+        """A copy whose ``lines`` are in ``lang`` when they were stored in both."""
+        return self.model_copy(update={"lines": list(self.lines_i18n.get(lang, self.lines))})
 
 
 class PlaybookItemResult(_Model):

@@ -446,14 +446,21 @@ class IncidentSession:
         self.save()
 
     def record_recovery(
-        self, recovered: bool | None, lines: list[str], hold_minutes: int, at: datetime
+        self,
+        recovered: bool | None,
+        lines: list[str],
+        hold_minutes: int,
+        at: datetime,
+        lines_i18n: dict[str, list[str]] | None = None,
     ) -> None:
-        """Store the outcome of step I's recovery check (with the numbers, as lines)."""
+        """Store the outcome of step I's recovery check (with the numbers, as lines in the
+        UI language, and in each language when given, for the export)."""
         rec = self.incident.recovery
         rec.checked_at = at
         rec.recovered = recovered
         rec.hold_minutes = hold_minutes
         rec.lines = list(lines)
+        rec.lines_i18n = {k: list(v) for k, v in (lines_i18n or {}).items()}
         self.save()
 
     def write_export(self, text: str, lang: str, fmt: str) -> Path:

@@ -197,9 +197,10 @@ def open_session(
     Raises:
         BootError: unknown id, nothing to resume, or a corrupt incident file.
     """
+    from cockpit.i18n import t
     from cockpit.incident import Incident, ServiceScope
     from cockpit.session import IncidentSession
-    from cockpit.store import CorruptIncident, IncidentStore
+    from cockpit.store import CorruptIncident, IncidentLocked, IncidentStore
 
     store = IncidentStore(settings.resolved_state_dir())
     resume = getattr(args, "resume", None)
@@ -208,7 +209,7 @@ def open_session(
             if resume == "latest":
                 incident = store.latest_open()
                 if incident is None:
-                    raise BootError(f"no open incident to resume in {store.root}")
+                    raise BootError(t("boot.no_open_incident", lang, dir=str(store.root)))
             else:
                 incident = store.load(resume)
         else:
@@ -227,9 +228,9 @@ def open_session(
                     else "Demo: evening-peak P99 latency rise"
                 )
     except CorruptIncident as exc:
-        raise BootError(str(exc)) from exc
+        raise BootError(exc.message(lang)) from exc
     except FileNotFoundError as exc:
-        raise BootError(f"no incident {resume!r} in {store.root}") from exc
+        raise BootError(t("boot.no_incident", lang, id=resume, dir=str(store.root))) from exc
     if mode == "replay" and not resume and getattr(args, "replay", None):
         incident.bundle = str(Path(args.replay).resolve())
     # The first save is synchronous even for the TUI, so an unwritable state directory is
@@ -237,8 +238,12 @@ def open_session(
     session = IncidentSession(store, incident)
     try:
         session.save()
+    except IncidentLocked as exc:
+        raise BootError(exc.message(lang)) from exc
     except OSError as exc:
-        raise BootError(f"cannot save incidents in {store.root}: {exc}") from exc
+        raise BootError(
+            t("boot.cannot_save", lang, dir=str(store.root), error=exc.strerror or str(exc))
+        ) from exc
     if background:
         session.start_background()
     return session

@@ -18,7 +18,7 @@ from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kind
 from cockpit.analysis.messages import signal_names
 from cockpit.analysis.profiles import SIGNALS
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
@@ -199,6 +199,14 @@ class CohortPanel(Panel):
                     self.lang,
                     median=_num(row.cohort_median, row.unit),
                     definition=data.cohort.definition(self.lang),
+                ),
+                note_i18n=in_both(
+                    lambda lang: t(
+                        "evidence.cohort_pin_note",
+                        lang,
+                        median=_num(row.cohort_median, row.unit),
+                        definition=data.cohort.definition(lang),
+                    )
                 ),
             )
         )

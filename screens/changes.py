@@ -16,6 +16,7 @@ from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
 from cockpit.ui.fields import BoundInput
+from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 CHANGE_KINDS = ("rollout", "model", "config", "image", "driver", "node", "helm", "manual")
@@ -56,7 +57,7 @@ class ChangesScreen(StepScreen):
                 yield Input(placeholder="21:05 | -3h", id="chg-when", compact=True)
             with Vertical(classes="cell"):
                 yield Label(t("chg.kind", lang))
-                yield Select[str](
+                yield LocalSelect(
                     [(t(f"chg.kind.{k}", lang), k) for k in CHANGE_KINDS],
                     value="manual",
                     id="chg-kind",

@@ -14,6 +14,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
+from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 
@@ -46,7 +47,7 @@ class ExperimentsScreen(StepScreen):
             with Vertical(classes="cell"):
                 yield Label(t("exp.before", lang))
                 yield Input(placeholder="620 ms", id="exp-before", compact=True)
-        yield Select[str](
+        yield LocalSelect(
             [], prompt=t("exp.hypothesis", lang), id="exp-hypothesis", allow_blank=True
         )
         yield Button(t("exp.add", lang), id="exp-add", variant="primary")

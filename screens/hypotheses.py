@@ -12,6 +12,7 @@ from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
+from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 
@@ -41,7 +42,7 @@ class HypothesesScreen(StepScreen):
             yield Button(t("hyp.mark_refuted", lang), id="hyp-refuted", variant="error")
             yield Button(t("hyp.mark_open", lang), id="hyp-open")
         yield Static(t("hyp.link_hint", lang), classes="hint")
-        yield Select[str]([], prompt=t("hyp.link", lang), id="hyp-evidence", allow_blank=True)
+        yield LocalSelect([], prompt=t("hyp.link", lang), id="hyp-evidence", allow_blank=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#hyp-table", DataTable)

@@ -55,8 +55,15 @@ class ImpactScreen(StepScreen):
             yield Input(
                 placeholder=t("err.text", lang), id="err-text", compact=True, classes="cell"
             )
-            yield Input(placeholder="request id", id="err-request", compact=True, classes="cell")
-            yield Input(placeholder="job id", id="err-job", compact=True, classes="cell")
+            yield Input(
+                placeholder=t("err.request_id", lang),
+                id="err-request",
+                compact=True,
+                classes="cell",
+            )
+            yield Input(
+                placeholder=t("err.job_id", lang), id="err-job", compact=True, classes="cell"
+            )
             yield Button(t("err.add", lang), id="err-add")
         yield PlainTable(id="err-table", cursor_type="row")
         yield BoundInput(ctx, "recent_changes_note", "field.recent_changes_note")
@@ -70,7 +77,7 @@ class ImpactScreen(StepScreen):
     def on_mount(self) -> None:
         lang = self.lang
         self.query_one("#err-table", DataTable).add_columns(
-            t("err.text", lang), "request id", "job id"
+            t("err.text", lang), t("err.request_id", lang), t("err.job_id", lang)
         )
         self.incident_changed()
 

@@ -14,6 +14,7 @@ from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TimesForm
+from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 
@@ -62,8 +63,12 @@ class VerifyScreen(StepScreen):
             yield Input(
                 placeholder=t("act.what", lang), id="act-what", compact=True, classes="cell"
             )
-            yield Input(placeholder="owner", id="act-owner", compact=True, classes="cell")
-            yield Input(placeholder="deadline", id="act-deadline", compact=True, classes="cell")
+            yield Input(
+                placeholder=t("act.owner", lang), id="act-owner", compact=True, classes="cell"
+            )
+            yield Input(
+                placeholder=t("act.deadline", lang), id="act-deadline", compact=True, classes="cell"
+            )
             yield Input(
                 placeholder=t("act.verification", lang),
                 id="act-verify",
@@ -75,10 +80,10 @@ class VerifyScreen(StepScreen):
         yield BoundTextArea(ctx, "earlier_detection", "field.earlier_detection")
         yield Static(t("section.export", lang), classes="section")
         with Horizontal():
-            yield Select[str](
+            yield LocalSelect(
                 [("中文", "zh"), ("English", "en")], value=lang, id="export-lang", allow_blank=False
             )
-            yield Select[str](
+            yield LocalSelect(
                 [("Markdown", "md"), ("JSON", "json")],
                 value="md",
                 id="export-format",
@@ -94,7 +99,10 @@ class VerifyScreen(StepScreen):
     def on_mount(self) -> None:
         lang = self.lang
         self.query_one("#act-table", DataTable).add_columns(
-            t("act.what", lang), "owner", "deadline", t("act.verification", lang)
+            t("act.what", lang),
+            t("act.owner", lang),
+            t("act.deadline", lang),
+            t("act.verification", lang),
         )
         self.query_one("#export-box").display = False
         self.incident_changed()
@@ -177,24 +185,30 @@ class VerifyScreen(StepScreen):
                 f"⚠ {t('error.' + exc.kind.value, self.lang)}: {exc.failure.message}"
             )
             return
-        lines = []
-        for line in result.lines:
-            bound = t(f"verify.bound.{line.direction.value}", self.lang)
-            lines.append(
+        from cockpit.analysis.messages import signal_label, unit_text
+        from cockpit.i18n import LANGS
+
+        def lines_in(lang: str) -> list[str]:
+            return [
                 t(
                     f"verify.line.{line.status.value}",
-                    self.lang,
-                    bound=bound,
-                    name=line.name,
+                    lang,
+                    bound=t(f"verify.bound.{line.direction.value}", lang),
+                    name=signal_label(line.key, lang) if line.key else line.name,
                     last=_num(line.last),
                     worst=_num(line.worst_in_hold),
                     baseline=_num(line.baseline),
                     limit=_num(line.limit),
-                    unit=line.unit,
+                    unit=unit_text(line.unit, lang),
                     since=fmt_time(line.within_since),
                 )
-            )
-        self.ctx.session.record_recovery(result.recovered, lines, hold, self.ctx.clock.now())
+                for line in result.lines
+            ]
+
+        both = {lang: lines_in(lang) for lang in LANGS}
+        self.ctx.session.record_recovery(
+            result.recovered, both[self.lang], hold, self.ctx.clock.now(), lines_i18n=both
+        )
         self._recovered_at = result.recovered_at
         use = self.query_one("#verify-use", Button)
         use.disabled = result.recovered_at is None

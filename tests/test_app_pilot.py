@@ -348,3 +348,31 @@ async def test_a_field_written_elsewhere_shows_what_is_stored(tmp_path):
         await pilot.press(*" (P1)")
         await pilot.pause()
     assert ctx.session.incident.earlier_detection == "queue growth alert, 6 min earlier (P1)"
+
+
+async def test_textual_own_texts_in_chinese(tmp_path):
+    """Texts Textual itself would show in English: the Ctrl+C notice, the palette's "no
+    matches" line and an open drop-down's key."""
+    from textual.command import CommandList
+    from textual.widgets._select import SelectOverlay
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        notes = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("按 ") and "退出" in m for m in notes), notes
+        overlay = app.screen.query_one("#exp-hypothesis").query_one(SelectOverlay)
+        descriptions = [
+            b.description for bs in overlay._bindings.key_to_bindings.values() for b in bs
+        ]
+        assert "关闭菜单" in descriptions
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"zzqqxx")
+        await pilot.pause(1.5)
+        prompts = [str(o.prompt.renderable) for o in app.screen.query_one(CommandList).options]
+        assert any("没有匹配的命令" in p for p in prompts), prompts

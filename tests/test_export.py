@@ -226,6 +226,42 @@ def test_export_reflects_a_change_to_the_record() -> None:
     assert "queue length" not in render(full_incident(), "en", "md", TZ)
 
 
+def test_texts_cockpit_wrote_come_in_the_export_language() -> None:
+    """An incident worked in Chinese, exported in English: what cockpit wrote (a pinned
+    value's label and note, the recovery lines) is in English; what the user typed stays."""
+    inc = full_incident()
+    inc.evidence.append(
+        Evidence(
+            id="ev-gen",
+            label="网关延迟 P99",
+            value="620",
+            unit="ms",
+            at=at(27),
+            query="q",
+            note="基线 180；当前 620 ms",
+            label_i18n={"zh": "网关延迟 P99", "en": "gateway latency P99"},
+            note_i18n={"zh": "基线 180；当前 620 ms", "en": "baseline 180; now 620 ms"},
+        )
+    )
+    inc.recovery.lines = ["✗ 网关延迟 P99：最近 610"]
+    inc.recovery.lines_i18n = {
+        "zh": ["✗ 网关延迟 P99：最近 610"],
+        "en": ["✗ gateway latency P99: last 610"],
+    }
+    en = render(inc, "en", "md", TZ)
+    assert "gateway latency P99: 620 ms" in en and "baseline 180; now 620 ms" in en
+    assert "✗ gateway latency P99: last 610" in en
+    assert "网关延迟" not in en
+    zh = render(inc, "zh", "md", TZ)
+    assert "网关延迟 P99：620 ms" in zh or "网关延迟 P99: 620 ms" in zh
+    assert "✗ 网关延迟 P99：最近 610" in zh
+    # the JSON export carries the texts in its language only
+    doc = json.loads(render(inc, "en", "json", TZ))
+    ev = doc["template"]["key_evidence"]["items"][-1]
+    assert ev["label"] == "gateway latency P99" and "label_i18n" not in ev
+    assert "lines_i18n" not in doc["appendices"]["recovery"]
+
+
 def test_render_refuses_unknown_format_and_language() -> None:
     with pytest.raises(ValueError):
         render(full_incident(), "zh", "html")  # type: ignore[arg-type]

@@ -36,7 +36,8 @@ def test_ttft_spike_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     items = {i["id"]: i for i in doc["items"]}
     # the worked example: queue time and waiting requests up against the day before
     assert items["queue"]["status"] == "problem"
-    assert "queue_time_p99" in items["queue"]["finding"]
+    assert "queue time P99" in items["queue"]["finding"]
+    assert "queue_time_p99" in items["queue"]["finding_args"]["signals"]
     # TTFT and TPOT both worse: the seed's reading rule says overload / GPU / shared deps
     assert items["tpot_rule"]["status"] == "problem"
     # per-replica TTFT in the unit of the signal, with the per-pod query behind it

@@ -230,3 +230,26 @@ def test_list_and_latest(tmp_path: Path) -> None:
     latest = store.latest()
     assert latest_open is not None and latest_open.id == "inc-a"
     assert latest is not None and latest.id == "inc-b"
+
+
+def test_resuming_an_incident_open_elsewhere_says_so_in_the_ui_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from cockpit.wiring import BootError, build_context
+
+    monkeypatch.setenv("COCKPIT_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("COCKPIT_PROMETHEUS__URL", raising=False)
+    root = tmp_path / "state"
+    holder = IncidentStore(root)
+    holder.save(Incident(id="inc-a"))  # this store keeps the incident's lock
+    args = argparse.Namespace(state_dir=str(root), resume="inc-a", lang="zh")
+    with pytest.raises(BootError) as info:
+        build_context(args)
+    text = str(info.value)
+    assert "正在另一个 cockpit 进程中编辑" in text and "Errno" not in text
+    args = argparse.Namespace(state_dir=str(root), resume="inc-zzz", lang="zh")
+    with pytest.raises(BootError) as info:
+        build_context(args)
+    assert "里没有事件 'inc-zzz'" in str(info.value)

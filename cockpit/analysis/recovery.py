@@ -32,6 +32,8 @@ class RecoverySignal(BaseModel):
 
     Attributes:
         name: Display name (``"P99 latency"``).
+        key: The signal key (``access.latency:p99``) when it is a known signal, so that
+            its name can be given in any language.
         unit: Unit of ``baseline`` and the series values.
         baseline: Baseline value (same window one day earlier, or the quiet hours).
         series: Recent samples, covering at least the hold period.
@@ -41,6 +43,7 @@ class RecoverySignal(BaseModel):
     """
 
     name: str
+    key: str = ""
     unit: str = ""
     baseline: float | None
     series: Series
@@ -61,6 +64,7 @@ class RecoveryLine(BaseModel):
     """Outcome for one signal, with the numbers behind it."""
 
     name: str
+    key: str = ""
     unit: str
     status: LineStatus
     direction: Direction = Direction.HIGHER_IS_WORSE
@@ -120,6 +124,7 @@ def check_recovery(
             lines.append(
                 RecoveryLine(
                     name=sig.name,
+                    key=sig.key,
                     unit=sig.unit,
                     direction=sig.direction,
                     status=LineStatus.NO_DATA,
@@ -146,6 +151,7 @@ def check_recovery(
         lines.append(
             RecoveryLine(
                 name=sig.name,
+                key=sig.key,
                 unit=sig.unit,
                 direction=sig.direction,
                 status=LineStatus.RECOVERED if ok else LineStatus.NOT_RECOVERED,

@@ -73,6 +73,7 @@ def signals_from_golden(
         out.append(
             RecoverySignal(
                 name=name,
+                key=row.key,
                 unit=row.unit,
                 baseline=row.baseline.value,
                 series=Series(

@@ -10,10 +10,10 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import fmt_number
+from cockpit.analysis.messages import fmt_number, unit_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable
@@ -91,7 +91,8 @@ class DrilldownView(MetricsView):
         w = data.window
         head = (
             f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · {t('metrics.golden.baseline', lang)} "
-            f"{w.baseline} · {t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
+            f"{t(f'metrics.baseline_kind.{w.baseline}', lang)} · "
+            f"{t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
         )
         if data.baseline_note:
             head += " · " + fallback_text(data.baseline_from, lang)
@@ -137,7 +138,7 @@ class DrilldownView(MetricsView):
         for s in data.drilldown.summaries:
             table.add_row(
                 t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
-                s.label(lang) + (f" ({s.unit})" if s.unit else ""),
+                s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                 value_text(s, "now", lang),
                 value_text(s, "instant"),
                 value_text(s, "window_max"),
@@ -173,6 +174,10 @@ class DrilldownView(MetricsView):
             source="prometheus",
             step="C",
             note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
+            label_i18n=in_both(s.label),
+            note_i18n=in_both(
+                lambda lang: t("evidence.pin_note", lang, baseline=base, reason=s.reason_text(lang))
+            ),
         )
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)

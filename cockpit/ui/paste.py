@@ -109,11 +109,15 @@ class PasteScreen(ModalScreen[None]):
         expl = self.explanation
         if expl is None or not expl.recognised or self.ctx.session is None:
             return
-        for f in expl.findings:
+        from cockpit.analysis.explain_report import to_json
+
+        # The finding's title in the UI language ("CUDA 显存不足"), not its kind id.
+        titles = [x["title"] for x in to_json(expl, self.ctx.lang)["findings"]]
+        for f, title in zip(expl.findings, titles, strict=False):
             value = f.cause or f.category
             self.ctx.session.pin(
                 Evidence(
-                    label=f"{t('paste.evidence_label', self.ctx.lang)}: {f.kind}",
+                    label=f"{t('paste.evidence_label', self.ctx.lang)}: {title or f.kind}",
                     value=str(value),
                     at=self.ctx.clock.now(),
                     source="explain",

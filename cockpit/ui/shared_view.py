@@ -10,9 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from cockpit.analysis.messages import fmt_number
+from cockpit.analysis.messages import fmt_number, unit_text
 from cockpit.collect.load import LoadReport
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.ui.drilldown_view import value_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
@@ -65,7 +65,7 @@ class SharedView(MetricsView):
         table.clear()
         for s in data.summaries:
             table.add_row(
-                s.label(lang) + (f" ({s.unit})" if s.unit else ""),
+                s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                 value_text(s, "now", lang),
                 value_text(s, "baseline", lang),
                 f"×{s.ratio:.2f}" if s.ratio is not None else "",
@@ -94,6 +94,8 @@ class SharedView(MetricsView):
             source="prometheus",
             step="F",
             note=s.reason_text(self.lang),
+            label_i18n=in_both(s.label),
+            note_i18n=in_both(s.reason_text),
         )
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)

@@ -89,6 +89,9 @@ async def test_drilldown_view_layers_rules_and_pin(
         assert ctx.session is not None
         ev = ctx.session.incident.evidence[-1]
         assert ev.label == "temperature" and ev.unit == "°C" and "DCGM_FI_DEV_GPU_TEMP" in ev.query
+        # kept in both languages, so an export in the other one speaks its own
+        assert ev.label_i18n["en"] == "temperature" and "温度" in ev.label_i18n["zh"]
+        assert ev.note_i18n["en"].startswith("baseline") and ev.note_i18n["zh"].startswith("基线")
         assert float(ev.value) > 85 and ev.step == "C"
         await ctx.sources.close()
 

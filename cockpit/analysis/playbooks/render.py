@@ -7,7 +7,7 @@ from typing import Any
 
 from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus
 from cockpit.analysis.playbooks.spec import Playbook
-from cockpit.i18n import catalog, t
+from cockpit.i18n import catalog, in_both, t
 from cockpit.incident import Evidence, PlaybookItemResult, PlaybookRecord
 
 _STATUS_KEY = {
@@ -26,7 +26,17 @@ def status_text(status: ItemStatus, lang: str) -> str:
     return t(_STATUS_KEY[status], lang)
 
 
+def signal_name(signal: str, lang: str) -> str:
+    """A playbook signal's name in ``lang`` (``queue_time_p99`` → "排队时间 P99"); an id
+    without a name in the catalogue (``playbook.signal.*``) is returned as it is."""
+    key = f"playbook.signal.{signal}"
+    return t(key, lang) if key in catalog() else signal
+
+
 def _arg(name: str, value: Any, lang: str) -> Any:
+    if name == "signals" and isinstance(value, str):
+        sep = "、" if lang == "zh" else ", "
+        return sep.join(signal_name(v.strip(), lang) for v in value.split(",") if v.strip())
     if isinstance(value, list):
         prefix = _ID_LISTS.get(name)
         words = []
@@ -72,7 +82,10 @@ def fill_command(command: str, namespace: str = "", deployment: str = "") -> str
 def evidence_label(ev: CheckEvidence, lang: str) -> str:
     """The evidence's label in ``lang``."""
     if ev.label_key:
-        return t(ev.label_key, lang, **ev.label_args)
+        args = dict(ev.label_args)
+        if isinstance(args.get("name"), str):
+            args["name"] = signal_name(args["name"], lang)
+        return t(ev.label_key, lang, **args)
     return ev.label
 
 
@@ -88,6 +101,7 @@ def to_evidence(
     return Evidence(
         at=at,
         label=evidence_label(ev, lang),
+        label_i18n=in_both(lambda lng: evidence_label(ev, lng)),
         value=ev.value,
         unit=ev.unit,
         query=ev.query,
