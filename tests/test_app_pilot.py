@@ -376,3 +376,35 @@ async def test_textual_own_texts_in_chinese(tmp_path):
         await pilot.pause(1.5)
         prompts = [str(o.prompt.renderable) for o in app.screen.query_one(CommandList).options]
         assert any("没有匹配的命令" in p for p in prompts), prompts
+
+
+async def test_f5_on_a_panel_without_its_source_still_says_why(tmp_path):
+    """F5 refreshes every panel of the step; one whose source is missing (no Kubernetes,
+    no Prometheus) says so again instead of fetching from ``None``."""
+    from cockpit.context import Sources
+    from cockpit.ui.panel import Panel
+    from cockpit.ui.plugins import load_panels
+
+    missing = {
+        "kube": "no kubeconfig in this test",
+        "metrics": "no Prometheus URL in this test",
+        "gpu": "no NVML library in this test",
+    }
+    ctx = make_ctx(tmp_path, lang="en", sources=Sources(missing=missing), panels=load_panels())
+    app = CockpitApp(ctx=ctx)
+    checked = set()
+    async with app.run_test(size=(140, 50)) as pilot:
+        for key in "123456789":
+            await pilot.press(key)
+            await pilot.pause()
+            await pilot.press("f5")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for panel in app.screen.query(Panel):
+                if not panel.missing_sources():
+                    continue
+                status = str(panel.query_one(".panel--status").render())
+                assert status.startswith("not available:"), (panel.PANEL_ID, status)
+                assert "Error" not in status and panel.failure is None
+                checked.add(panel.PANEL_ID)
+    assert {"k8s_timeline", "golden_signals", "backtest"} <= checked

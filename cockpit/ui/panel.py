@@ -17,7 +17,8 @@ renders (no I/O)::
 The base class runs ``fetch`` in an exclusive worker with a timeout, re-arms the poll timer
 only after the previous poll finished (polls never overlap, and back off on error), pauses
 while the panel is not visible, keeps the last good data, shows its age when stale and the
-error in place. Register panels under the entry-point group ``cockpit.panels``.
+error in place (the panel gets the CSS class ``-stale`` while it shows data a failed fetch
+could not replace). Register panels under the entry-point group ``cockpit.panels``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ class Panel(Vertical):
         """Monotonic time of the last good fetch."""
         self.failure: SourceFailure | None = None
         """The last failure, cleared by the next success."""
+        self.refresh_requested = False
+        """True from :meth:`refresh_data` until ``fetch`` reads it (and sets it back): the
+        user asked to fetch again, so results shared through ``cockpit.collect.cache``
+        should be fetched anew, not reused."""
         self._errors_in_row = 0
         self._timer: Any = None
 
@@ -129,17 +134,31 @@ class Panel(Vertical):
         return [s for s in self.SOURCES if not self.ctx.sources.has(s)]
 
     def on_mount(self) -> None:
+        if not self._show_missing():
+            self._start()
+
+    def _show_missing(self) -> bool:
+        """Say which required sources are missing, in place of the data; True if any is."""
         missing = self.missing_sources()
-        if missing:
-            reasons = "; ".join(
-                f"{name}: {self.ctx.sources.missing_text(name, self.lang, t('panel.not_configured', self.lang))}"
-                for name in missing
-            )
-            self._set_status(t("panel.not_available", self.lang, sources=reasons), "-error")
-            return
-        self.refresh_data()
+        if not missing:
+            return False
+        reasons = "; ".join(
+            f"{name}: {self.ctx.sources.missing_text(name, self.lang, t('panel.not_configured', self.lang))}"
+            for name in missing
+        )
+        self._set_status(t("panel.not_available", self.lang, sources=reasons), "-error")
+        return True
 
     def refresh_data(self) -> None:
+        """Fetch again now (F5, a panel's own refresh key): cancels a pending fetch and
+        sets :attr:`refresh_requested`. A panel whose sources are missing says so again
+        instead of fetching (``fetch`` may assume its sources exist)."""
+        if self._show_missing():
+            return
+        self.refresh_requested = True
+        self._start()
+
+    def _start(self) -> None:
         """Start a fetch now (cancels a pending one)."""
         if self._timer is not None:
             self._timer.stop()
@@ -206,6 +225,7 @@ class Panel(Vertical):
         self.fetched_at = time.monotonic()
         self.failure = None
         self._errors_in_row = 0
+        self.remove_class("-stale")
         self._set_status("", "")
         self.render_data(data)
         self.post_message(self.Fetched(self, data))
@@ -220,6 +240,8 @@ class Panel(Vertical):
         if self.data is not None and self.fetched_at is not None:
             age = int(time.monotonic() - self.fetched_at)
             text += "\n  " + t("panel.stale", self.lang, age=age)
+        # The last good data stays on screen, marked: it is not what the source says now.
+        self.set_class(self.data is not None, "-stale")
         self._set_status(text, "-error")
         self.post_message(self.Failed(self, failure))
 
