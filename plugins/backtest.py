@@ -102,6 +102,19 @@ class BacktestPanel(Panel):
             table.add_row(name, lead, first, best, r.candidate.expr, key=r.candidate.id)
         button = self.query_one("#bt-use", Button)
         best = self.query_one("#bt-best", Static)
+        failed = [r for r in bt.results if r.status == "failed"]
+        # A failed query is not a silent alert: with failures, "none fired" is unknown.
+        failed_note = (
+            t(
+                "metrics.backtest.failed",
+                lang,
+                n=len(failed),
+                total=len(bt.results),
+                error=failed[0].note,
+            )
+            if failed
+            else ""
+        )
         if bt.best is not None and bt.best.lead_s is not None:
             text = t(
                 "metrics.backtest.best",
@@ -114,8 +127,13 @@ class BacktestPanel(Panel):
                 text += " · " + t(
                     "metrics.backtest.vs_detect", lang, minutes=bt.best.before_detection_s / 60
                 )
+            if failed_note:
+                text += "\n" + failed_note
             best.update(text + "\n" + bt.rule_yaml)
             button.disabled = False
+        elif failed:
+            best.update(t("metrics.backtest.undecided", lang) + "\n" + failed_note)
+            button.disabled = True
         else:
             best.update(t("metrics.backtest.none", lang))
             button.disabled = True

@@ -24,8 +24,24 @@ from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import Evidence
+from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel
+
+
+def _error_kind(kind: str) -> ErrorKind:
+    """The :class:`ErrorKind` named ``kind`` (``unavailable`` for an unknown name)."""
+    try:
+        return ErrorKind(kind)
+    except ValueError:
+        return ErrorKind.UNAVAILABLE
+
+
+def _failure_message(s: SignalSummary) -> str:
+    """The backend's words of a failed row, without the ``<kind>: `` prefix."""
+    text = s.now.reason or ""
+    prefix = f"{s.failure_kind}: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
 def fmt_value(v: float | None, unit: str) -> str:
@@ -61,10 +77,14 @@ class GoldenRow(Horizontal, can_focus=True):
     GoldenRow > .g-base { width: 14; }
     GoldenRow > .g-delta { width: 9; }
     GoldenRow > .g-verdict { width: 10; }
-    GoldenRow > Sparkline { width: 1fr; min-width: 4; height: 1; }
+    GoldenRow > Sparkline { width: 1fr; min-width: 0; height: 1; }
+    GoldenRow > .-failed { color: $error; }
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
     GoldenRow.-missing > .g-missing { color: $warning; width: 1fr; }
     """
+    """The sparkline takes what the fixed columns leave and may shrink to nothing: a
+    minimum width would overflow the row at 80 columns, and the clipped cells would be the
+    newest ones."""
 
     BINDINGS: ClassVar[list[Any]] = [Binding("p", "pin", "Pin")]
 
@@ -87,11 +107,19 @@ class GoldenRow(Horizontal, can_focus=True):
                 text = s.reason_text(lang)
             yield Static(text, classes="g-missing", markup=False)
             return
-        yield Static(
-            fmt_value(s.now.value, s.unit) if s.now.ok else (s.reason_text(lang) or "—"),
-            classes="g-now",
-            markup=False,
-        )
+        if s.failure_kind:
+            # The short class only: the whole message is in the panel's status line once.
+            yield Static(
+                t(f"metrics.golden.failed_cell.{s.failure_kind}", lang),
+                classes="g-now -failed",
+                markup=False,
+            )
+        else:
+            yield Static(
+                fmt_value(s.now.value, s.unit) if s.now.ok else (s.reason_text(lang) or "—"),
+                classes="g-now",
+                markup=False,
+            )
         yield Static(
             fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—",
             classes="g-base",
@@ -101,7 +129,8 @@ class GoldenRow(Horizontal, can_focus=True):
         yield Static(t(f"metrics.verdict.{s.verdict}", lang), classes="g-verdict")
         self.set_class(s.verdict == "anomalous", "-anomalous")
         if s.spark:
-            # The whole window, compressed to the width left (never clipped to its start).
+            # The whole window, compressed to the width left (max per cell, so a spike
+            # stays visible); never clipped: see DEFAULT_CSS.
             yield Sparkline(s.spark, summary_function=max)
 
     def evidence(self) -> Evidence | None:
@@ -147,6 +176,7 @@ class GoldenSignalsPanel(Panel):
     GoldenSignalsPanel #golden-head { color: $text-muted; height: auto; }
     GoldenSignalsPanel #golden-breach { color: $warning; height: auto; }
     GoldenSignalsPanel #golden-rows { height: auto; }
+    GoldenSignalsPanel.-stale #golden-rows { opacity: 50%; }
     GoldenSignalsPanel #golden-alert-row { height: auto; }
     GoldenSignalsPanel #golden-alert { width: 1fr; height: auto; margin: 0 1 0 0; }
     """
@@ -168,7 +198,6 @@ class GoldenSignalsPanel(Panel):
 
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
         super().__init__(ctx, **kwargs)
-        self._refresh = False
         self._rows_generation = 0
         self._rows_lock = asyncio.Lock()
 
@@ -193,15 +222,39 @@ class GoldenSignalsPanel(Panel):
         yield Static(t("metrics.golden.pin_help", self.lang), classes="hint")
 
     async def fetch(self, ctx: AppContext) -> GoldenSignals:
-        from cockpit.collect import steps
-        from cockpit.collect.cache import screen_window
+        """The golden signals (shared with other panels through the cache; F5 and ``r``
+        query again).
 
-        refresh, self._refresh = self._refresh, False
-        return await steps.golden(ctx, screen_window(ctx), refresh)
+        Raises:
+            SourceError: when every row that has a query failed: that is a failed fetch
+                (the last good rows stay, marked stale), not rows of "no data".
+        """
+        from cockpit.collect import steps
+        from cockpit.collect.cache import forget, screen_window
+
+        refresh, self.refresh_requested = self.refresh_requested, False
+        window = screen_window(ctx)
+        data = await steps.golden(ctx, window, refresh)
+        queried = [s for s in data.rows if s.query]
+        failed = [s for s in queried if s.failure_kind]
+        if failed and len(failed) == len(queried):
+            # Not worth sharing: the next reader (the back-test on I) queries again.
+            forget(ctx, "golden", window)
+            first = failed[0]
+            raise SourceError.of(
+                "prometheus",
+                _error_kind(first.failure_kind),
+                t(
+                    "metrics.golden.all_failed",
+                    self.lang,
+                    n=len(failed),
+                    message=_failure_message(first),
+                ),
+            )
+        return data
 
     def action_refresh(self) -> None:
         """Re-run the queries."""
-        self._refresh = True
         self.refresh_data()
 
     async def _replace_rows(self, data: GoldenSignals, generation: int) -> None:
@@ -227,6 +280,21 @@ class GoldenSignalsPanel(Panel):
         if data.profiles:
             head += " · " + ", ".join(data.profiles)
         self.query_one("#golden-head", Static).update(head)
+        failed = [r for r in data.rows if r.failure_kind]
+        if failed:
+            # Once for the panel; the cells name only the class of failure.
+            kind = failed[0].failure_kind
+            self._set_status(
+                t(
+                    "metrics.golden.some_failed",
+                    lang,
+                    n=len(failed),
+                    total=len([r for r in data.rows if r.query]),
+                    kind=t(f"error.{kind}", lang),
+                    message=_failure_message(failed[0]),
+                ),
+                "-error",
+            )
         self._rows_generation += 1
         self.call_later(self._replace_rows, data, self._rows_generation)
         self._render_alerts(data)
@@ -235,7 +303,7 @@ class GoldenSignalsPanel(Panel):
             breach.update(t("metrics.golden.no_breach", lang))
             return
         b = data.breach
-        unit = "ms" if b.signal == "latency_p99" else "%"
+        unit = "ms" if b.signal == "latency_p99" else "%"  # Breach: ms or % (see its docs)
         name = t(f"metrics.slo_signal.{b.signal}", lang)
         detail = f"{name} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
             t("metrics.golden.derived", lang) if b.derived else ""
@@ -248,6 +316,7 @@ class GoldenSignalsPanel(Panel):
                 signal=name,
                 value=b.value,
                 slo=b.slo,
+                unit=unit,
                 derived=t("metrics.golden.derived", lang) if b.derived else "",
             )
         )

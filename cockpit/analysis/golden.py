@@ -130,6 +130,8 @@ class SignalSummary(BaseModel):
         spark_t: Their timestamps (Unix s).
         baseline_spark: Baseline values in time order.
         at: Evaluation time of ``now``.
+        failure_kind: The class of failure of the window query (an ``ErrorKind`` value:
+            ``unavailable``, ``timeout``…); empty when it ran (its text is ``now.reason``).
     """
 
     key: str
@@ -154,6 +156,7 @@ class SignalSummary(BaseModel):
     spark_t: list[float] = Field(default_factory=list)
     baseline_spark: list[float] = Field(default_factory=list)
     at: datetime | None = None
+    failure_kind: str = ""
 
     def label(self, lang: str) -> str:
         """Human name with the stat (``TTFT P99``)."""
@@ -254,6 +257,7 @@ def summarize(
     recent_s: float = 600.0,
     failure: str = "",
     baseline_failure: str = "",
+    failure_kind: str = "",
 ) -> SignalSummary:
     """Build a :class:`SignalSummary` from a window range and a baseline range.
 
@@ -263,6 +267,8 @@ def summarize(
         base_series: Result of the baseline range query.
         recent_s: "Now" is the mean of the samples in the last ``recent_s`` seconds.
         failure, baseline_failure: Classified failure text of the queries, if any.
+        failure_kind: The class of ``failure`` (an ``ErrorKind`` value), kept apart so that
+            a table cell can name it shortly; ``unavailable`` when not given.
     """
     info = SIGNALS.get(signal_id)
     out = SignalSummary(
@@ -280,6 +286,7 @@ def summarize(
             failure, unit=unit, query=query
         )
         out.set_reason(msg("evidence.reason.failure", failure=failure))
+        out.failure_kind = failure_kind or "unavailable"
         return out
     if s is None or not s.values():
         reason = "query returned no series in the window"

@@ -43,6 +43,12 @@ async def cached(
         raise
 
 
+def forget(ctx: AppContext, name: str, window: Window) -> None:
+    """Drop the cached result of ``(name, window)``: a caller found it unusable (every
+    query of it failed), so the next caller queries again instead of sharing it."""
+    ctx.extras.pop(_key(name, window), None)
+
+
 def screen_window(ctx: AppContext) -> Window:
     """The window the screens share (``metrics.window`` in extras; default 2 h to now)."""
     from cockpit.collect.base import make_window

@@ -57,6 +57,12 @@ class DrilldownReport(BaseModel):
     selector_failure: str = ""
 
 
+def deploy_command(namespace: str) -> str:
+    """The kubectl command that lists the deployments a ``--deployment`` name can be
+    checked against: of ``namespace``, or of every namespace when it is unknown."""
+    return f"kubectl get deploy -n {namespace}" if namespace else "kubectl get deploy -A"
+
+
 def _no_series(s: SignalSummary) -> bool:
     """The query ran and found no series (as opposed to failing, or a replayed bundle
     not holding it)."""

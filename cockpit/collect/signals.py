@@ -286,6 +286,7 @@ async def collect_summaries(
             recent_s=window.recent_s,
             failure=_failure_text(now.failure),
             baseline_failure=_failure_text(base.failure),
+            failure_kind=_failure_kind(now.failure),
         )
 
     try:
@@ -420,6 +421,11 @@ def grid_quantile(grid: BucketGrid, q: float, scale: float = 1.0) -> list[Series
         if v is not None:
             samples.append(Sample(t, v * scale))
     return [Series(samples=samples)] if samples else []
+
+
+def _failure_kind(failure: object) -> str:
+    kind = getattr(failure, "kind", "")
+    return str(getattr(kind, "value", kind))
 
 
 def _failure_text(failure: object) -> str:

@@ -49,10 +49,20 @@ async def breakdowns(ctx: AppContext, window: Window, refresh: bool = False) -> 
 
 
 class ScopeResult(BaseModel):
-    """Step D: the blast radius and the anomalous keys it looked at."""
+    """Step D: the blast radius and the anomalous keys it looked at.
+
+    Attributes:
+        failed, queried: Signal queries (C's drilldown and the per-entity splits it used)
+            that failed, of those run: failed ones decide nothing, so an ``unknown`` blast
+            radius with failures is "the metrics source failed", not "no anomaly".
+        failure_kind: The class of the first failure (an ``ErrorKind`` value), if any.
+    """
 
     blast_radius: BlastRadius
     anomalous: list[str]
+    failed: int = 0
+    queried: int = 0
+    failure_kind: str = ""
 
 
 async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> ScopeResult:
@@ -60,12 +70,25 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     dd = await drilldown(ctx, window, refresh)
     bset = await breakdowns(ctx, window, refresh)
     keys = {s.key for s in dd.drilldown.anomalous() if s.layer != "access"}
-    br = decide([b for b in bset.breakdowns if b.key in keys], bset.inventory)
+    used = [b for b in bset.breakdowns if b.key in keys]
+    br = decide(used, bset.inventory)
     if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     if br.suspect:
         ctx.extras["metrics.suspect"] = (br.suspect, br.suspect_kind)
-    return ScopeResult(blast_radius=br, anomalous=sorted(keys))
+    queried = [s for s in dd.drilldown.summaries if s.query]
+    failed = [s for s in queried if s.failure_kind]
+    failed_split = [b for b in used if b.failure]
+    kind = failed[0].failure_kind if failed else ""
+    if not kind and failed_split:
+        kind = failed_split[0].failure.split(":", 1)[0]
+    return ScopeResult(
+        blast_radius=br,
+        anomalous=sorted(keys),
+        failed=len(failed) + len(failed_split),
+        queried=len(queried) + len(used),
+        failure_kind=kind,
+    )
 
 
 async def cohort(

@@ -121,6 +121,7 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
     ``notes``."""
     from cockpit.analysis.messages import msg
     from cockpit.collect.base import SELECTOR_NO_POD
+    from cockpit.collect.drilldown import deploy_command
     from cockpit.i18n import t
 
     head: list[Msg] = []
@@ -166,7 +167,13 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
         ):
             data.append(msg("metrics.text.nothing_matched"))
         elif dd.no_pod_matched:
-            data.append(msg("metrics.text.no_pod_matched", pattern=dd.scope.get("pod", "")))
+            data.append(
+                msg(
+                    "metrics.text.no_pod_matched",
+                    pattern=dd.scope.get("pod", ""),
+                    command=deploy_command(dd.scope.get("namespace", "")),
+                )
+            )
     return {"head": head, "scope": scope, "data": data}
 
 

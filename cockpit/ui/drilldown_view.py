@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 from cockpit.analysis.golden import SignalSummary
 from cockpit.analysis.messages import fmt_number, unit_text
 from cockpit.collect.base import fallback_text
-from cockpit.collect.drilldown import DrilldownReport
+from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
@@ -100,7 +100,10 @@ class DrilldownView(MetricsView):
             head += " · " + t("metrics.text.selector_unresolved", lang)
         if data.no_pod_matched:
             head += " · " + t(
-                "metrics.text.no_pod_matched", lang, pattern=data.scope.get("pod", "")
+                "metrics.text.no_pod_matched",
+                lang,
+                pattern=data.scope.get("pod", ""),
+                command=deploy_command(data.scope.get("namespace", "")),
             )
         self.query_one("#dd-head", Static).update(head)
         lines = []

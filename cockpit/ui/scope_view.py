@@ -18,14 +18,27 @@ from cockpit.i18n import t
 from cockpit.ui.metrics_common import MetricsView
 
 
+def blast_line(res: ScopeResult, lang: str) -> str:
+    """The verdict's first line: the scope, the suspect, and why an undecided scope is
+    undecided when queries failed."""
+    br = res.blast_radius
+    line = t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))
+    if br.suspect:
+        line += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
+    if br.scope == "unknown" and res.failed:
+        line += t(
+            "metrics.scope.failed_queries",
+            lang,
+            n=res.failed,
+            total=res.queried,
+            kind=t(f"error.{res.failure_kind or 'unavailable'}", lang),
+        )
+    return line
+
+
 def verdict_text(res: ScopeResult, lang: str) -> str:
     """The verdict as stored in the incident (one line + the numbers)."""
-    br = res.blast_radius
-    lines = [t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))]
-    if br.suspect:
-        lines[0] += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
-    lines += br.lines_text(lang)
-    return "\n".join(lines)
+    return "\n".join([blast_line(res, lang), *res.blast_radius.lines_text(lang)])
 
 
 class ScopeView(MetricsView):
@@ -67,9 +80,7 @@ class ScopeView(MetricsView):
     def show(self, data: ScopeResult) -> None:
         lang = self.lang
         br = data.blast_radius
-        head = t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))
-        if br.suspect:
-            head += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
+        head = blast_line(data, lang)
         if br.propose:
             head += "\n" + t(f"metrics.propose.{br.propose}", lang)
         self.query_one("#scope-verdict", Static).update(head)

@@ -397,6 +397,7 @@ def test_deployment_narrows_the_series_with_a_pod_label(prometheus_scenario: Get
     assert "metrics.text.no_pod_matched" not in [n["key"] for n in d["notes"]]
     text = analyze_text(srv, srv.url, "en", "-n", "llm", "--deployment", "vllm-llam")
     assert "No series of pods named like the deployment" in text
+    assert "(kubectl get deploy -n llm)" in text  # the namespace is known: no placeholder
     assert "ingress-nginx series carry no pod label" in text
 
 

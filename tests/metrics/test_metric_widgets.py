@@ -4,6 +4,7 @@ cohort panel (E), shared/load (F) and the golden-signals panel (A)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,9 @@ async def test_golden_panel_rows_sparklines_and_breach(
         await wait_for(pilot, lambda: bool(app.messages))
         at = app.messages[0].at.timestamp()
         assert srv.scenario.incident_start <= at <= srv.scenario.incident_start + 600
+        # Both numbers of the breach carry their unit.
+        breach = text_of(app, "#golden-breach")
+        assert re.search(r"= [0-9.]+ ms, SLO [0-9.]+ ms", breach), breach
         rows["access.latency:p99"].focus()
         await pilot.press("p")
         await pilot.pause()
