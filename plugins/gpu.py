@@ -14,6 +14,7 @@ import collections
 import contextlib
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -36,7 +37,7 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
 from cockpit.sources.base import ErrorKind, SourceError
-from cockpit.sources.dcgm import DcgmSource
+from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.sources.gpu_models import GpuNodeSnapshot, XidEvent
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
@@ -53,8 +54,13 @@ LEVEL_STYLE = {
 NVML_RETRY_S = 30.0
 """After NVML was found unusable (driver not loaded), try it again this often."""
 
-HISTORY_POINTS = 60
-"""Samples kept per GPU and metric for the sparklines (one per poll)."""
+HISTORY_POINTS = int(HISTORY_SPAN_S // HISTORY_STEP_S) + 1
+"""Samples kept per GPU and metric for the sparklines: the half hour DCGM's history reads
+(61 at a 30 s step), one sample per step; polls in between update the newest sample."""
+
+SPARK_CELLS = 12
+"""Cells per sparkline: the whole kept history is compressed into them (mean per cell,
+see :func:`cockpit.analysis.gpu_text.sparkline`), so a cell is 2.5 min of the half hour."""
 
 
 @dataclass
@@ -66,6 +72,8 @@ class GpuPanelData:
     xids: list[XidEvent] = field(default_factory=list)
     past: dict[str, dict[str, list[float | None]]] | None = None
     """DCGM: the node's last half hour, read once per node to start the sparklines."""
+    past_at: datetime | None = None
+    """When ``past`` ends (its newest sample)."""
 
 
 class GpuPanel(Panel):
@@ -92,6 +100,7 @@ class GpuPanel(Panel):
         self._nvml_failed_at = 0.0
         self._xids: collections.deque[XidEvent] = collections.deque(maxlen=50)
         self._history: dict[str, dict[str, collections.deque[float | None]]] = {}
+        self._step_at: dict[str, datetime] = {}  # per GPU: when its newest sample's step began
         self._auto_node = ""  # the node picked when none was chosen (see fetch)
         self._past_node = ""  # the node whose recent past started the sparklines
         self._last_at: Any = None
@@ -157,15 +166,18 @@ class GpuPanel(Panel):
             notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
         past = None
+        past_at = ctx.clock.now()
         if self._past_node != str(node):
             # The sparklines start with the node's recent past instead of one point per
             # poll from now on (and show it at all when the clock is frozen: --at, replay).
             self._past_node = str(node)
             try:
-                past = await dcgm.history(str(node), SPARK_METRICS, ctx.clock.now())
+                past = await dcgm.history(str(node), SPARK_METRICS, past_at)
             except SourceError:
                 past = {}  # history is a help, not a requirement: the polls still fill it
-        return GpuPanelData(snapshot=snap, notes=notes, xids=list(self._xids), past=past)
+        return GpuPanelData(
+            snapshot=snap, notes=notes, xids=list(self._xids), past=past, past_at=past_at
+        )
 
     def record_xid_events(self, events: list[XidEvent]) -> None:
         """Keep Xid events and put each on the incident timeline (kind ``xid``)."""
@@ -201,7 +213,7 @@ class GpuPanel(Panel):
     def render_data(self, data: GpuPanelData) -> None:
         snap = data.snapshot
         lang = self.lang
-        self._remember(snap, data.past)
+        self._remember(snap, data.past, data.past_at)
         if snap.source == "nvml":
             src = t(
                 "gpu.source_nvml", lang, node=snap.node or "?", driver=snap.driver_version or "?"
@@ -278,10 +290,13 @@ class GpuPanel(Panel):
             co.append(cohort_none_text(snap.gpus, lang), style="green")
         self.query_one("#gpu-cohort", Static).update(co)
 
-        hist = [t("gpu.history", lang)]
+        hist = [t("gpu.history", lang, minutes=HISTORY_SPAN_S / 60)]
         for g in snap.gpus:
             h = self._history.get(self._key(g.index, g.uuid), {})
-            sparks = " ".join(f"{sparkline(list(h.get(m, [])), 12):<12}" for m in SPARK_METRICS)
+            sparks = " ".join(
+                f"{sparkline(list(h.get(m, [])), SPARK_CELLS):<{SPARK_CELLS}}"
+                for m in SPARK_METRICS
+            )
             hist.append(f"GPU {g.index}: {sparks}")
         self.query_one("#gpu-history", Static).update("\n".join(hist))
 
@@ -298,7 +313,15 @@ class GpuPanel(Panel):
     def _key(index: int, uuid: str | None) -> str:
         return uuid or f"#{index}"
 
-    def _remember(self, snap: GpuNodeSnapshot, past: dict[str, Any] | None = None) -> None:
+    def _remember(
+        self,
+        snap: GpuNodeSnapshot,
+        past: dict[str, Any] | None = None,
+        past_at: datetime | None = None,
+    ) -> None:
+        """Keep one sample per GPU and metric every :data:`HISTORY_STEP_S` seconds (the
+        step of DCGM's history): a poll within the newest sample's step replaces it, so the
+        kept samples stay evenly spaced and span the half hour whatever the poll rate."""
         if past:
             self._history = {
                 key: {
@@ -307,16 +330,26 @@ class GpuPanel(Panel):
                 }
                 for key, attrs in past.items()
             }
+            self._step_at = dict.fromkeys(past, past_at) if past_at is not None else {}
         if snap.at == self._last_at:
             return  # a frozen clock (--at, replay) polls the same instant again
         self._last_at = snap.at
+        step = timedelta(seconds=HISTORY_STEP_S)
         for g in snap.gpus:
-            h = self._history.setdefault(self._key(g.index, g.uuid), {})
+            key = self._key(g.index, g.uuid)
+            h = self._history.setdefault(key, {})
+            began = self._step_at.get(key)
+            same_step = began is not None and snap.at - began < step
+            if not same_step:
+                self._step_at[key] = snap.at
             for m in SPARK_METRICS:
                 r = getattr(g, m)
-                h.setdefault(m, collections.deque(maxlen=HISTORY_POINTS)).append(
-                    r.value if r.ok else None
-                )
+                value = r.value if r.ok else None
+                d = h.setdefault(m, collections.deque(maxlen=HISTORY_POINTS))
+                if same_step and d:
+                    d[-1] = value
+                else:
+                    d.append(value)
 
     @on(Button.Pressed, "#gpu-explain")
     def _explain(self) -> None:

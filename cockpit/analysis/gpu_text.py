@@ -216,8 +216,23 @@ def gpu_row(
 
 
 def sparkline(values: Sequence[float | None], width: int = 16) -> str:
-    """Unicode block sparkline of the last ``width`` values (gaps as spaces)."""
-    vals = list(values)[-width:]
+    """Unicode block sparkline of all ``values`` (oldest first) in at most ``width`` cells.
+
+    More values than cells are compressed, never cut: the values are split into ``width``
+    runs of consecutive samples (as equal as possible, the newest always in the last cell)
+    and each cell shows the **mean** of the known values of its run, so that a step either
+    way (temperature up, SM clock down) shows as a step; a run with no known value is a
+    space (a gap, never 0). Fewer values than cells give one cell per value. Heights are
+    scaled between the smallest and the largest cell.
+    """
+    vals = list(values)
+    if len(vals) > width > 0:
+        runs = [vals[i * len(vals) // width : (i + 1) * len(vals) // width] for i in range(width)]
+        cells: list[float | None] = []
+        for run in runs:
+            known_run = [v for v in run if v is not None]
+            cells.append(sum(known_run) / len(known_run) if known_run else None)
+        vals = cells
     known = [v for v in vals if v is not None]
     if not known:
         return ""

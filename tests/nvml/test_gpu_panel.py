@@ -139,3 +139,41 @@ async def test_paste_box_explains_dmesg(tmp_path) -> None:
         assert "0000:07:00: DBE + retirement failure -> RMA candidate" in out
         assert "Node action: Cordon and drain" in out
         await pilot.pause(0.3)  # let the app's coalesced incident-change timer fire
+
+
+async def test_dcgm_history_sparklines_cover_the_half_hour(
+    prometheus_scenario: Any, tmp_path
+) -> None:
+    """thermal_replica: GPU temperature steps up 25 min before "now"; the history reads 30
+    min (61 samples at 30 s) and the sparkline compresses them all into its 12 cells, so
+    the step shows (the last 12 samples alone were flat)."""
+    from cockpit.analysis.gpu_text import SPARK_METRICS
+    from cockpit.models import from_epoch
+
+    srv = prometheus_scenario("thermal_replica")
+    metrics = PrometheusSource(PrometheusSettings(url=srv.url))
+    ctx = make_ctx(
+        tmp_path,
+        lang="en",
+        sources=Sources(metrics=metrics, missing={"gpu": "no NVML library"}),
+        panels=PANELS,
+        frozen_at=from_epoch(srv.scenario.now),
+    )
+    app = CockpitApp(ctx=ctx, start_step="E")
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None, timeout=30)
+            hist = str(panel.query_one("#gpu-history").render()).splitlines()
+            temp_at = SPARK_METRICS.index("temp_gpu")
+            temps = {
+                line.split(":")[0]: line.split(": ", 1)[1].split(" ")[temp_at] for line in hist[1:]
+            }
+            assert all(len(s) == 12 for s in temps.values())
+            stepped = [g for g, s in temps.items() if s[0] == "▁" and s[-1] == "█"]
+            assert len(stepped) == 1, temps  # the hot GPU: low for 5 min of cells, then high
+            flat = [g for g, s in temps.items() if len(set(s)) == 1]
+            assert len(flat) == len(temps) - 1
+            assert hist[0].startswith("Last 30 min")
+    finally:
+        await metrics.close()
