@@ -19,10 +19,11 @@ from textual.widgets import Button, Sparkline, Static
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.messages import unit_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.ui.keys import localize_bindings
@@ -116,12 +117,14 @@ class GoldenRow(Horizontal, can_focus=True):
             )
         else:
             yield Static(
-                fmt_value(s.now.value, s.unit) if s.now.ok else (s.reason_text(lang) or "—"),
+                fmt_value(s.now.value, unit_text(s.unit, lang))
+                if s.now.ok
+                else (s.reason_text(lang) or "—"),
                 classes="g-now",
                 markup=False,
             )
         yield Static(
-            fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—",
+            fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else "—",
             classes="g-base",
             markup=False,
         )
@@ -147,6 +150,10 @@ class GoldenRow(Horizontal, can_focus=True):
             query=s.query,
             source="prometheus",
             note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
+            label_i18n=in_both(s.label),
+            note_i18n=in_both(
+                lambda lang: t("evidence.pin_note", lang, baseline=base, reason=s.reason_text(lang))
+            ),
         )
 
     def action_pin(self) -> None:
@@ -272,7 +279,7 @@ class GoldenSignalsPanel(Panel):
         w = data.window
         head = (
             f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · "
-            f"{t('metrics.golden.baseline', lang)} {w.baseline}"
+            f"{t('metrics.golden.baseline', lang)} {t(f'metrics.baseline_kind.{w.baseline}', lang)}"
             f" ({w.baseline_start:%m-%d %H:%M}–{w.baseline_end:%H:%M})"
         )
         if data.baseline_note:
