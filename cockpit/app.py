@@ -273,6 +273,10 @@ class CockpitApp(App[None]):
         """Show step ``step_id`` (A–I); the incident records the path."""
         if self.ctx is None or step_id not in STEP_SCREENS:
             return
+        # The path is recorded in the order the user asked for the steps: screens of a
+        # fast burst of keys may come up in another order.
+        if self.ctx.session is not None:
+            self.ctx.session.visit(step_id)
         name = self._ensure_screen(step_id)
         if len(self.screen_stack) <= 1:
             self.push_screen(name)

@@ -61,6 +61,9 @@ COLLECT_LIST_FIELDS = frozenset({"affected_models", "affected_tenants", "affecte
 
 # Words that join two variables in one experiment ("一次改变一个变量" forbids that).
 _MULTI_VARIABLE = re.compile(r"[,;，；、&+]|\band\b|\bplus\b|和|与|以及|同时", re.IGNORECASE)
+# Steps that together are one change: cordon + drain isolates one node (kubectl docs:
+# drain cordons first), so "cordon+drain gpu-7" changes one variable, the node's load.
+_ONE_CHANGE = re.compile(r"\bcordon\s*(?:[+&,，、]|\band\b|和|与|然后)\s*drain\b", re.IGNORECASE)
 
 
 _ARROW = re.compile(r"→|->|=>")
@@ -97,7 +100,7 @@ def check_time_order(times: dict[str, datetime | None]) -> list[str]:
 
 def names_more_than_one_variable(variable: str) -> bool:
     """True when ``variable`` names several variables (``"batch and max_num_seqs"``)."""
-    return bool(_MULTI_VARIABLE.search(variable.strip()))
+    return bool(_MULTI_VARIABLE.search(_ONE_CHANGE.sub("isolate", variable.strip())))
 
 
 class IncidentSession:

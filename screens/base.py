@@ -140,10 +140,9 @@ class StepScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None
-        if (
-            self.ctx.session.incident.current_step != self.STEP
-            or not self.ctx.session.incident.path
-        ):
+        # App.goto records the path as steps are asked for; a screen shown another way
+        # (the first one) is recorded here.
+        if not self.ctx.session.incident.path:
             self.ctx.session.visit(self.STEP)
         self.refresh_stepper()
 

@@ -46,7 +46,7 @@ class ExperimentsScreen(StepScreen):
                 yield Input(placeholder=t("exp.sli.hint", lang), id="exp-sli", compact=True)
             with Vertical(classes="cell"):
                 yield Label(t("exp.before", lang))
-                yield Input(placeholder="620 ms", id="exp-before", compact=True)
+                yield Input(placeholder=t("exp.before.hint", lang), id="exp-before", compact=True)
         yield LocalSelect(
             [], prompt=t("exp.hypothesis", lang), id="exp-hypothesis", allow_blank=True
         )
@@ -57,7 +57,7 @@ class ExperimentsScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.after", lang))
-                yield Input(placeholder="190 ms", id="exp-after", compact=True)
+                yield Input(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
             yield Button(t("exp.record_after", lang), id="exp-record")
 
     def on_mount(self) -> None:

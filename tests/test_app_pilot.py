@@ -408,3 +408,16 @@ async def test_f5_on_a_panel_without_its_source_still_says_why(tmp_path):
                 assert "Error" not in status and panel.failure is None
                 checked.add(panel.PANEL_ID)
     assert {"k8s_timeline", "golden_signals", "backtest"} <= checked
+
+
+async def test_a_burst_of_step_keys_keeps_its_order(tmp_path):
+    """Steps typed faster than screens come up are recorded in the order asked for."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("9", "1", "5", "3", "2", "7", "8")
+        await pilot.pause(0.5)
+        assert app.current_step() == "H"
+    assert ctx.session.incident.path == ["A", "I", "A", "E", "C", "B", "G", "H"]

@@ -88,6 +88,12 @@ def test_one_variable_rule_refuses_two(session, variable):
     assert session.incident.experiments == []
 
 
+@pytest.mark.parametrize("variable", ["cordon+drain gpu-7", "cordon and drain node gpu-7"])
+def test_isolating_a_node_is_one_change(variable):
+    assert not names_more_than_one_variable(variable)
+    assert names_more_than_one_variable(f"{variable}, max_num_seqs")
+
+
 def test_experiment_must_be_measured_before_the_next(session):
     first = session.add_experiment(Experiment(variable="max_num_seqs", before="620 ms"))
     with pytest.raises(RuleViolation) as exc:

@@ -218,7 +218,10 @@ def test_load_findings_read_as_sentences_with_units() -> None:
     )
     assert by["before_gpu"].status == "not_fired"
     assert "gap_now" not in "\n".join(en["before_gpu"])  # numbers read as sentences
-    assert zh["long_prompts"][0].startswith("P50 ") and "token" in zh["long_prompts"][0]
+    assert (
+        zh["long_prompts"][0].startswith("最近 30 分钟的长度分布：P50 ")
+        and "token" in zh["long_prompts"][0]
+    )
     assert en["gateway_errors"] == [
         "gateway 5xx ratio 1.8%",
         "no server error metric to compare with",
