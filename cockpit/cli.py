@@ -127,7 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         [a for a in argv if a not in ("-h", "--help")]
     )
     if first.command:
-        args = build_parser(only=first.command).parse_args(argv)
+        parser = build_parser(only=first.command)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            # Said by the command's own parser, with its usage (the top-level one would
+            # print the usage of `cockpit` for an option of the command).
+            sub = next(
+                a
+                for a in parser._subparsers._group_actions  # type: ignore[union-attr]
+                if isinstance(a, argparse._SubParsersAction)
+            )
+            sub.choices[first.command].error(f"unrecognized arguments: {' '.join(extra)}")
     else:
         args = build_parser(light=True).parse_args(argv)
     if args.version:

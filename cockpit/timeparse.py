@@ -59,7 +59,7 @@ def parse_time(text: str, now: datetime) -> datetime:
     if m:
         h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
         if h > 23 or mi > 59 or se > 59:
-            raise TimeParseError(s)
+            raise TimeParseError(f"{s!r} is not a time of day")
         cand = now.astimezone(UTC).replace(hour=h, minute=mi, second=se, microsecond=0)
         if cand > now:
             cand -= timedelta(days=1)
@@ -67,7 +67,7 @@ def parse_time(text: str, now: datetime) -> datetime:
     try:
         dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise TimeParseError(s) from exc
+        raise TimeParseError(f"{s!r} is not a time (use 2026-11-27T12:55Z, 12:55 or -6h)") from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return _bounded(dt.astimezone(UTC), s)

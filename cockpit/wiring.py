@@ -116,7 +116,7 @@ def _at_clock(args: argparse.Namespace, now: Any) -> Clock | None:
     try:
         return Clock(frozen_at=parse_at(at, now))
     except TimeParseError as exc:
-        raise BootError(f"--at: cannot read the time {at!r}: {exc}") from exc
+        raise BootError(f"--at: {exc}") from exc
 
 
 def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources, Clock, Any]:

@@ -134,3 +134,23 @@ def test_the_tui_without_a_terminal_says_what_to_run(tmp_path: Path) -> None:
     assert "needs a terminal" in proc.stderr and "cockpit analyze" in proc.stderr
     assert "\x1b[" not in proc.stderr
     assert not state.exists() or not list(state.glob("inc-*.json"))
+
+
+def test_an_unknown_option_of_a_command_shows_that_command_s_usage() -> None:
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--demo", "--bogus"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("usage: cockpit analyze")
+    assert "cockpit analyze: error: unrecognized arguments: --bogus" in proc.stderr
+
+
+def test_an_unreadable_time_is_said_once() -> None:
+    proc = subprocess.run(
+        [COCKPIT, "analyze", "--demo", "--at", "garbage"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("garbage") == 1 and "is not a time" in proc.stderr

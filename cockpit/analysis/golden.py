@@ -241,6 +241,17 @@ def judge_msg(
         return "anomalous", msg(
             "evidence.reason.down", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.down
         )
+    if th.ceiling is not None and th.up is None:
+        # Only the ceiling decides a rise here (KV cache: full is what hurts, not doubling):
+        # say which limit the value is under.
+        return "normal", msg(
+            "evidence.reason.below_ceiling",
+            unit=u,
+            baseline=baseline,
+            now=now,
+            ratio=ratio,
+            ceiling=th.ceiling,
+        )
     return "normal", msg("evidence.reason.ratio", unit=u, baseline=baseline, now=now, ratio=ratio)
 
 

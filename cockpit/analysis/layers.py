@@ -119,15 +119,7 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
             # series, no baseline); missing and unsupported ones are listed in `missing`.
             chosen = [s for s in items if not s.missing and s.now.status.value != "unsupported"]
         v.evidence = [s.key for s in chosen]
-        v.line_msgs = [
-            msg(
-                "evidence.layer.line",
-                key=s.key,
-                name=signal_names(s.key),
-                reason=s.reason_msg or s.reason,
-            )
-            for s in chosen
-        ]
+        v.line_msgs = _lines(chosen)
         v.lines = [m.text("en") for m in v.line_msgs]
         out.append(v)
     return out
@@ -292,6 +284,52 @@ def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
             RuleFinding(id="latency_and_throughput", status="no_data"),
             RuleFinding(id="throughput_down_only", status="no_data"),
         ]
+    return out
+
+
+def _failed(s: SignalSummary) -> str:
+    """The failure text of a signal whose query failed ("" otherwise)."""
+    m = s.reason_msg
+    if m is not None and m.key == "evidence.reason.failure":
+        return str(m.args.get("failure", ""))
+    return ""
+
+
+def _lines(chosen: list[SignalSummary]) -> list[Msg]:
+    """One line per signal; signals whose queries failed with the same message share one
+    line naming them all (a Prometheus that is down is said once per layer, not once per
+    signal)."""
+    out: list[Msg] = []
+    grouped: dict[str, list[SignalSummary]] = {}
+    for s in chosen:
+        failure = _failed(s)
+        if failure:
+            grouped.setdefault(failure, []).append(s)
+    done: set[str] = set()
+    for s in chosen:
+        failure = _failed(s)
+        if failure and len(grouped[failure]) > 1:
+            if failure not in done:
+                done.add(failure)
+                keys = [x.key for x in grouped[failure]]
+                out.append(
+                    msg(
+                        "evidence.layer.failed_group",
+                        n=len(keys),
+                        keys=", ".join(keys),
+                        names=signal_names(*keys),
+                        failure=failure,
+                    )
+                )
+            continue
+        out.append(
+            msg(
+                "evidence.layer.line",
+                key=s.key,
+                name=signal_names(s.key),
+                reason=s.reason_msg or s.reason,
+            )
+        )
     return out
 
 

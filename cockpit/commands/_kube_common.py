@@ -15,12 +15,15 @@ def kube_source(args: argparse.Namespace) -> Any:
     try:
         ctx = build_context(args, with_session=False)
     except BootError as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"cockpit {args.command}: {exc}", file=sys.stderr)
         return None
     if ctx.sources.kube is None:
         from cockpit.i18n import t
 
         reason = ctx.sources.missing_text("kube", ctx.lang)
-        print(t("kube.cli_unavailable", ctx.lang, reason=reason), file=sys.stderr)
+        print(
+            f"cockpit {args.command}: " + t("kube.cli_unavailable", ctx.lang, reason=reason),
+            file=sys.stderr,
+        )
         return None
     return ctx.sources.kube

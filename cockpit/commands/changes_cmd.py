@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             else datetime.now(UTC)
         )
     except ValueError as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"cockpit changes: {exc}", file=sys.stderr)
         return 2
     if until.tzinfo is None:
         until = until.replace(tzinfo=UTC)
@@ -104,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(go())
         report = out[0]
     except SourceError as exc:
-        print(f"kubernetes: {exc.failure.kind.value}: {exc.failure.message}", file=sys.stderr)
+        print(
+            f"cockpit changes: kubernetes: {exc.failure.kind.value}: {exc.failure.message}",
+            file=sys.stderr,
+        )
         return 2
     print(report.model_dump_json(indent=2) if args.json else render_text(report, lang))
     return 0

@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         report = out[0]
     except SourceError as exc:
         f = exc.failure
-        print(f"kubernetes: {f.kind.value}: {f.message}", file=sys.stderr)
+        print(f"cockpit pending: kubernetes: {f.kind.value}: {f.message}", file=sys.stderr)
         if hint := f.hint_in(lang):
             print(f"  {hint}", file=sys.stderr)
         return 2

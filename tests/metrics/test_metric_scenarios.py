@@ -356,6 +356,9 @@ def test_failed_queries_are_named_in_the_text_report(prometheus_scenario: Any) -
             assert alerts_line in text and "No alert fired" not in text
             hardware = text[text.index("硬件" if lang == "zh" else "Hardware:") :].splitlines()
             assert "injected 503" in hardware[1], text  # under the layer's "no data"
+            # said once for the layer's failed queries, not once per signal
+            assert ("queries failed" in hardware[1]) or ("个查询失败" in hardware[1])
+            assert not any("injected 503" in line for line in hardware[2:6]), text
 
 
 def test_a_namespace_with_no_series_says_so(prometheus_scenario: Any) -> None:
