@@ -118,8 +118,10 @@ _BULKY = {
 }
 
 
-def field_lines(fields: dict[str, Any], limit: int = 40) -> list[str]:
-    """``key: value`` lines for the non-empty, non-bulky fields of a finding."""
+def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> list[str]:
+    """``key: value`` lines for the non-empty, non-bulky fields of a finding; in Chinese a
+    field with a name in the catalogue (``explain.field.<key>``) reads ``名称 (key)``, the
+    key kept for finding it in ``--json``."""
     out: list[str] = []
     for key, value in fields.items():
         if key in _BULKY or value is None or value == [] or value == {} or value is False:
@@ -131,7 +133,10 @@ def field_lines(fields: dict[str, Any], limit: int = 40) -> list[str]:
         text = _scalar(value)
         if len(text) > 240:
             text = text[:239] + "…"
-        out.append(f"{key}: {text}")
+        name = key
+        if lang != "en" and f"explain.field.{key}" in catalog():
+            name = f"{t(f'explain.field.{key}', lang)} ({key})"
+        out.append(f"{name}: {text}")
         if len(out) >= limit:
             break
     return out
@@ -155,7 +160,7 @@ def to_text(expl: Explanation, lang: str) -> str:
         where = t("explain.label.line", lang, line=f["first_line"]) if f["first_line"] else ""
         lines.append(f"[{i}] {f['title']} — {f['category']}/{f['cause']}  {where}".rstrip())
         lines.append(f"  {t('explain.label.means', lang)}: {f['meaning']}")
-        flines = field_lines(f["fields"])
+        flines = field_lines(f["fields"], lang=lang)
         if flines:
             lines.append(f"  {t('explain.label.fields', lang)}:")
             lines += [f"    {x}" for x in flines]
