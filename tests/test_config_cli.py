@@ -207,3 +207,10 @@ def test_an_unwritable_state_dir_stops_the_start(clean_env, tmp_path):
             argparse.Namespace(state_dir=str(tmp_path / "a-file" / "state")), background=True
         )
     assert "cannot save incidents" in str(exc.value)
+
+
+def test_doctor_on_an_unreadable_config_exits_2_like_every_command(clean_env, capsys):
+    (clean_env / "config.toml").write_text("lang = [unclosed\n")
+    assert main(["doctor", "--json", "--lang", "en"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "config" in captured.err

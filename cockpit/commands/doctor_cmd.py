@@ -10,7 +10,8 @@ Checks, each with its own verdict line and the reason when it fails:
   (a POST that changes nothing), with the ``kubectl auth can-i`` line for each refusal;
 * NVML: whether ``libnvidia-ml.so.1`` loads and how many GPUs answer.
 
-Exit status 0 when every configured source works, 1 otherwise.
+Exit status 0 when every configured source works, 1 otherwise; 2 when the configuration
+itself cannot be read (as for every command).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         ctx = build_context(args, with_session=False)
     except BootError as exc:
         print(f"✗ {exc}", file=sys.stderr)
-        return 1
+        return 2
     report = asyncio.run(_checks(ctx, args.timeout))
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))

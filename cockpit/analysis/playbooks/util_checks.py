@@ -154,7 +154,8 @@ def util_idle(data: PlaybookData) -> ItemResult:
             **L("requests_in_flight"),
             value=f"{total:.1f}",
             source="metrics",
-            query=running.query,
+            # both queries behind the sum
+            query=running.query + (f" + {waiting.query}" if waiting else ""),
         )
     ]
     if total < IDLE_REQUESTS:
