@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.spec import load_playbook
@@ -253,3 +255,38 @@ async def test_recovery_checks_the_cause_not_only_the_gateway(
     assert clock.limit is not None and clock.baseline is not None
     assert clock.limit < clock.baseline
     assert any("latency" in name.lower() for name in lines)
+
+
+@pytest.mark.parametrize("scenario", ["sglang_stack", "tgi_stack"])
+async def test_ttft_playbook_reads_the_detected_stack(
+    tmp_path: Path, prometheus_scenario: Any, scenario: str
+) -> None:
+    """The playbook's serving signals come from the detected stack's profile, in its own
+    metric names (it read vLLM's names only and found nothing on SGLang or TGI)."""
+    from cockpit.config import PrometheusSettings
+    from cockpit.sources.prometheus import PrometheusSource
+
+    srv = prometheus_scenario(scenario)
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url), service=ServiceSettings(namespace="llm")
+    )
+    ctx = make_ctx(
+        tmp_path,
+        sources=Sources(
+            metrics=PrometheusSource(settings.prometheus),
+            missing={"kube": "not configured", "gpu": "no NVML"},
+        ),
+        settings=settings,
+        frozen_at=srv.scenario.now_dt,
+    )
+    try:
+        data = await collect_playbook_data(ctx, "ttft_spike")
+    finally:
+        await ctx.sources.close()
+    stack = scenario.split("_")[0]
+    waiting = data.metrics["requests_waiting"]
+    assert waiting.now.value is not None and stack in waiting.query.lower()
+    assert "vllm:" not in waiting.query
+    res = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), data)}
+    assert res["queue"].status is ItemStatus.PROBLEM
+    assert "requests_waiting" in res["queue"].finding_args["signals"]

@@ -70,6 +70,7 @@ def test_the_record_command_reads_what_the_session_reads(monkeypatch):
         namespace="llm serving",
         deployment="vllm-qwen",
         selector="app=vllm",  # the deployment wins; a selector is not added beside it
+        model="qwen2.5-72b",
         context="prod gpu",
         kubeconfig="/etc/kube/config",
         at="2026-11-27T12:55:00Z",
@@ -86,6 +87,7 @@ def test_the_record_command_reads_what_the_session_reads(monkeypatch):
         "vllm-qwen",
         "",
     )
+    assert got.service.model == "qwen2.5-72b"
     assert got.kubernetes.context == "prod gpu" and str(got.kubernetes.kubeconfig) == (
         "/etc/kube/config"
     )
@@ -133,3 +135,19 @@ def test_recovery_without_data_is_not_healthy():
         ).recovered
         is None
     )
+
+
+def test_a_signal_bad_both_ways_is_checked_on_the_side_it_left():
+    """Running requests fell to ×0.42 (the engine serves less): a lower bound, not 'under
+    the upper bound, recovered'."""
+    from cockpit.analysis.golden import summarize
+    from cockpit.analysis.recovery import Direction
+    from cockpit.collect.recovery import signals_from_golden
+
+    now = [_series([96.0] * 10 + [40.0] * 20)]
+    base = [_series([96.0] * 30)]
+    row = summarize("serving.running:value", "serving.running", "value", "req", now, base)
+    [sig] = signals_from_golden([row])
+    assert sig.direction is Direction.LOWER_IS_WORSE
+    res = check_recovery([sig], NOW, hold_minutes=15)
+    assert res.recovered is False and res.lines[0].limit < 96

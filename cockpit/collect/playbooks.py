@@ -81,6 +81,21 @@ shares and ratios stay fractions."""
 _PER_POD = {
     "ttft_p99": "histogram_quantile(0.99, sum by (le, pod) (rate(vllm:time_to_first_token_seconds_bucket{{{sel}}}[{rate}])))",
 }
+PROFILE_SIGNALS: dict[str, tuple[str, float | None]] = {
+    "queue_time_p99": ("serving.queue_time", 0.99),
+    "requests_waiting": ("serving.queue", None),
+    "requests_running": ("serving.running", None),
+    "arrival_rate": ("serving.qps", None),
+    "prompt_tokens_p90": ("serving.prompt_len", 0.9),
+    "ttft_p99": ("serving.ttft", 0.99),
+    "tpot_p99": ("serving.tpot", 0.99),
+}
+"""Playbook signals that every serving stack's metric profile defines (canonical signal
+id, quantile): read in the detected stack's own metric names (SGLang, TGI, Triton…) and
+narrowed like the drilldown (namespace, model, the deployment's pods). The vLLM queries
+of :data:`_Q` are used when no profile was detected (or the listing failed)."""
+
+
 SIGNALS_BY_PLAYBOOK: dict[str, tuple[str, ...]] = {
     "cuda_oom": ("requests_running", "torch_reserved_gib", "torch_unallocated_gib"),
     "nccl_hang": (),
@@ -213,13 +228,23 @@ async def _kube(
 
 
 async def _signal(
-    ctx: AppContext, name: str, sel: str, now: datetime, offset: timedelta
+    ctx: AppContext,
+    name: str,
+    sel: str,
+    now: datetime,
+    offset: timedelta,
+    profiled: tuple[str, str | None, str] | None = None,
 ) -> tuple[str, Signal]:
     src = ctx.sources.metrics
     assert src is not None
-    q = _Q[name].format(sel=sel, rate=RATE)
-    unit, factor = _UNITS.get(name, ("", 1.0))
-    per_q = _PER_POD[name].format(sel=sel, rate=RATE) if name in _PER_POD else None
+    if profiled is not None:
+        # (query, per-pod query, unit) in the detected stack's names, already scaled
+        q, per_q, unit = profiled
+        factor = 1.0
+    else:
+        q = _Q[name].format(sel=sel, rate=RATE)
+        unit, factor = _UNITS.get(name, ("", 1.0))
+        per_q = _PER_POD[name].format(sel=sel, rate=RATE) if name in _PER_POD else None
 
     async def per_pod() -> list[Any]:
         return await _timed(src.instant(per_q, now)) if per_q else []
@@ -257,10 +282,57 @@ async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> Non
     (the source bounds how many run together; each has its own timeout)."""
     now = ctx.clock.now()
     offset = timedelta(days=7) if ctx.settings.baseline == "7d" else timedelta(days=1)
-    sel = _selector(ctx.settings.service.namespace, [p.meta.name for p in data.pods])
+    pods = [p.meta.name for p in data.pods]
+    sel = _selector(ctx.settings.service.namespace, pods)
     names = SIGNALS_BY_PLAYBOOK.get(playbook_id, ())
-    for name, sig in await asyncio.gather(*(_signal(ctx, n, sel, now, offset) for n in names)):
+    profiled = await _profiled(ctx, now, pods, names)
+    for name, sig in await asyncio.gather(
+        *(_signal(ctx, n, sel, now, offset, profiled.get(n)) for n in names)
+    ):
         data.metrics[name] = sig
+
+
+async def _profiled(
+    ctx: AppContext, now: datetime, pods: list[str], names: tuple[str, ...]
+) -> dict[str, tuple[str, str | None, str]]:
+    """The queries of :data:`PROFILE_SIGNALS` in the detected stack's metric names and
+    scope (namespace, model, and the pods: those the playbook found, else the
+    deployment's); empty when detection fails (the vLLM queries are used then)."""
+    import re
+
+    from cockpit.analysis.profiles import render
+    from cockpit.collect.base import detection_for, scope_for
+
+    wanted = [n for n in names if n in PROFILE_SIGNALS]
+    if not wanted:
+        return {}
+    try:
+        det = await _timed(detection_for(ctx, now))
+        scope = dict(await _timed(scope_for(ctx)))
+    except Exception:
+        return {}
+    if pods:
+        scope["pod"] = "|".join(re.escape(p) for p in sorted(pods))
+    out: dict[str, tuple[str, str | None, str]] = {}
+    for name in wanted:
+        sid, quantile = PROFILE_SIGNALS[name]
+        resolved = det.get(sid)
+        if resolved is None or resolved.metric is None:
+            continue
+        sel = det.selector_for(resolved, scope)
+        meta = det.metas.get(resolved.profile)
+        pod_label = meta.labels.get("pod", "") if meta is not None else ""
+        try:
+            q = render(resolved, sel, RATE, quantile=quantile)
+            per_q = (
+                render(resolved, sel, RATE, by=(pod_label,), quantile=quantile)
+                if name in _PER_POD and pod_label
+                else None
+            )
+        except ValueError:
+            continue
+        out[name] = (q, per_q, resolved.spec.unit)
+    return out
 
 
 async def collect_playbook_data(

@@ -44,6 +44,24 @@ def _direction(signal: str) -> Direction:
     return Direction.HIGHER_IS_WORSE
 
 
+def _direction_of(row: SignalSummary, tolerance: float) -> Direction:
+    """:func:`_direction`, and for a signal bad on both sides (running requests, GPU
+    util: ``bad = "both"``) the side it left its band on: a drop is checked against a
+    lower bound."""
+    from cockpit.analysis.profiles import SIGNALS
+
+    info = SIGNALS.get(row.signal)
+    base = row.baseline.value
+    if info is not None and info.bad == "both" and base is not None and row.spark:
+        low = min(row.spark) < base * (1 - tolerance)
+        high = max(row.spark) > base * (1 + tolerance)
+        if low and not high:
+            return Direction.LOWER_IS_WORSE
+        if low and high and base - min(row.spark) > max(row.spark) - base:
+            return Direction.LOWER_IS_WORSE
+    return _direction(row.signal)
+
+
 def _left_band(row: SignalSummary, direction: Direction, tolerance: float) -> bool:
     base = row.baseline.value
     if base is None or not row.spark:
@@ -64,7 +82,7 @@ def signals_from_golden(
     for row in rows:
         if any(k in row.signal.split(".")[-1] for k in _SKIP):
             continue
-        direction = _direction(row.signal)
+        direction = _direction_of(row, tolerance)
         if not _left_band(row, direction, tolerance) and row.spark and row.verdict != "anomalous":
             continue
         if row.baseline.value is None and not row.spark:

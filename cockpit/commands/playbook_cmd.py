@@ -156,7 +156,7 @@ def render_text(
     from cockpit.analysis.playbooks.render import status_text, summary
     from cockpit.i18n import t
 
-    lines = [f"{report['title']}  ({report['seed']})", book.intro.get(lang)]
+    lines = [report["title"], book.intro.get(lang)]
     scope = report["scope"]
     where = scope["namespace"] or "-"
     if scope["pods"]:

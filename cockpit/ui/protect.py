@@ -29,6 +29,7 @@ def _record_flags(ctx: AppContext) -> list[str]:
         namespace=svc.namespace,
         deployment=svc.deployment,
         selector=svc.selector,
+        model=svc.model,
         context=s.kubernetes.context,
         kubeconfig=str(s.kubernetes.kubeconfig or ""),
         at=ctx.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ") if ctx.clock.frozen else "",

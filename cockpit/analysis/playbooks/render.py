@@ -56,13 +56,14 @@ def finding_text(result: ItemResult, lang: str) -> str:
 
 
 def summary(results: list[ItemResult], lang: str) -> str:
-    """``2 problems, 3 ok, 1 open, 0 not available``."""
+    """``2 problems, 3 ok, 0 n/a, 1 open, 0 not available``."""
     count = {s: sum(1 for r in results if r.status is s) for s in ItemStatus}
     return t(
         "playbook.summary",
         lang,
         problems=count[ItemStatus.PROBLEM],
-        ok=count[ItemStatus.OK] + count[ItemStatus.NA],
+        ok=count[ItemStatus.OK],
+        not_applicable=count[ItemStatus.NA],
         open=count[ItemStatus.OPEN],
         na=count[ItemStatus.NOT_AVAILABLE],
     )

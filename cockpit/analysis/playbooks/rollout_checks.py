@@ -196,9 +196,12 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
             finding_args={"what": ", ".join(jumps)},
             evidence=ev,
         )
+    compared = [n for n in ("finish_length_share", "http_400_share") if data.signal(n)]
     return ItemResult(
         item="finish_reason",
         status=ItemStatus.OK,
+        # Only what was compared is said to be as before (no HTTP data: not "400s as usual").
         finding_key="playbook.finding.roll.finish_same",
+        finding_args={"signals": ", ".join(compared) or "logs"},
         evidence=ev,
     )
