@@ -171,26 +171,7 @@ async def test_ttft_playbook_falls_back_to_the_quiet_time_before(
     """Three hours of history, no day before: the playbook compares with the time before
     the incident window, as the drilldown does, and finds the long-prompt queue (it said
     "as usual" when it had nothing to compare with)."""
-    from cockpit.config import PrometheusSettings
-    from cockpit.sources.prometheus import PrometheusSource
-
-    srv = prometheus_scenario("long_prompts")
-    settings = Settings(
-        prometheus=PrometheusSettings(url=srv.url), service=ServiceSettings(namespace="llm")
-    )
-    ctx = make_ctx(
-        tmp_path,
-        sources=Sources(
-            metrics=PrometheusSource(settings.prometheus),
-            missing={"kube": "not configured", "gpu": "no NVML"},
-        ),
-        settings=settings,
-        frozen_at=srv.scenario.now_dt,
-    )
-    try:
-        data = await collect_playbook_data(ctx, "ttft_spike")
-    finally:
-        await ctx.sources.close()
+    data = await _metrics_only(tmp_path, prometheus_scenario("long_prompts"), "ttft_spike")
     queue = data.metrics["queue_time_p99"]
     assert queue.baseline_from == "quiet" and queue.baseline is not None
     assert queue.baseline.value is not None and queue.now.value is not None
@@ -263,10 +244,22 @@ async def test_ttft_playbook_reads_the_detected_stack(
 ) -> None:
     """The playbook's serving signals come from the detected stack's profile, in its own
     metric names (it read vLLM's names only and found nothing on SGLang or TGI)."""
+    data = await _metrics_only(tmp_path, prometheus_scenario(scenario), "ttft_spike")
+    stack = scenario.split("_")[0]
+    waiting = data.metrics["requests_waiting"]
+    assert waiting.now.value is not None and stack in waiting.query.lower()
+    assert "vllm:" not in waiting.query
+    res = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), data)}
+    assert res["queue"].status is ItemStatus.PROBLEM
+    assert "requests_waiting" in res["queue"].finding_args["signals"]
+
+
+async def _metrics_only(tmp_path: Path, srv: Any, playbook: str) -> Any:
+    """A playbook's data from a served scenario's Prometheus alone (no Kubernetes, no
+    GPU), at the scenario's now, namespace ``llm``."""
     from cockpit.config import PrometheusSettings
     from cockpit.sources.prometheus import PrometheusSource
 
-    srv = prometheus_scenario(scenario)
     settings = Settings(
         prometheus=PrometheusSettings(url=srv.url), service=ServiceSettings(namespace="llm")
     )
@@ -280,13 +273,6 @@ async def test_ttft_playbook_reads_the_detected_stack(
         frozen_at=srv.scenario.now_dt,
     )
     try:
-        data = await collect_playbook_data(ctx, "ttft_spike")
+        return await collect_playbook_data(ctx, playbook)
     finally:
         await ctx.sources.close()
-    stack = scenario.split("_")[0]
-    waiting = data.metrics["requests_waiting"]
-    assert waiting.now.value is not None and stack in waiting.query.lower()
-    assert "vllm:" not in waiting.query
-    res = {r.item: r for r in run_playbook(load_playbook("ttft_spike"), data)}
-    assert res["queue"].status is ItemStatus.PROBLEM
-    assert "requests_waiting" in res["queue"].finding_args["signals"]
