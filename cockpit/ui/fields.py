@@ -93,8 +93,12 @@ class BoundTextArea(Vertical):
 
     def sync(self) -> None:
         """Show the stored value when something else wrote it (a panel's "use this"
-        button): typing writes through at once, so a difference is never unsaved typing."""
+        button). Not while the field has focus: what is typed reaches the store through
+        the field's Changed message, which may still be queued, so a difference there is
+        typing in flight, not another writer."""
         area = self.query_one(f"#{self.input_id()}", TextArea)
+        if area.has_focus:
+            return
         stored = self.read()
         if area.text != stored:
             area.load_text(stored)
