@@ -145,6 +145,7 @@ class StepScreen(Screen[None]):
         if not self.ctx.session.incident.path:
             self.ctx.session.visit(self.STEP)
         self.refresh_stepper()
+        self.sync_fields()
 
     def refresh_stepper(self) -> None:
         """Redraw the stepper and title from the incident."""
@@ -157,12 +158,18 @@ class StepScreen(Screen[None]):
             return
 
     def on_incident_changed(self, event: IncidentChanged) -> None:
-        from cockpit.ui.fields import BoundTextArea
-
         self.refresh_stepper()
+        self.sync_fields()
+        self.incident_changed()
+
+    def sync_fields(self) -> None:
+        """Fields that other screens or panels may have written show what is stored."""
+        from cockpit.ui.fields import BoundTextArea, TimesForm
+
         for field in self.query(BoundTextArea):
             field.sync()
-        self.incident_changed()
+        for form in self.query(TimesForm):
+            form.sync()
 
     def incident_changed(self) -> None:
         """Hook: the incident changed (refresh lists shown from it)."""

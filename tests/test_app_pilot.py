@@ -421,3 +421,21 @@ async def test_a_burst_of_step_keys_keeps_its_order(tmp_path):
         await pilot.pause(0.5)
         assert app.current_step() == "H"
     assert ctx.session.incident.path == ["A", "I", "A", "E", "C", "B", "G", "H"]
+
+
+async def test_times_changed_on_a_show_on_i(tmp_path):
+    """A and I both show the four incident times: a time corrected on A is what I shows."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        app.goto("A")
+        await pilot.pause()
+        field = app.screen.query_one("#time-detect")
+        field.focus()
+        field.value = "2026-11-29 19:42"
+        await pilot.press("enter")
+        await pilot.pause()
+        app.goto("I")
+        await pilot.pause(0.4)
+        assert app.screen.query_one("#time-detect").value == "2026-11-29 19:42:00Z"

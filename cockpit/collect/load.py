@@ -81,10 +81,17 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
     """Collect and analyse step F."""
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
-    stats = {
+    wanted = {
         "access.latency": ("p50", "p99"),
         "serving.e2e_latency": ("p99",),
         "serving.queue_time": ("p99",),
+    }
+    # Quantiles only where the stack has a histogram: a mean (Triton's cumulative
+    # duration ÷ count) keeps its own "avg" key and is never read as a P99.
+    stats = {
+        sid: st
+        for sid, st in wanted.items()
+        if (r := det.get(sid)) is None or r.spec.kind == "histogram"
     }
     planned = plan(det, scope, window, LOAD_SIGNALS, ctx.lang, stats)
     runner = runner_for(ctx)

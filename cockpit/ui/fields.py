@@ -142,6 +142,20 @@ class TimesForm(Vertical):
     def on_mount(self) -> None:
         self._show_problems()
 
+    def sync(self) -> None:
+        """Show the stored times when another screen changed them (A and I both show
+        them); a field being edited, or holding text that could not be read, is left."""
+        assert self.ctx.session is not None
+        times = self.ctx.session.incident.times
+        for name in TIME_FIELDS:
+            widget = self.query_one(f"#time-{name}", Input)
+            if widget.has_focus or name in self.unparsed:
+                continue
+            shown = fmt_time(getattr(times, name))
+            if widget.value != shown:
+                widget.value = shown
+        self._show_problems()
+
     def set_time(self, name: str, value: datetime | None) -> None:
         """Set a time programmatically (e.g. the first SLO breach) and show it."""
         assert self.ctx.session is not None

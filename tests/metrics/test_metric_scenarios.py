@@ -216,6 +216,11 @@ def test_each_stack_in_its_own_names(
         assert before["note_key"] == "evidence.load.no_gap"
     if name == "triton_stack":
         assert signal(d, "serving.batch_size:value")["verdict"] == "anomalous"
+        # Triton's latency is a mean: never compared with the gateway's P99 as a P99
+        before = next(f for f in d["load"] if f["id"] == "before_gpu")
+        assert "serving.e2e_latency:p99" not in before["evidence"]
+        assert "serving_p99_now" not in before["numbers"]
+        assert before["note_key"] == "evidence.load.no_gap"
 
 
 def test_recorded_bundle_replays_the_same_analysis(
