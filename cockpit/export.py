@@ -314,7 +314,11 @@ def build_document(
     times = {name: _utc(getattr(inc.times, name)) for name in TIME_FIELDS}
     start = times["start"]
     order = check_time_order(times)
-    mitigations = [e for e in inc.timeline if e.kind is TimelineKind.MITIGATION]
+    mitigations = [
+        e.model_copy(update={"text": e.text_i18n.get(lang, e.text)})
+        for e in inc.timeline
+        if e.kind is TimelineKind.MITIGATION
+    ]
     template = Template(
         title=TextField(filled=bool(_text(inc.title)), value=_text(inc.title)),
         impact=TextField(filled=bool(_text(inc.impact)), value=_text(inc.impact)),
@@ -360,7 +364,10 @@ def build_document(
         ),
     )
     appendices = Appendices(
-        timeline=sorted(inc.timeline, key=lambda e: _utc(e.at) or e.at),
+        timeline=sorted(
+            (e.model_copy(update={"text": e.text_i18n.get(lang, e.text)}) for e in inc.timeline),
+            key=lambda e: _utc(e.at) or e.at,
+        ),
         hypotheses=list(inc.hypotheses),
         experiments=list(inc.experiments),
         path=PathAppendix(
@@ -395,8 +402,11 @@ def build_document(
 
 
 _OTHER_LANGUAGES: Any = {
-    "template": {"key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n"}}}},
-    "appendices": {"recovery": {"lines_i18n"}},
+    "template": {
+        "key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n"}}},
+        "mitigation": {"actions_taken": {"__all__": {"text_i18n"}}},
+    },
+    "appendices": {"recovery": {"lines_i18n"}, "timeline": {"__all__": {"text_i18n"}}},
 }
 
 
@@ -571,7 +581,7 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     if mit.actions_taken:
         md.heading(1, md.tr("export.mitigation.taken"))
         for entry in mit.actions_taken:
-            md.item(2, None, f"{md.when(entry.at)} · {_one_line(entry.text)}")
+            md.item(2, None, f"{md.when(entry.at)} · {_one_line(entry_text(entry, md.lang))}")
 
     acts = tpl.long_term_actions
     if not acts.filled:

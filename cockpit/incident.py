@@ -159,6 +159,9 @@ class TimelineEntry(_Model):
     kind: TimelineKind = TimelineKind.NOTE
     text: str
     source: str = "user"
+    text_i18n: dict[str, str] = Field(default_factory=dict)
+    """``text`` in each language when cockpit wrote it (a pinned value, a mitigation
+    chosen in F2), so the export speaks its own language; empty for what the user typed."""
 
 
 class HypothesisStatus(StrEnum):

@@ -39,7 +39,7 @@ def entry_text(entry: TimelineEntry, lang: str) -> str:
 
     if entry.kind is TimelineKind.IMPACT and entry.text in TIME_FIELDS:
         return t(f"times.{entry.text}", lang)
-    return entry.text
+    return entry.text_i18n.get(lang, entry.text)
 
 
 TEXT_FIELDS = frozenset(
@@ -316,11 +316,16 @@ class IncidentSession:
             if (existing.label, existing.value, existing.unit, existing.at, existing.query) == key:
                 return existing
         self.incident.evidence.append(evidence)
+        unit = f" {evidence.unit}" if evidence.unit else ""
         self._timeline(
             evidence.at or utcnow(),
             TimelineKind.EVIDENCE,
-            f"{evidence.label} = {evidence.value}{(' ' + evidence.unit) if evidence.unit else ''}",
+            f"{evidence.label} = {evidence.value}{unit}",
             source=evidence.source or "user",
+            text_i18n={
+                lang: f"{label} = {evidence.value}{unit}"
+                for lang, label in evidence.label_i18n.items()
+            },
         )
         self.save()
         return evidence
@@ -333,18 +338,33 @@ class IncidentSession:
         self.save()
 
     def add_timeline(
-        self, at: datetime, text: str, kind: TimelineKind = TimelineKind.NOTE, source: str = "user"
+        self,
+        at: datetime,
+        text: str,
+        kind: TimelineKind = TimelineKind.NOTE,
+        source: str = "user",
+        text_i18n: dict[str, str] | None = None,
     ) -> TimelineEntry:
-        """Add an entry to the timeline (deduplicated on time+kind+text)."""
-        entry = self._timeline(at, kind, text, source)
+        """Add an entry to the timeline (deduplicated on time+kind+text); ``text_i18n``
+        is the text in each language when cockpit wrote it."""
+        entry = self._timeline(at, kind, text, source, text_i18n)
         self.save()
         return entry
 
-    def _timeline(self, at: datetime, kind: TimelineKind, text: str, source: str) -> TimelineEntry:
+    def _timeline(
+        self,
+        at: datetime,
+        kind: TimelineKind,
+        text: str,
+        source: str,
+        text_i18n: dict[str, str] | None = None,
+    ) -> TimelineEntry:
         for existing in self.incident.timeline:
             if (existing.at, existing.kind, existing.text) == (at, kind, text):
                 return existing
-        entry = TimelineEntry(at=at, kind=kind, text=text, source=source)
+        entry = TimelineEntry(
+            at=at, kind=kind, text=text, source=source, text_i18n=dict(text_i18n or {})
+        )
         self.incident.timeline.append(entry)
         self.incident.timeline.sort(key=lambda e: e.at)
         return entry

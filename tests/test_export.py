@@ -243,6 +243,16 @@ def test_texts_cockpit_wrote_come_in_the_export_language() -> None:
             note_i18n={"zh": "基线 180；当前 620 ms", "en": "baseline 180; now 620 ms"},
         )
     )
+    from cockpit.incident import TimelineEntry, TimelineKind
+
+    inc.timeline.append(
+        TimelineEntry(
+            at=at(28),
+            kind=TimelineKind.MITIGATION,
+            text="缓解：先保全证据",
+            text_i18n={"zh": "缓解：先保全证据", "en": "Mitigation: preserve evidence first"},
+        )
+    )
     inc.recovery.lines = ["✗ 网关延迟 P99：最近 610"]
     inc.recovery.lines_i18n = {
         "zh": ["✗ 网关延迟 P99：最近 610"],
@@ -251,7 +261,8 @@ def test_texts_cockpit_wrote_come_in_the_export_language() -> None:
     en = render(inc, "en", "md", TZ)
     assert "gateway latency P99: 620 ms" in en and "baseline 180; now 620 ms" in en
     assert "✗ gateway latency P99: last 610" in en
-    assert "网关延迟" not in en
+    assert "Mitigation: preserve evidence first" in en
+    assert "网关延迟" not in en and "先保全证据" not in en
     zh = render(inc, "zh", "md", TZ)
     assert "网关延迟 P99：620 ms" in zh or "网关延迟 P99: 620 ms" in zh
     assert "✗ 网关延迟 P99：最近 610" in zh
@@ -260,6 +271,9 @@ def test_texts_cockpit_wrote_come_in_the_export_language() -> None:
     ev = doc["template"]["key_evidence"]["items"][-1]
     assert ev["label"] == "gateway latency P99" and "label_i18n" not in ev
     assert "lines_i18n" not in doc["appendices"]["recovery"]
+    assert all("text_i18n" not in e for e in doc["appendices"]["timeline"])
+    mitigations = doc["template"]["mitigation"]["actions_taken"]
+    assert mitigations[-1]["text"] == "Mitigation: preserve evidence first"
 
 
 def test_render_refuses_unknown_format_and_language() -> None:

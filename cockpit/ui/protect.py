@@ -14,7 +14,7 @@ from textual.widgets import Button, Label, Static
 
 from cockpit.analysis.mitigations import Mitigation, mitigations, record_flags
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import TimelineKind
 from cockpit.ui.keys import localize_bindings
 
@@ -115,12 +115,16 @@ class ProtectScreen(ModalScreen[None]):
             self.notify(t("protect.copied", self.ctx.lang), markup=False)
         elif action == "chosen":
             assert self.ctx.session is not None
+
+            def text(lang: str) -> str:
+                option = t(f"protect.{key}", lang)
+                return t("protect.timeline", lang, option=option) + "\n" + "\n".join(opt.commands)
+
             self.ctx.session.add_timeline(
                 self.ctx.clock.now(),
-                t("protect.timeline", self.ctx.lang, option=t(f"protect.{key}", self.ctx.lang))
-                + "\n"
-                + "\n".join(opt.commands),
+                text(self.ctx.lang),
                 kind=TimelineKind.MITIGATION,
+                text_i18n=in_both(text),
             )
             if not self.ctx.session.incident.mitigation and key != "record":
                 self.ctx.session.set_text("mitigation", t(f"protect.{key}", self.ctx.lang))

@@ -93,6 +93,8 @@ async def test_drilldown_view_layers_rules_and_pin(
         # kept in both languages, so an export in the other one speaks its own
         assert ev.label_i18n["en"] == "temperature" and "温度" in ev.label_i18n["zh"]
         assert ev.note_i18n["en"].startswith("baseline") and ev.note_i18n["zh"].startswith("基线")
+        entry = next(e for e in ctx.session.incident.timeline if e.kind.value == "evidence")
+        assert entry.text_i18n["en"].startswith("temperature = ")
         assert float(ev.value) > 85 and ev.step == "C"
         await ctx.sources.close()
 
