@@ -128,6 +128,9 @@ class DrilldownView(MetricsView):
             if len(texts) > 4:
                 lines.append("    " + t("metrics.text.more_table", lang, n=len(texts) - 4))
             lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in v.missing[:4]]
+            if len(v.missing) > 4:
+                # the rest is in `cockpit analyze` and `cockpit doctor`, never dropped silently
+                lines.append("    " + t("metrics.text.more_missing", lang, n=len(v.missing) - 4))
         self.query_one("#dd-layers", Static).update("\n".join(lines))
         rules = []
         for r in data.drilldown.rules:

@@ -321,3 +321,22 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
         inc = ctx.session.incident
         assert bt.best.candidate.id in inc.earlier_detection and inc.alert_rule == bt.rule_yaml
         await ctx.sources.close()
+
+
+async def test_drilldown_view_says_how_many_missing_metrics_it_does_not_list(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    from cockpit.ui.drilldown_view import DrilldownView
+
+    srv = prometheus_scenario("half_missing")
+    ctx = ctx_for(srv, tmp_path)
+    app = Host(ctx, DrilldownView)
+    async with app.run_test(size=(160, 60)) as pilot:
+        view = app.query_one(DrilldownView)
+        await wait_for(pilot, lambda: view.data is not None or view.failure is not None)
+        assert view.failure is None and view.data is not None
+        serving = view.data.drilldown.layer("serving")
+        assert len(serving.missing) > 4
+        layers = text_of(app, "#dd-layers")
+        assert f"… {len(serving.missing) - 4} more missing metrics" in layers
+        await ctx.sources.close()
