@@ -47,6 +47,11 @@ def test_mitigations_fill_scope_and_flag_placeholders():
     assert opts["rollback"].placeholders == []
     assert opts["isolate_node"].placeholders == ["NODE"]
     assert "cockpit record -o incident-inc-1.jsonl.gz --window 2h" in opts["record"].commands
+    # global-rate-limit is gone from ingress-nginx v1.12: offered for older ones only
+    rate = opts["rate_limit"].commands
+    assert (
+        rate[1].startswith("# ingress-nginx before v1.12 only") and "global-rate-limit" in rate[2]
+    )
     # Nothing is guessed: an unknown deployment stays a placeholder.
     bare = {m.key: m for m in mitigations(ServiceScope())}
     assert "DEPLOYMENT" in bare["pause_rollout"].placeholders

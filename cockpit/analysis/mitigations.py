@@ -3,10 +3,13 @@
 Source: seed ``000_98f0f2273dcebb14.txt`` opening rule — "先保护用户与作业，再定位根因：必要时
 限流、回滚、隔离坏节点或暂停扩散，随后保全指标、事件、日志和 profile 证据". The kubectl verbs are
 from the Kubernetes docs (``kubectl rollout undo|pause``, ``kubectl cordon``/``drain``,
-ingress-nginx annotations: ``limit-rps`` counts per client IP; ``global-rate-limit`` and
-``global-rate-limit-window`` cap the total and need memcached configured in the
-controller's ConfigMap — ingress-nginx docs, "Annotations: Rate Limiting / Global Rate
-Limiting").
+ingress-nginx annotations: ``limit-rps`` counts per client IP and per controller replica;
+``global-rate-limit`` and ``global-rate-limit-window`` cap the total with memcached
+configured in the controller's ConfigMap — ingress-nginx docs, "Annotations: Rate
+Limiting / Global Rate Limiting" — and were removed in ingress-nginx v1.12
+(kubernetes/ingress-nginx#11851, listed in the breaking changes of #10186), so they are
+offered for older controllers only, with a load balancer in front as the way to cap the
+total on newer ones).
 """
 
 from __future__ import annotations
@@ -119,6 +122,7 @@ def mitigations(
             commands=[
                 f"kubectl -n {ns} annotate ingress {ing} "
                 "nginx.ingress.kubernetes.io/limit-rps=<RPS> --overwrite",
+                "# ingress-nginx before v1.12 only (removed in v1.12): a total cap",
                 f"kubectl -n {ns} annotate ingress {ing} "
                 "nginx.ingress.kubernetes.io/global-rate-limit=<RPS> "
                 "nginx.ingress.kubernetes.io/global-rate-limit-window=1s --overwrite",
