@@ -313,7 +313,11 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
     PlaybookMenuScreen { align: center middle; }
     PlaybookMenuScreen > OptionList { width: 70; height: auto; max-height: 12; border: thick $accent; }
     """
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Close"),
+        # The list is numbered: its number opens a scenario (as 1–9 pick a step).
+        *[Binding(str(n), f"pick({n})", show=False) for n in range(1, 10)],
+    ]
 
     def __init__(self, lang: str) -> None:
         super().__init__()
@@ -325,6 +329,12 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
             *[Option(f"{p.order}. {p.title.get(self.lang)}", id=p.id) for p in all_playbooks()],
             id="pb-menu",
         )
+
+    def action_pick(self, number: int) -> None:
+        """Open the scenario numbered ``number`` in the list (nothing for a number past it)."""
+        books = all_playbooks()
+        if 1 <= number <= len(books):
+            self.dismiss(books[number - 1].id)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -183,3 +183,17 @@ async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:
         await pilot.pause()
         detail = str(screen.query_one("#pb-evidence").render())
         assert "kubectl rollout undo deployment/vllm-qwen -n llm" in detail
+
+
+async def test_the_number_of_a_scenario_opens_it(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await pilot.press("f7")
+        await pilot.pause()
+        assert isinstance(app.screen, PlaybookMenuScreen)
+        await pilot.press("4")
+        await pilot.pause()
+        assert isinstance(app.screen, PlaybookScreen)
+        assert app.screen.playbook.id == PLAYBOOK_IDS[3] == "ttft_spike"
