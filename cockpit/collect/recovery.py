@@ -30,36 +30,25 @@ _LOWER_IS_WORSE = ("qps", "tps", "throughput")
 _SKIP = ("gpu_util", "util", "sm_active", "kv_cache")
 
 
-def _direction(signal: str) -> Direction:
-    """The bad side of ``signal``: from its profile entry (``bad = "down"`` for clocks,
-    throughput, batch size), else lower is worse for rates of work."""
-    from cockpit.analysis.profiles import SIGNALS
-
-    info = SIGNALS.get(signal)
-    if info is not None and info.bad == "down":
-        return Direction.LOWER_IS_WORSE
-    name = signal.split(".")[-1]
-    if info is None and any(k in name for k in _LOWER_IS_WORSE):
-        return Direction.LOWER_IS_WORSE
-    return Direction.HIGHER_IS_WORSE
-
-
-def _direction_of(row: SignalSummary, tolerance: float) -> Direction:
-    """:func:`_direction`, and for a signal bad on both sides (running requests, GPU
-    util: ``bad = "both"``) the side it left its band on: a drop is checked against a
-    lower bound."""
+def _direction(row: SignalSummary) -> Direction:
+    """The bad side of a row: from its signal's profile entry (``bad = "down"`` for
+    clocks, throughput, batch size; for ``bad = "both"``, such as running requests, the
+    side the row moved further from its baseline on, so that a drop is checked against a
+    lower bound); for a signal no profile knows, lower is worse for rates of work."""
     from cockpit.analysis.profiles import SIGNALS
 
     info = SIGNALS.get(row.signal)
+    if info is None:
+        name = row.signal.split(".")[-1]
+        if any(k in name for k in _LOWER_IS_WORSE):
+            return Direction.LOWER_IS_WORSE
+        return Direction.HIGHER_IS_WORSE
     base = row.baseline.value
-    if info is not None and info.bad == "both" and base is not None and row.spark:
-        low = min(row.spark) < base * (1 - tolerance)
-        high = max(row.spark) > base * (1 + tolerance)
-        if low and not high:
+    if info.bad == "both" and base is not None and row.spark:
+        if base - min(row.spark) > max(row.spark) - base:
             return Direction.LOWER_IS_WORSE
-        if low and high and base - min(row.spark) > max(row.spark) - base:
-            return Direction.LOWER_IS_WORSE
-    return _direction(row.signal)
+        return Direction.HIGHER_IS_WORSE
+    return Direction.LOWER_IS_WORSE if info.bad == "down" else Direction.HIGHER_IS_WORSE
 
 
 def _left_band(row: SignalSummary, direction: Direction, tolerance: float) -> bool:
@@ -82,7 +71,7 @@ def signals_from_golden(
     for row in rows:
         if any(k in row.signal.split(".")[-1] for k in _SKIP):
             continue
-        direction = _direction_of(row, tolerance)
+        direction = _direction(row)
         if not _left_band(row, direction, tolerance) and row.spark and row.verdict != "anomalous":
             continue
         if row.baseline.value is None and not row.spark:
