@@ -249,10 +249,9 @@ async def _signal(
     async def per_pod() -> list[Any]:
         return await _timed(src.instant(per_q, now)) if per_q else []
 
-    cur, base, quiet, per = await asyncio.gather(
+    cur, base, per = await asyncio.gather(
         _timed(src.instant(q, now)),
         _timed(src.instant(q, now - offset)),
-        _timed(src.instant(q, now - QUIET_BEFORE)),
         per_pod(),
         return_exceptions=True,
     )
@@ -262,7 +261,10 @@ async def _signal(
     if isinstance(base, BaseException) or not base:
         # No history a day (week) earlier: the quiet time before the incident window, as
         # the drilldown falls back to (see cockpit.collect.base.Window.with_baseline).
-        base = [] if isinstance(quiet, BaseException) else quiet
+        try:
+            base = await _timed(src.instant(q, now - QUIET_BEFORE))
+        except Exception:
+            base = []
         baseline_from = "quiet" if base else ""
 
     def reading(found: list[Any]) -> Reading:
