@@ -28,8 +28,8 @@ install-test-deps:
 
 ## test: lint, type-check and run the whole suite (real Prometheus, fake NVML, local API server)
 test: install-test-deps $(TVENV)/.installed
-	$(TVENV)/bin/ruff check cockpit screens plugins tests snapshots bench tools
-	$(TVENV)/bin/ruff format --check cockpit screens plugins tests snapshots bench tools
+	$(TVENV)/bin/ruff check conftest.py cockpit screens plugins tests snapshots bench tools
+	$(TVENV)/bin/ruff format --check conftest.py cockpit screens plugins tests snapshots bench tools
 	$(TVENV)/bin/mypy cockpit
 	$(TVENV)/bin/lint-imports
 	$(TVENV)/bin/pytest -q -p no:cacheprovider

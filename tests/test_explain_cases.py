@@ -1,4 +1,4 @@
-"""Every real case of ``shared/cases/cases.jsonl`` through ``cockpit explain --json``.
+"""Every real case of ``tests/data/cases.jsonl`` through ``cockpit explain --json``.
 
 Each case asserts the expected category and the key fields the responsible analyzer
 extracts (the case's ``expected`` block). Cases of kinds whose parser is owned elsewhere
@@ -17,12 +17,9 @@ import pytest
 
 from cockpit.analysis.explain import REGISTRY
 from cockpit.cli import main
-from tests.conftest import SHARED
+from tests.conftest import DATA, case_params
 
-_SHARED_CASES = SHARED / "cases" / "cases.jsonl"
-CASES_FILE = (
-    _SHARED_CASES if _SHARED_CASES.exists() else Path(__file__).parent / "data" / "cases.jsonl"
-)
+CASES_FILE = DATA / "cases.jsonl"
 CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line]
 
 # category → registry kind that owns it
@@ -261,7 +258,7 @@ def _run_json(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict
     return rc, json.loads(out)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+@pytest.mark.parametrize("case", case_params(CASES))
 def test_case_through_explain_json(
     case: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,7 +28,7 @@ from cockpit.cli import main
 from cockpit.store import IncidentStore
 from tests.backends.kube_api import Fault, KubeApiServer
 from tests.backends.nvml import FakeNvml
-from tests.conftest import SHARED
+from tests.conftest import DATA, UNDIAGNOSED_CASES
 from tests.helpers.sample_incident import empty_incident, full_incident
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "json.md"
@@ -210,9 +210,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str, rc: tuple[int, ...]
 
 
 def cases() -> list[dict[str, Any]]:
-    path = SHARED / "cases" / "cases.jsonl"
-    if not path.exists():
-        path = Path(__file__).parent / "data" / "cases.jsonl"
+    path = DATA / "cases.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
@@ -231,6 +229,8 @@ def test_explain(
 ) -> None:
     kinds = set()
     for case in cases():
+        if case["id"] in UNDIAGNOSED_CASES:
+            continue
         f = tmp_path / f"{case['id']}.txt"
         f.write_text(case["artifact"], encoding="utf-8")
         doc = run_json(capsys, "explain", str(f), "--json", "--lang", "en")

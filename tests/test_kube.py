@@ -28,12 +28,12 @@ from cockpit.sources.kube_gather import gather_changes, gather_pending
 from cockpit.sources.kube_permissions import check_permissions
 from cockpit.sources.kubernetes import KubeSource
 from tests.backends.kube_api import Fault, KubeApiServer
-from tests.conftest import SHARED
+from tests.conftest import DATA
 from tests.fixtures.kube.objects import T0
 
 CASES = [
     json.loads(line)
-    for line in (SHARED / "cases" / "cases.jsonl").read_text().splitlines()
+    for line in (DATA / "cases.jsonl").read_text().splitlines()
     if line.strip() and json.loads(line)["category"] == "pod_pending"
 ]
 

@@ -12,9 +12,9 @@ from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import CHECKS, run_playbook
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, all_playbooks, load_playbook
 from playbook_scenarios import PLANTED, SCENARIOS
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-SEED = (SHARED / "seeds" / "000_98f0f2273dcebb14.txt").read_text(encoding="utf-8")
+SEED = (DATA / "seeds" / "000_98f0f2273dcebb14.txt").read_text(encoding="utf-8")
 # Items whose words are not in the seed: the release comparison and the Pending checks.
 NOT_FROM_SEED = {("bad_rollout", "finish_reason"), ("pod_pending", "allocatable"),
                  ("pod_pending", "requests"), ("pod_pending", "placement"),

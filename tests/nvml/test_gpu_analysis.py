@@ -12,11 +12,11 @@ from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
 from cockpit.analysis.xid import explain_xid_text, lookup_xid
 from cockpit.models import Reading
 from cockpit.sources.gpu_models import GpuSnapshot, XidEvent, normalize_pci
-from tests.conftest import SHARED
+from tests.conftest import DATA, case_params
 
 CASES = [
     json.loads(line)
-    for line in (SHARED / "cases" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in (DATA / "cases.jsonl").read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 XID_CASES = [c for c in CASES if c["category"] == "xid_hw"]
@@ -33,7 +33,7 @@ def test_there_are_xid_cases() -> None:
     assert len(XID_CASES) >= 5
 
 
-@pytest.mark.parametrize("case", XID_CASES, ids=[c["id"] for c in XID_CASES])
+@pytest.mark.parametrize("case", case_params(XID_CASES))
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_xid_case_decodes_as_expected(case: dict, lang: str) -> None:
     exp = case["expected"]
