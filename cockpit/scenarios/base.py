@@ -10,8 +10,9 @@ generated data, never from constants in the app.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Any
 
 from cockpit.models import from_epoch
 from cockpit.scenarios.metricset import MetricSet
@@ -40,6 +41,63 @@ class Target:
     phase: str = "incident"
 
 
+@dataclass(frozen=True)
+class Suspect:
+    """The entity an incident's diagnosis must name (empty fields do not apply).
+
+    Attributes:
+        kind: ``gpu`` (one GPU: pod, node, index and UUID set), ``revision`` (a release:
+            old and new ReplicaSet and version set), ``gateway`` (the ingress controller
+            pod), ``client`` (a caller the metrics do not name) or ``service`` (the whole
+            service: capacity).
+        deployment: The Deployment in scope.
+        pod: The pod (``kind`` ``gpu``: the pod that held the GPU).
+        node: The node.
+        gpu_index: NVML index of the GPU on its node (dcgm-exporter's ``gpu`` label).
+        uuid: The GPU's ``GPU-…`` UUID.
+        old_revision, new_revision: ReplicaSet names before and after a release.
+        old_version, new_version: The pods' ``app.kubernetes.io/version`` label values.
+    """
+
+    kind: str
+    deployment: str = ""
+    pod: str = ""
+    node: str = ""
+    gpu_index: int | None = None
+    uuid: str = ""
+    old_revision: str = ""
+    new_revision: str = ""
+    old_version: str = ""
+    new_version: str = ""
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """What a correct diagnosis of the scenario concludes, in the analysis' own words.
+
+    Attributes:
+        primary_layer: ``access``, ``serving``, ``runtime``, ``hardware`` or
+            ``infrastructure`` (the layers of step C).
+        scope: A blast-radius scope of step D (``single_gpu``, ``revision``,
+            ``everything`` …).
+        cause: ``gpu_lost``, ``release``, ``long_prompts``, ``thermal_throttle``,
+            ``gateway_errors`` or ``kv_cache_overload``.
+        suspect: The entity to act on.
+        mitigation: The first mitigation (``cordon_and_delete_pod``, ``rollback``,
+            ``rate_limit_client``, ``check_gateway``, ``scale_out``).
+    """
+
+    primary_layer: str
+    scope: str
+    cause: str
+    suspect: Suspect
+    mitigation: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``suspect`` nested; ``gpu_index`` null when not a GPU)."""
+        return asdict(self)
+
+
 @dataclass
 class Scenario:
     """A metric history with its ground truth.
@@ -54,6 +112,8 @@ class Scenario:
         scope: The service in scope (``namespace``, ``deployment``, ``selector``, ``model``).
         targets: Promised values (see :class:`Target`).
         truth: Further ground truth (blast radius, root cause …) as text.
+        ground_truth: The structured diagnosis the scenario stands for (None for the
+            older scenarios, which only state ``truth``).
         build: Builds the series (expensive: call once).
     """
 
@@ -67,6 +127,7 @@ class Scenario:
     targets: list[Target]
     build: Callable[[], MetricSet]
     truth: dict[str, str] = field(default_factory=dict)
+    ground_truth: GroundTruth | None = None
 
     @property
     def now_dt(self) -> datetime:

@@ -12,6 +12,7 @@ time order; counters and bucket counts cumulative; the file ends with ``# EOF``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -68,6 +69,33 @@ class MetricSet:
         self.axis = axis
         self._families: dict[str, _Family] = {}
         self._dt = axis.dt()
+        self._span: tuple[int, int] | None = None
+
+    @contextmanager
+    def span(self, start: int, end: int) -> Iterator[None]:
+        """Series added inside the block keep only their samples in ``[start, end)``
+        (Unix seconds): a pod that appears or goes away, a GPU whose exporter series
+        vanish. Values are still computed over the whole axis (counters accumulate from
+        the first sample), so pass rates that are 0 outside the span for counters that
+        should start near their ``start`` value."""
+        outer = self._span
+        lo, hi = (start, end) if outer is None else (max(start, outer[0]), min(end, outer[1]))
+        self._span = (lo, hi)
+        try:
+            yield
+        finally:
+            self._span = outer
+
+    def _add(self, fam: _Family, series: _Series) -> None:
+        if self._span is not None:
+            lo, hi = self._span
+            times = series.times if series.times is not None else self.axis.points
+            keep = [(t, v) for t, v in zip(times, series.values, strict=True) if lo <= t < hi]
+            if not keep:
+                return
+            series.times = tuple(t for t, _ in keep)
+            series.values = [v for _, v in keep]
+        fam.series.append(series)
 
     def _family(self, name: str, mtype: str, help_: str, unit: str = "") -> _Family:
         fam = self._families.get(name)
@@ -109,7 +137,7 @@ class MetricSet:
     def gauge(self, name: str, labels: Mapping[str, str], values: Signal, help_: str = "") -> None:
         """A gauge series with one value per sample time."""
         self._check(values)
-        self._family(name, "gauge", help_).series.append(_Series(dict(labels), list(values)))
+        self._add(self._family(name, "gauge", help_), _Series(dict(labels), list(values)))
 
     def sparse_gauge(
         self,
@@ -125,7 +153,7 @@ class MetricSet:
         times = tuple(t for t in self.axis.points if start <= t < end)
         if times:
             fam = self._family(name, "gauge", help_)
-            fam.series.append(_Series(dict(labels), [value] * len(times), times=times))
+            self._add(fam, _Series(dict(labels), [value] * len(times), times=times))
 
     def counter(
         self,
@@ -149,7 +177,7 @@ class MetricSet:
             raise ValueError(f"counter sample name {name!r} must end in _total")
         out = self._integrate(rate, start, integer)
         fam = self._family(name[: -len("_total")], "counter", help_)
-        fam.series.append(_Series(dict(labels), out, suffix="_total"))
+        self._add(fam, _Series(dict(labels), out, suffix="_total"))
 
     def cumulative(
         self,
@@ -164,7 +192,7 @@ class MetricSet:
         """A counter exposed without the ``_total`` suffix (typed ``unknown`` in
         OpenMetrics), as dcgm-exporter does (``DCGM_FI_DEV_POWER_VIOLATION``, …)."""
         out = self._integrate(rate, start, integer)
-        self._family(name, "unknown", help_).series.append(_Series(dict(labels), out))
+        self._add(self._family(name, "unknown", help_), _Series(dict(labels), out))
 
     def _integrate(self, rate: Signal, start: float, integer: bool) -> list[float]:
         self._check(rate)
@@ -224,10 +252,10 @@ class MetricSet:
         lab = dict(labels)
         for k, b in enumerate(bounds):
             le = _fmt(b * scale) if b * scale != int(b * scale) else f"{b * scale:.1f}"
-            fam.series.append(_Series(lab, per_bound[k], "_bucket", (("le", le),)))
-        fam.series.append(_Series(lab, counts, "_bucket", (("le", "+Inf"),)))
-        fam.series.append(_Series(lab, sums, "_sum"))
-        fam.series.append(_Series(lab, counts, "_count"))
+            self._add(fam, _Series(lab, per_bound[k], "_bucket", (("le", le),)))
+        self._add(fam, _Series(lab, counts, "_bucket", (("le", "+Inf"),)))
+        self._add(fam, _Series(lab, sums, "_sum"))
+        self._add(fam, _Series(lab, counts, "_count"))
 
     def lines(self, families: Sequence[str] | None = None) -> Iterator[str]:
         """The OpenMetrics text (of ``families``, default all), in chunks of whole lines."""

@@ -3,13 +3,17 @@
 ``python -m cockpit.scenarios.serve worked_example`` backfills the scenario's history with
 ``promtool`` (cached after the first run), starts Debian's ``prometheus`` on 127.0.0.1,
 prints the URL and the cockpit commands that investigate the scenario as of its "now",
-and serves until interrupted. ``--list`` names the scenarios.
+and serves until interrupted. ``--list`` names the scenarios; ``--truth NAME`` prints the
+scenario's ground truth as JSON (``name``, ``now``, ``start``, ``incident_start``,
+``detected_at``, ``scope`` and ``ground_truth``: ``primary_layer``, ``scope``, ``cause``,
+``mitigation``, ``suspect``; see ``docs/scenarios.md``) without serving.
 
 SIGTERM and SIGHUP stop it like Ctrl-C: Prometheus (and any running promtool) is
 stopped and the temporary directory removed.
 
-Exit status: 0 stopped by Ctrl-C, SIGTERM or SIGHUP (or after ``--for`` seconds); 2
-unknown scenario or Prometheus/promtool missing or failing.
+Exit status: 0 stopped by Ctrl-C, SIGTERM or SIGHUP (or after ``--for`` seconds), or
+``--list``/``--truth`` printed; 2 unknown scenario, a ``--truth`` scenario without a
+structured ground truth, or Prometheus/promtool missing or failing.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", nargs="?", default="worked_example", help="scenario name")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument(
+        "--truth", action="store_true", help="print the scenario's ground truth as JSON and exit"
+    )
+    p.add_argument(
         "--for", dest="seconds", type=float, default=None, help="stop after this many seconds"
     )
     args = p.parse_args(argv)
@@ -73,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         print(exc.args[0], file=sys.stderr)
         return 2
+    if args.truth:
+        return _print_truth(scenario)
     previous = _trap_stop_signals()
     try:
         return _serve(scenario, args.seconds)
@@ -82,6 +91,26 @@ def main(argv: list[str] | None = None) -> int:
         for sig, handler in previous.items():
             if handler is not None:
                 signal.signal(sig, handler)
+
+
+def _print_truth(scenario: Any) -> int:
+    """Print ``scenario``'s ground truth as one JSON object; 2 when it has none."""
+    import json
+
+    if scenario.ground_truth is None:
+        print(f"{scenario.name} states no structured ground truth", file=sys.stderr)
+        return 2
+    doc = {
+        "name": scenario.name,
+        "now": scenario.now,
+        "start": scenario.start,
+        "incident_start": scenario.incident_start,
+        "detected_at": scenario.detected_at,
+        "scope": scenario.scope,
+        "ground_truth": scenario.ground_truth.as_dict(),
+    }
+    print(json.dumps(doc, indent=2, sort_keys=True))
+    return 0
 
 
 def _serve(scenario: Any, seconds: float | None) -> int:

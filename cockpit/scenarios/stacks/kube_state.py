@@ -5,8 +5,11 @@ Names and labels: ``kube_pod_info{node,host_ip,pod_ip,created_by_kind,created_by
 (only allowlisted labels, as ``label_<sanitised>``), ``kube_pod_status_phase``,
 ``kube_pod_status_ready``, ``kube_pod_container_status_restarts_total``,
 ``kube_pod_container_resource_requests{resource="nvidia_com_gpu",unit="integer"}``,
-``kube_node_status_allocatable``, ``kube_deployment_*`` (kube-state-metrics
-``docs/metrics/workload/pod-metrics.md``, ``deployment-metrics.md``, ``node-metrics.md``).
+``kube_pod_container_status_last_terminated_reason{reason}``,
+``kube_pod_container_status_waiting_reason{reason}`` (present only while it holds),
+``kube_node_status_allocatable``, ``kube_replicaset_spec_replicas``, ``kube_deployment_*``
+(kube-state-metrics ``docs/metrics/workload/pod-metrics.md``, ``replicaset-metrics.md``,
+``deployment-metrics.md``, ``node-metrics.md``).
 """
 
 from __future__ import annotations
@@ -30,18 +33,27 @@ def emit_pods(
     pods: Sequence[Pod],
     *,
     restarts: dict[str, Signal] | None = None,
+    ready: dict[str, Signal] | None = None,
+    last_terminated: dict[str, tuple[str, int]] | None = None,
+    waiting: dict[str, tuple[str, int, int]] | None = None,
     label_allowlist: Sequence[str] = ("app", "app.kubernetes.io/version"),
 ) -> None:
     """Identity, ownership, phase/readiness, restarts and GPU requests of ``pods``.
 
     Args:
         restarts: Per pod name, the restart rate per second (default none).
+        ready: Per pod name, 1 while ready and 0 while not (default always ready).
+        last_terminated: Per pod name, the container's last terminated reason
+            (``Error``, ``OOMKilled`` …) and since when (Unix seconds) it is reported.
+        waiting: Per pod name, a waiting reason (``CrashLoopBackOff`` …) with the
+            ``[start, end)`` it is reported in.
         label_allowlist: Pod labels exported by ``kube_pod_labels``
             (``--metric-labels-allowlist``).
     """
     one = const(ms.axis, 1.0)
     zero = const(ms.axis, 0.0)
     for p in pods:
+        is_ready = (ready or {}).get(p.name, one)
         base = {**JOB, "namespace": p.namespace, "pod": p.name, "uid": p.uid}
         ms.gauge(
             "kube_pod_info",
@@ -83,12 +95,36 @@ def emit_pods(
                 one if phase == "Running" else zero,
                 "The pods current phase.",
             )
-        for cond in ("true", "false", "unknown"):
+        for cond, values in (
+            ("true", is_ready),
+            ("false", [1.0 - r for r in is_ready]),
+            ("unknown", zero),
+        ):
             ms.gauge(
                 "kube_pod_status_ready",
                 {**base, "condition": cond},
-                one if cond == "true" else zero,
+                values,
                 "Describes whether the pod is ready to serve requests.",
+            )
+        if p.name in (last_terminated or {}):
+            reason, since = (last_terminated or {})[p.name]
+            ms.sparse_gauge(
+                "kube_pod_container_status_last_terminated_reason",
+                {**base, "container": p.container, "reason": reason},
+                since,
+                ms.axis.end + 1,
+                1.0,
+                "Describes the last reason the container was in terminated state.",
+            )
+        if p.name in (waiting or {}):
+            reason, lo, hi = (waiting or {})[p.name]
+            ms.sparse_gauge(
+                "kube_pod_container_status_waiting_reason",
+                {**base, "container": p.container, "reason": reason},
+                lo,
+                hi,
+                1.0,
+                "Describes the reason the container is currently in waiting state.",
             )
         ms.counter(
             "kube_pod_container_status_restarts_total",
@@ -110,8 +146,22 @@ def emit_pods(
         )
 
 
-def emit_replicasets(ms: MetricSet, pods: Sequence[Pod]) -> None:
-    """``kube_replicaset_owner`` and the Deployment status series for the pods' owners."""
+def emit_replicasets(
+    ms: MetricSet,
+    pods: Sequence[Pod],
+    *,
+    spec_replicas: dict[str, Signal] | None = None,
+    deployment_series: bool = True,
+) -> None:
+    """``kube_replicaset_owner``, ``kube_replicaset_spec_replicas`` and (with
+    ``deployment_series``) the Deployment status series for the pods' owners.
+
+    Args:
+        spec_replicas: Per ReplicaSet name, its desired replicas over time (only these
+            ReplicaSets get ``kube_replicaset_spec_replicas``).
+        deployment_series: Also emit the owners' Deployment series (constant, at the
+            pods' revision; :func:`emit_deployment` for a rollout).
+    """
     one = const(ms.axis, 1.0)
     seen: dict[str, Pod] = {}
     for p in pods:
@@ -133,48 +183,68 @@ def emit_replicasets(ms: MetricSet, pods: Sequence[Pod]) -> None:
             one,
             "Information about the ReplicaSet's owner.",
         )
+        if spec_replicas and rs in spec_replicas:
+            ms.gauge(
+                "kube_replicaset_spec_replicas",
+                {**JOB, "namespace": p.namespace, "replicaset": rs},
+                spec_replicas[rs],
+                "Number of desired pods for a ReplicaSet.",
+            )
     done: set[str] = set()
     for p in pods:
-        if p.deployment in done:
+        if p.deployment in done or not deployment_series:
             continue
         done.add(p.deployment)
-        lab = {**JOB, "namespace": p.namespace, "deployment": p.deployment}
-        n = float(replicas[p.deployment])
-        gen = const(ms.axis, float(p.revision))
-        ms.gauge(
+        n = const(ms.axis, float(replicas[p.deployment]))
+        emit_deployment(ms, p.namespace, p.deployment, const(ms.axis, float(p.revision)), n, n, n)
+
+
+def emit_deployment(
+    ms: MetricSet,
+    namespace: str,
+    deployment: str,
+    generation: Signal,
+    spec: Signal,
+    updated: Signal,
+    available: Signal,
+) -> None:
+    """A Deployment's generation (observed at once) and replica counts over time."""
+    lab = {**JOB, "namespace": namespace, "deployment": deployment}
+    for name, values, help_ in (
+        (
             "kube_deployment_metadata_generation",
-            lab,
-            gen,
+            generation,
             "Sequence number representing a specific generation of the desired state.",
-        )
-        ms.gauge(
+        ),
+        (
             "kube_deployment_status_observed_generation",
-            lab,
-            gen,
+            generation,
             "The generation observed by the deployment controller.",
-        )
-        ms.gauge(
-            "kube_deployment_spec_replicas",
-            lab,
-            const(ms.axis, n),
-            "Number of desired pods for a deployment.",
-        )
-        ms.gauge(
+        ),
+        ("kube_deployment_spec_replicas", spec, "Number of desired pods for a deployment."),
+        (
             "kube_deployment_status_replicas_available",
-            lab,
-            const(ms.axis, n),
+            available,
             "The number of available replicas per deployment.",
-        )
-        ms.gauge(
+        ),
+        (
             "kube_deployment_status_replicas_updated",
-            lab,
-            const(ms.axis, n),
+            updated,
             "The number of updated replicas per deployment.",
-        )
+        ),
+    ):
+        ms.gauge(name, lab, values, help_)
 
 
-def emit_nodes(ms: MetricSet, nodes: Sequence[Node]) -> None:
-    """Allocatable GPUs, readiness and GPU-feature-discovery labels of ``nodes``."""
+def emit_nodes(
+    ms: MetricSet, nodes: Sequence[Node], *, allocatable: dict[str, Signal] | None = None
+) -> None:
+    """Allocatable GPUs, readiness and GPU-feature-discovery labels of ``nodes``.
+
+    Args:
+        allocatable: Per node name, its allocatable GPUs over time (default: all of its
+            GPUs; the device plugin lowers it when it marks a GPU unhealthy).
+    """
     one = const(ms.axis, 1.0)
     zero = const(ms.axis, 0.0)
     for n in nodes:
@@ -182,7 +252,7 @@ def emit_nodes(ms: MetricSet, nodes: Sequence[Node]) -> None:
         ms.gauge(
             "kube_node_status_allocatable",
             {**lab, "resource": "nvidia_com_gpu", "unit": "integer"},
-            const(ms.axis, float(len(n.gpus))),
+            (allocatable or {}).get(n.name) or const(ms.axis, float(len(n.gpus))),
             "The allocatable for different resources of a node that are available for scheduling.",
         )
         ms.gauge(

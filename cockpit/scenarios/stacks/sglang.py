@@ -12,6 +12,59 @@ from cockpit.scenarios.topology import Pod
 
 PORT = 30000
 
+TOKEN_BUCKETS = (
+    100,
+    300,
+    500,
+    700,
+    1000,
+    1500,
+    2000,
+    3000,
+    4000,
+    5000,
+    6000,
+    7000,
+    8000,
+    9000,
+    10000,
+    12000,
+    15000,
+    20000,
+    22000,
+    25000,
+    30000,
+    35000,
+    40000,
+)
+"""Default buckets of ``sglang:prompt_tokens_histogram`` and
+``sglang:generation_tokens_histogram`` (``metrics_collector.py``; exporters.md §SGLang)."""
+
+
+def emit_lengths(ms: MetricSet, pod: Pod, model_name: str, r: ReplicaLoad) -> None:
+    """SGLang's request-length histograms ``sglang:prompt_tokens_histogram`` and
+    ``sglang:generation_tokens_histogram`` (always on in the newest collector; older ones
+    behind ``--collect-tokens-histogram``). ``r.prompt_len``/``r.gen_len`` must use
+    :data:`TOKEN_BUCKETS`."""
+    lab = {**scrape_labels(pod, "sglang", PORT), "model_name": model_name, "tp_rank": "0"}
+    total = r.total()
+    if r.prompt_len:
+        ms.histogram(
+            "sglang:prompt_tokens_histogram",
+            lab,
+            total,
+            r.prompt_len,
+            help_="Histogram of prompt token length.",
+        )
+    if r.gen_len:
+        ms.histogram(
+            "sglang:generation_tokens_histogram",
+            lab,
+            total,
+            r.gen_len,
+            help_="Histogram of generation token length.",
+        )
+
 
 def emit(ms: MetricSet, pod: Pod, model_name: str, r: ReplicaLoad) -> None:
     """Every SGLang series of one replica."""
