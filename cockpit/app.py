@@ -47,6 +47,15 @@ TEXTUAL_COMMANDS = {
 (``<key>.title`` for the title)."""
 
 
+def save_error_text(error: BaseException, lang: str) -> str:
+    """A failed save in ``lang``: the store's own sentence when it has one (a damaged or
+    linked incident file says what to do), else the system's message."""
+    message = getattr(error, "message", None)
+    if callable(message):
+        return str(message(lang))
+    return str(getattr(error, "strerror", None) or error)
+
+
 class CockpitApp(App[None]):
     """cockpit's TUI.
 
@@ -99,6 +108,7 @@ class CockpitApp(App[None]):
         self._exit_guard: Any = None
         self._quit_anyway = False
         self._save_error_shown = ""
+        self._loop_ref: Any = None
         self.boot_error: str | None = None
 
     # -- boot ------------------------------------------------------------------------------
@@ -152,9 +162,11 @@ class CockpitApp(App[None]):
         from cockpit.wiring import bundle_warnings
 
         self.ctx = ctx
+        assert ctx.session is not None
         for line in [
             *ctx.extras.get("config_warnings", []),
             *bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang),
+            *ctx.session.store.warning_texts(ctx.lang),
         ]:
             self.notify(line, severity="warning", timeout=15, markup=False)
         if "panels" not in ctx.extras:
@@ -167,6 +179,7 @@ class CockpitApp(App[None]):
         assert ctx.session is not None
         self._bind_localized(ctx.lang)
         ctx.session.on_change = self._incident_changed
+        ctx.session.on_save_result = self._save_result
         if self.args is not None and self._exit_guard is None:
             # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
             from cockpit.lifecycle import install_exit_handlers, wake_loop
@@ -177,6 +190,9 @@ class CockpitApp(App[None]):
             )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self._save_error_shown = ""
+        import asyncio
+
+        self._loop_ref = asyncio.get_running_loop()
         self.set_interval(1.0, self._check_saves)
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
 
@@ -480,6 +496,16 @@ class CockpitApp(App[None]):
             return
         self.screen.post_message(IncidentChanged(self.ctx.session.incident))
 
+    def _save_result(self, error: BaseException | None) -> None:
+        """From the writer thread: a write failed (or works again); said at once, without
+        waiting for the event loop (the writer must never block on the UI)."""
+        import contextlib
+
+        if self._loop_ref is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the app has ended
+            self._loop_ref.call_soon_threadsafe(self._check_saves)
+
     def _check_saves(self) -> None:
         """Say at once, and keep saying, when the incident cannot be written."""
         from cockpit.i18n import t
@@ -487,7 +513,7 @@ class CockpitApp(App[None]):
         if self.ctx is None or self.ctx.session is None:
             return
         error = self.ctx.session.last_save_error
-        text = str(error) if error is not None else ""
+        text = save_error_text(error, self.ctx.lang) if error is not None else ""
         if text and text != self._save_error_shown:
             self.notify(
                 t("save.failed", self.ctx.lang, error=text),
@@ -508,8 +534,9 @@ class CockpitApp(App[None]):
             if not saved and not self._quit_anyway:
                 self._quit_anyway = True
                 error = self.ctx.session.last_save_error
+                why = save_error_text(error, self.ctx.lang) if error is not None else "timeout"
                 self.notify(
-                    t("save.quit_unsaved", self.ctx.lang, error=str(error or "timeout")),
+                    t("save.quit_unsaved", self.ctx.lang, error=why),
                     title=t("save.failed_title", self.ctx.lang),
                     severity="error",
                     timeout=60,

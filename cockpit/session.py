@@ -5,6 +5,7 @@ at once (see :mod:`cockpit.store`). Screens call these methods; they never write
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import re
 import threading
@@ -27,6 +28,8 @@ from cockpit.incident import (
 )
 from cockpit.models import utcnow
 from cockpit.store import IncidentStore
+
+log = logging.getLogger(__name__)
 
 TIME_FIELDS = ("start", "detect", "mitigate", "recover")
 
@@ -115,11 +118,20 @@ class IncidentSession:
             order, so the event loop never waits on ``fsync``. :meth:`flush` waits for the
             writer; SIGHUP/SIGTERM handlers and app exit call it. When false (headless
             commands, tests), :meth:`save` writes synchronously.
+        on_save_result: Called from the writer thread with the exception when a
+            background write fails, and with ``None`` when writing works again (the UI
+            says so at once).
 
-    In synchronous mode every mutating method raises ``OSError`` if the save fails; in
-    background mode the error is kept in :attr:`last_save_error` and the next save retries
-    with the newest state, so nothing the user typed is dropped.
+    In synchronous mode every mutating method raises the save's error (``OSError``,
+    :class:`~cockpit.store.CorruptIncident` …). In background mode the writer never dies:
+    any exception is kept in :attr:`last_save_error`, reported at once through
+    ``on_save_result``, and the newest state is written again with the next change and
+    every :attr:`RETRY_S` seconds until a write succeeds (the file repaired, the disk
+    freed), so nothing the user typed is dropped.
     """
+
+    RETRY_S = 2.0
+    """Seconds between retries of a failed background write when nothing new comes."""
 
     def __init__(
         self,
@@ -128,12 +140,14 @@ class IncidentSession:
         on_change: Callable[[Incident], None] | None = None,
         *,
         background: bool = False,
+        on_save_result: Callable[[BaseException | None], None] | None = None,
     ) -> None:
         self.store = store
         self.incident = incident
         self.on_change = on_change
+        self.on_save_result = on_save_result
         self._lock = threading.RLock()
-        self.last_save_error: OSError | None = None
+        self.last_save_error: BaseException | None = None
         self._queue: queue.Queue[Incident | None] | None = None
         self._writer: threading.Thread | None = None
         self._pending = 0
@@ -154,7 +168,8 @@ class IncidentSession:
 
     # -- persistence -------------------------------------------------------------------
     def save(self) -> None:
-        """Persist the current state (atomic). Raises ``OSError`` on failure (sync mode)."""
+        """Persist the current state (atomic). Raises the store's error on failure (sync
+        mode); in background mode it only queues the write."""
         self.incident.updated_at = utcnow()
         if self._queue is not None:
             snapshot = self.incident.model_copy(deep=True)
@@ -165,7 +180,7 @@ class IncidentSession:
             with self._lock:
                 try:
                     self.store.save(self.incident)
-                except OSError as exc:
+                except Exception as exc:
                     self.last_save_error = exc
                     raise
                 self.last_save_error = None
@@ -174,8 +189,19 @@ class IncidentSession:
 
     def _write_loop(self) -> None:
         assert self._queue is not None
+        failed: Incident | None = None  # the newest snapshot not yet on disk
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=self.RETRY_S if failed is not None else None)
+            except queue.Empty:
+                # Nothing new: write the failed snapshot again, unless a flush has saved
+                # the newer state meanwhile (under the lock, so it cannot happen between).
+                with self._lock:
+                    if self.last_save_error is not None and failed is not None:
+                        failed = self._write(failed)
+                    else:
+                        failed = None
+                continue
             if item is None:
                 return
             # Coalesce: only the newest queued snapshot needs to reach the disk.
@@ -188,14 +214,34 @@ class IncidentSession:
                         break
                     item = newer
                     skipped += 1
-            try:
-                self.store.save(item)
-                self.last_save_error = None
-            except OSError as exc:
-                self.last_save_error = exc
+            failed = self._write(item)
             with self._lock:
                 self._pending -= 1 + skipped
                 self._idle.notify_all()
+
+    def _write(self, item: Incident) -> Incident | None:
+        """One background write; returns ``item`` when it failed (kept for the retry).
+        Never raises: an exception here would end the writer and every later edit."""
+        before = self.last_save_error
+        try:
+            self.store.save(item)
+        except Exception as exc:
+            self.last_save_error = exc
+            if before is None or str(before) != str(exc):
+                self._report(exc)
+            return item
+        self.last_save_error = None
+        if before is not None:
+            self._report(None)
+        return None
+
+    def _report(self, error: BaseException | None) -> None:
+        if self.on_save_result is None:
+            return
+        try:
+            self.on_save_result(error)
+        except Exception:  # the UI may be gone (exit): the error stays in last_save_error
+            log.debug("save result not delivered", exc_info=True)
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every queued save is on disk; True when done within ``timeout``.
@@ -211,7 +257,8 @@ class IncidentSession:
                 with self._lock:
                     self.store.save(self.incident)
                 self.last_save_error = None
-            except OSError:
+            except Exception as exc:
+                self.last_save_error = exc
                 return False
         return done
 
@@ -491,12 +538,13 @@ class IncidentSession:
         atomic, 0600) and return its path.
 
         Raises:
+            UnsafeIncidentPath: that path is a symbolic link (never followed).
             OSError: when the file cannot be written.
         """
         from cockpit.export import write_atomic
 
         path = Path(self.store.root) / "exports" / f"{self.incident.id}.{lang}.{fmt}"
-        return write_atomic(path, text)
+        return write_atomic(path, text, follow_links=False)
 
     def close(self) -> None:
         """Mark the incident closed."""

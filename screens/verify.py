@@ -243,8 +243,13 @@ class VerifyScreen(StepScreen):
         """Have the session write the export (atomic, 0600), off the event loop."""
         assert self.ctx.session is not None
         status = self.query_one("#export-status", Static)
+        from cockpit.store import UnsafeIncidentPath
+
         try:
             path = self.ctx.session.write_export(text, lang, fmt)
+        except UnsafeIncidentPath as exc:
+            self.app.call_from_thread(status.update, f"⚠ {exc.message(self.lang)}")
+            return
         except OSError as exc:
             self.app.call_from_thread(status.update, f"⚠ {exc}")
             return

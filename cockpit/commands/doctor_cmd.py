@@ -108,16 +108,24 @@ def _state_dir(ctx: Any) -> dict[str, Any]:
     import tempfile
 
     from cockpit.i18n import t
+    from cockpit.store import IncidentStore, dir_problem
 
     root = ctx.settings.resolved_state_dir()
+    title = t("doctor.state", ctx.lang)
     try:
-        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        IncidentStore(root).ensure_dir()
         with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
             pass
-        mode = oct(os.stat(root).st_mode & 0o777)
-        return _section("state", t("doctor.state", ctx.lang), "ok", f"{root} ({mode})", [])
+        # Judged after ensure_dir, which tightens only a directory cockpit created: a
+        # shared or hand-made one that others can reach is a failure, never a ✓.
+        problem = dir_problem(root)
+        mode = f"{os.stat(root).st_mode & 0o7777:04o}"
     except OSError as exc:
-        return _section("state", t("doctor.state", ctx.lang), "fail", f"{root}: {exc}", [])
+        return _section("state", title, "fail", f"{root}: {exc.strerror or exc}", [])
+    if problem is not None:
+        return _section("state", title, "fail", t(problem[0], ctx.lang, **problem[1]), [])
+    owner = t("doctor.state_owner", ctx.lang, uid=os.geteuid())
+    return _section("state", title, "ok", f"{root} ({mode}, {owner})", [])
 
 
 async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:

@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         err(str(exc))
         return 2
-    for note in store.fixed_permissions:
-        err(t("store.permissions_fixed", ui_lang, what=note))
+    for line in store.warning_texts(ui_lang):
+        err(line)
     if incident is None:
         return 1
     status = 0
