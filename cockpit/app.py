@@ -86,6 +86,7 @@ class CockpitApp(App[None]):
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
         Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
+        Binding("f8", "history", "History", show=False, priority=True),
         *[
             Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
             for i, s in enumerate("ABCDEFGHI")
@@ -360,6 +361,15 @@ class CockpitApp(App[None]):
         if not isinstance(self.screen, PasteScreen):
             self.push_screen(PasteScreen(self.ctx, self.current_step()))
 
+    def action_history(self) -> None:
+        """F8: the change history, to restore what was overwritten or deleted."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        from cockpit.ui.history import HistoryScreen
+
+        if not isinstance(self.screen, HistoryScreen):
+            self.push_screen(HistoryScreen(self.ctx))
+
     def action_help(self) -> None:
         from cockpit.ui.help import HelpScreen
 
@@ -431,6 +441,7 @@ class CockpitApp(App[None]):
             t("protect.title", lang), t("app.protect_first_rule", lang), self.action_protect
         )
         yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
+        yield SystemCommand(t("history.title", lang), t("cmd.history", lang), self.action_history)
         yield SystemCommand(t("cmd.switch_language", lang), "zh ↔ en", self.action_switch_language)
         yield SystemCommand(
             t("cmd.export", lang), t("cmd.export.help", lang), lambda: self.goto("I")

@@ -16,8 +16,9 @@ The template is the one at the end of seed ``000_98f0f2273dcebb14.txt`` ("事故
 Every field is rendered, in that order, from the record alone; an empty one shows the
 explicit marker "（未填写）" / "(not filled)" so nothing looks done when it is not. After the
 template come the appendices: timeline, hypotheses, experiments, the path through the
-flowchart, the collect-first list, playbook findings, the recovery check and the record's
-identity. All labels come from ``cockpit/knowledge/i18n/export.toml``.
+flowchart, the collect-first list, playbook findings, the recovery check, the record's
+identity and the corrections (what was overwritten, cleared or deleted, with the value
+before: :mod:`cockpit.history`). All labels come from ``cockpit/knowledge/i18n/export.toml``.
 
 Two formats:
 
@@ -48,7 +49,8 @@ Two formats:
         "appendices": {timeline[TimelineEntry], hypotheses[Hypothesis],
                        experiments[Experiment], path{steps, current_step, scope_branch,
                        scope_verdict, step_notes}, collect_first{CollectFirst},
-                       playbooks[PlaybookRecord], recovery{RecoveryCheck}}
+                       playbooks[PlaybookRecord], recovery{RecoveryCheck},
+                       corrections[HistoryEntry]}
       }
 
   In ``template`` an empty text is ``null`` (never ``""``) and ``filled`` says whether
@@ -69,6 +71,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
+from cockpit.history import corrections, entry_line
 from cockpit.i18n import name_of, t
 from cockpit.incident import (
     ActionItem,
@@ -76,6 +79,7 @@ from cockpit.incident import (
     CollectFirst,
     Evidence,
     Experiment,
+    HistoryEntry,
     Hypothesis,
     Incident,
     PlaybookRecord,
@@ -233,6 +237,9 @@ class Appendices(_Doc):
     collect_first: CollectFirst
     playbooks: list[PlaybookRecord]
     recovery: RecoveryCheck
+    corrections: list[HistoryEntry]
+    """What was overwritten, cleared, deleted or put back, with the value before
+    (:func:`cockpit.history.corrections`)."""
 
 
 class RecordInfo(_Doc):
@@ -381,6 +388,7 @@ def build_document(
         collect_first=inc.collect.model_copy(deep=True),
         playbooks=[inc.playbooks[k] for k in sorted(inc.playbooks)],
         recovery=inc.recovery.in_lang(lang),
+        corrections=corrections(inc),
     )
     return ExportDocument(
         lang=lang,
@@ -651,7 +659,7 @@ def _appendix_experiments(md: _Md, doc: ExportDocument) -> None:
     for i, exp in enumerate(exps, 1):
         md.item(0, None, f"E{i}. {md.when(exp.at)}")
         md.item(1, md.tr("export.exp.variable"), exp.variable)
-        md.item(1, md.tr("export.exp.change"), exp.change)
+        md.item(1, md.tr("export.exp.change"), exp.change_text())
         before = exp.before.strip() or md.missing
         after = exp.after.strip() or md.missing
         sli = exp.sli.strip() or md.missing
@@ -774,6 +782,14 @@ def _appendix_record(md: _Md, doc: ExportDocument) -> None:
     md.item(0, None, md.tr("export.record.times_note", offset=doc.local_offset))
 
 
+def _appendix_corrections(md: _Md, doc: ExportDocument, incident: Incident) -> None:
+    entries = doc.appendices.corrections
+    if not entries:
+        md.item(0, None, md.tr("export.corrections.none"))
+    for entry in entries:
+        md.item(0, None, f"{md.when(entry.at)} {_one_line(entry_line(incident, entry, md.lang))}")
+
+
 _APPENDICES = (
     ("timeline", _appendix_timeline),
     ("hypotheses", _appendix_hypotheses),
@@ -802,6 +818,8 @@ def render_markdown(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = N
         md.lines.append(f"## {md.tr(f'export.appendix.{key}')}")
         md.lines.append("")
         render(md, doc)
+    md.lines += ["", f"## {md.tr('export.appendix.corrections')}", ""]
+    _appendix_corrections(md, doc, incident)
     return "\n".join(md.lines) + "\n"
 
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from cockpit.models import utcnow
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: experiments hold ``from_value``/``to_value``/``scope``; the incident keeps a ``history``.
+A version-1 file loads as is (see :meth:`Experiment._structure_old_change`)."""
 
 
 def new_id(prefix: str = "") -> str:
@@ -190,12 +193,35 @@ class Hypothesis(_Model):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+ARROWS = ("→", "->", "=>")
+"""What separates the value before from the value after in a change typed as text."""
+
+
+def split_from_to(change: str) -> tuple[str, str] | None:
+    """``"256 → 128"`` as ``("256", "128")``; ``None`` unless the text has exactly one
+    arrow with a value on each side."""
+    text = change.strip()
+    for arrow in ARROWS:
+        if text.count(arrow) == 1 and sum(text.count(a) for a in ARROWS) == 1:
+            before, after = (p.strip() for p in text.split(arrow))
+            return (before, after) if before and after else None
+    return None
+
+
 class Experiment(_Model):
     """One step of "一次改变一个变量": exactly one variable changed, with the SLI before/after.
 
+    The change is structured: one ``variable`` goes ``from_value`` → ``to_value`` on
+    ``scope``; that is what makes it one variable (see
+    :meth:`cockpit.session.IncidentSession.add_experiment`), whatever punctuation the
+    values or the scope hold.
+
     Attributes:
         variable: The single variable changed (``max_num_seqs``, ``node gpu-7 cordoned``…).
-        change: From → to, in words.
+        from_value / to_value: Its value before and after the change (``256`` / ``128``).
+        scope: Where it was changed (``pod a, b``; empty = everywhere the service runs).
+        change: Free text of the change, for records written before it was structured
+            (a lone ``from → to`` there is moved into ``from_value``/``to_value`` on load).
         sli: The SLI watched (label).
         before / after: Its values, as text with unit (``"620 ms"``).
         hypothesis_id: The hypothesis this tests, if any.
@@ -204,12 +230,33 @@ class Experiment(_Model):
     id: str = Field(default_factory=lambda: new_id("exp-"))
     at: datetime = Field(default_factory=utcnow)
     variable: str
+    from_value: str = ""
+    to_value: str = ""
+    scope: str = ""
     change: str = ""
     sli: str = ""
     before: str = ""
     after: str = ""
     hypothesis_id: str = ""
     note: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _structure_old_change(cls, data: Any) -> Any:
+        """Records of schema 1 held the change as one text (``"256 → 128"``)."""
+        if isinstance(data, dict) and not data.get("from_value") and not data.get("to_value"):
+            pair = split_from_to(str(data.get("change") or ""))
+            if pair is not None:
+                data = {**data, "from_value": pair[0], "to_value": pair[1], "change": ""}
+        return data
+
+    def change_text(self) -> str:
+        """The change in words: ``256 → 128 (pod a, b)``, or the old free text."""
+        text = f"{self.from_value} → {self.to_value}" if self.from_value or self.to_value else ""
+        text = text or self.change
+        if self.scope:
+            text = f"{text} ({self.scope})" if text else self.scope
+        return text
 
 
 class ActionItem(_Model):
@@ -253,6 +300,43 @@ class PlaybookRecord(_Model):
     items: list[PlaybookItemResult] = Field(default_factory=list)
     summary: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class HistoryOp(StrEnum):
+    """What a :class:`HistoryEntry` records."""
+
+    SET = "set"
+    """A field was given another value (``old`` → ``new``)."""
+    DELETE = "delete"
+    """A ledger row was deleted (``old`` is the whole row, ``new`` is ``None``)."""
+    RESTORE = "restore"
+    """A deleted row was put back, or a field got an earlier value back from the history."""
+
+
+class HistoryEntry(_Model):
+    """One change of the incident with the value it replaced, so that nothing typed over,
+    cleared or deleted is lost: the history screen restores it, the export lists it.
+
+    Attributes:
+        at: When the change was made (wall clock, UTC).
+        target: What changed: a template field (``title``, ``collect.breakdown``,
+            ``times.start``, ``notes.C``) or a ledger row (``hypotheses/<id>``,
+            ``hypotheses/<id>.falsifier``, ``actions/<id>``, ``timeline/<id>``…).
+        op: set / delete / restore.
+        old: The value before (a string, an ISO time, or a deleted row as a JSON object;
+            ``None`` when there was none).
+        new: The value after (``None`` for a deletion).
+        until: When the last keystroke folded into this entry landed: a run of typing in
+            one field is one entry (see :meth:`cockpit.session.IncidentSession.set_text`).
+    """
+
+    id: str = Field(default_factory=lambda: new_id("h-"))
+    at: datetime = Field(default_factory=utcnow)
+    target: str
+    op: HistoryOp = HistoryOp.SET
+    old: JsonValue = None
+    new: JsonValue = None
+    until: datetime | None = None
 
 
 class Incident(_Model):
@@ -300,3 +384,5 @@ class Incident(_Model):
     scope_verdict: str = ""
     step_notes: dict[str, str] = Field(default_factory=dict)
     alert_rule: str = ""
+    history: list[HistoryEntry] = Field(default_factory=list)
+    """Every change with the value it replaced, oldest first (see :class:`HistoryEntry`)."""

@@ -10,8 +10,12 @@ import queue
 import re
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from cockpit.incident import (
     ActionItem,
@@ -19,6 +23,8 @@ from cockpit.incident import (
     ErrorSample,
     Evidence,
     Experiment,
+    HistoryEntry,
+    HistoryOp,
     Hypothesis,
     HypothesisStatus,
     Incident,
@@ -62,7 +68,9 @@ TEXT_FIELDS = frozenset(
 COLLECT_TEXT_FIELDS = frozenset({"time_range", "recent_changes_note", "breakdown", "control_group"})
 COLLECT_LIST_FIELDS = frozenset({"affected_models", "affected_tenants", "affected_jobs"})
 
-# Words that join two variables in one experiment ("一次改变一个变量" forbids that).
+# Words that join two names in the variable field ("batch and max_num_seqs"): one
+# experiment changes one variable (seed 000, "一次改变一个变量"). Only the name is read this
+# way; the values and the scope ("on pod a, b") are free text.
 _MULTI_VARIABLE = re.compile(r"[,;，；、&+]|\band\b|\bplus\b|和|与|以及|同时", re.IGNORECASE)
 # Steps that together are one change: cordon + drain isolates one node (kubectl docs:
 # drain cordons first), so "cordon+drain gpu-7" changes one variable, the node's load.
@@ -71,10 +79,31 @@ _ONE_CHANGE = re.compile(r"\bcordon\s*(?:[+&,，、]|\band\b|和|与|然后)\s*d
 
 _ARROW = re.compile(r"→|->|=>")
 
+# "max_num_seqs: 256 → 128, on pod a, b" (or "max_num_seqs = 256 -> 128 在 pod a"): a change
+# typed as one sentence, read into its structure.
+_CHANGE_SENTENCE = re.compile(
+    r"^\s*(?P<name>[^:：=→]+?)\s*[:：=]\s*(?P<old>[^→]+?)\s*(?:→|->|=>)\s*"
+    r"(?P<new>[^,，;；]+?)\s*(?:[,，;；]\s*(?P<scope>.*?))?\s*$"
+)
+_SCOPE_WORD = re.compile(r"^(?:on|in|at|for|在|于|对)\s*", re.IGNORECASE)
+
 
 def changes_several_values(change: str) -> bool:
     """True when a from→to text changes several values (``"256→128, 0.9→0.85"``)."""
     return len(_ARROW.findall(change)) > 1
+
+
+def structure_change(text: str) -> tuple[str, str, str, str] | None:
+    """A change typed as one sentence, as ``(variable, from, to, scope)``.
+
+    ``"max_num_seqs: 256 → 128, on pod a, b"`` → ``("max_num_seqs", "256", "128",
+    "pod a, b")``. ``None`` when the text is not ``NAME: FROM → TO[, SCOPE]``.
+    """
+    m = _CHANGE_SENTENCE.match(text)
+    if m is None:
+        return None
+    scope = _SCOPE_WORD.sub("", (m.group("scope") or "").strip())
+    return (m.group("name").strip(), m.group("old").strip(), m.group("new").strip(), scope)
 
 
 class RuleViolation(ValueError):
@@ -102,8 +131,74 @@ def check_time_order(times: dict[str, datetime | None]) -> list[str]:
 
 
 def names_more_than_one_variable(variable: str) -> bool:
-    """True when ``variable`` names several variables (``"batch and max_num_seqs"``)."""
-    return bool(_MULTI_VARIABLE.search(_ONE_CHANGE.sub("isolate", variable.strip())))
+    """True when the variable's name lists several variables (``"batch and max_num_seqs"``,
+    ``"batch, kv"``). Only the name: a sentence with its values and scope is read into its
+    structure first (:func:`structure_change`)."""
+    sentence = structure_change(variable)
+    name = sentence[0] if sentence is not None else variable
+    return bool(_MULTI_VARIABLE.search(_ONE_CHANGE.sub("isolate", name.strip())))
+
+
+def experiment_changes_several(experiment: Experiment) -> bool:
+    """True when a structured experiment changes more than one variable: its name lists
+    several, or a value or the scope holds another ``from → to``."""
+    return (
+        names_more_than_one_variable(experiment.variable)
+        or changes_several_values(experiment.change)
+        or any(
+            _ARROW.search(part)
+            for part in (experiment.from_value, experiment.to_value, experiment.scope)
+        )
+    )
+
+
+TYPING_RUN = timedelta(seconds=10)
+"""Edits of one field less than this apart, none removing more than one character, are
+one history entry (a run of typing); anything that removes more starts a new one, so a
+wiped or replaced value is always kept."""
+
+LEDGERS: dict[str, type[BaseModel]] = {
+    "hypotheses": Hypothesis,
+    "experiments": Experiment,
+    "actions": ActionItem,
+    "timeline": TimelineEntry,
+    "evidence": Evidence,
+}
+"""The incident's lists whose rows can be edited and deleted, with their row types."""
+
+
+def _removes_little(old: Any, new: Any) -> bool:
+    """True when going from ``old`` to ``new`` removes at most one character."""
+    if not isinstance(old, str) or not isinstance(new, str):
+        return False
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return len(old) - start - end <= 1
+
+
+def _is_time_entry(row: object) -> bool:
+    """True for the timeline entry of one of the four incident times (it follows the
+    time field: :meth:`IncidentSession.set_time`)."""
+    return (
+        isinstance(row, TimelineEntry)
+        and row.kind is TimelineKind.IMPACT
+        and row.text in TIME_FIELDS
+    )
+
+
+def _json(value: Any) -> Any:
+    """A row field as the history keeps it (JSON: times as ISO text, enums as values)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, StrEnum):
+        return value.value
+    return value
 
 
 class IncidentSession:
@@ -151,6 +246,7 @@ class IncidentSession:
         self._queue: queue.Queue[Incident | None] | None = None
         self._writer: threading.Thread | None = None
         self._pending = 0
+        self._restoring = False
         self._idle = threading.Condition(self._lock)
         if background:
             self.start_background()
@@ -272,7 +368,9 @@ class IncidentSession:
 
     # -- template fields ---------------------------------------------------------------
     def set_text(self, field: str, value: str) -> None:
-        """Set a free-text template field (``impact``, ``symptoms``, ``slo``, …)."""
+        """Set a free-text template field (``impact``, ``symptoms``, ``slo``, …), keeping
+        the value it replaces in the history (a run of typing is one entry)."""
+        old = self.get_text(field)
         if field in TEXT_FIELDS:
             setattr(self.incident, field, value)
         elif field in COLLECT_TEXT_FIELDS:
@@ -282,6 +380,7 @@ class IncidentSession:
             setattr(self.incident.collect, field, items)
         else:
             raise KeyError(field)
+        self._record(field, old, self.get_text(field), typing=True)
         self.save()
 
     def get_text(self, field: str) -> str:
@@ -305,6 +404,12 @@ class IncidentSession:
         """
         if which not in TIME_FIELDS:
             raise KeyError(which)
+        old = getattr(self.incident.times, which)
+        self._record(
+            f"times.{which}",
+            old.isoformat() if old is not None else None,
+            value.isoformat() if value is not None else None,
+        )
         setattr(self.incident.times, which, value)
         # One timeline entry per incident time: a corrected or cleared time replaces the
         # entry of the old one instead of leaving it behind.
@@ -349,6 +454,7 @@ class IncidentSession:
         """Mark a change as suspect (or clear the mark)."""
         for change in self.incident.changes:
             if change.id == change_id:
+                self._record(f"changes/{change_id}.suspect", change.suspect, suspect)
                 change.suspect = suspect
         self.save()
 
@@ -378,11 +484,9 @@ class IncidentSession:
         return evidence
 
     def unpin(self, evidence_id: str) -> None:
-        """Remove a pinned piece of evidence (and its links from hypotheses)."""
-        self.incident.evidence = [e for e in self.incident.evidence if e.id != evidence_id]
-        for hyp in self.incident.hypotheses:
-            hyp.evidence_ids = [i for i in hyp.evidence_ids if i != evidence_id]
-        self.save()
+        """Remove a pinned piece of evidence (and its links from hypotheses); the history
+        keeps it, links included, for :meth:`restore`."""
+        self.delete_row("evidence", evidence_id)
 
     def add_timeline(
         self,
@@ -437,6 +541,7 @@ class IncidentSession:
         """Move a hypothesis to open / supported / refuted."""
         for hyp in self.incident.hypotheses:
             if hyp.id == hypothesis_id:
+                self._record(f"hypotheses/{hyp.id}.status", hyp.status.value, status.value)
                 hyp.status = status
         self.save()
 
@@ -458,9 +563,19 @@ class IncidentSession:
         """
         if not experiment.variable.strip():
             raise RuleViolation("rules.experiment_empty", "no variable")
-        if names_more_than_one_variable(experiment.variable) or changes_several_values(
-            experiment.change
-        ):
+        if not (experiment.from_value or experiment.to_value or experiment.change):
+            sentence = structure_change(experiment.variable)
+            if sentence is not None:
+                name, old, new, scope = sentence
+                experiment = experiment.model_copy(
+                    update={
+                        "variable": name,
+                        "from_value": old,
+                        "to_value": new,
+                        "scope": experiment.scope or scope,
+                    }
+                )
+        if experiment_changes_several(experiment):
             raise RuleViolation("rules.one_variable", "more than one variable")
         if self.incident.experiments and not self.incident.experiments[-1].after.strip():
             raise RuleViolation("rules.experiment_open", "previous experiment has no result")
@@ -468,7 +583,7 @@ class IncidentSession:
         self._timeline(
             experiment.at,
             TimelineKind.EXPERIMENT,
-            f"{experiment.variable}: {experiment.change}".strip(": "),
+            f"{experiment.variable}: {experiment.change_text()}".strip(": "),
             source="user",
         )
         self.save()
@@ -478,6 +593,7 @@ class IncidentSession:
         """Record the SLI value after the change."""
         for exp in self.incident.experiments:
             if exp.id == experiment_id:
+                self._record(f"experiments/{exp.id}.after", exp.after, after)
                 exp.after = after
                 if note:
                     exp.note = note
@@ -490,6 +606,200 @@ class IncidentSession:
         self.save()
         return item
 
+    # -- editing and deleting ledger rows -----------------------------------------------
+    def _rows(self, ledger: str) -> list[Any]:
+        if ledger not in LEDGERS:
+            raise KeyError(ledger)
+        rows: list[Any] = getattr(self.incident, ledger)
+        return rows
+
+    def _row(self, ledger: str, row_id: str) -> Any:
+        for row in self._rows(ledger):
+            if row.id == row_id:
+                return row
+        raise KeyError(f"{ledger}/{row_id}")
+
+    def edit_row(self, ledger: str, row_id: str, **fields: Any) -> None:
+        """Change fields of one ledger row (``edit_row("actions", id, owner="li")``); each
+        changed field keeps its previous value in the history.
+
+        Raises:
+            KeyError: no such ledger, row or field.
+            RuleViolation: the edit breaks the ledger's rule (a hypothesis without its
+                falsifying observation, an experiment changing several variables).
+        """
+        row = self._row(ledger, row_id)
+        for name in fields:
+            if name not in type(row).model_fields or name == "id":
+                raise KeyError(name)
+        edited = type(row).model_validate({**row.model_dump(), **fields})
+        if isinstance(edited, Hypothesis):
+            if not edited.statement.strip():
+                raise RuleViolation("rules.hypothesis_empty", "statement is empty")
+            if not edited.falsifier.strip():
+                raise RuleViolation("rules.hypothesis_not_falsifiable", "no falsifier")
+        if isinstance(edited, Experiment):
+            if not edited.variable.strip():
+                raise RuleViolation("rules.experiment_empty", "no variable")
+            if experiment_changes_several(edited):
+                raise RuleViolation("rules.one_variable", "more than one variable")
+        if isinstance(edited, ActionItem) and not edited.what.strip():
+            raise RuleViolation("act.empty", "no action")
+        if _is_time_entry(row):
+            raise RuleViolation("history.time_entry", "an incident time's entry")
+        for name, value in fields.items():
+            before = getattr(row, name)
+            self._record(f"{ledger}/{row_id}.{name}", _json(before), _json(value))
+            setattr(row, name, value)
+        if isinstance(row, TimelineEntry) and "text" in fields:
+            # The user's words now, not the texts cockpit wrote in each language.
+            row.text_i18n = {}
+        if isinstance(row, Experiment):
+            for entry in self._experiment_entries(row):
+                entry.text = f"{row.variable}: {row.change_text()}".strip(": ")
+        if ledger == "timeline":
+            self.incident.timeline.sort(key=lambda e: e.at)
+        self.save()
+
+    def _experiment_entries(self, experiment: Experiment) -> list[TimelineEntry]:
+        """The timeline entry :meth:`add_experiment` wrote for ``experiment``."""
+        return [
+            e
+            for e in self.incident.timeline
+            if e.kind is TimelineKind.EXPERIMENT and e.at == experiment.at and e.source == "user"
+        ]
+
+    def delete_row(self, ledger: str, row_id: str) -> None:
+        """Delete one ledger row; the history keeps it whole (and what hung on it: the
+        links to a piece of evidence, an experiment's timeline entry) for :meth:`restore`.
+
+        Raises:
+            KeyError: no such ledger or row.
+            RuleViolation: the row is an incident time's timeline entry (cleared with the
+                time itself).
+        """
+        rows = self._rows(ledger)
+        row = self._row(ledger, row_id)
+        if _is_time_entry(row):
+            raise RuleViolation("history.time_entry", "an incident time's entry")
+        kept: dict[str, Any] = {"row": row.model_dump(mode="json"), "index": rows.index(row)}
+        if isinstance(row, Evidence):
+            linked = [h.id for h in self.incident.hypotheses if row.id in h.evidence_ids]
+            for hyp in self.incident.hypotheses:
+                hyp.evidence_ids = [i for i in hyp.evidence_ids if i != row.id]
+            kept["links"] = linked
+        if isinstance(row, Experiment):
+            entries = self._experiment_entries(row)
+            self.incident.timeline = [e for e in self.incident.timeline if e not in entries]
+            kept["timeline"] = [e.model_dump(mode="json") for e in entries]
+        rows.remove(row)
+        self._record(f"{ledger}/{row_id}", kept, None, op=HistoryOp.DELETE)
+        self.save()
+
+    # -- history -------------------------------------------------------------------------
+    def _record(
+        self,
+        target: str,
+        old: Any,
+        new: Any,
+        op: HistoryOp = HistoryOp.SET,
+        *,
+        typing: bool = False,
+    ) -> None:
+        """Keep ``old`` in the history before ``target`` becomes ``new``.
+
+        With ``typing``, an edit of the same field within :data:`TYPING_RUN` of the last
+        one that removes at most one character joins that entry (one entry per run of
+        typing, its ``old`` the value before the run).
+        """
+        if op is HistoryOp.SET and old == new:
+            return
+        if self._restoring:
+            op, typing = HistoryOp.RESTORE, False
+        history = self.incident.history
+        now = utcnow()
+        if typing and history:
+            last = history[-1]
+            if (
+                last.target == target
+                and last.op is HistoryOp.SET
+                and now - (last.until or last.at) <= TYPING_RUN
+                and _removes_little(last.new, new)
+            ):
+                last.new = new
+                last.until = now
+                return
+        history.append(HistoryEntry(at=now, target=target, op=op, old=old, new=new))
+
+    def restore(self, entry_id: str) -> HistoryEntry:
+        """Bring back what a history entry replaced: the value a field had before it, or
+        the row it deleted. The restore is itself a history entry, so it can be undone
+        the same way.
+
+        Returns:
+            The entry restored from.
+
+        Raises:
+            KeyError: no such entry.
+            RuleViolation: ``history.row_gone`` when the row the field belonged to was
+                deleted since (restore the row first), ``history.already_back`` when a
+                deleted row is there again.
+        """
+        entry = next((h for h in self.incident.history if h.id == entry_id), None)
+        if entry is None:
+            raise KeyError(entry_id)
+        self._restoring = True
+        try:
+            self._restore(entry)
+        finally:
+            self._restoring = False
+        return entry
+
+    def _restore(self, entry: HistoryEntry) -> None:
+        target, old = entry.target, entry.old
+        if entry.op is HistoryOp.DELETE:
+            self._undelete(entry)
+            return
+        if target.startswith("times."):
+            value = datetime.fromisoformat(old) if isinstance(old, str) else None
+            self.set_time(target.removeprefix("times."), value)
+        elif target.startswith("notes."):
+            self.set_step_note(target.removeprefix("notes."), str(old or ""))
+        elif target == "scope_branch":
+            self.set_branch(str(old or ""))
+        elif target.startswith("changes/"):
+            change_id = target.removeprefix("changes/").removesuffix(".suspect")
+            self.mark_suspect(change_id, bool(old))
+        elif "/" in target:
+            ledger, rest = target.split("/", 1)
+            row_id, _, name = rest.partition(".")
+            try:
+                self.edit_row(ledger, row_id, **{name: old})
+            except KeyError as exc:
+                raise RuleViolation("history.row_gone", f"{ledger}/{row_id} is gone") from exc
+        else:
+            self.set_text(target, str(old or ""))
+
+    def _undelete(self, entry: HistoryEntry) -> None:
+        ledger, row_id = entry.target.split("/", 1)
+        rows = self._rows(ledger)
+        if any(r.id == row_id for r in rows):
+            raise RuleViolation("history.already_back", f"{entry.target} is there")
+        kept = entry.old if isinstance(entry.old, dict) else {}
+        row = LEDGERS[ledger].model_validate(kept.get("row"))
+        index = kept.get("index")
+        rows.insert(index if isinstance(index, int) else len(rows), row)
+        links = kept.get("links")
+        for hyp in self.incident.hypotheses:
+            if isinstance(links, list) and hyp.id in links and row_id not in hyp.evidence_ids:
+                hyp.evidence_ids.append(row_id)
+        timeline = kept.get("timeline")
+        for raw in timeline if isinstance(timeline, list) else []:
+            self.incident.timeline.append(TimelineEntry.model_validate(raw))
+        self.incident.timeline.sort(key=lambda e: e.at)
+        self._record(entry.target, None, kept, op=HistoryOp.RESTORE)
+        self.save()
+
     # -- flow --------------------------------------------------------------------------
     def visit(self, step_id: str) -> None:
         """Record that the user is on ``step_id`` (appended to the path when it changes)."""
@@ -500,6 +810,7 @@ class IncidentSession:
 
     def set_branch(self, branch: str, verdict: str = "") -> None:
         """Record the answer at D (``single`` or ``shared``) and the verdict behind it."""
+        self._record("scope_branch", self.incident.scope_branch, branch)
         self.incident.scope_branch = branch
         if verdict:
             self.incident.scope_verdict = verdict
@@ -507,6 +818,9 @@ class IncidentSession:
 
     def set_step_note(self, step_id: str, note: str) -> None:
         """Free notes for a step (exported with the step)."""
+        self._record(
+            f"notes.{step_id}", self.incident.step_notes.get(step_id, ""), note, typing=True
+        )
         self.incident.step_notes[step_id] = note
         self.save()
 

@@ -655,7 +655,7 @@ class IncidentStore:
         if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise NewerIncidentSchema(path, version)
         try:
-            return Incident.model_validate(doc)
+            incident = Incident.model_validate(doc)
         except ValidationError as exc:
             errors = exc.errors()
             if errors:
@@ -664,6 +664,10 @@ class IncidentStore:
             else:
                 detail = str(exc).splitlines()[0]
             raise CorruptIncident(path, f"{exc.error_count()} invalid field(s), {detail}") from exc
+        # An older file was brought to this shape while it was read (see
+        # Experiment._structure_old_change); it is saved as this version from now on.
+        incident.schema_version = SCHEMA_VERSION
+        return incident
 
     def list(self) -> list[tuple[Path, Incident | CorruptIncident]]:
         """Every incident file, newest first (by ``updated_at``, unreadable ones last)."""

@@ -20,6 +20,7 @@ from cockpit.analysis.profiles import SIGNALS
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
 
@@ -59,7 +60,7 @@ class CohortPanel(Panel):
         self.suspect: tuple[str, str] | None = None
 
     def compose_body(self) -> ComposeResult:
-        suspect = Input(
+        suspect = TextInput(
             placeholder=t("metrics.cohort.suspect_hint", self.lang),
             id="cohort-suspect",
             compact=True,

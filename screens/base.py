@@ -164,10 +164,12 @@ class StepScreen(Screen[None]):
 
     def sync_fields(self) -> None:
         """Fields that other screens or panels may have written show what is stored."""
-        from cockpit.ui.fields import BoundTextArea, TimesForm
+        from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
 
         for field in self.query(BoundTextArea):
             field.sync()
+        for line in self.query(BoundInput):
+            line.sync()
         for form in self.query(TimesForm):
             form.sync()
 

@@ -15,7 +15,7 @@ from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import BoundInput
+from cockpit.ui.fields import BoundInput, TextInput
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -54,7 +54,7 @@ class ChangesScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("chg.when", lang))
-                yield Input(placeholder="21:05 | -3h", id="chg-when", compact=True)
+                yield TextInput(placeholder="21:05 | -3h", id="chg-when", compact=True)
             with Vertical(classes="cell"):
                 yield Label(t("chg.kind", lang))
                 yield LocalSelect(
@@ -64,7 +64,7 @@ class ChangesScreen(StepScreen):
                     allow_blank=False,
                 )
         yield Label(t("chg.summary", lang))
-        yield Input(placeholder=t("chg.summary.hint", lang), id="chg-summary", compact=True)
+        yield TextInput(placeholder=t("chg.summary.hint", lang), id="chg-summary", compact=True)
         yield Button(t("chg.add", lang), id="chg-add", variant="primary")
         yield Static("", id="chg-error", classes="error", markup=False)
         yield BoundInput(self.ctx, "recent_changes_note", "field.recent_changes_note")

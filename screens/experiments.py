@@ -14,6 +14,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
+from cockpit.ui.fields import TextInput
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -34,19 +35,23 @@ class ExperimentsScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.variable", lang))
-                yield Input(
+                yield TextInput(
                     placeholder=t("exp.variable.hint", lang), id="exp-variable", compact=True
                 )
             with Vertical(classes="cell"):
                 yield Label(t("exp.change", lang))
-                yield Input(placeholder=t("exp.change.hint", lang), id="exp-change", compact=True)
+                yield TextInput(
+                    placeholder=t("exp.change.hint", lang), id="exp-change", compact=True
+                )
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.sli", lang))
-                yield Input(placeholder=t("exp.sli.hint", lang), id="exp-sli", compact=True)
+                yield TextInput(placeholder=t("exp.sli.hint", lang), id="exp-sli", compact=True)
             with Vertical(classes="cell"):
                 yield Label(t("exp.before", lang))
-                yield Input(placeholder=t("exp.before.hint", lang), id="exp-before", compact=True)
+                yield TextInput(
+                    placeholder=t("exp.before.hint", lang), id="exp-before", compact=True
+                )
         yield LocalSelect(
             [], prompt=t("exp.hypothesis", lang), id="exp-hypothesis", allow_blank=True
         )
@@ -57,7 +62,7 @@ class ExperimentsScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.after", lang))
-                yield Input(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
+                yield TextInput(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
             yield Button(t("exp.record_after", lang), id="exp-record")
 
     def on_mount(self) -> None:

@@ -12,6 +12,7 @@ from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
+from cockpit.ui.fields import TextInput
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -30,9 +31,9 @@ class HypothesesScreen(StepScreen):
     def compose_step(self) -> ComposeResult:
         lang = self.lang
         yield Label(t("hyp.statement", lang))
-        yield Input(placeholder=t("hyp.statement.hint", lang), id="hyp-statement", compact=True)
+        yield TextInput(placeholder=t("hyp.statement.hint", lang), id="hyp-statement", compact=True)
         yield Label(t("hyp.falsifier", lang))
-        yield Input(placeholder=t("hyp.falsifier.hint", lang), id="hyp-falsifier", compact=True)
+        yield TextInput(placeholder=t("hyp.falsifier.hint", lang), id="hyp-falsifier", compact=True)
         yield Button(t("hyp.add", lang), id="hyp-add", variant="primary")
         yield Static("", id="hyp-error", classes="error", markup=False)
         yield Static(t("hyp.ledger", lang), classes="section")

@@ -12,7 +12,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
+from cockpit.ui.fields import BoundInput, BoundTextArea, TextInput, TimesForm
 from cockpit.ui.table import PlainTable
 from cockpit.ui.timeline import TimelineTable
 
@@ -52,16 +52,16 @@ class ImpactScreen(StepScreen):
             yield BoundInput(ctx, "affected_jobs", "field.affected_jobs", classes="cell")
         yield Label(t("field.error_samples", lang))
         with Horizontal():
-            yield Input(
+            yield TextInput(
                 placeholder=t("err.text", lang), id="err-text", compact=True, classes="cell"
             )
-            yield Input(
+            yield TextInput(
                 placeholder=t("err.request_id", lang),
                 id="err-request",
                 compact=True,
                 classes="cell",
             )
-            yield Input(
+            yield TextInput(
                 placeholder=t("err.job_id", lang), id="err-job", compact=True, classes="cell"
             )
             yield Button(t("err.add", lang), id="err-add")

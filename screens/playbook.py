@@ -36,6 +36,7 @@ from cockpit.analysis.playbooks.scope import parse_model, parse_scope, unknown_m
 from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.ui.fields import TextInput
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.table import PlainTable
@@ -115,7 +116,7 @@ class PlaybookScreen(Screen[None]):
         if pb.commands:
             intro += "\n" + "\n".join(f"  $ {self._fill(c)}" for c in pb.commands)
         yield Static(intro, id="pb-intro", markup=False)
-        yield Input(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
+        yield TextInput(placeholder=t("playbook.scope_hint", lang), id="pb-scope", compact=True)
         with Vertical():
             yield PlainTable(id="pb-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="pb-detail"):

@@ -13,7 +13,7 @@ from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import BoundTextArea, TimesForm
+from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -44,7 +44,7 @@ class VerifyScreen(StepScreen):
         with Horizontal():
             yield Label(t("verify.hold", lang))
             assert ctx.session is not None
-            yield Input(
+            yield TextInput(
                 value=str(ctx.session.incident.recovery.hold_minutes),
                 id="hold",
                 type="integer",
@@ -60,16 +60,16 @@ class VerifyScreen(StepScreen):
         yield BoundTextArea(ctx, "mitigation", "field.mitigation")
         yield Label(t("field.actions", lang))
         with Horizontal():
-            yield Input(
+            yield TextInput(
                 placeholder=t("act.what", lang), id="act-what", compact=True, classes="cell"
             )
-            yield Input(
+            yield TextInput(
                 placeholder=t("act.owner", lang), id="act-owner", compact=True, classes="cell"
             )
-            yield Input(
+            yield TextInput(
                 placeholder=t("act.deadline", lang), id="act-deadline", compact=True, classes="cell"
             )
-            yield Input(
+            yield TextInput(
                 placeholder=t("act.verification", lang),
                 id="act-verify",
                 compact=True,

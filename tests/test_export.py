@@ -190,6 +190,7 @@ def test_json_shape_is_stable_and_in_template_order() -> None:
             "collect_first",
             "playbooks",
             "recovery",
+            "corrections",
         ]
         for key in TEMPLATE_KEYS:
             assert isinstance(doc["template"][key]["filled"], bool)

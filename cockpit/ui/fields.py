@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static, TextArea
 
@@ -13,6 +15,73 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.session import TIME_FIELDS, check_time_order
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
+
+
+class TextInput(Input):
+    """A one-line input whose edits can be undone (Ctrl+Z) and redone (Ctrl+Y), as
+    Textual's ``TextArea`` does for the multi-line fields.
+
+    Typing one character after another within :attr:`UNDO_PAUSE` seconds is one step; a
+    change that removes or replaces more (select-all then a stray key, a paste over the
+    text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings the text
+    back. Values set by the program are steps too: "Add" clearing the fields can be undone.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+z,super+z", "undo", "Undo", show=False),
+        Binding("ctrl+y,super+y,ctrl+shift+z", "redo", "Redo", show=False),
+    ]
+
+    UNDO_PAUSE = 1.0
+    """Seconds between keystrokes that end one undo step."""
+    UNDO_DEPTH = 200
+    """Steps kept per field."""
+
+    def __init__(self, value: str | None = None, *args: Any, **kw: Any) -> None:
+        # Set before Input's own __init__, which may already run the value watcher.
+        self._undo: list[str] = []
+        self._redo: list[str] = []
+        self._shown: str | None = None
+        self._last_edit = 0.0
+        self._replaying = False
+        super().__init__(value, *args, **kw)
+
+    def _watch_value(self, value: str) -> None:
+        super()._watch_value(value)
+        before, self._shown = self._shown, value
+        if before is None or value == before or self._replaying:
+            return
+        now = time.monotonic()
+        one_key = abs(len(value) - len(before)) == 1 and (
+            value.startswith(before[:-1]) or before.startswith(value[:-1])
+        )
+        if not (self._undo and one_key and now - self._last_edit < self.UNDO_PAUSE):
+            self._undo.append(before)
+            del self._undo[: -self.UNDO_DEPTH]
+        self._last_edit = now
+        self._redo.clear()
+
+    def _replay(self, value: str) -> None:
+        self._replaying = True
+        try:
+            self.value = value
+        finally:
+            self._replaying = False
+        self._shown = value
+        self.cursor_position = len(value)
+        self._last_edit = 0.0
+
+    def action_undo(self) -> None:
+        """Put back the text as it was before the last edit."""
+        if self._undo:
+            self._redo.append(self.value)
+            self._replay(self._undo.pop())
+
+    def action_redo(self) -> None:
+        """Do again the edit the last Ctrl+Z undid."""
+        if self._redo:
+            self._undo.append(self.value)
+            self._replay(self._redo.pop())
 
 
 class BoundInput(Vertical):
@@ -33,7 +102,7 @@ class BoundInput(Vertical):
     def compose(self) -> ComposeResult:
         assert self.ctx.session is not None
         yield Label(t(self.label_key, self.ctx.lang))
-        yield Input(
+        yield TextInput(
             value=self.ctx.session.get_text(self.field),
             placeholder=t(f"{self.label_key}.hint", self.ctx.lang),
             id=f"input-{self.field}",
@@ -45,6 +114,15 @@ class BoundInput(Vertical):
         assert self.ctx.session is not None
         if self.ctx.session.get_text(self.field) != event.value:
             self.ctx.session.set_text(self.field, event.value)
+
+    def sync(self) -> None:
+        """Show the stored value when something else wrote it (a restore from the history);
+        not while the field has focus (see :meth:`BoundTextArea.sync`)."""
+        assert self.ctx.session is not None
+        field = self.query_one(f"#input-{self.field}", Input)
+        stored = self.ctx.session.get_text(self.field)
+        if not field.has_focus and field.value != stored:
+            field.value = stored
 
 
 class BoundTextArea(Vertical):
@@ -131,7 +209,7 @@ class TimesForm(Vertical):
             for name in TIME_FIELDS:
                 with Vertical(classes="time-cell"):
                     yield Label(t(f"times.{name}", self.ctx.lang))
-                    yield Input(
+                    yield TextInput(
                         value=fmt_time(getattr(times, name)),
                         placeholder="21:05 | -15m | 2026-11-29 21:05",
                         id=f"time-{name}",

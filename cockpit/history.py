@@ -1,0 +1,164 @@
+"""The incident's history in words: what each entry changed, named as the screens name it,
+and which entries are corrections (a value replaced or cleared, a row deleted or put back).
+
+The entries themselves are written by :class:`cockpit.session.IncidentSession`; the
+history screen and the export read them through here, so both say the same.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from cockpit.i18n import t
+from cockpit.incident import HistoryEntry, HistoryOp, Incident
+
+FIELD_LABELS = {
+    "time_range": "field.time_range",
+    "affected_models": "field.affected_models",
+    "affected_tenants": "field.affected_tenants",
+    "affected_jobs": "field.affected_jobs",
+    "recent_changes_note": "field.recent_changes_note",
+    "breakdown": "field.breakdown",
+    "control_group": "field.control_group",
+    "title": "field.title",
+    "impact": "field.impact",
+    "symptoms": "field.symptoms",
+    "slo": "field.slo",
+    "root_cause_technical": "field.root_cause_technical",
+    "root_cause_systemic": "field.root_cause_systemic",
+    "mitigation": "field.mitigation",
+    "earlier_detection": "field.earlier_detection",
+    "scope_verdict": "field.scope_verdict",
+    "alert_rule": "history.field.alert_rule",
+    "scope_branch": "history.field.scope_branch",
+}
+"""Template fields by the label their field has on screen."""
+
+ROW_FIELDS = {
+    "statement": "hyp.statement",
+    "falsifier": "hyp.falsifier",
+    "status": "hyp.col.status",
+    "evidence_ids": "hyp.col.evidence",
+    "variable": "exp.variable",
+    "from_value": "exp.from",
+    "to_value": "exp.to",
+    "scope": "exp.scope",
+    "change": "exp.change",
+    "sli": "exp.sli",
+    "before": "exp.before",
+    "after": "exp.after",
+    "what": "act.what",
+    "owner": "act.owner",
+    "deadline": "act.deadline",
+    "verification": "act.verification",
+    "text": "timeline.text",
+    "suspect": "history.field.suspect",
+}
+"""Fields of ledger rows by their column's label."""
+
+_ROW_TEXT = {
+    "hypotheses": "statement",
+    "experiments": "variable",
+    "actions": "what",
+    "timeline": "text",
+    "evidence": "label",
+    "changes": "summary",
+}
+
+
+def is_correction(entry: HistoryEntry) -> bool:
+    """True when ``entry`` replaced or cleared something: a value that was there, a row
+    deleted, a row or value put back. Filling an empty field is not a correction."""
+    if entry.op is not HistoryOp.SET:
+        return True
+    return entry.old not in (None, "", False, [])
+
+
+def corrections(incident: Incident) -> list[HistoryEntry]:
+    """The history entries the export lists under "corrected", oldest first."""
+    return [h for h in incident.history if is_correction(h)]
+
+
+def _row_name(incident: Incident, ledger: str, row_id: str, entry: HistoryEntry, lang: str) -> str:
+    """``假设 2「碎片化」``: the row's ledger, its number when still there, its text."""
+    rows = getattr(incident, ledger, None)
+    number = ""
+    text = ""
+    if isinstance(rows, list):
+        for i, row in enumerate(rows, 1):
+            if getattr(row, "id", None) == row_id:
+                number = f" {i}"
+                text = str(getattr(row, _ROW_TEXT.get(ledger, "id"), ""))
+    if not text:
+        kept = entry.old if isinstance(entry.old, dict) else entry.new
+        row = kept.get("row") if isinstance(kept, dict) else None
+        if isinstance(row, dict):
+            text = str(row.get(_ROW_TEXT.get(ledger, "id"), ""))
+    name = t(f"history.ledger.{ledger}", lang) + number
+    if not text:
+        return name
+    return t("history.row_named", lang, name=name, text=short(text))
+
+
+def describe_target(incident: Incident, entry: HistoryEntry, lang: str) -> str:
+    """What ``entry`` changed, in ``lang``: ``标题``, ``开始时间``, ``C 的笔记``,
+    ``假设 2「碎片化」· 能推翻它的观测``."""
+    target = entry.target
+    if target.startswith("times."):
+        return t(f"times.{target.removeprefix('times.')}", lang)
+    if target.startswith("notes."):
+        return t("history.field.notes", lang, step=target.removeprefix("notes."))
+    if target in FIELD_LABELS:
+        return t(FIELD_LABELS[target], lang)
+    if "/" in target:
+        ledger, rest = target.split("/", 1)
+        row_id, _, name = rest.partition(".")
+        row = _row_name(incident, ledger, row_id, entry, lang)
+        if not name:
+            return row
+        return f"{row} · {t(ROW_FIELDS[name], lang) if name in ROW_FIELDS else name}"
+    return target
+
+
+def short(text: str, width: int = 40) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def value_text(value: object, lang: str, width: int = 60) -> str:
+    """A value kept in the history as shown: text cut to ``width``, an ISO time as
+    ``YYYY-MM-DD HH:MM UTC``, a kept row by its text, nothing as ``（空）``/``(empty)``."""
+    from cockpit.timeparse import fmt_time
+
+    if value in (None, "", []):
+        return t("history.empty", lang)
+    if isinstance(value, bool):
+        return t("history.yes" if value else "history.no", lang)
+    if isinstance(value, dict):
+        row = value.get("row")
+        if isinstance(row, dict):
+            for key in ("statement", "variable", "what", "text", "label", "summary"):
+                if row.get(key):
+                    return short(str(row[key]), width)
+        return t("history.row", lang)
+    if isinstance(value, str):
+        try:
+            at = datetime.fromisoformat(value)
+        except ValueError:
+            return short(value, width)
+        if at.tzinfo is not None and len(value) >= 19:
+            return fmt_time(at)
+        return short(value, width)
+    return short(str(value), width)
+
+
+def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
+    """One line: ``标题：「P99 up」→「n」`` / ``删除 假设 2「碎片化」`` / ``恢复 …``."""
+    what = describe_target(incident, entry, lang)
+    if entry.op is HistoryOp.DELETE:
+        return t("history.line.delete", lang, what=what)
+    if entry.op is HistoryOp.RESTORE and entry.new is not None and entry.old is None:
+        return t("history.line.undelete", lang, what=what)
+    key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"
+    return t(key, lang, what=what, old=value_text(entry.old, lang), new=value_text(entry.new, lang))

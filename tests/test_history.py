@@ -1,0 +1,248 @@
+"""The incident's history: every change keeps the value it replaced, a wiped field or a
+deleted ledger row comes back from it, and the ledgers' rows can be edited and deleted."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cockpit.incident import (
+    Evidence,
+    Experiment,
+    HistoryOp,
+    HypothesisStatus,
+    Incident,
+    TimelineKind,
+)
+from cockpit.session import IncidentSession, RuleViolation
+from cockpit.store import IncidentStore
+
+T0 = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def session(tmp_path):
+    return IncidentSession(IncidentStore(tmp_path), Incident(id="inc-h"))
+
+
+def reload(session):
+    return session.store.load(session.incident.id)
+
+
+def type_into(session, field, text, start=""):
+    """Type ``text`` after ``start`` one character at a time, as a field does."""
+    for i in range(1, len(text) + 1):
+        session.set_text(field, start + text[:i])
+
+
+def test_a_run_of_typing_is_one_entry_and_a_wipe_keeps_the_value(session):
+    type_into(session, "title", "P99 up on qwen")
+    assert [(h.target, h.old, h.new) for h in session.incident.history] == [
+        ("title", "", "P99 up on qwen")
+    ]
+    # A stray key with the whole title selected replaces it: a new entry keeps it.
+    session.set_text("title", "n")
+    wiped = session.incident.history[-1]
+    assert (wiped.old, wiped.new) == ("P99 up on qwen", "n")
+    stored = reload(session)
+    assert stored.title == "n" and stored.history[-1].old == "P99 up on qwen"
+    session.restore(wiped.id)
+    assert reload(session).title == "P99 up on qwen"
+    # The restore is a change too, so it can be undone from the history as well.
+    assert session.incident.history[-1].old == "n"
+
+
+def test_backspacing_one_character_at_a_time_stays_one_entry(session):
+    type_into(session, "impact", "all tenants")
+    session.set_text("impact", "all tenant")
+    session.set_text("impact", "all tenan")
+    assert len(session.incident.history) == 1
+    assert session.incident.history[0].new == "all tenan"
+
+
+def test_typing_after_a_pause_is_a_new_entry(session):
+    type_into(session, "impact", "all")
+    session.incident.history[-1].until = session.incident.history[-1].at - timedelta(minutes=1)
+    type_into(session, "impact", " tenants", start="all")
+    assert [(h.old, h.new) for h in session.incident.history] == [
+        ("", "all"),
+        ("all", "all tenants"),
+    ]
+
+
+def test_times_notes_status_and_suspect_keep_their_previous_value(session):
+    session.set_time("start", T0)
+    session.set_time("start", None)
+    session.set_step_note("C", "queue grows")
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    session.set_hypothesis_status(hyp.id, HypothesisStatus.REFUTED)
+    targets = [(h.target, h.old) for h in reload(session).history]
+    assert ("times.start", T0.isoformat()) in targets
+    assert ("notes.C", "") in targets
+    assert (f"hypotheses/{hyp.id}.status", "open") in targets
+    cleared = next(h for h in session.incident.history if h.target == "times.start" and h.old)
+    session.restore(cleared.id)
+    assert reload(session).times.start == T0
+    status = next(h for h in session.incident.history if h.target.endswith(".status"))
+    session.restore(status.id)
+    assert reload(session).hypotheses[0].status is HypothesisStatus.OPEN
+
+
+def test_hypotheses_are_edited_and_deleted_and_come_back(session):
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    ev = session.pin(Evidence(label="P99", value="620", unit="ms", at=T0, query="q"))
+    session.link_evidence(hyp.id, ev.id)
+    session.edit_row("hypotheses", hyp.id, falsifier="P99 stays after defrag")
+    assert reload(session).hypotheses[0].falsifier == "P99 stays after defrag"
+    with pytest.raises(RuleViolation) as exc:
+        session.edit_row("hypotheses", hyp.id, falsifier=" ")
+    assert exc.value.key == "rules.hypothesis_not_falsifiable"
+    session.delete_row("hypotheses", hyp.id)
+    assert reload(session).hypotheses == []
+    deleted = session.incident.history[-1]
+    assert deleted.op is HistoryOp.DELETE and deleted.target == f"hypotheses/{hyp.id}"
+    session.restore(deleted.id)
+    back = reload(session).hypotheses[0]
+    assert (back.id, back.falsifier, back.evidence_ids) == (
+        hyp.id,
+        "P99 stays after defrag",
+        [ev.id],
+    )
+    with pytest.raises(RuleViolation) as again:
+        session.restore(deleted.id)
+    assert again.value.key == "history.already_back"
+
+
+def test_experiments_are_edited_and_deleted_with_their_timeline_entry(session):
+    exp = session.add_experiment(
+        Experiment(variable="max_num_seqs", from_value="256", to_value="128", at=T0)
+    )
+    session.record_experiment_result(exp.id, "190 ms")
+    session.edit_row("experiments", exp.id, to_value="96", after="170 ms")
+    stored = reload(session).experiments[0]
+    assert (stored.to_value, stored.after) == ("96", "170 ms")
+    with pytest.raises(RuleViolation) as exc:
+        session.edit_row("experiments", exp.id, variable="max_num_seqs and batch")
+    assert exc.value.key == "rules.one_variable"
+    assert any(e.kind is TimelineKind.EXPERIMENT for e in session.incident.timeline)
+    session.delete_row("experiments", exp.id)
+    stored_inc = reload(session)
+    assert stored_inc.experiments == []
+    assert not any(e.kind is TimelineKind.EXPERIMENT for e in stored_inc.timeline)
+    session.restore(session.incident.history[-1].id)
+    stored_inc = reload(session)
+    assert [e.id for e in stored_inc.experiments] == [exp.id]
+    assert any(e.kind is TimelineKind.EXPERIMENT for e in stored_inc.timeline)
+
+
+def test_action_items_are_edited_and_deleted(session):
+    first = session.add_action("alert on queue time", "li", "2026-12-05", "fire drill")
+    second = session.add_action("defrag nightly", "wang", "", "")
+    session.edit_row("actions", second.id, deadline="2026-12-10", owner="zhao")
+    assert reload(session).actions[1].owner == "zhao"
+    with pytest.raises(RuleViolation):
+        session.edit_row("actions", first.id, what="")
+    session.delete_row("actions", first.id)
+    assert [a.id for a in reload(session).actions] == [second.id]
+    session.restore(session.incident.history[-1].id)
+    # Back where it was, not at the end.
+    assert [a.id for a in reload(session).actions] == [first.id, second.id]
+
+
+def test_timeline_notes_are_edited_and_deleted_but_time_entries_follow_their_field(session):
+    note = session.add_timeline(T0, "paged by on-call")
+    session.edit_row("timeline", note.id, text="paged by on-call (SMS)")
+    assert reload(session).timeline[0].text == "paged by on-call (SMS)"
+    session.delete_row("timeline", note.id)
+    assert reload(session).timeline == []
+    session.restore(session.incident.history[-1].id)
+    assert reload(session).timeline[0].text == "paged by on-call (SMS)"
+    session.set_time("start", T0)
+    start = next(e for e in session.incident.timeline if e.text == "start")
+    with pytest.raises(RuleViolation) as exc:
+        session.delete_row("timeline", start.id)
+    assert exc.value.key == "history.time_entry"
+
+
+def test_a_field_of_a_deleted_row_cannot_be_restored_before_the_row(session):
+    item = session.add_action("alert on queue time", "li", "", "")
+    session.edit_row("actions", item.id, owner="wang")
+    edit = session.incident.history[-1]
+    session.delete_row("actions", item.id)
+    with pytest.raises(RuleViolation) as exc:
+        session.restore(edit.id)
+    assert exc.value.key == "history.row_gone"
+
+
+def test_unpinned_evidence_comes_back_with_its_links(session):
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    ev = session.pin(Evidence(label="P99", value="620", unit="ms", at=T0, query="q"))
+    session.link_evidence(hyp.id, ev.id)
+    session.unpin(ev.id)
+    assert reload(session).hypotheses[0].evidence_ids == []
+    session.restore(session.incident.history[-1].id)
+    stored = reload(session)
+    assert [e.id for e in stored.evidence] == [ev.id]
+    assert stored.hypotheses[0].evidence_ids == [ev.id]
+
+
+def test_one_variable_is_read_from_the_structure_not_the_punctuation(session):
+    exp = session.add_experiment(Experiment(variable="max_num_seqs: 256 → 128, on pod a, b"))
+    stored = reload(session).experiments[0]
+    assert (stored.variable, stored.from_value, stored.to_value, stored.scope) == (
+        "max_num_seqs",
+        "256",
+        "128",
+        "pod a, b",
+    )
+    assert exp.change_text() == "256 → 128 (pod a, b)"
+    session.record_experiment_result(exp.id, "190 ms")
+    # The same, field by field, with commas in the scope.
+    session.add_experiment(
+        Experiment(variable="max_num_seqs", from_value="128", to_value="96", scope="pod a, b; c")
+    )
+    assert len(reload(session).experiments) == 2
+
+
+@pytest.mark.parametrize(
+    "experiment",
+    [
+        Experiment(variable="max_num_seqs: 256→128, gpu_memory_utilization: 0.9→0.85"),
+        Experiment(variable="max_num_seqs, batch", from_value="256", to_value="128"),
+        Experiment(variable="max_num_seqs", from_value="256", to_value="128, 0.9 → 0.85"),
+    ],
+)
+def test_two_variables_are_still_refused(session, experiment):
+    with pytest.raises(RuleViolation) as exc:
+        session.add_experiment(experiment)
+    assert exc.value.key == "rules.one_variable"
+
+
+def test_an_incident_of_the_first_schema_loads_with_its_changes_structured(tmp_path):
+    doc = Incident(id="inc-old").model_dump(mode="json")
+    del doc["history"]
+    doc["schema_version"] = 1
+    doc["experiments"] = [
+        {
+            "id": "exp-1",
+            "at": T0.isoformat(),
+            "variable": "max_num_seqs",
+            "change": "256 -> 128",
+            "sli": "P99",
+            "before": "620 ms",
+            "after": "",
+            "hypothesis_id": "",
+            "note": "",
+        },
+        {"id": "exp-2", "at": T0.isoformat(), "variable": "node gpu-7", "change": "cordoned"},
+    ]
+    store = IncidentStore(tmp_path)
+    store.path_for("inc-old").parent.mkdir(parents=True, exist_ok=True)
+    store.path_for("inc-old").write_text(json.dumps(doc), encoding="utf-8")
+    inc = store.load("inc-old")
+    assert (inc.experiments[0].from_value, inc.experiments[0].to_value) == ("256", "128")
+    assert inc.experiments[0].change == ""
+    assert inc.experiments[1].change == "cordoned" and inc.experiments[1].from_value == ""
+    assert inc.schema_version == 2 and inc.history == []
+    store.save(inc)
+    assert json.loads(store.path_for("inc-old").read_text())["schema_version"] == 2

@@ -1,0 +1,102 @@
+"""Edits are recoverable in the UI: Ctrl+Z undoes a field's edit, F8's history restores a
+wiped field or a deleted row."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, TextArea
+from textual.widgets.input import Selection
+
+from cockpit.app import CockpitApp
+from cockpit.store import IncidentStore
+from testkit import make_ctx
+
+
+def stored(ctx):
+    ctx.session.flush()
+    return IncidentStore(ctx.session.store.root).load(ctx.session.incident.id)
+
+
+async def test_ctrl_z_undoes_a_wiped_one_line_field(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        title = app.screen.query_one("#input-title", Input)
+        title.focus()
+        await pilot.press(*"P99 up")
+        await pilot.pause()
+        assert ctx.session.incident.title == "P99 up"
+        # Everything selected, then one stray key: the title is gone...
+        title.selection = Selection(0, len(title.value))
+        await pilot.press("n")
+        await pilot.pause()
+        assert ctx.session.incident.title == "n"
+        # ...and one Ctrl+Z brings it back, in the field and in the store.
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert title.value == "P99 up"
+        assert stored(ctx).title == "P99 up"
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        assert title.value == "n"
+        # Typing in one run is one step: undo removes the whole word typed.
+        await pilot.press("ctrl+z", "end", *" now")
+        await pilot.pause()
+        assert title.value == "P99 up now"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert title.value == "P99 up"
+
+
+async def test_ctrl_z_undoes_an_edit_of_a_text_area(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        area = app.screen.query_one("#input-impact", TextArea)
+        area.focus()
+        await pilot.press(*"all tenants")
+        await pilot.pause()
+        area.select_all()
+        await pilot.press("x")
+        await pilot.pause()
+        assert ctx.session.incident.impact == "x"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert area.text == "all tenants"
+        assert stored(ctx).impact == "all tenants"
+
+
+async def test_f8_restores_a_wiped_field_and_a_deleted_row(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    ctx.session.set_text("title", "P99 上涨")
+    ctx.session.set_text("title", "")
+    hyp = ctx.session.add_hypothesis("KV 碎片化", "重启后 P99 不降")
+    ctx.session.delete_row("hypotheses", hyp.id)
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("f8")
+        await pilot.pause()
+        screen = app.screen
+        assert type(screen).__name__ == "HistoryScreen"
+        table = screen.query_one("#history-table")
+        lines = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        # Newest first, in words: the deleted hypothesis, then the wiped title.
+        assert lines[0] == "删除 假设「KV 碎片化」"
+        assert lines[1] == "标题：P99 上涨 → （空）"
+        screen.query_one("#history-restore").press()
+        await pilot.pause()
+        assert [h.statement for h in ctx.session.incident.hypotheses] == ["KV 碎片化"]
+        assert "已恢复" in str(screen.query_one("#history-status").render())
+        table.move_cursor(row=2)  # the restore is now on top: the title is third
+        screen.query_one("#history-restore").press()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.current_step() == "A"
+        # The field on A shows the restored title, and the store has it.
+        assert app.screen.query_one("#input-title", Input).value == "P99 上涨"
+    assert stored(ctx).title == "P99 上涨"
+    assert [h.id for h in stored(ctx).hypotheses] == [hyp.id]
