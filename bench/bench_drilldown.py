@@ -44,8 +44,9 @@ REPEATS_OTHER = 3
 def _context(url: str, concurrency: int | None, now: float) -> Any:
     from cockpit.clock import Clock
     from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
     from cockpit.models import from_epoch
+    from cockpit.sources.base import Sources
     from cockpit.sources.prometheus import PrometheusSource
 
     prom = PrometheusSettings(url=url, timeout_s=60)
@@ -82,9 +83,9 @@ async def _drilldown(url: str, concurrency: int | None, now: float) -> tuple[flo
 
 
 async def _specs(url: str, now: float) -> list[Any]:
-    from cockpit.analysis.profiles import SIGNALS
     from cockpit.collect.base import detection_for
     from cockpit.collect.signals import plan, range_specs
+    from cockpit.models.signals import SIGNALS
 
     ctx = _context(url, None, now)
     window = _window(ctx)

@@ -134,8 +134,9 @@ def _panel_cpu() -> list[str]:
 
     from cockpit.clock import Clock
     from cockpit.config import Settings
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
     from cockpit.plugins.gpu import GpuPanel
+    from cockpit.sources.base import Sources
     from cockpit.sources.nvml import NvmlSource
 
     class Host(App[None]):

@@ -59,7 +59,7 @@ DRIVER = r"""
 import sys, time, json, asyncio, resource
 sys.path.insert(0, sys.argv[1])
 from cockpit.sources.kubernetes import KubeSource
-from cockpit.sources.kube_gather import gather_pending
+from cockpit.collect.kube_gather import gather_pending
 async def main():
     s = KubeSource(kubeconfig=sys.argv[2], context="big", timeout_s=60)
     await s.connect()

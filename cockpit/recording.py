@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
-from cockpit.context import AppContext, Sources
-from cockpit.sources.base import SourceError
+from cockpit.context import AppContext
+from cockpit.sources.base import SourceError, Sources
 from cockpit.sources.bundle import CallTally, call_tally
 
 Plan = Callable[[AppContext, datetime, datetime], Awaitable[None]]

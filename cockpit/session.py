@@ -855,7 +855,7 @@ class IncidentSession:
             UnsafeIncidentPath: that path is a symbolic link (never followed).
             OSError: when the file cannot be written.
         """
-        from cockpit.export import write_atomic
+        from cockpit.store import write_atomic
 
         path = Path(self.store.root) / "exports" / f"{self.incident.id}.{lang}.{fmt}"
         return write_atomic(path, text, follow_links=False)

@@ -303,6 +303,47 @@ def dead_local_pid(holder: str) -> int | None:
     return None
 
 
+def write_atomic(path: Path, text: str, *, follow_links: bool = True) -> Path:
+    """Write a text file (an export) to ``path`` atomically with mode 0600, creating its
+    directory (0700).
+
+    For a path the user named (``-o FILE``) a symbolic link is followed (its target is
+    replaced, the link stays); a path that is not a regular file (a FIFO, ``/dev/stdout``,
+    a device) is written to as it is, never replaced by a file. With
+    ``follow_links=False`` (files under the state directory, where a planted link could
+    point anywhere) anything but a regular file or nothing is refused.
+
+    Returns:
+        The path written (the link's target for a link).
+
+    Raises:
+        UnsafeIncidentPath: ``follow_links`` is false and ``path`` is a link or not a
+            regular file.
+        OSError: the directory cannot be created or written, or the device refuses the
+            data (``/dev/full``); an existing regular file is intact.
+    """
+    path = Path(path).expanduser()
+    if not follow_links and os.path.lexists(path):
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            raise UnsafeIncidentPath(path, "symlink")
+        if not stat.S_ISREG(mode):
+            raise UnsafeIncidentPath(path, "not_regular")
+    if path.is_symlink():
+        path = path.resolve()
+    data = text.encode("utf-8")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    return atomic_write_bytes(path, data, FILE_MODE)
+
+
 @dataclass(frozen=True)
 class _Seen:
     """Identity of a file version this process wrote or read successfully."""

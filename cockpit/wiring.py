@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cockpit.analysis.messages import msg
 from cockpit.clock import Clock
 from cockpit.config import Settings, load_settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
+from cockpit.models.messages import msg
+from cockpit.sources.base import Sources
 
 
 class BootError(Exception):

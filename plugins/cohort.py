@@ -15,11 +15,11 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 
 from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
-from cockpit.analysis.messages import signal_names
-from cockpit.analysis.profiles import SIGNALS
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.models.messages import signal_names
+from cockpit.models.signals import SIGNALS
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable

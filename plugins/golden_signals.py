@@ -19,12 +19,12 @@ from textual.widgets import Button, Sparkline, Static
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import unit_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.models.messages import unit_text
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel

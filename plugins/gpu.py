@@ -36,9 +36,9 @@ from cockpit.collect.gpu_plans import worst_node
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
+from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
-from cockpit.sources.gpu_models import GpuNodeSnapshot, XidEvent
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
 

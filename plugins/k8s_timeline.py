@@ -52,7 +52,7 @@ class K8sTimelinePanel(Panel):
     """
 
     async def fetch(self, ctx: AppContext) -> Any:
-        from cockpit.sources.kube_gather import gather_changes
+        from cockpit.collect.kube_gather import gather_changes
 
         now = ctx.clock.now()
         start = ctx.session.incident.times.start if ctx.session is not None else None

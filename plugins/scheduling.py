@@ -52,7 +52,7 @@ class SchedulingPanel(Panel):
         self.commands: list[str] = []
 
     async def fetch(self, ctx: AppContext) -> Any:
-        from cockpit.sources.kube_gather import gather_pending
+        from cockpit.collect.kube_gather import gather_pending
 
         ns = None
         if ctx.session is not None and ctx.session.incident.service.namespace:

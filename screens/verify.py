@@ -185,8 +185,8 @@ class VerifyScreen(StepScreen):
                 f"⚠ {t('error.' + exc.kind.value, self.lang)}: {exc.failure.message}"
             )
             return
-        from cockpit.analysis.messages import signal_label, unit_text
         from cockpit.i18n import LANGS
+        from cockpit.models.messages import signal_label, unit_text
 
         def lines_in(lang: str) -> list[str]:
             return [

@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.clock import Clock
 from cockpit.config import PrometheusSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.plugins.gpu import GpuPanel
+from cockpit.sources.base import Sources
 from cockpit.sources.nvml import NvmlSource
 from cockpit.sources.prometheus import PrometheusSource
 from tests.backends.dcgm_prom import DcgmProm, dcgm_prometheus  # noqa: F401

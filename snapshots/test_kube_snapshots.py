@@ -15,8 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.clock import Clock
 from cockpit.config import Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.plugins.scheduling import SchedulingPanel
+from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
 from tests.backends.kube_api import _only_reads_sent, kube_api, kubeconfig  # noqa: F401
 from tests.fixtures.kube.objects import T0

@@ -15,8 +15,9 @@ import pytest
 from textual.app import App, ComposeResult
 
 from cockpit.config import ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
+from cockpit.sources.base import Sources
 from testkit import make_ctx
 
 COCKPIT = str(Path(sys.executable).with_name("cockpit"))

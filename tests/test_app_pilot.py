@@ -381,7 +381,7 @@ async def test_textual_own_texts_in_chinese(tmp_path):
 async def test_f5_on_a_panel_without_its_source_still_says_why(tmp_path):
     """F5 refreshes every panel of the step; one whose source is missing (no Kubernetes,
     no Prometheus) says so again instead of fetching from ``None``."""
-    from cockpit.context import Sources
+    from cockpit.sources.base import Sources
     from cockpit.ui.panel import Panel
     from cockpit.ui.plugins import load_panels
 

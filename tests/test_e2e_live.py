@@ -12,8 +12,8 @@ import pytest
 
 from cockpit.app import CockpitApp
 from cockpit.config import PrometheusSettings, Settings
-from cockpit.context import Sources
 from cockpit.export import render
+from cockpit.sources.base import Sources
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import load_panels
 from testkit import make_ctx

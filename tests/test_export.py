@@ -296,7 +296,7 @@ def test_export_follows_links_and_never_replaces_special_files(tmp_path: Path) -
     import os
     import threading
 
-    from cockpit.export import write_atomic
+    from cockpit.store import write_atomic
 
     target = tmp_path / "postmortem.md"
     target.write_text("old")

@@ -77,7 +77,7 @@ def test_default_lang_from_locale(monkeypatch):
 
 
 def test_counted_units_read_as_chinese_in_chinese_messages():
-    from cockpit.analysis.messages import Msg, unit_text
+    from cockpit.models.messages import Msg, unit_text
 
     assert unit_text(" restarts", "zh") == " 次重启" and unit_text(" restarts", "en") == " restarts"
     assert unit_text(" ms", "zh") == " ms" and unit_text("req/s", "zh") == "req/s"
@@ -86,14 +86,14 @@ def test_counted_units_read_as_chinese_in_chinese_messages():
 
 
 def test_large_numbers_are_written_whole_not_in_exponent_notation():
-    from cockpit.analysis.messages import fmt_number
+    from cockpit.models.messages import fmt_number
 
     assert fmt_number(74120.4) == "74,120" and fmt_number(9000, 3) == "9,000"
     assert fmt_number(13.3617) == "13.36" and fmt_number(0.000123) == "0.000123"
     assert fmt_number(float("nan")) == "nan" and fmt_number(-12345.6) == "-12,346"
     assert fmt_number(8.7e-06, 2, "+") == "+0.0000" and fmt_number(0.0) == "0"
     # Message templates format their g fields the same way (sign included).
-    from cockpit.analysis.messages import Msg
+    from cockpit.models.messages import Msg
 
     m = Msg(key="evidence.reason.small_change", args={"unit": "", "delta": 1240.0, "min_delta": 5})
     assert m.text("en") == "change +1,240 below 5"

@@ -23,8 +23,8 @@ from cockpit.analysis.scheduling import (
     parse_failed_scheduling,
     paste_evidence,
 )
+from cockpit.collect.kube_gather import gather_changes, gather_pending
 from cockpit.sources.base import ErrorKind, SourceError
-from cockpit.sources.kube_gather import gather_changes, gather_pending
 from cockpit.sources.kube_permissions import check_permissions
 from cockpit.sources.kubernetes import KubeSource
 from tests.backends.kube_api import Fault, KubeApiServer
@@ -584,7 +584,8 @@ async def test_record_and_replay_kube_panels(
     from cockpit.clock import Clock
     from cockpit.collect.kube_plans import record_kube
     from cockpit.config import Settings
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
+    from cockpit.sources.base import Sources
     from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder, open_replay
 
     start, end = T0 - timedelta(hours=24), T0 + timedelta(minutes=30)
@@ -623,7 +624,7 @@ def test_node_struct_decoding_matches_dict_parsing() -> None:
     import msgspec
 
     import cockpit.sources.kubernetes as kmod
-    from cockpit.sources.kube_models import node_of
+    from cockpit.models.kube import node_of
     from tests.backends.kube_api import Cluster
     from tests.fixtures.kube import scenarios
 

@@ -12,11 +12,12 @@ from textual.widgets import DataTable, Static
 
 from cockpit.clock import Clock
 from cockpit.config import Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.incident import Incident
 from cockpit.plugins.k8s_timeline import K8sTimelinePanel
 from cockpit.plugins.scheduling import SchedulingPanel
 from cockpit.session import IncidentSession
+from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
 from cockpit.store import IncidentStore
 from cockpit.ui.changes_view import ChangesView

@@ -13,7 +13,8 @@ from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.spec import load_playbook
 from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
+from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
 from testkit import make_ctx
 from tests.fixtures.kube.objects import container, pod

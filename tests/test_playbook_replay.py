@@ -27,8 +27,9 @@ from cockpit.app import CockpitApp
 from cockpit.clock import Clock
 from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.screens.playbook import PlaybookScreen
+from cockpit.sources.base import Sources
 from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder
 from cockpit.sources.kubernetes import KubeSource
 from cockpit.ui.plugins import load_panels

@@ -235,7 +235,7 @@ def test_export_language_from_the_environment(
 
 
 def test_export_write_atomic_creates_private_directory(tmp_path: Path) -> None:
-    from cockpit.export import write_atomic
+    from cockpit.store import write_atomic
 
     path = write_atomic(tmp_path / "exports" / "inc.zh.md", "# 事故：x\n")
     assert path.read_text(encoding="utf-8") == "# 事故：x\n"

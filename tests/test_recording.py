@@ -14,13 +14,13 @@ from cockpit.cli import main
 from cockpit.clock import Clock
 from cockpit.commands.record_cmd import _record, parse_time, parse_window
 from cockpit.config import Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
 from cockpit.recording import family_selector, plan_step, plans, register_plan, run_plans
 from cockpit.scenarios import get_scenario
 from cockpit.scenarios.build_demo import DEMO_BUNDLE, MAX_BYTES
 from cockpit.scenarios.promserver import PromServer
-from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.sources.base import ErrorKind, SourceError, Sources
 from cockpit.sources.bundle import open_replay
 from tests.backends.faultproxy import closed_port_url
 

@@ -10,7 +10,8 @@ from cockpit.analysis.podnames import owner_workload, workload_pod_regex, worklo
 from cockpit.clock import Clock
 from cockpit.collect.base import ScopeResolution, scope_for
 from cockpit.config import ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
+from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
 
 

@@ -96,7 +96,8 @@ async def test_alerts_read_over_long_windows(worked_example_prom: PromServer, ho
     from cockpit.collect.alerts import MAX_POINTS, alerts_step_s, collect_alerts
     from cockpit.collect.base import make_window
     from cockpit.config import ServiceSettings, Settings
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
+    from cockpit.sources.base import Sources
 
     sc = worked_example_prom.scenario
     settings = Settings(

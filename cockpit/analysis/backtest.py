@@ -13,8 +13,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.messages import Msg
 from cockpit.models import Series, from_epoch, to_epoch
+from cockpit.models.messages import Msg
 
 SUSTAIN_SAMPLES = 2
 """The condition must hold for two consecutive samples (one scrape spike is not an alert)."""

@@ -16,9 +16,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.inventory import Inventory
-from cockpit.analysis.messages import Msg, msg, signal_names, unit_suffix
-from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import max_z, median, robust_score
+from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
+from cockpit.models.signals import SIGNALS
 
 Scope = Literal[
     "single_gpu", "single_instance", "single_node", "node_pool", "revision", "everything", "unknown"

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cockpit.incident import Change, TimelineEntry, TimelineKind
-from cockpit.sources.kube_models import (
+from cockpit.models.kube import (
     ConfigMapLite,
     ContainerSpec,
     EventLite,
@@ -692,7 +692,7 @@ _TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}
 
 def ready_logged_at(log_with_timestamps: str) -> datetime | None:
     """Time of the first "ready to serve" line in a log fetched with ``timestamps=true``."""
-    from cockpit.sources.kube_models import parse_time
+    from cockpit.models.kube import parse_time
 
     for line in log_with_timestamps.splitlines():
         m = _TS.match(line)

@@ -16,10 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.messages import Msg, msg, signal_label, unit_suffix
-from cockpit.analysis.profiles import SIGNALS
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
+from cockpit.models.messages import Msg, msg, signal_label, unit_suffix
+from cockpit.models.signals import SIGNALS
 
 Verdict = Literal["anomalous", "normal", "no_data"]
 

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.clocks import SW_POWER_CAP, ClockSeverity, decode_clock_reasons
 from cockpit.analysis.xid import lookup_xid
 from cockpit.models import Reading
-from cockpit.sources.gpu_models import GpuSnapshot, XidEvent
+from cockpit.models.gpu import GpuSnapshot, XidEvent
 
 BUSY_UTIL_PCT = 30.0
 """Utilisation above which a degraded PCIe link is flagged even without peers (cockpit

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
 from cockpit.models import Availability, Reading
-from cockpit.sources.gpu_models import GpuSnapshot
+from cockpit.models.gpu import GpuSnapshot
 
 COLUMNS = (
     "gpu",

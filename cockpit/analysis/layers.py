@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary, Verdict
-from cockpit.analysis.messages import Msg, msg, signal_names
-from cockpit.analysis.profiles import LAYERS
+from cockpit.models.messages import Msg, msg, signal_names
+from cockpit.models.signals import LAYERS
 
 GPU_SATURATED_PCT = 95.0
 """GPU util at or above this is "near saturation" (seed 003 §四 example: 98 %)."""

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import Msg, msg, signal_names, unit_suffix
+from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
 
 LONG_SHIFT_RATIO = 1.5
 """A P95 prompt length ≥ 1.5× the baseline's is a shift in the mix (the latency threshold

@@ -48,7 +48,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cockpit.i18n import t
-from cockpit.sources.kube_models import (
+from cockpit.models.kube import (
     DaemonSetLite,
     EventLite,
     GangLite,

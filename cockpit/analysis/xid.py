@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.scheduling import paste_evidence
-from cockpit.sources.gpu_models import normalize_pci
+from cockpit.models.gpu import normalize_pci
 
 SUSPECT_HW_MIN_PIDS = 3
 """Distinct processes hitting one application-class Xid on one GPU before the GPU itself

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from cockpit.analysis.alerts import FiredAlert, fired_alerts
 from cockpit.analysis.backtest import KV_CACHE_CEILING_PCT, Backtest, Candidate, backtest
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import Msg, msg
 from cockpit.analysis.profiles import Detection, render
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QuerySpec
+from cockpit.models.messages import Msg, msg
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext

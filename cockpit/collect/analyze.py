@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
-from cockpit.analysis.messages import Msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
 from cockpit.collect.load import LoadReport, collect_load
+from cockpit.models.messages import Msg
 from cockpit.sources.base import SourceError, SourceFailure
 
 if TYPE_CHECKING:

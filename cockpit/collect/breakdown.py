@@ -15,10 +15,11 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.blast_radius import Breakdown, EntityValue
 from cockpit.analysis.golden import STAT_QUANTILES
 from cockpit.analysis.inventory import Inventory, build_inventory, first_label
-from cockpit.analysis.profiles import SIGNALS, Detection, render
+from cockpit.analysis.profiles import Detection, render
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
 from cockpit.collect.signals import stats_for
+from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext

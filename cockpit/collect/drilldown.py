@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.layers import Drilldown, drilldown
-from cockpit.analysis.profiles import SIGNALS
 from cockpit.collect.base import (
     ScopeResolution,
     Window,
@@ -16,6 +15,7 @@ from cockpit.collect.base import (
     scope_for,
 )
 from cockpit.collect.signals import collect_summaries, plan
+from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
     from cockpit.analysis.golden import SignalSummary

@@ -12,8 +12,8 @@ from cockpit.sources.base import SourceError
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext
+    from cockpit.models.gpu import GpuNodeSnapshot
     from cockpit.sources.dcgm import DcgmSource
-    from cockpit.sources.gpu_models import GpuNodeSnapshot
 
 MAX_NODES = 64
 """Upper bound on the DCGM nodes recorded (each costs a handful of instant queries)."""
@@ -58,7 +58,7 @@ async def worst_node(dcgm: DcgmSource, nodes: list[str], at: datetime) -> GpuNod
     import asyncio
 
     from cockpit.analysis.gpu_health import Level, why_gpu
-    from cockpit.sources.gpu_models import GpuNodeSnapshot as Snapshot
+    from cockpit.models.gpu import GpuNodeSnapshot as Snapshot
 
     rank = {Level.LOST: 3, Level.BAD: 3, Level.WARN: 2, Level.INFO: 1}
     got = await asyncio.gather(

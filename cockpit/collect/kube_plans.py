@@ -32,7 +32,7 @@ async def record_kube(ctx: AppContext, start: datetime, end: datetime) -> None:
     kube = ctx.sources.kube
     if kube is None:
         return
-    from cockpit.sources.kube_gather import gather_changes, gather_pending
+    from cockpit.collect.kube_gather import gather_changes, gather_pending
 
     ns, selector = _scope(ctx)
     # A failure is recorded in the bundle; the other part still runs.

@@ -1,7 +1,7 @@
 """Fetch what each playbook's checks need from ``ctx.sources`` (read-only, async).
 
 The checks themselves are pure (:mod:`cockpit.analysis.playbooks`); this layer only
-fetches. A source that is absent (``None`` in :class:`~cockpit.context.Sources`) or
+fetches. A source that is absent (``None`` in :class:`~cockpit.sources.base.Sources`) or
 fails is named in ``PlaybookData.missing`` with the reason, so every check that needs it
 says "not available: <source>". Every call has a timeout; nothing here writes anywhere.
 

@@ -35,7 +35,7 @@ def _direction(row: SignalSummary) -> Direction:
     clocks, throughput, batch size; for ``bad = "both"``, such as running requests, the
     side the row moved further from its baseline on, so that a drop is checked against a
     lower bound); for a signal no profile knows, lower is worse for rates of work."""
-    from cockpit.analysis.profiles import SIGNALS
+    from cockpit.models.signals import SIGNALS
 
     info = SIGNALS.get(row.signal)
     if info is None:

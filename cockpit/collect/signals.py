@@ -16,17 +16,11 @@ from cockpit.analysis.golden import (
     summarize,
     unsupported_summary,
 )
-from cockpit.analysis.profiles import (
-    SIGNALS,
-    Detection,
-    SplitSpec,
-    render,
-    render_buckets,
-    render_family,
-)
+from cockpit.analysis.profiles import Detection, SplitSpec, render, render_buckets, render_family
 from cockpit.collect.base import Window
 from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec, cancel_all
 from cockpit.models import Sample, Series
+from cockpit.models.signals import SIGNALS
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
 """Seed 003 §二: P50 (typical), P95, P99 (tail), max (long stalls)."""

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cockpit.analysis.messages import Msg
     from cockpit.collect.analyze import AnalyzeReport
+    from cockpit.models.messages import Msg
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -119,10 +119,10 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
     ``--deployment`` / ``--selector`` narrowed the queries) and ``data`` (nothing matched
     at all; no series of pods named like the deployment). ``--json`` gives them all under
     ``notes``."""
-    from cockpit.analysis.messages import msg
     from cockpit.collect.base import SELECTOR_NO_POD
     from cockpit.collect.drilldown import deploy_command
     from cockpit.i18n import t
+    from cockpit.models.messages import msg
 
     head: list[Msg] = []
     scope: list[Msg] = []
@@ -180,7 +180,7 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
 def _fmt(v: float | None, unit: str = "") -> str:
     if v is None:
         return "—"
-    from cockpit.analysis.messages import fmt_number
+    from cockpit.models.messages import fmt_number
 
     return f"{fmt_number(v)}{(' ' + unit) if unit else ''}"
 
@@ -200,9 +200,9 @@ def render_text(
     """The human-readable report (zh or en); ``bundle_note``, when set, says that the
     replayed bundle does not hold this window; ``data_notes`` (see :func:`notes_of`) come
     after the layers."""
-    from cockpit.analysis.messages import signal_label, signal_names
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
+    from cockpit.models.messages import signal_label, signal_names
 
     dd = report.drilldown
     w = dd.window

@@ -1,7 +1,7 @@
 """``cockpit changes [--since 24h]``: rollouts, Helm upgrades, node and config changes,
 restarts and Warning events of the service's namespace, time-ordered, with diffs.
 
-``--json`` prints the :class:`~cockpit.sources.kube_gather.ChangesReport`. Exit status 0,
+``--json`` prints the :class:`~cockpit.collect.kube_gather.ChangesReport`. Exit status 0,
 or 2 when the cluster could not be read.
 """
 
@@ -61,9 +61,9 @@ def render_text(report: Any, lang: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit changes``."""
+    from cockpit.collect.kube_gather import gather_changes
     from cockpit.config import load_settings
     from cockpit.sources.base import SourceError
-    from cockpit.sources.kube_gather import gather_changes
 
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()

@@ -76,7 +76,8 @@ def _resolve(store: IncidentStore, ref: str, lang: str) -> Incident | None:
 def run(args: argparse.Namespace) -> int:
     """Render and deliver the export; returns the exit status (see the module doc)."""
     from cockpit.clipboard import copy_to_terminal
-    from cockpit.export import Lang, render, write_atomic
+    from cockpit.export import Lang, render
+    from cockpit.store import write_atomic
 
     settings = settings_or_none(args)
     if settings is None:

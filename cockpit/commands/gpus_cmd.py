@@ -18,7 +18,7 @@ from typing import Any
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_none_text, gpu_row
 from cockpit.commands._argtypes import positive_seconds
-from cockpit.sources.gpu_models import GpuNodeSnapshot
+from cockpit.models.gpu import GpuNodeSnapshot
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:

@@ -4,7 +4,7 @@ Prints, per pod: the newest FailedScheduling message parsed into reason classes 
 counts, the preemption verdict, the GPU nodes then the CPU nodes (capacity / allocatable /
 requested, blocking taints, label match, cordon, device plugin), quotas, findings, the
 handbook's checklist and the ``kubectl`` commands to confirm. ``--json`` prints the
-:class:`~cockpit.sources.kube_gather.PendingReport`. Exit status: 0 analysed (also when
+:class:`~cockpit.collect.kube_gather.PendingReport`. Exit status: 0 analysed (also when
 nothing is Pending), 2 the cluster could not be read.
 """
 
@@ -125,9 +125,9 @@ def render_text(report: Any, lang: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit pending``."""
+    from cockpit.collect.kube_gather import gather_pending
     from cockpit.config import load_settings
     from cockpit.sources.base import SourceError
-    from cockpit.sources.kube_gather import gather_pending
 
     settings = load_settings()
     lang = getattr(args, "lang", None) or settings.resolved_lang()

@@ -140,9 +140,10 @@ async def _record(
 
     from cockpit import __version__
     from cockpit.clock import Clock
-    from cockpit.context import AppContext, Sources
+    from cockpit.context import AppContext
     from cockpit.i18n import t
     from cockpit.recording import plans, recordable, run_plans
+    from cockpit.sources.base import Sources
     from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder
 
     live = recordable(sources)

@@ -27,10 +27,11 @@ from pathlib import Path
 from cockpit import __version__
 from cockpit.clock import Clock
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
 from cockpit.recording import RecordReport, plan_step, quietly, run_plans
 from cockpit.scenarios import Scenario, get_scenario, promserver
+from cockpit.sources.base import Sources
 from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder, open_replay
 from cockpit.sources.prometheus import PrometheusSource
 

@@ -7,13 +7,15 @@ verb/resource), bad query, bad data, not configured.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
 from cockpit.models import InstantVector, Series
+from cockpit.models.messages import Msg
 
 
 class ErrorKind(StrEnum):
@@ -133,3 +135,49 @@ class MetricsSource(Protocol):
     async def close(self) -> None:
         """Release connections."""
         ...
+
+
+@dataclass
+class Sources:
+    """The backends this run has, each ``None`` with a reason in ``missing`` when absent.
+
+    Attributes:
+        metrics: Prometheus-compatible query API (live, or replayed from a bundle).
+        kube: Kubernetes read-only source (see ``cockpit.sources.kubernetes``).
+        gpu: Local NVML source (see ``cockpit.sources.nvml``).
+        missing: ``{"metrics": "no Prometheus URL configured", ...}`` (English, for logs
+            and JSON output).
+        missing_msgs: The same reasons as messages, when there is one, for the UI's
+            language (see :meth:`missing_text`).
+    """
+
+    metrics: MetricsSource | None = None
+    kube: Any | None = None
+    gpu: Any | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+    missing_msgs: dict[str, Msg] = field(default_factory=dict)
+
+    def set_missing(self, name: str, reason: Msg) -> None:
+        """Record why source ``name`` is absent (English text and message)."""
+        self.missing[name] = reason.text("en")
+        self.missing_msgs[name] = reason
+
+    def missing_text(self, name: str, lang: str, default: str = "") -> str:
+        """Why source ``name`` is absent, in ``lang`` (``default`` when nobody said)."""
+        m = self.missing_msgs.get(name)
+        if m is not None:
+            return m.text(lang)
+        return self.missing.get(name, default)
+
+    def has(self, name: str) -> bool:
+        """True when the source called ``name`` is present."""
+        return getattr(self, name, None) is not None
+
+    async def close(self) -> None:
+        """Close every source that has a ``close`` coroutine."""
+        for src in (self.metrics, self.kube, self.gpu):
+            closer = getattr(src, "close", None)
+            if closer is not None:
+                res = closer()
+                if hasattr(res, "__await__"):
+                    await res

@@ -63,9 +63,9 @@ from typing import IO, Any
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from cockpit.analysis.messages import msg
 from cockpit.models import InstantVector, Sample, Series, from_epoch, to_epoch
-from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+from cockpit.models.messages import msg
+from cockpit.sources.base import ErrorKind, SourceError, SourceFailure, Sources
 
 FORMAT_VERSION = 1
 """Bundle format version written in the header; readers refuse newer versions."""
@@ -533,7 +533,7 @@ class Recorder:
 
     Args:
         inner: The live source.
-        source_name: Its field name in :class:`cockpit.context.Sources` (``metrics``,
+        source_name: Its field name in :class:`cockpit.sources.base.Sources` (``metrics``,
             ``kube``, ``gpu``).
         writer: Where calls go.
     """
@@ -881,11 +881,9 @@ class Replay:
         """Number of recorded calls."""
         return sum(len(v) for v in self._calls.values())
 
-    def build_sources(self) -> Any:
-        """A :class:`cockpit.context.Sources` with every recorded source replayed and a
+    def build_sources(self) -> Sources:
+        """A :class:`cockpit.sources.base.Sources` with every recorded source replayed and a
         reason in ``missing`` for the others."""
-        from cockpit.context import Sources
-
         present = set(self.sources())
         srcs = Sources()
         for field_name in ("metrics", "kube", "gpu"):

@@ -1,5 +1,5 @@
 """Per-GPU state from dcgm-exporter series in Prometheus (for the bastion, where NVML is
-not available), as the same :class:`~cockpit.sources.gpu_models.GpuNodeSnapshot`.
+not available), as the same :class:`~cockpit.models.gpu.GpuNodeSnapshot`.
 
 Facts (``../shared/reference/metrics_kb.md`` §1):
 
@@ -23,10 +23,10 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
-from cockpit.analysis.messages import msg
 from cockpit.models import InstantVector, Reading, utcnow
+from cockpit.models.gpu import GpuNodeSnapshot, GpuSnapshot, GpuSourceKind, NvLinkState
+from cockpit.models.messages import msg
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
-from cockpit.sources.gpu_models import GpuNodeSnapshot, GpuSnapshot, GpuSourceKind, NvLinkState
 
 SOURCE = "dcgm"
 

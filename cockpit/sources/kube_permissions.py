@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cockpit.models.kube import AccessCheck
 from cockpit.sources.base import SourceError
-from cockpit.sources.kube_models import AccessCheck
 from cockpit.sources.kubernetes import can_i_command
 
 NEEDED: tuple[tuple[str, str, str, str, bool], ...] = (

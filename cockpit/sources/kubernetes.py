@@ -9,7 +9,7 @@ the first frame.
 Requests go through the client's ``ApiClient`` (kubeconfig, contexts, in-cluster
 service-account config, TLS and bearer tokens are the client's) with
 ``_request_timeout`` on every call; responses are parsed from raw JSON into the slim
-models of :mod:`cockpit.sources.kube_models`, because the typed models reject
+models of :mod:`cockpit.models.kube`, because the typed models reject
 ``eventTime: null`` in ``events.k8s.io/v1`` and are slow on large lists (measured in
 ``bench/bench_pending.py``). Lists are paged with ``limit``/``continue`` and narrowed
 with field and label selectors.
@@ -36,8 +36,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from cockpit.sources.base import ErrorKind, SourceError
-from cockpit.sources.kube_models import (
+from cockpit.models.kube import (
     AccessCheck,
     Condition,
     ConfigMapLite,
@@ -68,6 +67,7 @@ from cockpit.sources.kube_models import (
     replicaset_of,
     workload_of,
 )
+from cockpit.sources.base import ErrorKind, SourceError
 
 SOURCE = "kubernetes"
 T = TypeVar("T")

@@ -39,10 +39,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from cockpit.analysis.messages import msg
 from cockpit.models import Reading, utcnow
-from cockpit.sources.base import ErrorKind, SourceError
-from cockpit.sources.gpu_models import (
+from cockpit.models.gpu import (
     GpuNodeSnapshot,
     GpuProcess,
     GpuSnapshot,
@@ -50,6 +48,8 @@ from cockpit.sources.gpu_models import (
     NvLinkState,
     XidEvent,
 )
+from cockpit.models.messages import msg
+from cockpit.sources.base import ErrorKind, SourceError
 
 log = logging.getLogger(__name__)
 

@@ -79,7 +79,7 @@ class ChangesView(Vertical):
         return (start or now) - DEFAULT_WINDOW, now
 
     async def _load(self) -> None:
-        from cockpit.sources.kube_gather import gather_changes
+        from cockpit.collect.kube_gather import gather_changes
 
         since, until = self.window()
         ns = None
@@ -99,7 +99,7 @@ class ChangesView(Vertical):
         self.show(report)
 
     def show(self, report: Any) -> None:
-        """Render a :class:`~cockpit.sources.kube_gather.ChangesReport` (no I/O)."""
+        """Render a :class:`~cockpit.collect.kube_gather.ChangesReport` (no I/O)."""
         self.report = report
         self.items = [
             i

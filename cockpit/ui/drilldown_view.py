@@ -10,11 +10,11 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary
-from cockpit.analysis.messages import fmt_number, unit_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.models.messages import fmt_number, unit_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable
 

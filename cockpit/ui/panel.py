@@ -7,7 +7,7 @@ renders (no I/O)::
         PANEL_ID = "gpu"
         TITLE = {"zh": "GPU 状态", "en": "GPU state"}
         STEPS = ("C", "E")
-        SOURCES = ("gpu",)          # names of :class:`cockpit.context.Sources` fields
+        SOURCES = ("gpu",)          # names of :class:`cockpit.sources.base.Sources` fields
         POLL_INTERVAL = 1.0         # seconds; None = fetch once (and on refresh)
 
         async def fetch(self, ctx): ...          # returns data; raise SourceError on failure

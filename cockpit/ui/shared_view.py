@@ -10,10 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from cockpit.analysis.messages import fmt_number, unit_text
 from cockpit.collect.load import LoadReport
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.models.messages import fmt_number, unit_text
 from cockpit.ui.drilldown_view import value_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable

@@ -12,8 +12,8 @@ from typing import Any
 
 from cockpit.analysis.playbooks.data import PlaybookData, Signal
 from cockpit.models import Reading
-from cockpit.sources.gpu_models import GpuNodeSnapshot, GpuProcess, GpuSnapshot, GpuSourceKind
-from cockpit.sources.kube_models import event_of, node_of, pod_of
+from cockpit.models.gpu import GpuNodeSnapshot, GpuProcess, GpuSnapshot, GpuSourceKind
+from cockpit.models.kube import event_of, node_of, pod_of
 
 AT = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from cockpit.clock import Clock
 from cockpit.config import Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.incident import Incident, ServiceScope
 from cockpit.session import IncidentSession
+from cockpit.sources.base import Sources
 from cockpit.store import IncidentStore
 
 FROZEN = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)

@@ -12,9 +12,9 @@ from cockpit.analysis.golden import judge_msg, summarize
 from cockpit.analysis.inventory import Inventory, PodInfo
 from cockpit.analysis.layers import drilldown
 from cockpit.analysis.load import Bucket, LengthMix, analyze_load
-from cockpit.analysis.messages import Msg
 from cockpit.i18n import catalog
 from cockpit.models import Sample, Series
+from cockpit.models.messages import Msg
 
 ROOT = Path(__file__).resolve().parents[2]
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -12,9 +12,9 @@ from typing import Any
 from cockpit.collect.base import make_window
 from cockpit.collect.drilldown import collect_drilldown
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
-from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.sources.base import ErrorKind, SourceError, Sources
 from cockpit.sources.prometheus import PrometheusSource
 from testkit import make_ctx
 from tests.backends.faultproxy import Fault

@@ -9,15 +9,10 @@ from pathlib import Path
 import pytest
 
 from cockpit.analysis.labels import LabelReport, format_report, stack_labels
-from cockpit.analysis.profiles import (
-    SIGNALS,
-    builtin_profiles,
-    detect_profiles,
-    load_profiles,
-    render,
-)
+from cockpit.analysis.profiles import builtin_profiles, detect_profiles, load_profiles, render
 from cockpit.config import PrometheusSettings
 from cockpit.models import from_epoch
+from cockpit.models.signals import SIGNALS
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.prometheus import PrometheusSource
 

@@ -13,9 +13,10 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, DataTable, Input, Static
 
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
 from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.base import Sources
 from cockpit.sources.prometheus import PrometheusSource
 from testkit import make_ctx
 

@@ -13,8 +13,9 @@ from textual.widgets import Sparkline, Static
 
 from cockpit.app import CockpitApp
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-from cockpit.context import AppContext, Sources
+from cockpit.context import AppContext
 from cockpit.models import from_epoch
+from cockpit.sources.base import Sources
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import PanelLoad
 from testkit import make_ctx

@@ -11,7 +11,7 @@ from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
 from cockpit.analysis.xid import explain_xid_text, lookup_xid
 from cockpit.models import Reading
-from cockpit.sources.gpu_models import GpuSnapshot, XidEvent, normalize_pci
+from cockpit.models.gpu import GpuSnapshot, XidEvent, normalize_pci
 from tests.conftest import DATA, case_params
 
 CASES = [

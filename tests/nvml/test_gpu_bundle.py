@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cockpit.models.gpu import GpuNodeSnapshot
 from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder, open_replay
-from cockpit.sources.gpu_models import GpuNodeSnapshot
 from cockpit.sources.nvml import NvmlSource
 from tests.backends.nvml import FakeNvml
 

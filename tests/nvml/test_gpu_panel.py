@@ -9,9 +9,9 @@ from typing import Any
 
 from cockpit.app import CockpitApp
 from cockpit.config import PrometheusSettings
-from cockpit.context import Sources
 from cockpit.incident import TimelineKind
 from cockpit.plugins.gpu import GpuPanel
+from cockpit.sources.base import Sources
 from cockpit.sources.nvml import NvmlSource
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import PanelLoad

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cockpit.analysis.gpu_health import why_gpu
-from cockpit.sources.gpu_models import GpuNodeSnapshot
+from cockpit.models.gpu import GpuNodeSnapshot
 from cockpit.sources.nvml import NvmlSource
 from tests.backends.nvml import FakeNvml
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.sources.kube_models import PodLite
+from cockpit.models.kube import PodLite
 
 GPU_RESOURCE = "nvidia.com/gpu"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from cockpit.models import Reading
-from cockpit.sources.gpu_models import GpuNodeSnapshot
-from cockpit.sources.kube_models import EventLite, NodeLite, PodLite
+from cockpit.models.gpu import GpuNodeSnapshot
+from cockpit.models.kube import EventLite, NodeLite, PodLite
 
 
 class Signal(BaseModel):

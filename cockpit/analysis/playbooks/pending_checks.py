@@ -12,7 +12,7 @@ from cockpit.analysis.playbooks.result import (
     not_available,
 )
 from cockpit.analysis.scheduling import explain_failed_scheduling
-from cockpit.sources.kube_models import NodeLite, parse_quantity
+from cockpit.models.kube import NodeLite, parse_quantity
 
 # Labels that mark a GPU node even when the device plugin advertises nothing
 # (GPU feature discovery / NFD: nvidia.com/gpu.present, feature.node.kubernetes.io/pci-10de.present).

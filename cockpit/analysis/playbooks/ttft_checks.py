@@ -6,7 +6,6 @@ import statistics
 from datetime import timedelta
 
 from cockpit.analysis.engine_logs import explain_engine_log_text
-from cockpit.analysis.messages import fmt_number
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.result import (
@@ -16,6 +15,7 @@ from cockpit.analysis.playbooks.result import (
     L,
     not_available,
 )
+from cockpit.models.messages import fmt_number
 
 # A signal "rose" when now / baseline is at least this (the worked example in seed 003:
 # P99 180 → 620 ms is 3.4×; queue 12 → 85).

@@ -16,8 +16,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.messages import Msg
 from cockpit.models import Reading
+from cockpit.models.messages import Msg
 
 
 class GpuSourceKind(StrEnum):

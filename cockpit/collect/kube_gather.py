@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.changes import ChangeItem, ReleaseComparison
 from cockpit.analysis.scheduling import PendingAnalysis, analyze_pending
+from cockpit.models.kube import PodLite
 from cockpit.sources.base import SourceError, SourceFailure
-from cockpit.sources.kube_models import PodLite
 
 T = TypeVar("T")
 

@@ -17,6 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, Field
 
 from cockpit.i18n import catalog
+from cockpit.models.signals import SIGNALS
 
 LARGE = 1e4
 """From here on a ``g``-formatted number is written whole with thousands separators
@@ -119,7 +120,6 @@ def signal_label(key: str, lang: str) -> str:
     ``max`` of a histogram is written ``≈max`` (the upper bound of the highest bucket
     observed, not an exact maximum). An unknown signal id is returned as it is.
     """
-    from cockpit.analysis.profiles import SIGNALS
 
     sid, _, stat = key.partition(":")
     info = SIGNALS.get(sid)
