@@ -1,8 +1,9 @@
 """B — recent changes: code, model, config, image, driver or node (seed 000, 先收集).
 
-Changes found in Kubernetes (rollouts, Helm, nodes, ConfigMaps) come from the changes
-view when the Kubernetes source is configured; the user can add any other change by hand
-and mark any change as suspect. Every change lands on the timeline.
+Changes found in Kubernetes (rollouts, Helm, nodes, ConfigMaps) and in the metrics
+history (rollouts, restarts, readiness, allocatable GPUs, Xid, silent series, alerts)
+come from the changes view when either source is configured; the user can add any other
+change by hand and mark any change as suspect. Every change lands on the timeline.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class ChangesScreen(StepScreen):
 
     def compose_step(self) -> ComposeResult:
         lang = self.lang
-        if self.ctx.sources.kube is None:
+        if self.ctx.sources.kube is None and self.ctx.sources.metrics is None:
             reason = self.ctx.sources.missing_text("kube", lang, t("panel.not_configured", lang))
             yield Static(
                 t("chg.no_kube", lang, reason=reason),

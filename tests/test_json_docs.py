@@ -290,6 +290,24 @@ def test_changes(
     assert doc["failures"]
 
 
+def test_changes_from_metrics(
+    env: Path,
+    prometheus_scenario: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checker: Checker,
+) -> None:
+    """Kubernetes absent: the changes the metrics history shows (a rollout, in the
+    scenario of a release)."""
+    srv = prometheus_scenario("bad_release")
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent")
+    until = "2026-11-29T15:00:00Z"
+    argv = ("changes", "--prometheus-url", srv.url, "-n", "llm", "--deployment", "qwen-chat")
+    doc = run_json(capsys, *argv, "--since", "6h", "--until", until, "--json")
+    checker.check("changes", doc)
+    assert doc["sources"] == ["metrics"] and any(i["message"] for i in doc["items"])
+
+
 def test_gpus(
     env: Path, fake_nvml: FakeNvml, capsys: pytest.CaptureFixture[str], checker: Checker
 ) -> None:

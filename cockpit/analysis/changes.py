@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.messages import Msg
 from cockpit.incident import Change, TimelineEntry, TimelineKind
 from cockpit.models.kube import (
     ConfigMapLite,
@@ -94,11 +95,16 @@ class ChangeItem(BaseModel):
     Attributes:
         key: Stable identity (kind + object + revision) for de-duplication.
         at: When (UTC); ``None`` when the API keeps no time for it (cordon).
-        kind: ``rollout | helm | node | config | restart | event | node_condition``.
-        summary: One line.
+        kind: ``rollout | helm | node | config | restart | event | node_condition``, and
+            from metrics history (:mod:`cockpit.analysis.history`) also ``readiness |
+            allocatable | xid | stopped | alert``.
+        summary: One line (English; ``message`` renders it in either language).
         diff: Changed fields (rollouts, Helm values, nodes).
         detail: Extra text (event message, termination message).
         in_window: Whether ``at`` falls inside the incident window.
+        until: When it ended (a rollout's last old pod gone); None = a moment, or open.
+        origin: ``kubernetes`` (read from the API) or ``metrics`` (derived from history).
+        message: The summary as a translatable message (items from metrics history).
     """
 
     key: str
@@ -109,6 +115,13 @@ class ChangeItem(BaseModel):
     detail: str = ""
     in_window: bool = True
     severity: str = "info"
+    until: datetime | None = None
+    origin: str = "kubernetes"
+    message: Msg | None = None
+
+    def text(self, lang: str) -> str:
+        """The summary in ``lang``."""
+        return self.message.text(lang) if self.message is not None else self.summary
 
     def detail_text(self) -> str:
         """Diff lines then detail, one per line."""
@@ -129,7 +142,7 @@ class ChangeItem(BaseModel):
             kind=kind,
             summary=self.summary,
             detail=self.detail_text(),
-            source="kubernetes",
+            source=self.origin,
         )
 
     def to_timeline(self) -> TimelineEntry | None:
@@ -141,7 +154,7 @@ class ChangeItem(BaseModel):
             if self.kind in ("rollout", "helm", "node", "config")
             else TimelineKind.EVENT
         )
-        return TimelineEntry(at=self.at, kind=kind, text=self.summary, source="kubernetes")
+        return TimelineEntry(at=self.at, kind=kind, text=self.summary, source=self.origin)
 
 
 def _within(at: datetime | None, since: datetime | None, until: datetime | None) -> bool:

@@ -162,6 +162,9 @@ class ChangesReport(BaseModel):
         items: Time-ordered :class:`~cockpit.analysis.changes.ChangeItem` (unknown times last).
         releases: Old vs new comparison for each workload rolled out in the window.
         failures: Optional reads that failed.
+        sources: Where the items come from: ``kubernetes`` (the API) and/or ``metrics``
+            (derived from Prometheus history, :mod:`cockpit.analysis.history`).
+        notes: Why a source is missing (``kubernetes: not configured``) or partial.
     """
 
     namespace: str
@@ -171,6 +174,8 @@ class ChangesReport(BaseModel):
     items: list[ChangeItem] = Field(default_factory=list)
     releases: list[ReleaseComparison] = Field(default_factory=list)
     failures: list[SourceFailure] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=lambda: ["kubernetes"])
+    notes: list[str] = Field(default_factory=list)
 
 
 async def gather_changes(

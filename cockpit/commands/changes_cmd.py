@@ -1,8 +1,11 @@
 """``cockpit changes [--since 24h]``: rollouts, Helm upgrades, node and config changes,
 restarts and Warning events of the service's namespace, time-ordered, with diffs.
 
-``--json`` prints the :class:`~cockpit.collect.kube_gather.ChangesReport`. Exit status 0,
-or 2 when the cluster could not be read.
+From Kubernetes when it is configured, and from the metrics history when Prometheus is
+(rollouts as revisions appearing and disappearing, restarts, readiness, allocatable
+GPUs, Xid codes, series that stopped, alerts: :mod:`cockpit.analysis.history`); merged
+when both are. ``--json`` prints the :class:`~cockpit.collect.kube_gather.ChangesReport`.
+Exit status 0, or 2 when neither source could be read.
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ def render_text(report: Any, lang: str) -> str:
     lines = [
         f"{report.namespace} {report.selector}  {report.since.isoformat()} → {report.until.isoformat()}"
     ]
+    lines += [f"  {n}" for n in report.notes]
     shown = [i for i in report.items if i.in_window]
     if not shown:
         lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
     for i in shown:
         at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else "time unknown"
-        lines.append(f"{at}  [{i.kind}] {i.summary}")
+        lines.append(f"{at}  [{i.kind}] {i.text(lang)}")
         for d in i.diff:
             lines.append(f"      {d.text()}")
         if i.detail and i.kind not in ("event",):
@@ -61,12 +65,16 @@ def render_text(report: Any, lang: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cockpit changes``."""
-    from cockpit.collect.kube_gather import gather_changes
-    from cockpit.config import load_settings
+    from cockpit.collect.history import gather_all_changes
     from cockpit.sources.base import SourceError
+    from cockpit.wiring import BootError, build_context
 
-    settings = load_settings()
-    lang = getattr(args, "lang", None) or settings.resolved_lang()
+    try:
+        ctx = build_context(args, with_session=False)
+    except BootError as exc:
+        print(f"cockpit changes: {exc}", file=sys.stderr)
+        return 2
+    lang = getattr(args, "lang", None) or ctx.lang
     try:
         from cockpit.timeparse import parse_duration
 
@@ -74,31 +82,33 @@ def run(args: argparse.Namespace) -> int:
         until = (
             datetime.fromisoformat(args.until.replace("Z", "+00:00"))
             if args.until
-            else datetime.now(UTC)
+            else ctx.clock.now()
         )
     except ValueError as exc:
         print(f"cockpit changes: {exc}", file=sys.stderr)
         return 2
     if until.tzinfo is None:
         until = until.replace(tzinfo=UTC)
-    from cockpit.commands._kube_common import kube_source
+    if ctx.sources.kube is None and ctx.sources.metrics is None:
+        from cockpit.i18n import t
 
-    source = kube_source(args)
-    if source is None:
+        reason = ctx.sources.missing_text("kube", ctx.lang)
+        print(
+            "cockpit changes: " + t("kube.cli_unavailable", ctx.lang, reason=reason),
+            file=sys.stderr,
+        )
         return 2
-    selector = getattr(args, "selector", None) or settings.service.selector
-
+    selector = getattr(args, "selector", None) or ctx.settings.service.selector
+    namespace = getattr(args, "namespace", None)
     out: list[Any] = []  # not returned from go(): see pending_cmd.run
 
     async def go() -> None:
         try:
             out.append(
-                await gather_changes(
-                    source, until - window, until, getattr(args, "namespace", None), selector or ""
-                )
+                await gather_all_changes(ctx, until - window, until, namespace, selector or "")
             )
         finally:
-            await source.close()
+            await ctx.sources.close()
 
     try:
         asyncio.run(go())

@@ -1,6 +1,8 @@
 """Recent changes (step B): rollouts, Helm upgrades, node and config changes, time-ordered
-with their diffs; the user marks one as suspect (it goes to the incident's changes and
-timeline). Mounted by the B screen; fetches in a worker, never blocks the event loop."""
+with their diffs, from Kubernetes and from the metrics history (rollouts, restarts,
+readiness, allocatable GPUs, Xid, silent series, alerts; merged when both are there); the
+user marks one as suspect (it goes to the incident's changes and timeline). Mounted by the
+B screen; fetches in a worker, never blocks the event loop."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ class ChangesView(Vertical):
         yield Static(t("kube.changes.mark", self.lang), classes="changes--help")
 
     def on_mount(self) -> None:
-        if self.ctx.sources.kube is None:
+        if self.ctx.sources.kube is None and self.ctx.sources.metrics is None:
             reason = self.ctx.sources.missing_text(
                 "kube", self.lang, t("panel.not_configured", self.lang)
             )
@@ -79,7 +81,7 @@ class ChangesView(Vertical):
         return (start or now) - DEFAULT_WINDOW, now
 
     async def _load(self) -> None:
-        from cockpit.collect.kube_gather import gather_changes
+        from cockpit.collect.history import gather_all_changes
 
         since, until = self.window()
         ns = None
@@ -88,7 +90,7 @@ class ChangesView(Vertical):
             ns = self.ctx.session.incident.service.namespace or None
             selector = self.ctx.session.incident.service.selector
         try:
-            report = await gather_changes(self.ctx.sources.kube, since, until, ns, selector)
+            report = await gather_all_changes(self.ctx, since, until, ns, selector)
         except SourceError as exc:
             f = exc.failure
             self._status(
@@ -104,17 +106,21 @@ class ChangesView(Vertical):
         self.items = [
             i
             for i in report.items
-            if i.in_window and i.kind in ("rollout", "helm", "node", "config")
+            if i.in_window
+            and (i.kind in ("rollout", "helm", "node", "config") or i.origin == "metrics")
         ]
         opts = self.query_one("#changes-list", OptionList)
         opts.clear_options()
         for i in self.items:
             at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
             mark = "★ " if self._is_suspect(i) else ""
-            opts.add_option(Option(Text(f"{mark}{at} [{i.kind}] {i.summary}")))
+            kind = t(f"kube.changes.kind.{i.kind}", self.lang)
+            opts.add_option(Option(Text(f"{mark}{at} [{kind}] {i.text(self.lang)}")))
         text = (
             "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
         )
+        if "kubernetes" not in report.sources and "metrics" in report.sources:
+            text = t("kube.changes.from_metrics", self.lang) + ("\n" + text if text else "")
         if report.failures:
             text += ("\n" if text else "") + "\n".join(
                 "⚠ " + t("kube.panel.partial", self.lang, what=f"{f.kind.value}: {f.message}")
@@ -154,7 +160,7 @@ class ChangesView(Vertical):
         new = not change.suspect
         self.ctx.session.mark_suspect(change.id, new)
         key = "kube.changes.marked" if new else "kube.changes.unmarked"
-        self.notify(t(key, self.lang, summary=item.summary[:80]), markup=False)
+        self.notify(t(key, self.lang, summary=item.text(self.lang)[:80]), markup=False)
         opts = self.query_one("#changes-list", OptionList)
         highlighted = opts.highlighted
         self.show(self.report)

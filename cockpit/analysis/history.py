@@ -1,0 +1,676 @@
+"""The window's entities and what happened to them, from metrics history alone (pure).
+
+Kubernetes keeps events for an hour; Prometheus keeps days. From range queries over the
+incident window (kube-state-metrics ``kube_pod_info``/``kube_pod_owner``/
+``kube_replicaset_owner``/``kube_pod_labels``, dcgm-exporter's GPU series with
+``Hostname``/``hostname``, ``gpu``, ``UUID``, ``pod``; the engine's series per pod) this
+module builds the inventory deployment → revision → pod → node → GPU, with when each was
+first and last seen, and the change list the history implies: rollouts (a revision
+appearing and the previous one disappearing), restarts with the last terminated reason,
+readiness flips, allocatable GPU drops, node conditions, Xid codes, series that stopped
+reporting, and alerts that fired.
+
+Times are Unix seconds (floats). Presence series are ``timestamp(...)`` range results, so
+their values are the real sample times (a range query would otherwise keep a vanished
+series for the 5-minute lookback after its last sample).
+
+Sources of the rules:
+- A ReplicaSet is a Deployment's revision; its name ends in the ``pod-template-hash``
+  (metrics_kb.md §7.0; :mod:`cockpit.analysis.podnames`).
+- ``kube_pod_container_status_last_terminated_reason`` and
+  ``kube_pod_container_status_restarts_total`` (kube-state-metrics pod-metrics.md).
+- The device plugin lowers ``nvidia.com/gpu`` allocatable when it marks a GPU unhealthy
+  (k8s-device-plugin, health checks on Xid events); Xid meanings from
+  ``cockpit/knowledge/xid.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from itertools import pairwise
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.changes import ChangeItem, DiffLine
+from cockpit.analysis.messages import Msg, fmt_number
+from cockpit.models import Series
+
+GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
+GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")
+POD_LABELS = ("pod", "exported_pod", "pod_name")
+NS_LABELS = ("namespace", "exported_namespace")
+VERSION_LABELS = (
+    "label_app_kubernetes_io_version",
+    "label_version",
+    "label_app_version",
+    "label_helm_sh_chart",
+)
+"""``kube_pod_labels`` labels that carry a release version (present when allowlisted)."""
+
+_RS = re.compile(r"^(?P<deploy>.+)-(?P<hash>[a-z0-9]{5,10})$")
+_POD = re.compile(r"^(?P<base>.+)-(?P<hash>[a-z0-9]{5,10})-(?P<suffix>[a-z0-9]{5})$")
+
+
+def _first(labels: dict[str, str], names: Iterable[str]) -> str:
+    for n in names:
+        if labels.get(n):
+            return labels[n]
+    return ""
+
+
+class Entity(BaseModel):
+    """When an entity was seen in the window (Unix seconds; None = never)."""
+
+    first_seen: float | None = None
+    last_seen: float | None = None
+
+    def seen(self, t0: float, t1: float) -> None:
+        """Extend the seen interval by ``[t0, t1]``."""
+        self.first_seen = t0 if self.first_seen is None else min(self.first_seen, t0)
+        self.last_seen = t1 if self.last_seen is None else max(self.last_seen, t1)
+
+
+class GpuEntity(Entity):
+    """A GPU: its node, NVML index, UUID, the pods that held it, its last values."""
+
+    uuid: str
+    node: str = ""
+    index: str = ""
+    pods: list[str] = Field(default_factory=list)
+    last_values: dict[str, float] = Field(default_factory=dict)
+    """Signal id → last value seen (filled for GPUs that went silent)."""
+
+
+class PodEntity(Entity):
+    """A pod: placement, revision, version, GPUs; when its serving series last reported."""
+
+    name: str
+    namespace: str = ""
+    node: str = ""
+    revision: str = ""
+    deployment: str = ""
+    version: str = ""
+    gpus: list[str] = Field(default_factory=list)
+    serving_first: float | None = None
+    serving_last: float | None = None
+
+
+class RevisionEntity(Entity):
+    """A revision (ReplicaSet): its Deployment, pod-template hash, version and pods."""
+
+    name: str
+    deployment: str = ""
+    hash: str = ""
+    version: str = ""
+    pods: list[str] = Field(default_factory=list)
+
+
+class WindowInventory(BaseModel):
+    """Who served in the window: deployments → revisions → pods → nodes → GPUs.
+
+    Attributes:
+        start, end: The window (Unix seconds).
+        grace_s: An entity whose last sample is older than ``end - grace_s`` is silent.
+        pods, revisions, gpus: By name / ReplicaSet / UUID (or ``node/gpuN`` without UUID).
+        nodes: Node → GPU keys on it.
+        sources: Which inputs held data (``kube-state-metrics``, ``dcgm``, ``engine``,
+            ``kubernetes``).
+    """
+
+    start: float
+    end: float
+    grace_s: float = 180.0
+    pods: dict[str, PodEntity] = Field(default_factory=dict)
+    revisions: dict[str, RevisionEntity] = Field(default_factory=dict)
+    gpus: dict[str, GpuEntity] = Field(default_factory=dict)
+    nodes: dict[str, list[str]] = Field(default_factory=dict)
+    sources: list[str] = Field(default_factory=list)
+
+    # -- lookups ------------------------------------------------------------------------------
+    def pod(self, name: str) -> PodEntity | None:
+        """The pod called ``name`` (None when never seen)."""
+        return self.pods.get(name)
+
+    def gpu_at(self, node: str, index: str) -> GpuEntity | None:
+        """The GPU with NVML index ``index`` on ``node``."""
+        for key in self.nodes.get(node, []):
+            g = self.gpus[key]
+            if g.index == str(index):
+                return g
+        return None
+
+    def gpu_of(self, pod: str) -> GpuEntity | None:
+        """The (first) GPU ``pod`` held."""
+        p = self.pods.get(pod)
+        if p is None or not p.gpus:
+            return None
+        return self.gpus.get(p.gpus[0])
+
+    def deployments(self) -> dict[str, list[RevisionEntity]]:
+        """Deployment → its revisions, oldest first."""
+        out: dict[str, list[RevisionEntity]] = {}
+        for r in self.revisions.values():
+            out.setdefault(r.deployment, []).append(r)
+        for revs in out.values():
+            revs.sort(key=lambda r: (r.first_seen or 0.0, r.name))
+        return out
+
+    def is_silent(self, e: Entity) -> bool:
+        """Seen in the window but not in its last ``grace_s`` seconds."""
+        return e.last_seen is not None and e.last_seen < self.end - self.grace_s
+
+    def silent_gpus(self) -> list[GpuEntity]:
+        """GPUs that reported earlier in the window and are silent now."""
+        return [g for g in self.gpus.values() if self.is_silent(g)]
+
+    def silent_pods(self) -> list[PodEntity]:
+        """Pods that still exist (kube-state-metrics) but whose serving series stopped."""
+        return [
+            p
+            for p in self.pods.values()
+            if p.serving_last is not None
+            and p.serving_last < self.end - self.grace_s
+            and not self.is_silent(p)
+        ]
+
+    def candidates(self) -> list[str]:
+        """Every name a suspect field accepts: pods, nodes, ``node/N`` GPU indices, UUIDs
+        and revisions (sorted, for completion)."""
+        out = set(self.pods) | set(self.nodes) | set(self.revisions)
+        for g in self.gpus.values():
+            if g.uuid.startswith("GPU-"):
+                out.add(g.uuid)
+            if g.node and g.index:
+                out.add(f"{g.node}/{g.index}")
+        return sorted(out)
+
+    def resolve(self, text: str) -> tuple[str, str] | None:
+        """What a typed suspect names: ``(kind, key)`` with kind ``pod``, ``node``,
+        ``gpu`` (key: the GPU's UUID) or ``revision``; None when nothing in the window
+        carries that name. Accepts a pod, a node, ``node/N`` / ``node/gpuN`` /
+        ``node GPU N``, a UUID (or its unique prefix) and a ReplicaSet, hash or version."""
+        s = text.strip()
+        if not s:
+            return None
+        if s in self.pods:
+            return "pod", s
+        if s in self.nodes:
+            return "node", s
+        if s in self.revisions:
+            return "revision", s
+        m = re.fullmatch(r"(?P<node>[^/\s]+)\s*(?:/\s*(?:gpu)?|\s+gpu\s*)(?P<i>\d+)", s, re.I)
+        if m:
+            g = self.gpu_at(m.group("node"), m.group("i"))
+            if g is not None:
+                return "gpu", g.uuid
+        if s.upper().startswith("GPU-"):
+            hits = [u for u in self.gpus if u.lower().startswith(s.lower())]
+            if len(hits) == 1:
+                return "gpu", hits[0]
+        for r in self.revisions.values():
+            if s in (r.hash, r.version):
+                return "revision", r.name
+        return None
+
+    # -- naming -------------------------------------------------------------------------------
+    def name(self, *, pod: str = "", node: str = "", gpu: str = "") -> str:
+        """The one way every screen, panel, command and export names an entity.
+
+        ``qwen-chat-…-rp2gj on gpu-node-b GPU 0 (GPU-5568…)`` for a pod on a GPU;
+        ``gpu-node-b GPU 0 (GPU-5568…)`` for a GPU; ``qwen-chat-…-rp2gj on gpu-node-b`` for
+        a pod without a GPU. ``gpu`` is a UUID or ``node/gpuN``; missing parts are filled
+        from the inventory.
+        """
+        g = self.gpus.get(gpu) if gpu else None
+        if g is None and pod:
+            g = self.gpu_of(pod)
+        p = self.pods.get(pod) if pod else None
+        node = node or (g.node if g else "") or (p.node if p else "")
+        parts = []
+        if pod:
+            parts.append(short_pod(pod))
+        where = node
+        if g is not None:
+            where = gpu_text(g.node or node, g.index, g.uuid)
+        elif gpu:
+            where = gpu_text(node, "", gpu)
+        if where:
+            parts.append(where)
+        return " on ".join(parts)
+
+    def revision_name(self, rs: str) -> str:
+        """``qwen-chat-899bda8d50 (v1.9.0)``: a revision with its version when known."""
+        r = self.revisions.get(rs)
+        return f"{rs} ({r.version})" if r is not None and r.version else rs
+
+
+def short_pod(pod: str) -> str:
+    """``qwen-chat-899bda8d50-rp2gj`` → ``qwen-chat-…-rp2gj`` (a Deployment's pod: the
+    ReplicaSet hash elided); other names unchanged."""
+    m = _POD.match(pod)
+    return f"{m.group('base')}-…-{m.group('suffix')}" if m else pod
+
+
+def gpu_text(node: str, index: str, uuid: str) -> str:
+    """``gpu-node-b GPU 0 (GPU-5568…)``; parts that are unknown are left out."""
+    bits = [node] if node else []
+    if index != "":
+        bits.append(f"GPU {index}")
+    if uuid.startswith("GPU-"):
+        bits.append(f"({uuid[:8]}…)")
+    elif uuid and index == "":
+        bits.append(uuid)
+    return " ".join(bits)
+
+
+# -- building ---------------------------------------------------------------------------------
+
+
+class HistoryInput(BaseModel):
+    """Range results over the window (see :mod:`cockpit.collect.history` for the queries).
+
+    Presence inputs (``*_ts``) hold sample timestamps as values; the others the metric's
+    values at each step.
+    """
+
+    start: float
+    end: float
+    step_s: float = 60.0
+    pod_info_ts: list[Series] = Field(default_factory=list)
+    pod_owner_ts: list[Series] = Field(default_factory=list)
+    rs_owner_ts: list[Series] = Field(default_factory=list)
+    pod_labels_ts: list[Series] = Field(default_factory=list)
+    gpu_ts: list[Series] = Field(default_factory=list)
+    serving_ts: list[Series] = Field(default_factory=list)
+    up: list[Series] = Field(default_factory=list)
+    xid: list[Series] = Field(default_factory=list)
+    restarts: list[Series] = Field(default_factory=list)
+    last_terminated: list[Series] = Field(default_factory=list)
+    ready: list[Series] = Field(default_factory=list)
+    allocatable: list[Series] = Field(default_factory=list)
+    node_conditions: list[Series] = Field(default_factory=list)
+    alerts: list[Series] = Field(default_factory=list)
+
+
+def _span(s: Series) -> tuple[float, float] | None:
+    vals = [x.v for x in s.samples if x.v == x.v]
+    return (min(vals), max(vals)) if vals else None
+
+
+def _gpu_key(labels: dict[str, str]) -> tuple[str, str, str]:
+    node = _first(labels, GPU_NODE_LABELS)
+    uuid = _first(labels, GPU_UUID_LABELS)
+    index = labels.get("gpu", "")
+    key = uuid or (f"{node}/gpu{index}" if node and index else "")
+    return key, node, index
+
+
+def build_window_inventory(h: HistoryInput) -> WindowInventory:
+    """Join the window's presence series into a :class:`WindowInventory`."""
+    inv = WindowInventory(start=h.start, end=h.end, grace_s=max(180.0, 3 * h.step_s))
+    rs_deploy = {
+        s.labels.get("replicaset", ""): s.labels.get("owner_name", "")
+        for s in h.rs_owner_ts
+        if s.labels.get("owner_kind", "Deployment") == "Deployment"
+    }
+    for s in h.pod_info_ts:
+        name, span = s.labels.get("pod", ""), _span(s)
+        if not name or span is None:
+            continue
+        p = inv.pods.setdefault(name, PodEntity(name=name))
+        p.seen(*span)
+        p.namespace = p.namespace or s.labels.get("namespace", "")
+        p.node = s.labels.get("node", "") or p.node
+        if s.labels.get("created_by_kind") == "ReplicaSet":
+            p.revision = p.revision or s.labels.get("created_by_name", "")
+    for s in h.pod_owner_ts:
+        name, rs = s.labels.get("pod", ""), s.labels.get("owner_name", "")
+        if name and rs and s.labels.get("owner_kind", "ReplicaSet") == "ReplicaSet":
+            p = inv.pods.setdefault(name, PodEntity(name=name))
+            p.revision = rs
+            span = _span(s)
+            if span is not None and p.first_seen is None:
+                p.seen(*span)
+    for s in h.pod_labels_ts:
+        labelled = inv.pods.get(s.labels.get("pod", ""))
+        if labelled is not None:
+            labelled.version = labelled.version or _first(s.labels, VERSION_LABELS)
+    if inv.pods:
+        inv.sources.append("kube-state-metrics")
+    for s in h.gpu_ts:
+        key, node, index = _gpu_key(s.labels)
+        span = _span(s)
+        if not key or span is None:
+            continue
+        g = inv.gpus.setdefault(key, GpuEntity(uuid=key, node=node, index=index))
+        g.seen(*span)
+        if node:
+            keys = inv.nodes.setdefault(node, [])
+            if key not in keys:
+                keys.append(key)
+        pod = _first(s.labels, POD_LABELS)
+        if pod:
+            if pod not in g.pods:
+                g.pods.append(pod)
+            p = inv.pods.setdefault(pod, PodEntity(name=pod))
+            p.namespace = p.namespace or _first(s.labels, NS_LABELS)
+            p.node = p.node or node
+            if key not in p.gpus:
+                p.gpus.append(key)
+            if "kube-state-metrics" not in inv.sources:
+                p.seen(*span)
+    if inv.gpus:
+        inv.sources.append("dcgm")
+    for s in h.serving_ts:
+        pod, span = _first(s.labels, POD_LABELS), _span(s)
+        if not pod or span is None:
+            continue
+        p = inv.pods.setdefault(pod, PodEntity(name=pod))
+        p.serving_first = span[0] if p.serving_first is None else min(p.serving_first, span[0])
+        p.serving_last = span[1] if p.serving_last is None else max(p.serving_last, span[1])
+        if p.first_seen is None:
+            p.seen(*span)
+    if h.serving_ts:
+        inv.sources.append("engine")
+    for p in inv.pods.values():
+        if p.node:
+            inv.nodes.setdefault(p.node, [])
+        if not p.revision:
+            m = _POD.match(p.name)
+            if m:
+                p.revision = f"{m.group('base')}-{m.group('hash')}"
+        if not p.revision:
+            continue
+        r = inv.revisions.setdefault(p.revision, RevisionEntity(name=p.revision))
+        m = _RS.match(p.revision)
+        r.deployment = (
+            r.deployment
+            or rs_deploy.get(p.revision, "")
+            or (m.group("deploy") if m else p.revision)
+        )
+        r.hash = r.hash or (m.group("hash") if m else "")
+        r.version = r.version or p.version
+        p.deployment = r.deployment
+        r.pods.append(p.name)
+        if p.first_seen is not None and p.last_seen is not None:
+            r.seen(p.first_seen, p.last_seen)
+    return inv
+
+
+# -- changes ----------------------------------------------------------------------------------
+
+
+def _dt(t: float) -> datetime:
+    return datetime.fromtimestamp(t, UTC)
+
+
+def _hm(t: float) -> str:
+    return _dt(t).strftime("%H:%M:%S")
+
+
+def _item(
+    key: str, at: float, kind: str, message: Msg, severity: str = "warn", **extra: object
+) -> ChangeItem:
+    return ChangeItem(
+        key=key,
+        at=_dt(at),
+        kind=kind,
+        summary=message.text("en"),
+        message=message,
+        origin="metrics",
+        severity=severity,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def rollout_items(inv: WindowInventory) -> list[ChangeItem]:
+    """A rollout per new revision that appeared inside the window, from the previous
+    revision: start (first new pod), end (last old pod gone; open while old pods remain),
+    old → new ReplicaSet, hash and version, and how many pods each had."""
+    out = []
+    for deploy, revs in inv.deployments().items():
+        for old, new in pairwise(revs):
+            if new.first_seen is None or new.first_seen <= inv.start + inv.grace_s:
+                continue
+            done = old.last_seen is not None and inv.is_silent(old)
+            end = old.last_seen if done and old.last_seen is not None else None
+            args: dict[str, str | int | float | Msg] = {
+                "deployment": deploy,
+                "old": inv.revision_name(old.name),
+                "new": inv.revision_name(new.name),
+                "old_pods": len(old.pods),
+                "new_pods": len(new.pods),
+                "start": _hm(new.first_seen),
+                "end": _hm(end) if end is not None else "",
+            }
+            key = "metrics.change.rollout_done" if end is not None else "metrics.change.rollout"
+            diff = [DiffLine(field="revision", old=old.name, new=new.name)]
+            if old.hash or new.hash:
+                diff.append(DiffLine(field="pod-template-hash", old=old.hash, new=new.hash))
+            if old.version or new.version:
+                diff.append(DiffLine(field="version", old=old.version, new=new.version))
+            out.append(
+                _item(
+                    f"metrics/rollout/{deploy}/{new.name}",
+                    new.first_seen,
+                    "rollout",
+                    Msg(key=key, args=args),
+                    diff=diff,
+                    until=_dt(end) if end is not None else None,
+                )
+            )
+    return out
+
+
+def _increases(s: Series) -> list[tuple[float, float]]:
+    """``(time, increase)`` of a counter at each step where it rose (resets counted)."""
+    out = []
+    for a, b in pairwise(s.samples):
+        d = b.v - a.v if b.v >= a.v else b.v
+        if d > 0:
+            out.append((b.t, d))
+    return out
+
+
+def restart_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
+    """Restarts per container in the window, with the last terminated reason."""
+    reasons: dict[tuple[str, str], str] = {}
+    for s in h.last_terminated:
+        if any(x.v > 0 for x in s.samples):
+            reasons[(s.labels.get("pod", ""), s.labels.get("container", ""))] = s.labels.get(
+                "reason", ""
+            )
+    out = []
+    for s in h.restarts:
+        pod, container = s.labels.get("pod", ""), s.labels.get("container", "")
+        ups = _increases(s)
+        if not pod or not ups:
+            continue
+        n = sum(d for _, d in ups)
+        reason = reasons.get((pod, container), "")
+        msg = Msg(
+            key="metrics.change.restarts",
+            args={
+                "pod": inv.name(pod=pod),
+                "container": container,
+                "n": n,
+                "reason": reason or "?",
+                "first": _hm(ups[0][0]),
+                "last": _hm(ups[-1][0]),
+            },
+        )
+        sev = "problem" if reason in ("Error", "OOMKilled") or n >= 3 else "warn"
+        out.append(
+            _item(f"metrics/restart/{pod}/{container}", ups[0][0], "restart", msg, sev, detail="")
+        )
+    return out
+
+
+def _flips(s: Series) -> list[tuple[float, float, float]]:
+    """``(time, old, new)`` at each change of a gauge's value."""
+    return [(b.t, a.v, b.v) for a, b in pairwise(s.samples) if a.v != b.v]
+
+
+def readiness_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
+    """A pod that was ready and became not ready (a new pod finishing its warm-up is part
+    of its rollout, not a flip)."""
+    out = []
+    for s in h.ready:
+        pod = s.labels.get("pod", "")
+        was_ready = False
+        for at, old, new in _flips(s):
+            if old >= 1 and new < 1:
+                was_ready = True
+                msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name(pod=pod)})
+                out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "problem"))
+            elif was_ready and new >= 1:
+                msg = Msg(key="metrics.change.ready_again", args={"pod": inv.name(pod=pod)})
+                out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "info"))
+        if not was_ready and s.samples and s.samples[0].v >= 1 and s.samples[-1].v < 1:
+            at = s.samples[-1].t
+            msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name(pod=pod)})
+            out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "problem"))
+    return out
+
+
+def allocatable_items(h: HistoryInput) -> list[ChangeItem]:
+    """A node's allocatable GPUs going down (the device plugin took a GPU out) or up."""
+    out = []
+    for s in h.allocatable:
+        node = s.labels.get("node", "")
+        for at, old, new in _flips(s):
+            msg = Msg(
+                key="metrics.change.allocatable",
+                args={"node": node, "old": fmt_number(old), "new": fmt_number(new)},
+            )
+            sev = "problem" if new < old else "info"
+            out.append(_item(f"metrics/alloc/{node}/{at}", at, "allocatable", msg, sev))
+    return out
+
+
+def node_condition_items(h: HistoryInput) -> list[ChangeItem]:
+    """Node conditions turning on (pressure, ``Ready`` false): series of
+    ``kube_node_status_condition{status="true"}``."""
+    out = []
+    for s in h.node_conditions:
+        node, cond = s.labels.get("node", ""), s.labels.get("condition", "")
+        bad_when = 0.0 if cond == "Ready" else 1.0
+        for at, _old, new in _flips(s):
+            if new != bad_when:
+                continue
+            msg = Msg(key="metrics.change.node_condition", args={"node": node, "condition": cond})
+            out.append(_item(f"metrics/nodecond/{node}/{cond}/{at}", at, "node_condition", msg))
+    return out
+
+
+def xid_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
+    """Each Xid code a GPU reported in the window (``DCGM_FI_DEV_XID_ERRORS``, maximum per
+    step so a 30-second burst is not missed), first time seen, with its meaning."""
+    from cockpit.analysis.xid import lookup_xid
+
+    out = []
+    for s in h.xid:
+        key, node, index = _gpu_key(s.labels)
+        first: dict[int, float] = {}
+        for x in s.samples:
+            if x.v == x.v and x.v > 0:
+                first.setdefault(int(x.v), x.t)
+        for code, at in first.items():
+            info = lookup_xid(code)
+            msg = Msg(
+                key="metrics.change.xid",
+                args={
+                    "gpu": inv.name(gpu=key, node=node) or gpu_text(node, index, key),
+                    "code": code,
+                    "meaning": info.name,
+                },
+            )
+            out.append(
+                _item(
+                    f"metrics/xid/{key}/{code}",
+                    at,
+                    "xid",
+                    msg,
+                    "problem",
+                    detail=f"err_code={code}",
+                )
+            )
+    return out
+
+
+def stopped_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
+    """Series that stopped reporting: a GPU's DCGM series, a live pod's serving series,
+    a scrape target whose ``up`` went to 0."""
+    out = []
+    for g in inv.silent_gpus():
+        assert g.last_seen is not None
+        msg = Msg(key="metrics.change.gpu_silent", args={"gpu": inv.name(gpu=g.uuid)})
+        out.append(_item(f"metrics/silent/gpu/{g.uuid}", g.last_seen, "stopped", msg, "problem"))
+    for p in inv.silent_pods():
+        assert p.serving_last is not None
+        msg = Msg(key="metrics.change.pod_silent", args={"pod": inv.name(pod=p.name)})
+        out.append(_item(f"metrics/silent/pod/{p.name}", p.serving_last, "stopped", msg, "problem"))
+    for s in h.up:
+        target = s.labels.get("pod", "") or s.labels.get("instance", "")
+        for at, old, new in _flips(s):
+            if old >= 1 and new < 1:
+                msg = Msg(
+                    key="metrics.change.target_down",
+                    args={"target": inv.name(pod=target) if target in inv.pods else target},
+                )
+                out.append(_item(f"metrics/up/{target}/{at}", at, "stopped", msg, "problem"))
+    return out
+
+
+def alert_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
+    """Alerts that fired in the window (``ALERTS{alertstate="firing"}``), first firing."""
+    out = []
+    for s in h.alerts:
+        name = s.labels.get("alertname", "")
+        if not name or not s.samples:
+            continue
+        at = s.samples[0].t
+        pod = s.labels.get("pod", "")
+        where = inv.name(pod=pod) if pod else s.labels.get("node") or s.labels.get("namespace", "")
+        msg = Msg(key="metrics.change.alert", args={"alert": name, "where": where})
+        out.append(_item(f"metrics/alert/{name}/{where}/{at}", at, "alert", msg))
+    return out
+
+
+def metric_changes(h: HistoryInput, inv: WindowInventory | None = None) -> list[ChangeItem]:
+    """Every change the window's metrics history shows, time-ordered."""
+    from cockpit.analysis.changes import timeline
+
+    inv = inv or build_window_inventory(h)
+    items = [
+        *rollout_items(inv),
+        *restart_items(inv, h),
+        *readiness_items(inv, h),
+        *allocatable_items(h),
+        *node_condition_items(h),
+        *xid_items(inv, h),
+        *stopped_items(inv, h),
+        *alert_items(inv, h),
+    ]
+    return timeline(items)
+
+
+def merge_changes(kube: list[ChangeItem], metrics: list[ChangeItem]) -> list[ChangeItem]:
+    """Kubernetes' changes plus the metric-derived ones Kubernetes does not already tell:
+    a metric rollout of a Deployment Kubernetes lists a rollout for, and a metric restart
+    of a pod Kubernetes lists restarts for, are dropped (Kubernetes has the diff and the
+    exit code); everything else (Xid, allocatable drops, silent series, alerts, changes
+    older than Kubernetes' one-hour event retention) is kept. Time-ordered."""
+    from cockpit.analysis.changes import timeline
+
+    rolled = {i.key.split("/")[3] for i in kube if i.kind == "rollout" and i.key.count("/") >= 3}
+    restarted = {i.key.split("/")[2] for i in kube if i.kind == "restart" and i.key.count("/") >= 2}
+    kept = [
+        i
+        for i in metrics
+        if not (i.kind == "rollout" and i.key.split("/")[2] in rolled)
+        and not (i.kind == "restart" and i.key.split("/")[2] in restarted)
+    ]
+    return timeline([*kube, *kept])

@@ -1,0 +1,252 @@
+"""The window's inventory and its change list from metrics history (step B, C, D, E, the
+GPU panel and ``cockpit changes``), collected once per window and shared.
+
+Range queries over the incident window (kube-state-metrics names from metrics_kb.md
+§7.0 and pod-metrics.md; DCGM and the engine through the detected profiles), at a step
+of at least 30 s and at most 720 points. Presence queries are ``timestamp(...)`` so a
+vanished series ends at its last sample, not 5 minutes later (the lookback), and Xid is
+``max_over_time`` per step so a 30-second burst shows. GPUs are read on the nodes the
+service's pods ran on (every GPU there, idle ones too).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.changes import ChangeItem
+from cockpit.analysis.history import (
+    GPU_NODE_LABELS,
+    HistoryInput,
+    WindowInventory,
+    build_window_inventory,
+    metric_changes,
+)
+from cockpit.collect.base import Window, detection_for, runner_for, scope_for
+from cockpit.collect.runner import QuerySpec
+from cockpit.models import Series
+
+if TYPE_CHECKING:
+    from cockpit.context import AppContext
+    from cockpit.collect.kube_gather import ChangesReport as ChangesReportT
+
+MAX_POINTS = 720
+MIN_STEP_S = 30.0
+LAST_VALUE_SIGNALS = (
+    "hardware.gpu_util",
+    "hardware.temp",
+    "hardware.power",
+    "hardware.fb_used",
+    "hardware.xid",
+)
+"""DCGM signals whose last value is kept for a GPU that went silent."""
+
+
+class HistoryReport(BaseModel):
+    """The window's inventory, its metric-derived changes, and queries that failed."""
+
+    inventory: WindowInventory
+    items: list[ChangeItem] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+
+
+def history_step(window: Window) -> float:
+    """Range step: the screen's step, at least 30 s, at most :data:`MAX_POINTS` points."""
+    span = window.span.total_seconds()
+    return max(MIN_STEP_S, window.step_s, span / MAX_POINTS)
+
+
+def _ns(scope: dict[str, str]) -> str:
+    ns = scope.get("namespace", "")
+    return f'namespace="{ns}"' if ns else ""
+
+
+def _and(*parts: str) -> str:
+    return ",".join(p for p in parts if p)
+
+
+def _regex(values: list[str]) -> str:
+    """An alternation of literal ``values`` as the body of a PromQL ``=~"…"`` string
+    (regex escapes for RE2, then the string's own backslash and quote escapes)."""
+    from cockpit.analysis.podnames import _META
+
+    body = "|".join(_META.sub(r"\\\1", v) for v in sorted(set(values)))
+    return body.replace("\\", "\\\\").replace('"', '\\"')
+
+
+async def collect_history(ctx: AppContext, window: Window) -> HistoryReport:
+    """Inventory and change list of ``window`` from Prometheus (never raises for a failed
+    query: it is listed in ``failures`` and its part stays empty)."""
+    from cockpit.collect.cache import cached
+
+    return await cached(ctx, "history", window, lambda: _collect(ctx, window))
+
+
+async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
+    det = await detection_for(ctx, window.end)
+    scope = await scope_for(ctx)
+    step = history_step(window)
+    ns = _ns(scope)
+    pod_re = scope.get("pod", "")
+    pods_sel = _and(ns, f'pod=~"{pod_re}"' if pod_re else "")
+
+    def spec(key: str, query: str) -> QuerySpec:
+        return QuerySpec(key=key, query=query, start=window.start, end=window.end, step_s=step)
+
+    owner_rs = _and(pods_sel, 'owner_kind="ReplicaSet"')
+    owner_deploy = _and(ns, 'owner_kind="Deployment"')
+    ready = _and(pods_sel, 'condition="true"')
+    firing = _and(ns, 'alertstate="firing"')
+    first = {
+        "pod_info_ts": f"timestamp(kube_pod_info{{{pods_sel}}})",
+        "pod_owner_ts": f"timestamp(kube_pod_owner{{{owner_rs}}})",
+        "rs_owner_ts": f"timestamp(kube_replicaset_owner{{{owner_deploy}}})",
+        "pod_labels_ts": f"timestamp(kube_pod_labels{{{pods_sel}}})",
+        "restarts": f"kube_pod_container_status_restarts_total{{{pods_sel}}}",
+        "last_terminated": f"kube_pod_container_status_last_terminated_reason{{{pods_sel}}}",
+        "ready": f"kube_pod_status_ready{{{ready}}}",
+        "up": f"up{{{pods_sel}}}",
+        "alerts": f"ALERTS{{{firing}}}",
+    }
+    serving = det.get("serving.running") or det.get("serving.queue")
+    if serving is not None and serving.available and serving.metric:
+        sel = det.selector_for(serving, scope)
+        first["serving_ts"] = f"timestamp({serving.metric}{{{sel}}})"
+    gpu = det.get("hardware.gpu_util")
+    gpu_metric = gpu.metric if gpu is not None and gpu.available else None
+    if gpu_metric:
+        # the service's own GPUs, to learn the nodes when kube-state-metrics is absent
+        first["gpu_own_ts"] = (
+            f"timestamp({gpu_metric}{{{ns}}}) or timestamp({gpu_metric}{{{ns.replace('namespace', 'exported_namespace')}}})"
+            if ns
+            else f"timestamp({gpu_metric})"
+        )
+    runner = runner_for(ctx)
+    results = await runner.run([spec(k, q) for k, q in first.items()])
+    failures = [
+        f"{r.spec.query}: {r.failure.kind.value}: {r.failure.message}"
+        for r in results.values()
+        if r.failure is not None
+    ]
+    got: dict[str, list[Series]] = {k: (r.series if r.ok else []) for k, r in results.items()}
+    nodes = [s.labels.get("node", "") for s in got.get("pod_info_ts", [])]
+    nodes += [
+        next((s.labels[n] for n in GPU_NODE_LABELS if s.labels.get(n)), "")
+        for s in got.get("gpu_own_ts", [])
+    ]
+    nodes = [n for n in nodes if n]
+    second: dict[str, str] = {}
+    if nodes:
+        node_re = _regex(nodes)
+        second["allocatable"] = (
+            f'kube_node_status_allocatable{{node=~"{node_re}",resource="nvidia_com_gpu"}}'
+        )
+        second["node_conditions"] = f'kube_node_status_condition{{node=~"{node_re}",status="true"}}'
+        xid = det.get("hardware.xid")
+        if gpu_metric:
+            second["gpu_ts"] = " or ".join(
+                f'timestamp({gpu_metric}{{{lab}=~"{node_re}"}})' for lab in ("Hostname", "hostname")
+            )
+        if xid is not None and xid.available and xid.metric:
+            second["xid"] = " or ".join(
+                f'max_over_time({xid.metric}{{{lab}=~"{node_re}"}}[{int(step)}s])'
+                for lab in ("Hostname", "hostname")
+            )
+    if second:
+        more = await runner.run([spec(k, q) for k, q in second.items()])
+        failures += [
+            f"{r.spec.query}: {r.failure.kind.value}: {r.failure.message}"
+            for r in more.values()
+            if r.failure is not None
+        ]
+        got.update({k: (r.series if r.ok else []) for k, r in more.items()})
+    if not got.get("gpu_ts"):
+        got["gpu_ts"] = got.get("gpu_own_ts", [])
+    fields = set(HistoryInput.model_fields)
+    h = HistoryInput(
+        start=window.start.timestamp(),
+        end=window.end.timestamp(),
+        step_s=step,
+        **{k: v for k, v in got.items() if k in fields},
+    )
+    inv = build_window_inventory(h)
+    await _last_values(ctx, window, inv, det)
+    return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
+
+
+async def _last_values(ctx: AppContext, window: Window, inv: WindowInventory, det: object) -> None:
+    """For each GPU that went silent, the last value of the DCGM signals worth showing."""
+    silent = inv.silent_gpus()
+    if not silent:
+        return
+    span = int(window.span.total_seconds())
+    specs = []
+    for g in silent:
+        for sid in LAST_VALUE_SIGNALS:
+            r = det.get(sid)  # type: ignore[attr-defined]
+            if r is None or not r.available or not r.metric:
+                continue
+            sel = (
+                f'UUID="{g.uuid}"'
+                if g.uuid.startswith("GPU-")
+                else f'Hostname="{g.node}",gpu="{g.index}"'
+            )
+            specs.append(
+                QuerySpec(
+                    key=f"{g.uuid}|{sid}",
+                    query=f"last_over_time({r.metric}{{{sel}}}[{span}s])",
+                    kind="instant",
+                    end=window.end,
+                )
+            )
+    results = await runner_for(ctx).run(specs)
+    for key, res in results.items():
+        uuid, sid = key.split("|", 1)
+        if res.ok and res.vector:
+            inv.gpus[uuid].last_values[sid] = res.vector[0].v
+
+
+async def gather_all_changes(
+    ctx: AppContext, since: datetime, until: datetime, namespace: str | None, selector: str
+) -> ChangesReportT:
+    """The :class:`~cockpit.collect.kube_gather.ChangesReport` of ``[since, until]``:
+    Kubernetes' changes when it is configured, merged with the metrics history's when
+    Prometheus is.
+
+    Raises:
+        SourceError: Kubernetes could not be read and there is no Prometheus to fall
+            back on.
+    """
+    from cockpit.analysis.history import merge_changes
+    from cockpit.sources.base import SourceError
+    from cockpit.collect.kube_gather import ChangesReport, gather_changes
+
+    ns = namespace or ctx.settings.service.namespace or ""
+    report = ChangesReport(namespace=ns, selector=selector, since=since, until=until, sources=[])
+    if ctx.sources.kube is not None:
+        try:
+            report = await gather_changes(ctx.sources.kube, since, until, namespace, selector)
+        except SourceError as exc:
+            if ctx.sources.metrics is None:
+                raise
+            report.notes.append(f"kubernetes: {exc.failure.kind.value}: {exc.failure.message}")
+            report.sources = []
+    else:
+        report.sources = []
+        report.notes.append("kubernetes: " + ctx.sources.missing_text("kube", ctx.lang))
+    if ctx.sources.metrics is not None:
+        window = Window(
+            start=since,
+            end=until,
+            step_s=60.0,
+            baseline="quiet",
+            baseline_start=since,
+            baseline_end=until,
+        )
+        hist = await collect_history(ctx, window)
+        report.items = merge_changes(report.items, hist.items)
+        report.sources.append("metrics")
+        report.notes += [f"prometheus: {f}" for f in hist.failures]
+    return report

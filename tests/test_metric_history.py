@@ -1,0 +1,181 @@
+"""The window's entities and change list from metrics history alone (no Kubernetes),
+against the incidents served from a real Prometheus."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from cockpit.collect.base import make_window
+from cockpit.collect.history import collect_history
+from cockpit.config import PrometheusSettings, ServiceSettings, Settings
+from cockpit.context import AppContext, Sources
+from cockpit.models import from_epoch
+from cockpit.scenarios import incidents
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.prometheus import PrometheusSource
+from testkit import make_ctx
+
+Get = Callable[[str], PromServer]
+COCKPIT = str(Path(sys.executable).with_name("cockpit"))
+
+
+def ctx_for(srv: PromServer, tmp_path: Path, deployment: str = "") -> AppContext:
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url),
+        service=ServiceSettings(namespace=srv.scenario.scope["namespace"], deployment=deployment),
+    )
+    return make_ctx(
+        tmp_path,
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        frozen_at=from_epoch(srv.scenario.now),
+        settings=settings,
+    )
+
+
+async def _history(srv: PromServer, tmp_path: Path):  # type: ignore[no-untyped-def]
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        w = make_window(from_epoch(srv.scenario.now), timedelta(hours=6), "quiet")
+        return await collect_history(ctx, w)
+    finally:
+        await ctx.sources.close()
+
+
+async def test_lost_gpu_inventory_and_changes(prometheus_scenario: Get, tmp_path: Path) -> None:
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    rep = await _history(srv, tmp_path)
+    inv = rep.inventory
+    assert not rep.failures
+    assert set(inv.sources) >= {"kube-state-metrics", "dcgm", "engine"}
+    assert sorted(inv.nodes) == ["gpu-node-a", "gpu-node-b"]
+    assert len(inv.gpus) == 16 and len(inv.pods) == 6
+    gpu = inv.gpus[truth.uuid]
+    assert (gpu.node, gpu.index, gpu.pods) == ("gpu-node-b", "0", [truth.pod])
+    assert inv.resolve("gpu-node-b/0") == ("gpu", truth.uuid)
+    assert inv.resolve("gpu-node-b GPU 0") == ("gpu", truth.uuid)
+    assert inv.resolve(truth.uuid[:13]) == ("gpu", truth.uuid)
+    assert inv.resolve(truth.pod) == ("pod", truth.pod)
+    assert inv.resolve("nope") is None
+    name = inv.name(pod=truth.pod)
+    assert name == f"qwen-chat-…-{truth.pod[-5:]} on gpu-node-b GPU 0 ({truth.uuid[:8]}…)"
+    # absence: the GPU is silent since the Xid; its pod is alive but its server is not
+    assert [g.uuid for g in inv.silent_gpus()] == [truth.uuid]
+    assert abs(gpu.last_seen - incidents.LOST_GONE_AT) <= 15  # type: ignore[operator]
+    assert gpu.last_values["hardware.xid"] == 79
+    assert [p.name for p in inv.silent_pods()] == [truth.pod]
+    kinds = {i.kind for i in rep.items}
+    assert {"xid", "allocatable", "restart", "readiness", "stopped", "alert"} <= kinds
+    assert "rollout" not in kinds
+    xid = next(i for i in rep.items if i.kind == "xid")
+    assert "Xid 79" in xid.summary and "gpu-node-b GPU 0" in xid.summary
+    assert xid.detail == "err_code=79"
+    alloc = next(i for i in rep.items if i.kind == "allocatable")
+    assert alloc.summary == "node gpu-node-b allocatable nvidia.com/gpu 8 → 7"
+    restart = next(i for i in rep.items if i.kind == "restart")
+    assert "last terminated: Error" in restart.summary and "19 times" in restart.summary
+    assert "停止上报" in next(i for i in rep.items if i.kind == "stopped").text("zh")
+
+
+async def test_release_rollout_from_metrics(prometheus_scenario: Get, tmp_path: Path) -> None:
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    rep = await _history(srv, tmp_path)
+    inv = rep.inventory
+    assert sorted(inv.revisions) == sorted([truth.old_revision, truth.new_revision])
+    assert inv.revisions[truth.new_revision].version == "v1.9.0"
+    assert len(inv.pods) == 12
+    assert inv.resolve("v1.8.2") == ("revision", truth.old_revision)
+    rollouts = [i for i in rep.items if i.kind == "rollout"]
+    assert len(rollouts) == 1
+    r = rollouts[0]
+    assert {(d.field, d.old, d.new) for d in r.diff} >= {
+        ("revision", truth.old_revision, truth.new_revision),
+        ("version", "v1.8.2", "v1.9.0"),
+    }
+    assert r.at is not None and r.until is not None
+    assert abs(r.at.timestamp() - incidents.ROLL_START) <= 30
+    assert abs(r.until.timestamp() - incidents.ROLL_END) <= 30
+    assert "(6 pods)" in r.summary and r.origin == "metrics"
+    # old pods left with the rollout: not "stopped reporting"
+    assert not [i for i in rep.items if i.kind == "stopped"]
+
+
+def _changes(srv: PromServer, *extra: str) -> subprocess.CompletedProcess[str]:
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return subprocess.run(
+        [COCKPIT, "changes", "--prometheus-url", srv.url, "--until", at, "-n", "llm", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+
+
+def test_changes_command_shows_the_rollout_without_kubernetes(prometheus_scenario: Get) -> None:
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    proc = _changes(srv, "--deployment", "qwen-chat", "--since", "6h", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["sources"] == ["metrics"]
+    assert doc["notes"] and doc["notes"][0].startswith("kubernetes: ")
+    (rollout,) = [i for i in doc["items"] if i["kind"] == "rollout"]
+    assert rollout["origin"] == "metrics" and rollout["until"]
+    assert rollout["message"]["key"] == "metrics.change.rollout_done"
+    assert {"field": "revision", "old": truth.old_revision, "new": truth.new_revision} in [
+        {k: d[k] for k in ("field", "old", "new")} for d in rollout["diff"]
+    ]
+    text = _changes(srv, "--deployment", "qwen-chat", "--since", "6h", "--lang", "zh")
+    assert text.returncode == 0, text.stderr
+    assert f"发布 qwen-chat：{truth.old_revision} (v1.8.2)" in text.stdout
+
+
+def test_changes_command_without_any_source_fails() -> None:
+    proc = subprocess.run(
+        [COCKPIT, "changes", "-n", "llm"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COCKPIT_CONFIG": "/nonexistent",
+            "LANG": "C.UTF-8",
+            "KUBECONFIG": "/nonexistent",
+        },
+    )
+    assert proc.returncode == 2 and not proc.stdout
+
+
+async def test_step_b_lists_the_rollout_without_kubernetes(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    from textual.widgets import OptionList, Static
+
+    from cockpit.app import CockpitApp
+
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    ctx = ctx_for(srv, tmp_path, "qwen-chat")
+    ctx.lang = "en"
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(50):
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause(0.1)
+            opts = pilot.app.screen.query_one("#changes-list", OptionList)
+            if opts.option_count:
+                break
+        lines = [str(opts.get_option_at_index(i).prompt) for i in range(opts.option_count)]
+        assert any(
+            "[rollout] rollout of qwen-chat" in ln and truth.new_revision in ln for ln in lines
+        ), lines
+        status = str(pilot.app.screen.query_one(".changes--status", Static).render())
+        assert "come from the metrics history" in status
+        assert not pilot.app.screen.query("#chg-no-kube")
+    await ctx.sources.close()
