@@ -26,7 +26,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.messages import Msg
 from cockpit.incident import Change, TimelineEntry, TimelineKind
 from cockpit.models.kube import (
     ConfigMapLite,
@@ -38,6 +37,7 @@ from cockpit.models.kube import (
     PodSpecLite,
     Revision,
 )
+from cockpit.models.messages import Msg
 
 ENGINE_PARAMS = (
     "--max-num-seqs",

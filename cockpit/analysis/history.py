@@ -34,8 +34,8 @@ from itertools import pairwise
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.changes import ChangeItem, DiffLine
-from cockpit.analysis.messages import Msg, fmt_number
 from cockpit.models import Series
+from cockpit.models.messages import Msg, fmt_number
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
 GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")

@@ -29,8 +29,8 @@ from cockpit.collect.runner import QuerySpec
 from cockpit.models import Series
 
 if TYPE_CHECKING:
-    from cockpit.context import AppContext
     from cockpit.collect.kube_gather import ChangesReport as ChangesReportT
+    from cockpit.context import AppContext
 
 MAX_POINTS = 720
 MIN_STEP_S = 30.0
@@ -220,8 +220,8 @@ async def gather_all_changes(
             back on.
     """
     from cockpit.analysis.history import merge_changes
-    from cockpit.sources.base import SourceError
     from cockpit.collect.kube_gather import ChangesReport, gather_changes
+    from cockpit.sources.base import SourceError
 
     ns = namespace or ctx.settings.service.namespace or ""
     report = ChangesReport(namespace=ns, selector=selector, since=since, until=until, sources=[])
