@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis import engine_logs, nccl, oom, rollout, utilization
+from cockpit.analysis import cascade, engine_logs, nccl, oom, rollout, utilization
 
 WHOLE_TEXT_LIMIT = 4 * 1024 * 1024
 SELECTED_TEXT_LIMIT = 4 * 1024 * 1024
@@ -278,6 +278,31 @@ KNOWN_KIND_NAMES = (
 )
 
 
+class EvidenceItem(BaseModel):
+    """One recognised line (or the first line of a block) a finding rests on.
+
+    Attributes:
+        line: 1-based line number in the input.
+        text: The line, cut to 300 characters.
+        time: ``MM-DD HH:MM:SS`` when the line carries a timestamp (any format of
+            formats.md: ISO, glog, vLLM, syslog), else ``None``.
+        rank: Distributed rank the line belongs to, when it names one.
+        gpu: PCI address or GPU index the line names, when it names one.
+        node / pod: Kubernetes node or pod the line names, when it names one.
+        source: Who printed it: ``kernel``, ``nccl``, ``pytorch``, ``vllm``, ``tgi``,
+            ``sglang``, ``kubernetes``, ``device_plugin``, ``dcgm``, ``http`` or ``log``.
+    """
+
+    line: int
+    text: str
+    time: str | None = None
+    rank: int | None = None
+    gpu: str | None = None
+    node: str | None = None
+    pod: str | None = None
+    source: str = "log"
+
+
 class Finding(BaseModel):
     """One analyzer's conclusion.
 
@@ -290,6 +315,10 @@ class Finding(BaseModel):
         fields: The analyzer's full result (JSON-ready).
         next_check_ids / mitigation_ids / long_term_ids: i18n ids (``explain.check.<id>``,
             ``explain.mitigate.<kind>.<id>``, ``explain.longterm.<id>``).
+        role: ``primary`` (a cause) or ``consequence`` (it follows from another finding:
+            a known cascade, or a later error than the one that started it).
+        consequence_of: Kinds of the findings this one follows from.
+        evidence: The recognised lines it rests on (at most :data:`MAX_EVIDENCE`).
     """
 
     kind: str
@@ -301,6 +330,9 @@ class Finding(BaseModel):
     next_check_ids: list[str] = Field(default_factory=list)
     mitigation_ids: list[str] = Field(default_factory=list)
     long_term_ids: list[str] = Field(default_factory=list)
+    role: str = "primary"
+    consequence_of: list[str] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
 
 
 class Explanation(BaseModel):
@@ -510,21 +542,15 @@ def _hit_lines(joined: str, starts: list[int], keywords: tuple[str, ...]) -> lis
     return sorted(hits)
 
 
-def _root_first(findings: list[Finding]) -> list[Finding]:
-    """Move a finding that another one names as its primary cause in front of it.
+# ANSI colour / cursor sequences (CSI) and OSC titles that terminals paste along.
+_ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
-    The NCCL analyzer names the first failing rank's error (``primary``: ``cuda_oom``…);
-    when that error has its own finding it is the root cause and is listed first.
-    """
-    for i, f in enumerate(findings):
-        primary = f.fields.get("primary") if f.kind == "nccl" else None
-        if not primary:
-            continue
-        for j in range(i + 1, len(findings)):
-            if findings[j].kind == primary:
-                findings.insert(i, findings.pop(j))
-                return findings
-    return findings
+
+def strip_ansi(lines: list[str]) -> list[str]:
+    """``lines`` without ANSI escape sequences (the list itself when none has one)."""
+    if not any("\x1b" in ln for ln in lines):
+        return lines
+    return [_ANSI.sub("", ln) if "\x1b" in ln else ln for ln in lines]
 
 
 class _Dispatcher:
@@ -556,6 +582,7 @@ class _Dispatcher:
         self.texts.pop(name, None)
 
     def block(self, first_no: int, lines: list[str]) -> None:
+        lines = strip_ansi(lines)
         lows = [ln.lower() for ln in lines]
         joined = "\n".join(lows)
         starts = [0]
@@ -657,7 +684,9 @@ class _Dispatcher:
             if f is not None:
                 findings.append(f)
         findings.sort(key=lambda f: (-f.priority, f.first_line or 10**12))
-        return _root_first(findings)
+        for f in findings:
+            f.evidence = cascade.evidence_of(f.fields)
+        return cascade.link(findings)
 
 
 def explain_lines(

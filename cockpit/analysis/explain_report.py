@@ -69,7 +69,32 @@ def finding_json(f: Finding, lang: str) -> dict[str, Any]:
         "next_checks": checks,
         "mitigations": _items(f"explain.mitigate.{f.kind}", f.mitigation_ids, lang),
         "long_term": _items("explain.longterm", f.long_term_ids, lang),
+        "role": f.role,
+        "consequence_of": f.consequence_of,
+        "facts": facts_json(f.fields.get("facts"), lang),
+        "evidence": [e.model_dump(mode="json") for e in f.evidence],
     }
+
+
+def facts_json(facts: Any, lang: str) -> list[dict[str, Any]]:
+    """A finding's facts (``{"id", "args", "line"}``) worded in ``lang``."""
+    out: list[dict[str, Any]] = []
+    for x in facts if isinstance(facts, list) else []:
+        if not isinstance(x, dict) or not isinstance(x.get("id"), str):
+            continue
+        args = {k: _fmt_arg(v) for k, v in (x.get("args") or {}).items()}
+        key = f"explain.fact.{x['id']}"
+        text = t(key, lang, **args) if key in catalog() else x["id"]
+        out.append({"id": x["id"], "text": text, "line": int(x.get("line") or 0)})
+    return out
+
+
+def _fmt_arg(v: Any) -> Any:
+    if isinstance(v, float):
+        return f"{v:.2f}" if round(v, 2) == v else f"{v:g}"
+    if isinstance(v, list):
+        return ", ".join(str(_fmt_arg(x)) for x in v)
+    return "?" if v is None else v
 
 
 def to_json(expl: Explanation, lang: str) -> dict[str, Any]:
@@ -115,6 +140,7 @@ _BULKY = {
     "meaning",
     "next_checks_text",
     "commands",
+    "facts",
 }
 
 
@@ -142,6 +168,25 @@ def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> li
     return out
 
 
+def _line_ref(line: int, lang: str) -> str:
+    return t("explain.label.line", lang, line=line)
+
+
+def _evidence_text(e: dict[str, Any]) -> str:
+    tags = [
+        x
+        for x in (
+            e.get("time"),
+            f"rank {e['rank']}" if e.get("rank") is not None else None,
+            f"GPU {e['gpu']}" if e.get("gpu") else None,
+            e.get("source"),
+        )
+        if x
+    ]
+    text = e["text"] if len(e["text"]) <= 160 else e["text"][:159] + "…"
+    return f"L{e['line']} [{', '.join(tags)}] {text}"
+
+
 def to_text(expl: Explanation, lang: str) -> str:
     """A human-readable report in ``lang``."""
     data = to_json(expl, lang)
@@ -159,7 +204,19 @@ def to_text(expl: Explanation, lang: str) -> str:
         lines.append("")
         where = t("explain.label.line", lang, line=f["first_line"]) if f["first_line"] else ""
         lines.append(f"[{i}] {f['title']} — {f['category']}/{f['cause']}  {where}".rstrip())
+        if f["role"] == "consequence":
+            what = ", ".join(_text(f"explain.kind.{k}.title", lang, k) for k in f["consequence_of"])
+            lines.append(f"  {t('explain.label.consequence_of', lang, what=what)}")
         lines.append(f"  {t('explain.label.means', lang)}: {f['meaning']}")
+        if f["facts"]:
+            lines.append(f"  {t('explain.label.facts', lang)}:")
+            lines += [
+                f"    - {x['text']}" + (f" ({_line_ref(x['line'], lang)})" if x["line"] else "")
+                for x in f["facts"]
+            ]
+        if f["evidence"]:
+            lines.append(f"  {t('explain.label.evidence', lang)}:")
+            lines += [f"    {_evidence_text(e)}" for e in f["evidence"][:6]]
         flines = field_lines(f["fields"], lang=lang)
         if flines:
             lines.append(f"  {t('explain.label.fields', lang)}:")

@@ -43,6 +43,7 @@ from collections import deque
 from pydantic import BaseModel, Field
 
 from cockpit.analysis import engine_args
+from cockpit.analysis.context_facts import MEMORY_PROFILE_KEYWORDS, Fact, MemoryProfile
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
 from cockpit.analysis.logtext import (
     GIB,
@@ -65,6 +66,17 @@ NON_PYTORCH_SHARE = 0.10
 NON_PYTORCH_MIN_BYTES = 1 * GIB
 # Memory held by other processes that is worth naming (CUDA context alone is ~0.3–0.5 GiB).
 OTHER_PROCESS_MIN_BYTES = 512 * 1024**2
+# Memory of the card held outside this process (total − free − this process) above which
+# another tenant is named: this process's own CUDA context and workspaces stay well under
+# 2 GiB (formats.md §A1; oom-10 shows 10.3 GiB of a 14.76 GiB T4 held by a co-tenant on a
+# time-sliced GPU, k8s-device-plugin#323).
+OUTSIDE_PROCESS_MIN_BYTES = 2 * GIB
+OUTSIDE_PROCESS_SHARE = 0.10
+# "If reserved but unallocated memory is large" (PyTorch's own hint): a reserved-unallocated
+# pool below both figures cannot be what stands between the request and success (oom-10:
+# 60 MiB; oom-02: 1.47 GiB of 79 GiB is).
+FRAGMENTATION_MIN_BYTES = 256 * 1024**2
+FRAGMENTATION_MIN_SHARE = 0.01
 
 # Lower-case substrings of every line the analyzer needs to see (explain feeds only
 # lines containing one of them): OOM wordings, message continuations, phase markers.
@@ -103,6 +115,13 @@ KEYWORDS = (
     "core.py",
     "text_generation",
     "tp0]",
+    "cudagraph",
+    *MEMORY_PROFILE_KEYWORDS,
+    "time-slic",
+    "timeslic",
+    "time slic",
+    "shared gpu",
+    "replicas",
 )
 
 _DETECT = re.compile(
@@ -149,11 +168,18 @@ _CUDA_API = re.compile(
     r"CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation"
 )
 _GPU_BLOCKS = re.compile(r"# GPU blocks: (\d+)")
+# A GPU shared by time-slicing (no memory isolation between its tenants): the device
+# plugin's sharing config, a pasted comment, or the renamed resource.
+_SHARED_GPU = re.compile(
+    r"time[- ]?slic|sharing\.timeSlicing|nvidia\.com/gpu\.shared|shared GPU|"
+    r"second pod on (?:the )?same GPU",
+    re.IGNORECASE,
+)
 
 # Where in the engine's life the text is (formats.md §C1).
 _STARTUP = re.compile(
     r"profile_run|_dummy_sampler_run|_dummy_run|determine_available_memory|"
-    r"determine_num_available_blocks|capture_model|Capturing (?:CUDA )?graph|CUDA graph|"
+    r"determine_num_available_blocks|capture_model|Capturing (?:CUDA ?)?graph|CUDA graph|"
     r"warm ?up|Warmup|load_model|Loading model|Loading weights|Initializing an? |"
     r"init_device|initialize_kv_cache",
     re.IGNORECASE,
@@ -176,7 +202,10 @@ _ENGINE = (
     (re.compile(r"sglang|\bTP\d+\]|scheduler\.py.*Scheduler hit an exception", re.I), "sglang"),
 )
 _STAGES = (
-    ("cuda_graph_capture", re.compile(r"capture_model|Capturing (?:CUDA )?graph|CUDA graph", re.I)),
+    (
+        "cuda_graph_capture",
+        re.compile(r"capture_model|Capturing (?:CUDA ?)?graph|CUDA graph", re.I),
+    ),
     (
         "profile_run",
         re.compile(r"profile_run|determine_available_memory|determine_num_available", re.I),
@@ -231,6 +260,7 @@ class OomEvent(BaseModel):
     reserved_unallocated_bytes: int | None = None
     reserved_total_bytes: int | None = None
     non_pytorch_bytes: int | None = None
+    outside_process_bytes: int | None = None
     dummy_requests: int | None = None
     prefill_tokens: int | None = None
     max_model_len: int | None = None
@@ -249,8 +279,13 @@ class OomReport(BaseModel):
     ``other_process``, ``non_pytorch_memory``, ``allowed_fraction_cap``,
     ``headroom_exhausted``, ``activation_headroom_exhausted``, ``max_num_seqs_too_high``,
     ``max_model_len_exceeds_kv_capacity``, ``weights_leave_no_prefill_headroom``,
-    ``kv_pool_too_small``, ``cuda_api_oom``. ``contributing`` is ``classes`` after the
-    first. ``headroom_outside_budget_gib`` is ``total × (1 − gpu_memory_utilization) −
+    ``kv_pool_too_small``, ``cuda_api_oom``, ``other_tenant_on_shared_gpu`` (memory held
+    outside this process, :func:`outside_tenant`), ``kv_budget_negative`` (vLLM's profiled
+    KV remainder ≤ 0), ``startup_cuda_graph_capture_oom`` (an allocator OOM while capturing
+    CUDA graphs at start-up). ``contributing`` is ``classes`` after the first.
+    ``outside_process_gib`` is ``total − free − this process`` (``reserved`` when the
+    message gives no per-process figure); ``memory_profile`` vLLM's profiling figures;
+    ``facts`` the statements the conclusion rests on (catalogue ``explain.fact.*``). ``headroom_outside_budget_gib`` is ``total × (1 − gpu_memory_utilization) −
     non_pytorch`` (GiB; the engine's own share given, else ``None``): what the share left
     outside the engine's budget keeps for activations once non-PyTorch memory is paid;
     negative when non-PyTorch memory alone exceeds it.
@@ -281,6 +316,12 @@ class OomReport(BaseModel):
     reserved_minus_allocated_gib: float | None = None
     reserved_total_gib: float | None = None
     non_pytorch_gib: float | None = None
+    outside_process_gib: float | None = None
+    shared_gpu_line: int | None = None
+    memory_profile: MemoryProfile | None = None
+    kv_gib_if_activation_halved: float | None = None
+    kv_gib_at_utilization: dict[str, float] = Field(default_factory=dict)
+    facts: list[Fact] = Field(default_factory=list)
     other_processes: list[OtherProcess] = Field(default_factory=list)
     dummy_requests: int | None = None
     prefill_tokens: int | None = None
@@ -375,6 +416,14 @@ def parse_allocator_message(text: str, line: int = 0) -> OomEvent:
             ev.reserved_unallocated_bytes = max(0, ev.reserved_total_bytes - ev.allocated_bytes)
     if ev.process_in_use_bytes is not None and ev.reserved_total_bytes is not None:
         ev.non_pytorch_bytes = max(0, ev.process_in_use_bytes - ev.reserved_total_bytes)
+    own = (
+        ev.process_in_use_bytes if ev.process_in_use_bytes is not None else ev.reserved_total_bytes
+    )
+    if ev.total_bytes is not None and ev.free_bytes is not None and own is not None:
+        # What neither this process nor the free pool accounts for: another process (a
+        # co-tenant of a time-sliced GPU), or — when only "reserved" is known — this
+        # process's own CUDA context and workspaces too (formats.md §A1, oom-10).
+        ev.outside_process_bytes = max(0, ev.total_bytes - ev.free_bytes - own)
     return ev
 
 
@@ -383,14 +432,15 @@ def classify_allocator(ev: OomEvent) -> list[str]:
     if ev.garbage_size:
         return ["garbage_size"]
     out: list[str] = []
-    req, total, free = ev.requested_bytes, ev.total_bytes, ev.free_bytes
+    req, total = ev.requested_bytes, ev.total_bytes
     non_pt = ev.non_pytorch_bytes or 0
     if req is not None and total is not None and req > total - non_pt:
         out.append("too_big_for_gpu")
-    unalloc = ev.reserved_unallocated_bytes
-    if req is not None and free is not None and unalloc is not None and free < req <= unalloc:
-        out.append("fragmentation")
     other = sum(p.in_use_bytes for p in ev.other_processes)
+    if outside_tenant(ev):
+        out.append("other_tenant_on_shared_gpu")
+    if fragmented(ev):
+        out.append("fragmentation")
     if other >= OTHER_PROCESS_MIN_BYTES:
         out.append("other_process")
     if ev.non_pytorch_bytes is not None and total:
@@ -408,6 +458,34 @@ def classify_allocator(ev: OomEvent) -> list[str]:
     if not out:
         out.append("headroom_exhausted")
     return out
+
+
+def fragmented(ev: OomEvent) -> bool:
+    """``free < requested ≤ reserved − allocated`` with a reserved-unallocated pool that is
+    large (≥ :data:`FRAGMENTATION_MIN_BYTES` and ≥ :data:`FRAGMENTATION_MIN_SHARE` of the
+    card): a few MiB of slack cannot be why a request failed (formats.md §C2)."""
+    req, free, unalloc, total = (
+        ev.requested_bytes,
+        ev.free_bytes,
+        ev.reserved_unallocated_bytes,
+        ev.total_bytes,
+    )
+    if req is None or free is None or unalloc is None or not free < req <= unalloc:
+        return False
+    floor = max(FRAGMENTATION_MIN_BYTES, FRAGMENTATION_MIN_SHARE * (total or 0))
+    return unalloc >= floor
+
+
+def outside_tenant(ev: OomEvent) -> bool:
+    """Memory held outside this process that no listed process accounts for is at least
+    :data:`OUTSIDE_PROCESS_MIN_BYTES` and :data:`OUTSIDE_PROCESS_SHARE` of the card."""
+    outside, total = ev.outside_process_bytes, ev.total_bytes
+    if outside is None or not total:
+        return False
+    listed = sum(p.in_use_bytes for p in ev.other_processes)
+    if listed >= OTHER_PROCESS_MIN_BYTES:
+        return False  # the message names who holds it: other_process says it
+    return outside >= max(OUTSIDE_PROCESS_MIN_BYTES, OUTSIDE_PROCESS_SHARE * total)
 
 
 _ENGINE_LIKELY = {
@@ -442,6 +520,13 @@ _MITIGATE = {
     "weights_leave_no_prefill_headroom": ["lower_prefill_tokens", "more_shards"],
     "kv_pool_too_small": ["raise_mem_fraction_static", "lower_limits"],
     "cuda_api_oom": ["kill_stray_process", "lower_gpu_mem_util"],
+    "other_tenant_on_shared_gpu": ["find_cotenant", "separate_tenants", "cap_process_memory"],
+    "kv_budget_negative": ["raise_gpu_mem_util", "lower_batched_tokens", "smaller_weights"],
+    "startup_cuda_graph_capture_oom": [
+        "lower_gpu_mem_util",
+        "enforce_eager",
+        "lower_max_num_seqs",
+    ],
 }
 _LONG_TERM = {
     "garbage_size": ["fix_shape_bug"],
@@ -457,6 +542,9 @@ _LONG_TERM = {
     "weights_leave_no_prefill_headroom": ["sharding", "quantization"],
     "kv_pool_too_small": ["sharding", "kv_management"],
     "cuda_api_oom": ["workspace_budget", "device_isolation"],
+    "other_tenant_on_shared_gpu": ["device_isolation", "capacity_plan"],
+    "kv_budget_negative": ["quantization", "capacity_plan"],
+    "startup_cuda_graph_capture_oom": ["workspace_budget"],
 }
 _CHECKS = {
     "garbage_size": ["oom.first_error", "oom.shapes"],
@@ -469,6 +557,9 @@ _CHECKS = {
     "weights_leave_no_prefill_headroom": ["oom.budget"],
     "kv_pool_too_small": ["oom.kv_budget"],
     "cuda_api_oom": ["oom.other_process", "oom.non_pytorch"],
+    "other_tenant_on_shared_gpu": ["oom.cotenant", "oom.device_isolation"],
+    "kv_budget_negative": ["oom.kv_budget"],
+    "startup_cuda_graph_capture_oom": ["oom.graph_capture", "oom.budget"],
 }
 
 
@@ -494,6 +585,8 @@ class OomAnalyzer:
         self._pending_line = 0
         self._phase_by_event: list[str] = []
         self._stage_by_event: list[str | None] = []
+        self._profile = MemoryProfile()
+        self._shared_gpu: int | None = None
 
     # -- streaming ------------------------------------------------------------------
     @property
@@ -528,6 +621,9 @@ class OomAnalyzer:
         m = _GPU_BLOCKS.search(line)
         if m:
             self._gpu_blocks = int(m.group(1))
+        self._profile.feed(line_no, line)
+        if self._shared_gpu is None and _SHARED_GPU.search(line):
+            self._shared_gpu = line_no
         if _FATAL.search(line):
             self._fatal_after = True
         if detect_line(line):
@@ -646,16 +742,38 @@ class OomAnalyzer:
         if ev.subtype == "allocator" and activation_headroom_exhausted(ev, trigger, engine, share):
             at = 1 if classes and classes[0] == "too_big_for_gpu" else 0
             classes.insert(at, "activation_headroom_exhausted")
+        prof = self._profile if self._profile.seen() else None
+        stage = self._stage_by_event[idx]
+        if prof is not None and (
+            (prof.kv_gib is not None and prof.kv_gib <= 0) or prof.gpu_blocks == 0
+        ):
+            # The profiled remainder is what the KV cache gets: ≤ 0 means weights,
+            # non-torch memory and the activation peak already exceed the budget, whatever
+            # max_model_len is (vLLM worker.py; oom-12).
+            classes = ["kv_budget_negative"] + [
+                c for c in classes if c not in ("max_model_len_exceeds_kv_capacity",)
+            ]
+            phase = "startup"
+            stage = stage or "kv_cache_init"
+        elif (
+            ev.subtype == "allocator"
+            and phase == "startup"
+            and stage == "cuda_graph_capture"
+            and classes[0] != "garbage_size"
+        ):
+            classes.insert(0, "startup_cuda_graph_capture_oom")
         likely = classes[0]
         report = OomReport(
             subtype=ev.subtype,
             likely=likely,
             classes=classes,
             contributing=classes[1:],
-            headroom_outside_budget_gib=_outside_budget_gib(ev, share),
+            headroom_outside_budget_gib=_outside_budget_gib(ev, share)
+            if ev.non_pytorch_bytes is not None or prof is None
+            else prof.outside_budget_gib(),
             engine=engine,
             phase=phase,
-            stage=self._stage_by_event[idx],
+            stage=stage,
             trigger=trigger,
             engine_fatal=self._fatal_after,
             secondary_error=likely == "garbage_size",
@@ -672,14 +790,22 @@ class OomAnalyzer:
             reserved_minus_allocated_gib=gib(ev.reserved_unallocated_bytes),
             reserved_total_gib=gib(ev.reserved_total_bytes),
             non_pytorch_gib=gib(ev.non_pytorch_bytes),
+            outside_process_gib=gib(ev.outside_process_bytes),
+            shared_gpu_line=self._shared_gpu,
+            memory_profile=prof,
             other_processes=ev.other_processes,
             dummy_requests=ev.dummy_requests,
             prefill_tokens=ev.prefill_tokens,
-            max_model_len=ev.max_model_len or args.max_model_len,
+            max_model_len=ev.max_model_len
+            or args.max_model_len
+            or (prof.max_model_len if prof else None),
             kv_capacity_tokens=ev.kv_capacity_tokens,
-            gpu_blocks=self._gpu_blocks,
+            gpu_blocks=self._gpu_blocks
+            if self._gpu_blocks is not None
+            else (prof.gpu_blocks if prof else None),
             tp=args.tensor_parallel_size,
-            gpu_memory_utilization=args.gpu_memory_utilization,
+            gpu_memory_utilization=args.gpu_memory_utilization
+            or (prof.gpu_memory_utilization if prof else None),
             max_num_seqs=args.max_num_seqs,
             engine_args=args,
             event_count=self._count,
@@ -690,6 +816,14 @@ class OomAnalyzer:
             report.shortfall_tokens = ev.max_model_len - report.kv_capacity_tokens
             if self._gpu_blocks:
                 report.block_size_inferred = round(report.kv_capacity_tokens / self._gpu_blocks)
+        if prof is not None and likely == "kv_budget_negative":
+            report.kv_gib_if_activation_halved = prof.kv_if_activation_halved()
+            report.kv_gib_at_utilization = {
+                f"{u:.2f}": v
+                for u in (0.9, 0.95)
+                if (v := prof.kv_at(u)) is not None and u > (prof.gpu_memory_utilization or 0)
+            }
+        report.facts = oom_facts(report, ev)
         mit: list[str] = []
         lt: list[str] = []
         checks: list[str] = []
@@ -702,6 +836,157 @@ class OomAnalyzer:
         report.long_term_ids = lt
         report.next_check_ids = checks
         return report
+
+
+def size_text(value_gib: float | None) -> str:
+    """GiB → ``"4.43 GiB"``, below 1 GiB ``"14.75 MiB"`` / ``"448 KiB"`` (``?`` unknown)."""
+    if value_gib is None:
+        return "?"
+    if abs(value_gib) >= 1 or value_gib == 0:
+        return f"{value_gib:.2f} GiB"
+    mib = value_gib * 1024
+    if abs(mib) >= 1:
+        return f"{mib:.2f} MiB"
+    return f"{mib * 1024:.0f} KiB"
+
+
+def _gib_exact(n: int | None) -> float | None:
+    return None if n is None else n / GIB
+
+
+def oom_facts(r: OomReport, ev: OomEvent) -> list[Fact]:
+    """The statements the report rests on, each with the numbers it uses."""
+    out: list[Fact] = []
+    if ev.format == "pre_2_1" and r.total_gib is not None:
+        out.append(
+            Fact(
+                id="oom.pre_2_1_wording",
+                args={
+                    "total": size_text(r.total_gib),
+                    "reserved": size_text(r.reserved_total_gib),
+                    "free": size_text(_gib_exact(ev.free_bytes)),
+                },
+                line=ev.line,
+            )
+        )
+    if "other_tenant_on_shared_gpu" in r.classes:
+        out.append(
+            Fact(
+                id="oom.outside_process",
+                args={
+                    "outside": size_text(r.outside_process_gib),
+                    "total": size_text(r.total_gib),
+                },
+                line=ev.line,
+            )
+        )
+        if r.shared_gpu_line:
+            out.append(Fact(id="oom.shared_gpu_hint", line=r.shared_gpu_line))
+        if ev.process_in_use_bytes is None:
+            out.append(Fact(id="oom.outside_includes_context"))
+        out.append(Fact(id="oom.cotenant_recurs"))
+    unalloc = ev.reserved_unallocated_bytes
+    if (
+        ev.subtype == "allocator"
+        and unalloc is not None
+        and "fragmentation" not in r.classes
+        and ev.requested_bytes is not None
+        and ev.free_bytes is not None
+        and ev.free_bytes < ev.requested_bytes
+    ):
+        out.append(
+            Fact(
+                id="oom.not_fragmentation",
+                args={"unalloc": size_text(_gib_exact(unalloc))},
+                line=ev.line,
+            )
+        )
+    prof = r.memory_profile
+    if r.likely == "startup_cuda_graph_capture_oom":
+        out.append(Fact(id="oom.graph_capture_phase"))
+    if prof is not None and prof.budget_gib is not None:
+        out.append(
+            Fact(
+                id="oom.budget",
+                args={
+                    "total": prof.total_gib,
+                    "util": prof.gpu_memory_utilization,
+                    "budget": prof.budget_gib,
+                },
+                line=prof.line,
+            )
+        )
+    if (
+        r.likely == "startup_cuda_graph_capture_oom"
+        and prof is not None
+        and prof.kv_gib is not None
+    ):
+        out.append(
+            Fact(
+                id="oom.kv_pool",
+                args={"kv": prof.kv_gib, "outside": prof.outside_budget_gib()},
+                line=prof.line,
+            )
+        )
+    if (
+        r.likely == "startup_cuda_graph_capture_oom"
+        and ev.requested_bytes is not None
+        and ev.free_bytes is not None
+    ):
+        out.append(
+            Fact(
+                id="oom.full_by_design",
+                args={
+                    "requested": size_text(_gib_exact(ev.requested_bytes)),
+                    "free": size_text(_gib_exact(ev.free_bytes)),
+                },
+                line=ev.line,
+            )
+        )
+    if r.likely == "kv_budget_negative" and prof is not None:
+        out.append(
+            Fact(
+                id="oom.kv_negative",
+                args={
+                    "weights": prof.weights_gib,
+                    "non_torch": prof.non_torch_gib,
+                    "activation": prof.activation_peak_gib,
+                    "used": prof.used_gib(),
+                    "total": prof.total_gib,
+                    "util": prof.gpu_memory_utilization,
+                    "budget": prof.budget_gib,
+                    "kv": prof.kv_gib,
+                },
+                line=prof.line,
+            )
+        )
+        if prof.gpu_blocks == 0:
+            out.append(Fact(id="oom.no_blocks"))
+        if r.kv_gib_if_activation_halved is not None and r.kv_gib_if_activation_halved <= 0:
+            out.append(
+                Fact(
+                    id="oom.len_not_binding",
+                    args={
+                        "activation": prof.activation_peak_gib,
+                        "kv": r.kv_gib_if_activation_halved,
+                        "util": prof.gpu_memory_utilization,
+                    },
+                )
+            )
+        for util, kv in r.kv_gib_at_utilization.items():
+            out.append(Fact(id="oom.kv_at_util", args={"util": util, "kv": kv}))
+        if prof.weights_gib and prof.total_gib and prof.weights_gib / prof.total_gib >= 0.5:
+            out.append(
+                Fact(
+                    id="oom.weights_share",
+                    args={
+                        "weights": prof.weights_gib,
+                        "total": prof.total_gib,
+                        "pct": round(100 * prof.weights_gib / prof.total_gib),
+                    },
+                )
+            )
+    return out
 
 
 PREALLOCATING_ENGINES = ("vllm", "sglang")
