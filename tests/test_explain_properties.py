@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cockpit.analysis.cuda_errors import explain_cuda_error_text
 from cockpit.analysis.engine_logs import explain_engine_log_text
 from cockpit.analysis.explain import (
     REGISTRY,
@@ -27,7 +28,9 @@ from cockpit.analysis.explain import (
 from cockpit.analysis.explain_report import to_json, to_text
 from cockpit.analysis.nccl import explain_nccl_text
 from cockpit.analysis.oom import explain_oom_text
+from cockpit.analysis.metric_artifacts import explain_metric_artifact_text
 from cockpit.analysis.rollout import explain_rollout_text
+from cockpit.analysis.serving import explain_serving_text
 from cockpit.analysis.utilization import explain_util_text
 
 EXAMPLES = 200
@@ -43,6 +46,9 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "engine_logs": explain_engine_log_text,
     "utilization": explain_util_text,
     "rollout": explain_rollout_text,
+    "cuda_error": explain_cuda_error_text,
+    "serving": explain_serving_text,
+    "metric_artifact": explain_metric_artifact_text,
 }
 # Parsers plugged in from elsewhere are exercised through the registry too.
 for _kind in REGISTRY:

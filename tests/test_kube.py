@@ -220,7 +220,7 @@ def test_paste_evidence_from_kubectl_output() -> None:
     assert explain_failed_scheduling(busy + "\n" + msg).likely == "capacity_or_priority"
     # ... and nodes smaller than the request.
     small = busy.replace("nvidia.com/gpu:  2", "nvidia.com/gpu:  16")
-    assert explain_failed_scheduling(small + "\n" + msg).likely == "request_larger_than_node"
+    assert explain_failed_scheduling(small + "\n" + msg).likely == "request_exceeds_node_capacity"
     ds = "\n".join(
         [
             "$ kubectl get ds -A",

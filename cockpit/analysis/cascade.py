@@ -137,6 +137,28 @@ def _causes(cause: Finding, effect: Finding) -> bool:
     return ck == "device_plugin" and ek in ("failed_scheduling", "admission")
 
 
+def prune(findings: list[Finding]) -> list[Finding]:
+    """Drop conclusions the paste itself contradicts.
+
+    A low-utilization reading next to MIG ``GPU_UTIL`` series that read 0 by construction
+    (``metric_artifact``) rests on the artifact: the GPUs are not shown idle, so the
+    low-utilization finding is not shown (the artifact finding says why, with a fact).
+    """
+    from cockpit.analysis.context_facts import Fact
+
+    artifact = next((f for f in findings if f.kind == "metric_artifact"), None)
+    if artifact is None:
+        return findings
+    out = []
+    for f in findings:
+        if f.kind == "utilization" and f.category == "low_util":
+            facts = artifact.fields.setdefault("facts", [])
+            facts.append(Fact(id="metric.low_util_not_shown").model_dump(mode="json"))
+            continue
+        out.append(f)
+    return out
+
+
 def link(findings: list[Finding]) -> list[Finding]:
     """Mark consequences and order the findings: each cause before what it caused.
 

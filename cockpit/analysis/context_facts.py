@@ -72,6 +72,18 @@ class Fact(BaseModel):
     line: int = 0
 
 
+class ReportTail(BaseModel):
+    """The fields every family analyzer's report ends with: the lines it recognised
+    (``{"line", "text"}``), its facts, its first line and the catalogue ids of its next
+    checks and mitigations."""
+
+    lines: list[dict[str, object]] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    first_line: int = 0
+    next_check_ids: list[str] = Field(default_factory=list)
+    mitigation_ids: list[str] = Field(default_factory=list)
+
+
 def _f(text: str) -> float:
     return float(text)
 

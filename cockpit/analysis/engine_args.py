@@ -18,7 +18,8 @@ from cockpit.analysis.logtext import has_keyword, to_float, to_int
 _LAUNCH = re.compile(
     r"vllm serve|vllm\.entrypoints|text-generation-launcher|sglang\.launch_server|"
     r"--tensor-parallel-size|--tp-size|--num-shard|--gpu-memory-utilization|"
-    r"Initializing an? (?:LLM|V1 LLM)? ?engine",
+    r"Initializing an? (?:LLM|V1 LLM)? ?engine|text_generation_launcher: Args \{|"
+    r"non-default args: \{",
     re.IGNORECASE,
 )
 
@@ -36,7 +37,7 @@ _FLAGS: dict[str, str] = {
     "max-total-tokens": "max_model_len",
     "max-num-seqs": "max_num_seqs",
     "max-running-requests": "max_num_seqs",
-    "max-concurrent-requests": "max_num_seqs",
+    "max-concurrent-requests": "max_concurrent_requests",
     "max-num-batched-tokens": "max_num_batched_tokens",
     "max-batch-prefill-tokens": "max_batch_prefill_tokens",
     "chunked-prefill-size": "max_num_batched_tokens",
@@ -55,6 +56,29 @@ _FLAG_RE = re.compile(r"(?:^|\s)--?([A-Za-z][A-Za-z0-9_-]*)(?:(?:=| +)((?!-)[^\s
 _CONFIG_DUMP = re.compile(
     r"\b(max_seq_len|tensor_parallel_size|dtype|quantization|model)=([^,)\s]+)"
 )
+# TGI's launcher prints its arguments as a Rust struct (``Args { model_id: "…",
+# num_shard: Some(2), max_concurrent_requests: 128, … }``); vLLM ≥ 0.8 prints
+# ``non-default args: {'model': '…', 'gpu_memory_utilization': 0.98}``.
+_STRUCT_FIELD = re.compile(r"['\"]?\b([a-z_]+)['\"]?\s*:\s*(?:Some\()?['\"]?([^,'\"()\s}]+)")
+_STRUCT_KEYS = {
+    "model_id": "model",
+    "model": "model",
+    "num_shard": "tensor_parallel_size",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "quantize": "quantization",
+    "quantization": "quantization",
+    "dtype": "dtype",
+    "max_concurrent_requests": "max_concurrent_requests",
+    "max_input_length": "max_input_tokens",
+    "max_input_tokens": "max_input_tokens",
+    "max_total_tokens": "max_model_len",
+    "max_model_len": "max_model_len",
+    "max_batch_prefill_tokens": "max_batch_prefill_tokens",
+    "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "kv_cache_dtype": "kv_cache_dtype",
+}
 _PARAMS_B = re.compile(r"(?<![\d.])(\d{1,4}(?:\.\d)?)\s?[Bb](?![A-Za-z0-9])")
 
 _INT_FIELDS = {
@@ -65,6 +89,7 @@ _INT_FIELDS = {
     "max_num_batched_tokens",
     "max_batch_prefill_tokens",
     "max_input_tokens",
+    "max_concurrent_requests",
 }
 _FLOAT_FIELDS = {"gpu_memory_utilization", "mem_fraction_static"}
 
@@ -88,6 +113,8 @@ class EngineArgs(BaseModel):
         max_num_batched_tokens: Prefill token budget per step.
         max_batch_prefill_tokens: TGI prefill budget.
         max_input_tokens: TGI ``--max-input-length``/``--max-input-tokens``.
+        max_concurrent_requests: TGI ``--max-concurrent-requests`` (admission limit; also
+            folded into ``max_num_seqs`` when that is not given).
         kv_cache_dtype / quantization / dtype / chat_template: as given.
     """
 
@@ -103,6 +130,7 @@ class EngineArgs(BaseModel):
     max_num_batched_tokens: int | None = None
     max_batch_prefill_tokens: int | None = None
     max_input_tokens: int | None = None
+    max_concurrent_requests: int | None = None
     kv_cache_dtype: str | None = None
     quantization: str | None = None
     dtype: str | None = None
@@ -114,7 +142,16 @@ class EngineArgs(BaseModel):
 
 
 # Lower-case substrings every launch line contains one of (a cheap gate before _LAUNCH).
-KEYWORDS = ("vllm", "text-generation", "sglang", "--", "engine", "-tp ")
+KEYWORDS = (
+    "vllm",
+    "text-generation",
+    "text_generation",
+    "sglang",
+    "--",
+    "engine",
+    "-tp ",
+    "non-default args",
+)
 
 
 def looks_like_launch(line: str) -> bool:
@@ -124,9 +161,9 @@ def looks_like_launch(line: str) -> bool:
 
 def _engine_of(line: str) -> str | None:
     low = line.lower()
-    if "vllm" in low or "llm engine" in low:
+    if "vllm" in low or "llm engine" in low or "non-default args" in low:
         return "vllm"
-    if "text-generation-launcher" in low:
+    if "text-generation-launcher" in low or "text_generation_launcher" in low:
         return "tgi"
     if "sglang" in low:
         return "sglang"
@@ -154,6 +191,11 @@ def update_engine_args(args: EngineArgs, line: str) -> None:
     for m in _CONFIG_DUMP.finditer(line):
         key = {"max_seq_len": "max_model_len"}.get(m.group(1), m.group(1))
         found[key] = m.group(2).strip("'\"")
+    if "Args {" in line or "args: {" in line:
+        for sm in _STRUCT_FIELD.finditer(line):
+            field = _STRUCT_KEYS.get(sm.group(1))
+            if field is not None:
+                found[field] = sm.group(2)
     for m in _FLAG_RE.finditer(line):
         flag = m.group(1).lower().replace("_", "-")
         field = _FLAGS.get(flag)
@@ -171,6 +213,8 @@ def update_engine_args(args: EngineArgs, line: str) -> None:
         if value is None:
             continue
         setattr(args, field, value)
+    if args.max_concurrent_requests is not None and args.max_num_seqs is None:
+        args.max_num_seqs = args.max_concurrent_requests
     if args.model is not None and args.model_params_b is None:
         args.model_params_b = params_from_name(args.model)
     if args.model_params_b is None:

@@ -27,7 +27,17 @@ from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis import cascade, engine_logs, nccl, oom, rollout, utilization
+from cockpit.analysis import (
+    cascade,
+    cuda_errors,
+    engine_logs,
+    metric_artifacts,
+    nccl,
+    oom,
+    rollout,
+    serving,
+    utilization,
+)
 
 WHOLE_TEXT_LIMIT = 4 * 1024 * 1024
 SELECTED_TEXT_LIMIT = 4 * 1024 * 1024
@@ -222,6 +232,30 @@ REGISTRY: list[ArtifactKind] = [
         keywords=nccl.KEYWORDS,
     ),
     ArtifactKind(
+        "cuda_error",
+        "xid_hw",
+        cuda_errors.detect_line,
+        stream=cuda_errors.CudaErrorAnalyzer,
+        priority=80,
+        keywords=cuda_errors.KEYWORDS,
+    ),
+    ArtifactKind(
+        "serving",
+        "other",
+        serving.detect_line,
+        stream=serving.ServingAnalyzer,
+        priority=75,
+        keywords=serving.KEYWORDS,
+    ),
+    ArtifactKind(
+        "metric_artifact",
+        "other",
+        metric_artifacts.detect_line,
+        stream=metric_artifacts.MetricArtifactAnalyzer,
+        priority=65,
+        keywords=metric_artifacts.KEYWORDS,
+    ),
+    ArtifactKind(
         "rollout",
         rollout.CATEGORY,
         _always,
@@ -270,6 +304,9 @@ REGISTRY: list[ArtifactKind] = [
 KNOWN_KIND_NAMES = (
     "cuda_oom",
     "nccl",
+    "cuda_error",
+    "serving",
+    "metric_artifact",
     "xid",
     "failed_scheduling",
     "engine_log",
@@ -500,6 +537,7 @@ def iter_blocks(
 
 
 BLOCK_LINES = 4096
+FED_MEMORY = 256
 
 # Every ASCII non-letter → space: a block's vocabulary is then ``set(text.split())``.
 _NON_ALPHA = {i: 32 for i in range(128) if not chr(i).isalpha()}
@@ -563,6 +601,9 @@ class _Dispatcher:
         self.texts: dict[str, _TextCollector] = {}
         self.errors: list[str] = []
         self.carry: dict[str, int] = {}
+        # The first lines each analyzer was fed (bounded): evidence for the analyzers
+        # whose results carry only line numbers.
+        self.fed: dict[str, dict[int, str]] = {}
         self._vocab = ""
         for k in kinds:
             try:
@@ -596,7 +637,7 @@ class _Dispatcher:
                 self._fail(name, exc)
         for name in list(self.texts):
             try:
-                self._feed_text(name, lines, lows, joined, starts)
+                self._feed_text(name, first_no, lines, joined, starts)
             except Exception as exc:
                 self._fail(name, exc)
 
@@ -635,6 +676,9 @@ class _Dispatcher:
             if idx >= n:
                 break
             an.feed(first_no + idx, lines[idx])
+            fed = self.fed.setdefault(name, {})
+            if len(fed) < FED_MEMORY:
+                fed[first_no + idx] = lines[idx][:400]
             pos = idx + 1
             follow = int(getattr(an, "follow", 0) or 0)
             if follow > 0:
@@ -642,7 +686,7 @@ class _Dispatcher:
         self.carry[name] = max(0, force_until - n)
 
     def _feed_text(
-        self, name: str, lines: list[str], lows: list[str], joined: str, starts: list[int]
+        self, name: str, first_no: int, lines: list[str], joined: str, starts: list[int]
     ) -> None:
         collector = self.texts[name]
         kind = self.kinds[name]
@@ -651,9 +695,26 @@ class _Dispatcher:
             idx = _hit_lines(joined, starts, _present(kind.keywords, self._vocab))
         else:
             idx = list(range(len(lines)))
+        fed = self.fed.setdefault(name, {})
         for i in idx:
             if kind.detect(lines[i]):
                 collector.add_selected(lines[i])
+                if len(fed) < FED_MEMORY:
+                    fed[first_no + i] = lines[i][:400]
+
+    def _fed_evidence(self, f: Finding) -> list[EvidenceItem]:
+        """Evidence from the lines the analyzer was fed: its first line, and the lines its
+        kind's detector recognises (not for kinds that take every line)."""
+        fed = self.fed.get(f.kind, {})
+        kind = self.kinds[f.kind]
+        picked = {
+            n: t
+            for n, t in fed.items()
+            if n == f.first_line or (kind.detect is not _always and kind.detect(t))
+        }
+        return cascade.evidence_of(
+            {"lines": [{"line": n, "text": t} for n, t in sorted(picked.items())]}
+        )
 
     def finish(self) -> list[Finding]:
         findings: list[Finding] = []
@@ -684,8 +745,9 @@ class _Dispatcher:
             if f is not None:
                 findings.append(f)
         findings.sort(key=lambda f: (-f.priority, f.first_line or 10**12))
+        findings = cascade.prune(findings)
         for f in findings:
-            f.evidence = cascade.evidence_of(f.fields)
+            f.evidence = cascade.evidence_of(f.fields) or self._fed_evidence(f)
         return cascade.link(findings)
 
 

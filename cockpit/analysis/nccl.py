@@ -32,6 +32,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.context_facts import Fact
 from cockpit.analysis.logtext import (
     clip,
     clock_text,
@@ -90,6 +91,12 @@ KEYWORDS = (
     "fallen off",
     "illegal",
     "loading dataset",
+    "socket",
+    "connection reset",
+    "connection closed",
+    "ibv",
+    "completion from peer",
+    "remote process",
     "loading data",
     "loading shard",
     "building",
@@ -141,9 +148,48 @@ _NCCL_NOISE = re.compile(
 )
 _NCCL_TRANSPORT = re.compile(
     r"NCCL WARN|NET/IB|NET/Socket|ncclRemoteError|ncclSystemError|ncclInternalError|"
-    r"unhandled system error|unhandled cuda error|IBV_WC_|Connection closed by|"
-    r"Call to ibv_",
+    r"ncclUnhandledCudaError|ncclInvalidUsage|NCCL error in:|"
+    r"remote process exited or there was a network error|"
+    r"unhandled system error|unhandled cuda error|internal error - please report|"
+    r"IBV_WC_|Connection closed by|Connection reset by peer|socketProgress|"
+    r"Got completion from peer|Call to ibv_",
 )
+# NCCL's result codes (nccl.h ``ncclResult_t``) and the words DistBackendError prints for
+# each (torch/csrc/distributed/c10d/NCCLUtils.cpp ``getNcclErrorDetailStr``), most
+# specific first: (code, pattern).
+_NCCL_CODES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "ncclRemoteError",
+        re.compile(r"ncclRemoteError|remote process exited or there was a network error", re.I),
+    ),
+    ("ncclUnhandledCudaError", re.compile(r"ncclUnhandledCudaError|unhandled cuda error", re.I)),
+    ("ncclSystemError", re.compile(r"ncclSystemError|unhandled system error", re.I)),
+    ("ncclInternalError", re.compile(r"ncclInternalError|internal error - please report", re.I)),
+    ("ncclInvalidUsage", re.compile(r"ncclInvalidUsage|invalid usage", re.I)),
+)
+_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_PEER = re.compile(
+    r"(?:from|to|peer)\s+(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+)(?:<(\d+)>)?"
+)
+_SOCKET_RESET = re.compile(r"Connection reset by peer|Connection closed by (?:remote )?peer", re.I)
+_IB_STATUS = re.compile(
+    r"Got completion from peer .*?with (?:error|status)[ =](\d+)|(IBV_WC_[A-Z_]+)"
+)
+# ibv_wc_status values NCCL prints as numbers (rdma-core verbs.h).
+IB_WC_STATUS = {
+    4: "IBV_WC_LOC_PROT_ERR",
+    5: "IBV_WC_WR_FLUSH_ERR",
+    10: "IBV_WC_REM_ACCESS_ERR",
+    12: "IBV_WC_RETRY_EXC_ERR",
+    13: "IBV_WC_RNR_RETRY_EXC_ERR",
+}
+_TRANSPORT_CAUSE = {
+    "ncclRemoteError": "nccl_remote_error",
+    "ncclUnhandledCudaError": "nccl_unhandled_cuda_error",
+    "ncclSystemError": "nccl_system_error",
+    "ncclInternalError": "nccl_internal_error",
+    "ncclInvalidUsage": "nccl_invalid_usage",
+}
 # Non-NCCL errors, most specific first: (kind, pattern).
 _ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
@@ -289,6 +335,13 @@ class NcclReport(BaseModel):
     errors: list[ErrorLine] = Field(default_factory=list)
     transport_errors: list[ErrorLine] = Field(default_factory=list)
     legacy_format: bool = False
+    likely: str | None = None
+    nccl_error: str | None = None
+    nccl_version: str | None = None
+    peer: str | None = None
+    socket_reset: bool = False
+    ib_status: str | None = None
+    facts: list[Fact] = Field(default_factory=list)
     first_line: int = 0
     next_check_ids: list[str] = Field(default_factory=list)
     mitigation_ids: list[str] = Field(default_factory=list)
@@ -380,6 +433,7 @@ class NcclAnalyzer:
         self._progress: dict[int, RankProgress] = {}
         self._errors = _Bucketed()
         self._transport = _Bucketed(first=8, last=8)
+        self._tx: dict[str, str] = {}
         self._events = _Bucketed()
         self._fingerprint: list[tuple[int, str, int]] = []
         self._dump_rank: int | None = None
@@ -423,6 +477,7 @@ class NcclAnalyzer:
                 self._world_size, self._ws_source = ws, "log"
         if _NCCL_TRANSPORT.search(line):
             self._add_error(self._transport, "nccl_transport", line_no, line, rank)
+            self._on_transport(line)
             return
         if _NCCL_NOISE.search(line):
             return
@@ -434,6 +489,50 @@ class NcclAnalyzer:
             if rx.search(line):
                 self._add_error(self._events, kind, line_no, line, rank)
                 return
+
+    def _on_transport(self, line: str) -> None:
+        """Fold what a transport-error line says (first value of each kind wins)."""
+        tx = self._tx
+        if "code" not in tx:
+            for code, rx in _NCCL_CODES:
+                if rx.search(line):
+                    tx["code"] = code
+                    break
+        if "version" not in tx and (m := _NCCL_VERSION.search(line)):
+            tx["version"] = m.group(1)
+        if "peer" not in tx and (m2 := _PEER.search(line)):
+            tx["peer"] = m2.group(1)
+        if _SOCKET_RESET.search(line):
+            tx["reset"] = "1"
+        if "ib" not in tx and (m3 := _IB_STATUS.search(line)):
+            status = to_int(m3.group(1)) if m3.group(1) else None
+            tx["ib"] = m3.group(2) or IB_WC_STATUS.get(status or -1, f"status {status}")
+
+    def _transport_only(self) -> NcclReport:
+        """A report for NCCL transport errors without any watchdog line."""
+        r = NcclReport(pattern="nccl_transport_error", first_line=self._first_line)
+        r.flags = ["nccl_transport_error"]
+        r.transport_errors = [e for _, e in self._transport.entries()[:20]]
+        r.first_line = min((e.line for e in r.transport_errors), default=0)
+        r.ranks_seen = sorted(self._ranks_seen)
+        r.errors = [e for _, e in self._errors.entries()[:50]]
+        self._fill_transport(r)
+        r.next_check_ids = _checks(r)
+        r.mitigation_ids = _mitigations(r)
+        return r
+
+    def _fill_transport(self, r: NcclReport) -> None:
+        tx = self._tx
+        r.nccl_error = tx.get("code")
+        r.nccl_version = tx.get("version")
+        r.peer = tx.get("peer")
+        r.socket_reset = "reset" in tx
+        r.ib_status = tx.get("ib")
+        if r.pattern == "nccl_transport_error":
+            r.likely = _TRANSPORT_CAUSE.get(r.nccl_error or "", "nccl_transport_error")
+            if r.ib_status and r.nccl_error in (None, "ncclRemoteError", "ncclSystemError"):
+                r.likely = "ib_completion_error"
+        r.facts = _transport_facts(r)
 
     def _add_error(
         self, into: _Bucketed, kind: str, line_no: int, line: str, rank: int | None
@@ -518,7 +617,7 @@ class NcclAnalyzer:
         if not (
             self._timeouts or self._groups or self._legacy or self._fingerprint or self._heartbeat
         ):
-            return None
+            return self._transport_only() if self._transport else None
         r = NcclReport(pattern="straggler_at_min_seq", first_line=self._first_line)
         r.timeouts_seen = self._timeouts_seen
         r.last_watchdog = self._last_watchdog
@@ -611,6 +710,8 @@ class NcclAnalyzer:
         if r.first_error is not None and r.first_error.line:
             r.first_line = min(x for x in (r.first_line, r.first_error.line) if x)
         r.errors = [e for _, e in self._errors.entries()[:50]]
+        if self._transport:
+            self._fill_transport(r)
         r.next_check_ids = _checks(r)
         r.mitigation_ids = _mitigations(r)
         return r
@@ -750,6 +851,25 @@ class NcclAnalyzer:
                 r.ranks_at_min_seq = sorted(k for k, v in done.items() if v == low)
 
 
+def _transport_facts(r: NcclReport) -> list[Fact]:
+    out: list[Fact] = []
+    if r.nccl_error:
+        out.append(
+            Fact(
+                id="nccl.transport_code",
+                args={"code": r.nccl_error, "version": r.nccl_version or "?"},
+                line=r.transport_errors[0].line if r.transport_errors else 0,
+            )
+        )
+    if r.socket_reset:
+        out.append(Fact(id="nccl.socket_reset", args={"peer": r.peer or "?"}))
+    if r.ib_status:
+        out.append(Fact(id="nccl.ib_status", args={"status": r.ib_status, "peer": r.peer or "?"}))
+    if r.pattern == "nccl_transport_error" and not r.timeouts_seen:
+        out.append(Fact(id="nccl.not_timeout"))
+    return out
+
+
 def _checks(r: NcclReport) -> list[str]:
     ids: list[str] = []
     if r.pattern == "secondary_to_rank_failure":
@@ -759,7 +879,9 @@ def _checks(r: NcclReport) -> list[str]:
     if r.pattern in ("blocked_by_single_rank_io", "blocked_by_single_rank_work"):
         ids += ["nccl.storage_latency", "nccl.rank0_only_work"]
     if "nccl_transport_error" in r.flags:
-        ids += ["nccl.network"]
+        if r.peer or r.nccl_error == "ncclRemoteError":
+            ids += ["nccl.peer_log"]
+        ids += ["nccl.ib_health", "nccl.debug_net", "nccl.network"]
     if "watchdog_blocked" in r.flags:
         ids += ["nccl.watchdog_blocked"]
     if r.ranks_never_logged:
@@ -777,6 +899,8 @@ def _mitigations(r: NcclReport) -> list[str]:
         ids.append("align_collectives")
     if r.pattern in ("blocked_by_single_rank_io", "blocked_by_single_rank_work"):
         ids.append("async_checkpoint")
+    if r.pattern == "nccl_transport_error":
+        ids.append("cordon_bad_link")
     ids.append("no_timeout_raise")
     return ids
 

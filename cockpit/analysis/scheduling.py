@@ -372,8 +372,14 @@ class PasteEvidence(BaseModel):
         plugin_daemonsets: NVIDIA device-plugin DaemonSets of a ``kubectl get ds`` table.
         gpu_capacity: ``nvidia.com/gpu`` under ``Capacity:`` of the nodes shown (devices).
         gpu_allocatable: ``nvidia.com/gpu`` under ``Allocatable:`` (devices).
-        gpu_request: The pod's ``nvidia.com/gpu`` under ``Limits:``/``Requests:`` (devices;
-            the largest shown).
+        gpu_request: The pod's ``nvidia.com/gpu`` (devices): the per-container
+            ``Limits:`` summed over containers, or the ``Requests:`` summed, whichever is
+            larger (the scheduler fits the pod's sum, Kubernetes "Resource Management for
+            Pods and Containers").
+        gpu_request_per_container: The per-container figures that sum, in paste order.
+        node_gpus: ``{node: nvidia.com/gpu}`` of a pasted ``kubectl get nodes -o
+            custom-columns=NAME:…,GPU:….allocatable…`` table; ``None`` for ``<none>`` (the
+            node advertises no GPU resource at all).
         no_devices_found: The device plugin logged ``No devices found``.
         taints: Node taints shown (``key=value:Effect``).
         tolerations: Tolerations shown as YAML flow maps (``{key: k, operator: Equal, ...}``).
@@ -386,6 +392,8 @@ class PasteEvidence(BaseModel):
     gpu_capacity: list[int] = Field(default_factory=list)
     gpu_allocatable: list[int] = Field(default_factory=list)
     gpu_request: int | None = None
+    gpu_request_per_container: list[int] = Field(default_factory=list)
+    node_gpus: dict[str, int | None] = Field(default_factory=dict)
     no_devices_found: bool = False
     taints: list[Taint] = Field(default_factory=list)
     tolerations: list[Toleration] = Field(default_factory=list)
@@ -398,8 +406,9 @@ _GROUP_NAME = re.compile(
     r"(?:scheduling\.k8s\.io|scheduling\.volcano\.sh)/group-name[\"']?\s*[:=]\s*[\"']?"
     r"([A-Za-z0-9][\w.-]*)"
 )
-_SECTION = re.compile(r"^(\s*)(Capacity|Allocatable|Limits|Requests):\s*(.*)$")
-_GPU_QTY = re.compile(r"(?<![\w.])nvidia\.com/gpu:\s*(\d+)\b")
+_SECTION = re.compile(r"^(\s*)(Capacity|Allocatable|Limits|Requests):\s*(.*)$", re.IGNORECASE)
+_GPU_QTY = re.compile(r"(?<![\w.])nvidia\.com/gpu[\"']?:\s*[\"']?(\d+)\b")
+_GPU_COLUMN = re.compile(r"GPU|nvidia\.com", re.IGNORECASE)
 _TAINT_TEXT = re.compile(
     r"\btaints?:\s*([A-Za-z0-9][\w./-]*)(?:=([\w.-]*))?:(NoSchedule|NoExecute|PreferNoSchedule)\b",
     re.IGNORECASE,
@@ -456,13 +465,37 @@ def _collect(text: str, ev: PasteEvidence) -> None:
             )
     section, indent = "", -1
     header: list[str] | None = None
-    requests: list[int] = []
+    node_header: tuple[int, str] | None = None
+    last_cmd = ""
+    sums: dict[str, list[int]] = {"Limits": [], "Requests": []}
     for line in text.splitlines():
         # kubectl get ds table
         cols = line.split()
+        if line.lstrip().startswith("$"):
+            last_cmd = line.lower()
         if "NAME" in cols and "DESIRED" in cols:
             header = cols
             continue
+        # kubectl get nodes -o custom-columns=NAME:…,GPU:… (allocatable unless the
+        # command shown asks for capacity)
+        if cols and cols[0] == "NAME" and len(cols) >= 2 and "DESIRED" not in cols:
+            gi = next((i for i, c in enumerate(cols) if _GPU_COLUMN.search(c)), -1)
+            node_header = (gi, "capacity" if "capacity" in last_cmd else "allocatable")
+            if gi < 0:
+                node_header = None
+            continue
+        if node_header is not None:
+            gi, kind = node_header
+            if not cols or line.lstrip().startswith(("$", "#")) or len(cols) <= gi:
+                node_header = None
+            else:
+                val = cols[gi]
+                n = int(val) if val.isdigit() else None
+                if n is not None or val == "<none>":
+                    ev.node_gpus[cols[0]] = n
+                    if n is not None:
+                        (ev.gpu_capacity if kind == "capacity" else ev.gpu_allocatable).append(n)
+                continue
         if header is not None:
             if not cols or line.lstrip().startswith(("$", "#")):
                 header = None
@@ -485,7 +518,7 @@ def _collect(text: str, ev: PasteEvidence) -> None:
         # Capacity / Allocatable / Limits / Requests blocks
         sm = _SECTION.match(line)
         if sm:
-            section, indent = sm.group(2), len(sm.group(1))
+            section, indent = sm.group(2).capitalize(), len(sm.group(1))
             rest = sm.group(3)
         else:
             stripped = line.strip()
@@ -500,8 +533,10 @@ def _collect(text: str, ev: PasteEvidence) -> None:
             elif section == "Allocatable":
                 ev.gpu_allocatable.append(n)
             else:
-                requests.append(n)
-    ev.gpu_request = max(requests) if requests else None
+                sums[section].append(n)
+    best = max(sums.values(), key=sum)
+    ev.gpu_request = sum(best) if best else None
+    ev.gpu_request_per_container = best
 
 
 def _edit_distance(a: str, b: str) -> int:
@@ -687,7 +722,7 @@ def explain_failed_scheduling(text: str) -> SchedulingExplanation:
       ``DESIRED 0``: ``device_plugin_not_scheduled``;
     - with pasted node ``Allocatable nvidia.com/gpu`` all 0, or the plugin's
       ``No devices found``: ``device_plugin_not_reporting``; allocatable > 0 below the
-      pasted request: ``request_larger_than_node``; allocatable > 0 otherwise:
+      pasted request: ``request_exceeds_node_capacity``; allocatable > 0 otherwise:
       ``capacity_or_priority``;
     - with nothing pasted about the nodes, ``Insufficient nvidia.com/gpu`` on every node
       and one preemption verdict for all of them: ``device_plugin_not_reporting`` (a
@@ -820,6 +855,27 @@ def _gpu_verdict(msg: SchedulingMessage, ev: PasteEvidence, f: list[Finding], li
         return "device_plugin_not_reporting"
     if alloc:
         need = ev.gpu_request
+        if len(ev.gpu_request_per_container) > 1:
+            parts = ev.gpu_request_per_container
+            f.append(
+                Finding(
+                    key="kube.finding.request_summed",
+                    params={"parts": " + ".join(map(str, parts)), "total": sum(parts)},
+                    severity="info",
+                )
+            )
+        if ev.node_gpus:
+            f.append(
+                Finding(
+                    key="kube.finding.plugin_reporting",
+                    params={
+                        "nodes": ", ".join(
+                            f"{k}={'none' if v is None else v}" for k, v in ev.node_gpus.items()
+                        )
+                    },
+                    severity="info",
+                )
+            )
         if need and max(alloc) < need:
             f.append(
                 Finding(
@@ -828,7 +884,14 @@ def _gpu_verdict(msg: SchedulingMessage, ev: PasteEvidence, f: list[Finding], li
                     severity="problem",
                 )
             )
-            return "request_larger_than_node"
+            return "request_exceeds_node_capacity"
+        f.append(
+            Finding(
+                key="kube.finding.insufficient_vs_table",
+                params={"max": max(alloc), "need": need or "?"},
+                severity="warn",
+            )
+        )
         return "capacity_or_priority"
     verdicts = {p.verdict for p in msg.preemption}
     gpu_nodes = sum(msg.count_of(c) for c in _GPU_SHORT)
@@ -1524,7 +1587,7 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None
         need = out.requests.get(out.gpu_resource, 0.0)
         max_alloc = st.max_alloc
         if need and 0 < max_alloc < need:
-            likely = "request_larger_than_node"
+            likely = "request_exceeds_node_capacity"
             f.append(
                 Finding(
                     key="kube.finding.request_too_large",
