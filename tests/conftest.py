@@ -19,9 +19,7 @@ pytest_plugins = sorted(
 DATA = Path(__file__).resolve().parent / "data"
 """Fixtures copied into the repository (real cases, the handbook); sources in its README."""
 
-UNDIAGNOSED_CASES = frozenset(
-    {"oom-10", "oom-11", "oom-12", "nccl-10", "xid-10", "serve-01", "util-10"}
-)
+UNDIAGNOSED_CASES: frozenset[str] = frozenset()
 """Cases of ``cases.jsonl`` that ``cockpit explain`` does not diagnose as expected yet.
 
 Their diagnosis tests are strict expected failures: a change that makes one pass fails

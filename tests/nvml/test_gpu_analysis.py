@@ -19,7 +19,9 @@ CASES = [
     for line in (DATA / "cases.jsonl").read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
-XID_CASES = [c for c in CASES if c["category"] == "xid_hw"]
+# xid_hw cases that carry kernel-log (NVRM) lines; an application's CUDA error of the same
+# category (xid-10: "uncorrectable ECC error encountered") is decoded by cuda_errors.
+XID_CASES = [c for c in CASES if c["category"] == "xid_hw" and "NVRM" in c["artifact"]]
 
 # The cases' free-text "likely" mapped onto cockpit's vocabulary.
 LIKELY = {
