@@ -26,9 +26,9 @@ from cockpit.analysis.explain import (
     iter_blocks,
 )
 from cockpit.analysis.explain_report import to_json, to_text
+from cockpit.analysis.metric_artifacts import explain_metric_artifact_text
 from cockpit.analysis.nccl import explain_nccl_text
 from cockpit.analysis.oom import explain_oom_text
-from cockpit.analysis.metric_artifacts import explain_metric_artifact_text
 from cockpit.analysis.rollout import explain_rollout_text
 from cockpit.analysis.serving import explain_serving_text
 from cockpit.analysis.utilization import explain_util_text
