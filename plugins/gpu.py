@@ -4,8 +4,11 @@ events (also put on the incident timeline) and a paste box that decodes dmesg te
 
 Source: local NVML when this host has it (``ctx.sources.gpu``); otherwise — or when the
 driver is not loaded — dcgm-exporter series through the metrics source for the node in
-``ctx.extras["gpu_node"]`` (the first node exporting DCGM series when none is given). The
-panel always says which one it shows.
+``ctx.extras["gpu_node"]`` (when none is given: the node of a GPU that stopped reporting
+in the window, else the worst-looking node). With DCGM, a GPU of the node that reported
+earlier in the window and is silent now is shown lost, with its last values, and the Xid
+codes the window's history saw are listed (:mod:`cockpit.analysis.history`). The panel
+always says which one it shows.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
 from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
+from cockpit.models.messages import Msg
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.ui.panel import Panel
@@ -74,6 +78,8 @@ class GpuPanelData:
     """DCGM: the node's last half hour, read once per node to start the sparklines."""
     past_at: datetime | None = None
     """When ``past`` ends (its newest sample)."""
+    absent: list[Msg] = field(default_factory=list)
+    """DCGM: the node's GPUs that stopped reporting in the window (shown lost)."""
 
 
 class GpuPanel(Panel):
@@ -150,7 +156,12 @@ class GpuPanel(Panel):
                 hint=self._nvml_error or "",
             )
         dcgm = DcgmSource(metrics, clock=ctx.clock.now)
+        hist = await self._history_report(ctx)
         node = ctx.extras.get("gpu_node") or self._auto_node
+        silent_nodes = sorted({g.node for g in hist.inventory.silent_gpus()} if hist else set())
+        if not node and silent_nodes:
+            node = self._auto_node = silent_nodes[0]
+            self._auto_note = t("gpu.node_silent", self.lang, node=node)
         if not node:
             nodes = await dcgm.nodes()
             if not nodes:
@@ -165,6 +176,13 @@ class GpuPanel(Panel):
         if self._auto_note and not ctx.extras.get("gpu_node"):
             notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
+        absent: list[Msg] = []
+        xids = list(self._xids)
+        if hist is not None:
+            from cockpit.analysis.history import with_lost_gpus, xid_events
+
+            absent = with_lost_gpus(snap, hist.inventory)
+            xids += xid_events(hist.inventory, hist.items, str(node))
         past = None
         past_at = ctx.clock.now()
         if self._past_node != str(node):
@@ -176,8 +194,19 @@ class GpuPanel(Panel):
             except SourceError:
                 past = {}  # history is a help, not a requirement: the polls still fill it
         return GpuPanelData(
-            snapshot=snap, notes=notes, xids=list(self._xids), past=past, past_at=past_at
+            snapshot=snap, notes=notes, xids=xids, past=past, past_at=past_at, absent=absent
         )
+
+    async def _history_report(self, ctx: AppContext) -> Any:
+        """The window's metrics history (shared, cached per window), or None when it
+        could not be read: the panel still shows the node's GPUs now."""
+        from cockpit.collect.cache import screen_window
+        from cockpit.collect.history import collect_history
+
+        try:
+            return await collect_history(ctx, screen_window(ctx))
+        except SourceError:
+            return None
 
     def record_xid_events(self, events: list[XidEvent]) -> None:
         """Keep Xid events and put each on the incident timeline (kind ``xid``)."""
@@ -269,6 +298,8 @@ class GpuPanel(Panel):
         for v in verdicts:
             why.append(f"GPU {v.index}: ", style="bold")
             why.append(v.line + "\n", style=LEVEL_STYLE[v.level] or "green")
+        for m in data.absent:
+            why.append("⚠ " + m.text(lang) + "\n", style="bold red")
         self.query_one("#gpu-why", Static).update(why)
 
         co = Text()

@@ -179,3 +179,40 @@ async def test_step_b_lists_the_rollout_without_kubernetes(
         assert "come from the metrics history" in status
         assert not pilot.app.screen.query("#chg-no-kube")
     await ctx.sources.close()
+
+
+async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_path: Path) -> None:
+    """No node given and no NVML: the panel picks the node whose GPU went silent, shows
+    that GPU lost (with its last values) and the Xid 79 the window saw."""
+    from cockpit.app import CockpitApp
+    from cockpit.plugins.gpu import GpuPanel
+    from cockpit.ui.plugins import PanelLoad
+
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    ctx = ctx_for(srv, tmp_path, "qwen-chat")
+    ctx.lang = "en"
+    ctx.extras["panels"] = [
+        PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPanel)
+    ]
+    ctx.extras["metrics.window_span"] = "6h"
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(200, 60)) as pilot:
+        panel = app.screen.query_one(GpuPanel)
+        for _ in range(300):
+            if panel.data is not None:
+                break
+            await pilot.pause(0.1)
+        assert panel.data is not None, panel.failure
+        snap = panel.data.snapshot
+        assert snap.node == "gpu-node-b"
+        lost = [g for g in snap.gpus if g.lost]
+        assert [(g.index, g.uuid) for g in lost] == [(0, truth.uuid)]
+        assert len(snap.gpus) == 8
+        assert "LOST" in str(panel.query_one("#gpu-table").get_cell("0", "state"))
+        why = str(panel.query_one("#gpu-why").render())
+        assert f"gpu-node-b GPU 0 ({truth.uuid[:8]}…) stopped reporting at 13:40:" in why
+        assert "Xid 79" in why and truth.pod[-5:] in why
+        assert "Xid 79" in str(panel.query_one("#gpu-xids").render())
+        assert "stopped reporting in the window" in str(panel.query_one("#gpu-source").render())
+    await ctx.sources.close()

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.changes import ChangeItem, DiffLine
 from cockpit.models import Series
+from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.models.messages import Msg, fmt_number
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
@@ -674,3 +675,85 @@ def merge_changes(kube: list[ChangeItem], metrics: list[ChangeItem]) -> list[Cha
         and not (i.kind == "restart" and i.key.split("/")[2] in restarted)
     ]
     return timeline([*kube, *kept])
+
+
+# -- absence ----------------------------------------------------------------------------------
+
+
+def silent_gpu_msg(inv: WindowInventory, g: GpuEntity) -> Msg:
+    """``gpu-node-b GPU 0 (GPU-0588…) stopped reporting at 13:40:15 (held by …); last:
+    util 84 %, 69 °C, 540 W, Xid 79``: a GPU present earlier in the window and silent now."""
+    last = []
+    units = {
+        "hardware.gpu_util": " %",
+        "hardware.temp": " °C",
+        "hardware.power": " W",
+        "hardware.fb_used": " MiB",
+    }
+    for sid, unit in units.items():
+        v = g.last_values.get(sid)
+        if v is not None:
+            last.append(f"{fmt_number(v, 3)}{unit}")
+    xid = g.last_values.get("hardware.xid")
+    if xid:
+        last.append(f"Xid {int(xid)}")
+    return Msg(
+        key="metrics.absence.gpu",
+        args={
+            "gpu": inv.name(gpu=g.uuid),
+            "at": _hm(g.last_seen or inv.end),
+            "pods": ", ".join(short_pod(p) for p in g.pods) or "-",
+            "last": ", ".join(last) or "-",
+        },
+    )
+
+
+def with_lost_gpus(snap: GpuNodeSnapshot, inv: WindowInventory) -> list[Msg]:
+    """Add to a DCGM snapshot of a node every GPU of that node that reported earlier in
+    the window and is silent now, marked lost (its series vanished: no data is never
+    healthy), in index order; returns one :func:`silent_gpu_msg` line per GPU added."""
+    from cockpit.models.gpu import GpuSnapshot
+
+    present = {g.uuid for g in snap.gpus if g.uuid} | {str(g.index) for g in snap.gpus}
+    lines = []
+    for g in inv.silent_gpus():
+        if g.node != snap.node or g.uuid in present or not g.index.isdigit():
+            continue
+        if g.index in present and not g.uuid.startswith("GPU-"):
+            continue
+        snap.gpus.append(
+            GpuSnapshot(
+                index=int(g.index),
+                uuid=g.uuid if g.uuid.startswith("GPU-") else None,
+                lost=True,
+                lost_reason=silent_gpu_msg(inv, g).text("en"),
+            )
+        )
+        lines.append(silent_gpu_msg(inv, g))
+    snap.gpus.sort(key=lambda x: x.index)
+    return lines
+
+
+def xid_events(inv: WindowInventory, items: list[ChangeItem], node: str) -> list[XidEvent]:
+    """The Xid codes the window's history saw on ``node`` (first time each), as events."""
+    from cockpit.models.gpu import XidEvent as Event
+
+    out = []
+    for i in items:
+        if i.kind != "xid" or i.at is None:
+            continue
+        uuid = i.key.split("/")[2]
+        g = inv.gpus.get(uuid)
+        if g is None or g.node != node:
+            continue
+        code = int(i.key.rsplit("/", 1)[1])
+        out.append(
+            Event(
+                at=i.at,
+                xid=code,
+                gpu_index=int(g.index) if g.index.isdigit() else None,
+                uuid=uuid if uuid.startswith("GPU-") else None,
+                source="dcgm",
+            )
+        )
+    return out
