@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 TVENV := .venv-test
 PIP_FLAGS ?= -q --disable-pip-version-check
+INSTALLED := build/installed
+LINTED := conftest.py cockpit screens plugins tests snapshots bench tools
 
-.PHONY: demo test test-only lint bench install-test-deps demo-bundle clean
+.PHONY: demo test test-only lint installed-tree bench install-test-deps demo-bundle clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,12 +28,22 @@ $(TVENV)/.installed: pyproject.toml
 install-test-deps:
 	@sh tools/ensure-system-deps.sh
 
+## installed-tree: the package as pip installs it, where screens/ and plugins/ are
+## cockpit.screens and cockpit.plugins (what mypy and the import contracts check)
+installed-tree: $(TVENV)/.installed
+	rm -rf $(INSTALLED)
+	$(TVENV)/bin/pip install $(PIP_FLAGS) --no-deps --no-build-isolation --target $(INSTALLED) .
+
+## lint: ruff, mypy --strict over cockpit, screens and plugins, and the import contracts
+lint: installed-tree
+	$(TVENV)/bin/ruff check $(LINTED)
+	$(TVENV)/bin/ruff format --check $(LINTED)
+	cd $(INSTALLED) && $(CURDIR)/$(TVENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml \
+		--cache-dir $(CURDIR)/.mypy_cache/installed -p cockpit
+	cd $(INSTALLED) && PYTHONPATH=. $(CURDIR)/$(TVENV)/bin/lint-imports $(CURDIR)/pyproject.toml
+
 ## test: lint, type-check and run the whole suite (real Prometheus, fake NVML, local API server)
-test: install-test-deps $(TVENV)/.installed
-	$(TVENV)/bin/ruff check conftest.py cockpit screens plugins tests snapshots bench tools
-	$(TVENV)/bin/ruff format --check conftest.py cockpit screens plugins tests snapshots bench tools
-	$(TVENV)/bin/mypy cockpit
-	$(TVENV)/bin/lint-imports
+test: install-test-deps lint
 	$(TVENV)/bin/pytest -q -p no:cacheprovider
 
 ## test-only: the suite without lint

@@ -101,7 +101,7 @@ class BacktestPanel(Panel):
             name = t(f"metrics.backtest.candidate.{r.candidate.id}", lang)
             table.add_row(name, lead, first, best, r.candidate.expr, key=r.candidate.id)
         button = self.query_one("#bt-use", Button)
-        best = self.query_one("#bt-best", Static)
+        best_box = self.query_one("#bt-best", Static)
         failed = [r for r in bt.results if r.status == "failed"]
         # A failed query is not a silent alert: with failures, "none fired" is unknown.
         failed_note = (
@@ -129,13 +129,13 @@ class BacktestPanel(Panel):
                 )
             if failed_note:
                 text += "\n" + failed_note
-            best.update(text + "\n" + bt.rule_yaml)
+            best_box.update(text + "\n" + bt.rule_yaml)
             button.disabled = False
         elif failed:
-            best.update(t("metrics.backtest.undecided", lang) + "\n" + failed_note)
+            best_box.update(t("metrics.backtest.undecided", lang) + "\n" + failed_note)
             button.disabled = True
         else:
-            best.update(t("metrics.backtest.none", lang))
+            best_box.update(t("metrics.backtest.none", lang))
             button.disabled = True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
 from cockpit.i18n import t
@@ -124,7 +125,7 @@ class ChangesScreen(StepScreen):
             table = self.query_one("#chg-table", DataTable)
             if table.row_count == 0 or table.cursor_row < 0:
                 return
-            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+            key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
             chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
             if chg is not None:
                 self.ctx.session.mark_suspect(chg.id, not chg.suspect)

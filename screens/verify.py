@@ -220,11 +220,11 @@ class VerifyScreen(StepScreen):
 
     # -- export ---------------------------------------------------------------------------
     def _export(self, action: str) -> None:
-        from cockpit.export import render
+        from cockpit.export import Format, Lang, render
 
         assert self.ctx.session is not None
-        lang = str(self.query_one("#export-lang", Select).value)
-        fmt = str(self.query_one("#export-format", Select).value)
+        lang: Lang = "en" if self.query_one("#export-lang", Select).value == "en" else "zh"
+        fmt: Format = "json" if self.query_one("#export-format", Select).value == "json" else "md"
         text = render(self.ctx.session.incident, lang=lang, fmt=fmt)
         status = self.query_one("#export-status", Static)
         if action == "export-preview-btn":
