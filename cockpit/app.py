@@ -101,6 +101,9 @@ class CockpitApp(App[None]):
         start_step: str | None = None,
     ) -> None:
         super().__init__()
+        from cockpit.ui.boundary import install
+
+        install()  # outside text reaches the terminal without its control characters
         self.args = args
         self.ctx: AppContext | None = ctx
         self._start_step = start_step

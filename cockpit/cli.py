@@ -145,6 +145,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(__version__)
         return 0
+    from cockpit.neutral import neutral_streams
+
+    # The output boundary of every command (and of the TUI's messages before and after
+    # it runs): outside text never reaches the terminal with its control characters.
+    with neutral_streams():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command, or the TUI; returns the exit status."""
     if args.command:
         func = args.func
         try:

@@ -86,6 +86,7 @@ from cockpit.incident import (
     TimelineEntry,
     TimelineKind,
 )
+from cockpit.neutral import json_text, neutralise
 from cockpit.session import TIME_FIELDS, check_time_order, entry_text
 
 EXPORT_FORMAT: Literal["cockpit.incident-export"] = "cockpit.incident-export"
@@ -421,7 +422,7 @@ def render_json(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = None)
     """The JSON export (shape in the module docstring), ending with a newline."""
     doc = build_document(incident, lang, tz)
     # The other language's copies of cockpit's own texts stay in the incident file.
-    return doc.model_dump_json(indent=2, exclude=_OTHER_LANGUAGES) + "\n"
+    return json_text(doc.model_dump_json(indent=2, exclude=_OTHER_LANGUAGES)) + "\n"
 
 
 # -- Markdown -----------------------------------------------------------------------------
@@ -818,7 +819,9 @@ def render_markdown(incident: Incident, lang: Lang = "zh", tz: tzinfo | None = N
         render(md, doc)
     md.lines += ["", f"## {md.tr('export.appendix.corrections')}", ""]
     _appendix_corrections(md, doc, incident)
-    return "\n".join(md.lines) + "\n"
+    # The output boundary of the Markdown export: outside text (names, messages, values
+    # pasted into the record) keeps no control character; cockpit's own text has none.
+    return neutralise("\n".join(md.lines)) + "\n"
 
 
 def render(

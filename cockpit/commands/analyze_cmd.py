@@ -13,6 +13,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cockpit.neutral import json_text
+
 if TYPE_CHECKING:
     from cockpit.collect.analyze import AnalyzeReport
     from cockpit.models.messages import Msg
@@ -98,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
             for part in ("head", "scope", "data")
             for m in notes[part]
         ]
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
         return 0
     lines = render_text(
         report,

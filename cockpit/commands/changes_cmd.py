@@ -16,6 +16,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from cockpit.neutral import json_text
+
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add the ``changes`` subcommand."""
@@ -119,5 +121,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    print(report.model_dump_json(indent=2) if args.json else render_text(report, lang))
+    print(json_text(report.model_dump_json(indent=2)) if args.json else render_text(report, lang))
     return 0

@@ -23,6 +23,7 @@ import sys
 from typing import Any
 
 from cockpit.commands._argtypes import positive_seconds
+from cockpit.neutral import json_text
 
 
 def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = asyncio.run(_checks(ctx, args.timeout))
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1))
+        print(json_text(json.dumps(report, ensure_ascii=False, indent=1)))
     else:
         for section in report["sections"]:
             mark = {"ok": "✓", "fail": "✗", "absent": "–"}[section["status"]]

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from cockpit.commands._argtypes import positive_int
+from cockpit.neutral import json_text
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -58,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
         print(t("explain.label.read_error", lang, error=str(exc)), file=sys.stderr)
         return 2
     if args.json:
-        sys.stdout.write(json.dumps(to_json(expl, lang), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(
+            json_text(json.dumps(to_json(expl, lang), ensure_ascii=False, indent=2)) + "\n"
+        )
     else:
         sys.stdout.write(to_text(expl, lang))
     sys.stdout.flush()

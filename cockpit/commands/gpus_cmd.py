@@ -19,6 +19,7 @@ from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_none_text, gpu_row
 from cockpit.commands._argtypes import positive_seconds
 from cockpit.models.gpu import GpuNodeSnapshot
+from cockpit.neutral import json_text, write_control
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -186,10 +187,10 @@ def run(args: argparse.Namespace) -> int:
                     "verdicts": [v.model_dump(mode="json") for v in verdicts],
                     "notes": notes,
                 }
-                sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+                sys.stdout.write(json_text(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
             else:
                 if not args.once:
-                    sys.stdout.write("\x1b[H\x1b[2J")
+                    write_control("\x1b[H\x1b[2J")
                 sys.stdout.write(render_text(snap, verdicts, lang, notes))
             sys.stdout.flush()
             if args.once or args.json:

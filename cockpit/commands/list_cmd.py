@@ -21,6 +21,7 @@ from typing import Any
 
 from cockpit.i18n import t
 from cockpit.incident import Incident
+from cockpit.neutral import json_text
 from cockpit.store import CorruptIncident
 
 from ._record_common import err, settings_or_none, store_from_settings
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     entries = store.list()
     selected = rows(entries, include_closed=args.all)
     if args.json:
-        print(json.dumps(selected, ensure_ascii=False, indent=2))
+        print(json_text(json.dumps(selected, ensure_ascii=False, indent=2)))
         return 0
     if not selected:
         key = "list.none" if args.all or not entries else "list.none_open"

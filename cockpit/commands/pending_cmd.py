@@ -15,6 +15,8 @@ import asyncio
 import sys
 from typing import Any
 
+from cockpit.neutral import json_text
+
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add the ``pending`` subcommand."""
@@ -159,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {hint}", file=sys.stderr)
         return 2
     if args.json:
-        print(report.model_dump_json(indent=2))
+        print(json_text(report.model_dump_json(indent=2)))
     else:
         print(render_text(report, lang))
     return 0

@@ -23,6 +23,8 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from cockpit.neutral import json_text
+
 if TYPE_CHECKING:
     from cockpit.analysis.playbooks.data import PlaybookData
     from cockpit.analysis.playbooks.result import ItemResult
@@ -285,8 +287,7 @@ def run(args: argparse.Namespace) -> int:
         book_commands=[fill_command(c, svc.namespace, svc.deployment) for c in book.commands],
     )
     if args.json:
-        json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(json.dumps(report, ensure_ascii=False, indent=2)) + "\n")
     else:
         print(render_text(report, book, results, lang))
     auto = [r for r, i in zip(results, book.items, strict=True) if i.mode == "auto"]
