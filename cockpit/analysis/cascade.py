@@ -128,11 +128,14 @@ def _causes(cause: Finding, effect: Finding) -> bool:
     if ck == "nccl" and ek == "cuda_oom" and cause.fields.get("primary") != "cuda_oom":
         first = (cause.fields.get("first_timeout") or {}).get("line") or 0
         return bool(first) and effect.first_line > first
-    if _is_hw_xid(cause) and ek in ("cuda_error", "nccl", "kube_events", "admission"):
+    if _is_hw_xid(cause) and ek in ("cuda_error", "nccl", "admission"):
+        return True
+    if ck == "xid" and ek == "cuda_error" and effect.fields.get("cause") == "illegal_memory_access":
+        # Xid 31/13 in the kernel log and the application's illegal access: one event
         return True
     if _is_hw_xid(cause) and ek == "failed_scheduling":
         return True
-    if ck == "cuda_error" and ek in ("kube_events", "nccl") and cause.category == "xid_hw":
+    if ck == "cuda_error" and ek == "nccl" and cause.category == "xid_hw":
         return True
     return ck == "device_plugin" and ek in ("failed_scheduling", "admission")
 
@@ -194,7 +197,8 @@ def link(findings: list[Finding]) -> list[Finding]:
             return
         placed.add(id(f))
         out.append(f)
-        for g in findings:
+        # consequences in the order they happened (line order of the paste)
+        for g in sorted(findings, key=lambda x: x.first_line or 10**12):
             if f.kind in g.consequence_of:
                 place(g)
 

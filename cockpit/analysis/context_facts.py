@@ -84,6 +84,22 @@ class ReportTail(BaseModel):
     mitigation_ids: list[str] = Field(default_factory=list)
 
 
+class LineKeeper:
+    """The recognised lines of an analyzer, bounded: the first line number seen, and the
+    first :attr:`limit` lines as ``{"line", "text"}`` (text cut to 300 characters)."""
+
+    def __init__(self, limit: int = 12) -> None:
+        self.lines: list[dict[str, object]] = []
+        self.first = 0
+        self.limit = limit
+
+    def keep(self, line_no: int, line: str) -> None:
+        """Remember one recognised line."""
+        self.first = self.first or line_no
+        if len(self.lines) < self.limit:
+            self.lines.append({"line": line_no, "text": line[:300]})
+
+
 def _f(text: str) -> float:
     return float(text)
 

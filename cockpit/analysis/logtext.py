@@ -85,7 +85,9 @@ _DAYS_BEFORE = [0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335]
 
 _ISO_TS = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?")
 # glog prefix used by c10 logging: ``[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607]``.
-_GLOG_TS = re.compile(r"\b[EWIF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\b")
+# glog: ``E0816 01:45:40.212150`` — c10's own logger drops the month's leading zero
+# (``[E816 01:45:40.212150935 ProcessGroupNCCL.cpp:607]``, formats.md §A2).
+_GLOG_TS = re.compile(r"\b[EWIF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\b")
 # vLLM / many Python loggers: ``INFO 03-20 02:29:07``.
 _MD_TS = re.compile(r"(?<![\d-])(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\b")
 # syslog / dmesg -T: ``Dec  2 11:38:46`` or ``Wed Jan 27 23:04:35 2021``.

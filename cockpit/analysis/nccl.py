@@ -190,6 +190,7 @@ _TRANSPORT_CAUSE = {
     "ncclInternalError": "nccl_internal_error",
     "ncclInvalidUsage": "nccl_invalid_usage",
 }
+_GARBAGE_OOM = re.compile(r"Tried to allocate more than 1EB", re.IGNORECASE)
 # Non-NCCL errors, most specific first: (kind, pattern).
 _ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
@@ -479,7 +480,8 @@ class NcclAnalyzer:
             self._add_error(self._transport, "nccl_transport", line_no, line, rank)
             self._on_transport(line)
             return
-        if _NCCL_NOISE.search(line):
+        if _NCCL_NOISE.search(line) or _GARBAGE_OOM.search(line):
+            # an impossible allocation follows an abort: never the first error
             return
         for kind, rx in _ERRORS:
             if rx.search(line):

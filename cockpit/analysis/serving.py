@@ -21,9 +21,9 @@ import re
 
 from pydantic import Field
 
-from cockpit.analysis.context_facts import Fact, ReportTail
+from cockpit.analysis.context_facts import Fact, LineKeeper, ReportTail
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.analysis.logtext import clip, has_keyword, snippet, to_float, to_int
+from cockpit.analysis.logtext import clip, has_keyword, to_float, to_int
 
 KEYWORDS = (
     "overloaded",
@@ -126,13 +126,7 @@ class ServingAnalyzer:
         self._ttft: dict[str, float] = {}
         self._waiting: int | None = None
         self._running: int | None = None
-        self._lines: list[dict[str, object]] = []
-        self._first = 0
-
-    def _keep(self, line_no: int, line: str) -> None:
-        self._first = self._first or line_no
-        if len(self._lines) < 12:
-            self._lines.append({"line": line_no, "text": snippet(line, 300)})
+        self._seen = LineKeeper()
 
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line (1-based). Never raises on odd input."""
@@ -147,15 +141,15 @@ class ServingAnalyzer:
                     break
         if _REJECT.search(line):
             self._rejections += 1
-            self._keep(line_no, line)
+            self._seen.keep(line_no, line)
         if (m := _STATUS.search(line)) and ("HTTP" in line or "Too Many" in line):
             self._status = self._status or int(m.group(1))
-            self._keep(line_no, line)
+            self._seen.keep(line_no, line)
         if m2 := _OFFERED.search(line):
             self._offered = to_int(m2.group(1) or m2.group(2)) or self._offered
         if m3 := _CLIENT_CAP.search(line):
             self._cap = to_int(m3.group(1) or m3.group(2) or m3.group(3))
-            self._keep(line_no, line)
+            self._seen.keep(line_no, line)
         if m4 := _TTFT.search(line):
             if m4.group(2):
                 v = to_float(m4.group(2))
@@ -165,7 +159,7 @@ class ServingAnalyzer:
                 v = to_float(m4.group(3))
                 if v is not None:
                     self._ttft["reported"] = v * (1000 if m4.group(4).lower() == "s" else 1)
-            self._keep(line_no, line)
+            self._seen.keep(line_no, line)
         if m5 := _SERVER_WAITING.search(line):
             w = to_int(m5.group(1) or m5.group(2))
             if w is not None:
@@ -209,8 +203,8 @@ class ServingAnalyzer:
         r.ttft_ms = dict(self._ttft)
         r.server_waiting_max = self._waiting
         r.server_running_max = self._running
-        r.lines = self._lines
-        r.first_line = self._first
+        r.lines = self._seen.lines
+        r.first_line = self._seen.first
         r.facts = _facts(r)
         r.next_check_ids, r.mitigation_ids = _advice(r)
         return r

@@ -1,0 +1,282 @@
+"""A paste read as a whole: the same diagnosis whatever the terminal added (CRLF, ANSI
+colour), whatever the order of the context lines, with ranks interleaved, and in every
+timestamp format of formats.md; cascades put the cause first; contradictions are said."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cockpit.analysis.explain import explain_text
+from cockpit.analysis.explain_report import to_json, to_text
+from cockpit.analysis.logtext import clock_text, line_time
+from tests.conftest import DATA
+
+CASES = {
+    c["id"]: c
+    for c in (
+        json.loads(line)
+        for line in (DATA / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    )
+}
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COLOURS = ["\x1b[31m", "\x1b[1;33m", "\x1b[0m", "\x1b[38;5;208m", "\x1b]0;title\x07", "\x1b[2K"]
+
+
+def _summary(text: str) -> tuple[Any, ...]:
+    e = explain_text(text)
+    return (e.category, tuple(e.kinds), tuple(f.cause for f in e.findings))
+
+
+BASELINE = {cid: _summary(c["artifact"]) for cid, c in CASES.items()}
+
+
+@SETTINGS
+@given(
+    cid=st.sampled_from(sorted(CASES)),
+    crlf=st.booleans(),
+    seed=st.integers(min_value=0, max_value=2**16),
+    colour_share=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_crlf_and_ansi_change_nothing(cid: str, crlf: bool, seed: int, colour_share: float) -> None:
+    rnd = random.Random(seed)
+    lines = CASES[cid]["artifact"].splitlines()
+    out = []
+    for ln in lines:
+        if ln and rnd.random() < colour_share:
+            # colour a random stretch of the line, as terminals and loggers do
+            cut = rnd.randint(0, len(ln))
+            ln = rnd.choice(COLOURS) + ln[:cut] + rnd.choice(COLOURS) + ln[cut:] + "\x1b[0m"
+        out.append(ln)
+    text = ("\r\n" if crlf else "\n").join(out) + ("\r\n" if crlf else "\n")
+    assert _summary(text) == BASELINE[cid]
+
+
+# Cases whose lines are independent facts (their order carries nothing), and for the
+# others the slice of context lines that may come in any order.
+ORDER_FREE = {
+    "oom-10": None,
+    "oom-12": None,
+    "serve-01": None,
+    "util-10": None,
+    "nccl-10": None,
+    "xid-10": None,
+    "oom-11": (0, 3),  # the three memory-profiling lines, before the capture and the OOM
+}
+
+
+@SETTINGS
+@given(cid=st.sampled_from(sorted(ORDER_FREE)), seed=st.integers(min_value=0, max_value=2**16))
+def test_context_lines_in_any_order(cid: str, seed: int) -> None:
+    lines = CASES[cid]["artifact"].splitlines()
+    span = ORDER_FREE[cid] or (0, len(lines))
+    part = lines[span[0] : span[1]]
+    random.Random(seed).shuffle(part)
+    lines[span[0] : span[1]] = part
+    e = explain_text("\n".join(lines))
+    assert (e.category, e.findings[0].cause) == (BASELINE[cid][0], BASELINE[cid][2][0])
+
+
+def _rank_logs(n_ranks: int, oom_rank: int) -> dict[int, list[str]]:
+    logs: dict[int, list[str]] = {}
+    for r in range(n_ranks):
+        logs[r] = [f"2026-02-18T10:00:0{r % 10}Z [rank{r}]: step 100 loss 1.23"]
+        if r == oom_rank:
+            logs[r].append(
+                f"2026-02-18T10:00:30Z [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. "
+                f"Tried to allocate 4.00 GiB. GPU {r} has a total capacity of 79.15 GiB of "
+                "which 1.02 GiB is free. Including non-PyTorch memory, this process has "
+                "78.12 GiB memory in use. Of the allocated memory 70.00 GiB is allocated by "
+                "PyTorch, and 6.50 GiB is reserved by PyTorch but unallocated."
+            )
+        else:
+            logs[r].append(
+                f"[rank{r}]:[E218 10:10:0{r % 10}.000000000 ProcessGroupNCCL.cpp:632] "
+                f"[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, "
+                "OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for 600001 "
+                "milliseconds before timing out."
+            )
+    return logs
+
+
+@SETTINGS
+@given(
+    n_ranks=st.integers(min_value=2, max_value=8),
+    data=st.data(),
+)
+def test_interleaved_ranks_lead_with_the_failing_rank(n_ranks: int, data: st.DataObject) -> None:
+    """Each rank's lines keep their order, the ranks are interleaved at random: the one
+    rank's OOM leads, the others' timeouts follow from it."""
+    oom_rank = data.draw(st.integers(min_value=0, max_value=n_ranks - 1))
+    logs = _rank_logs(n_ranks, oom_rank)
+    seed = data.draw(st.integers(min_value=0, max_value=2**16))
+    rnd = random.Random(seed)
+    queues = {r: list(v) for r, v in logs.items()}
+    merged: list[str] = []
+    while queues:
+        r = rnd.choice(sorted(queues))
+        merged.append(queues[r].pop(0))
+        if not queues[r]:
+            del queues[r]
+    e = explain_text("\n".join(merged))
+    assert e.kinds[:2] == ["cuda_oom", "nccl"]
+    oom, nccl = e.findings[0], e.findings[1]
+    assert oom.role == "primary" and oom.fields["rank"] == oom_rank
+    assert nccl.role == "consequence" and nccl.consequence_of == ["cuda_oom"]
+    assert nccl.fields["first_failing_rank"] == oom_rank
+
+
+# One line per timestamp format of formats.md (A2 c10d glog without the month's leading
+# zero, ISO from kubectl --timestamps, vLLM's "INFO MM-DD", syslog/journald, glog padded).
+STAMPED = [
+    ("[rank3]:[E816 01:45:40.212150935 ProcessGroupNCCL.cpp:607] x", "08-16 01:45:40"),
+    ("[E1216 01:45:40.212150 ProcessGroupNCCL.cpp:607] x", "12-16 01:45:40"),
+    ("2023-06-12T09:06:08.879916Z  INFO text_generation_launcher: x", "06-12 09:06:08"),
+    ("INFO 03-27 10:29:01 [worker.py:267] x", "03-27 10:29:01"),
+    ("Dec  2 11:38:47 node-a kernel: [  219.470994] NVRM: Xid x", "12-02 11:38:47"),
+    ("[2025-06-05 15:08:56 TP0] Prefill batch. x", "06-05 15:08:56"),
+]
+
+
+@pytest.mark.parametrize(("line", "clock"), STAMPED)
+def test_timestamp_formats(line: str, clock: str) -> None:
+    assert clock_text(line_time(line)) == clock
+
+
+@SETTINGS
+@given(
+    stamp=st.sampled_from([s for s, _ in STAMPED]),
+    body=st.sampled_from(
+        [
+            "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+            "ncclRemoteError: A call failed possibly due to a network error",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory.",
+        ]
+    ),
+)
+def test_evidence_carries_the_time_of_any_format(stamp: str, body: str) -> None:
+    prefix = stamp[: -len(" x")]
+    e = explain_text(f"{prefix} {body}\n")
+    assert e.recognised
+    assert e.findings[0].evidence and e.findings[0].evidence[0].time is not None
+
+
+@SETTINGS
+@given(
+    text=st.lists(
+        st.sampled_from([*"abc 01:-.[]{}\"'\x1b\r\n\t%=/", "\x1b[31m", "GiB", "\r\n"]),
+        max_size=200,
+    ).map("".join),
+    cid=st.sampled_from(sorted(CASES)),
+)
+def test_never_raises_on_mangled_pastes(text: str, cid: str) -> None:
+    artifact = CASES[cid]["artifact"]
+    cut = len(text) % (len(artifact) + 1)
+    mangled = artifact[:cut] + text + artifact[cut:]
+    e = explain_text(mangled)
+    assert not e.errors
+    for lang in ("zh", "en"):
+        to_json(e, lang)
+        to_text(e, lang)
+
+
+def test_xid_with_its_kubernetes_effect_leads() -> None:
+    """A lost GPU, the application's CUDA errors, and the kubelet refusing a pod on that
+    node: the Xid leads and the others are its consequences."""
+    text = "\n".join(
+        [
+            "[  219.470994] NVRM: Xid (PCI:0000:07:00): 79, pid=123, name=python, GPU has "
+            "fallen off the bus.",
+            "RuntimeError: CUDA error: unspecified launch failure",
+            "  Warning  UnexpectedAdmissionError  2m  kubelet  Allocate failed due to requested "
+            "number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, "
+            "which is unexpected",
+        ]
+    )
+    e = explain_text(text)
+    assert e.kinds == ["xid", "cuda_error", "admission"]
+    assert e.findings[0].role == "primary"
+    assert [f.consequence_of for f in e.findings[1:]] == [["xid"], ["xid"]]
+    adm = to_json(e, "en")["findings"][2]
+    assert "requested 1, available on the node 0" in " ".join(x["text"] for x in adm["facts"])
+
+
+def test_device_plugin_down_leads_pending() -> None:
+    text = "\n".join(
+        [
+            "E1130 10:00:00.100000 1 factory.go:87] Incompatible strategy detected auto",
+            "E1130 10:00:00.100001 1 factory.go:88] If this is a GPU node, did you configure "
+            "the NVIDIA Container Toolkit?",
+            "  Warning  FailedScheduling  30s  default-scheduler  0/2 nodes are available: 2 "
+            "Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption "
+            "victims found for incoming pod..",
+        ]
+    )
+    e = explain_text(text)
+    assert e.category == "pod_pending"
+    assert [(f.kind, f.role) for f in e.findings] == [
+        ("device_plugin", "primary"),
+        ("failed_scheduling", "consequence"),
+    ]
+    assert e.findings[0].cause == "container_runtime_not_configured"
+
+
+def test_timeout_then_garbage_oom_is_a_consequence() -> None:
+    """timeout → abort → impossible allocation: the OOM is never the primary error."""
+    text = "\n".join(
+        [
+            "[rank1]:[E218 10:10:02.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, NumelIn=10, "
+            "NumelOut=10, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+            "[rank1]:[E218 10:10:02.100000000 ProcessGroupNCCL.cpp:1600] [PG 0 Rank 1] To avoid "
+            "data inconsistency, we are taking the entire process down.",
+            "2026-02-18T10:10:04Z [rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to "
+            "allocate more than 1EB memory.",
+        ]
+    )
+    e = explain_text(text)
+    assert e.kinds == ["nccl", "cuda_oom"]
+    assert e.findings[0].fields["primary"] is None
+    assert e.findings[1].cause == "garbage_size" and e.findings[1].role == "consequence"
+
+
+def test_insufficient_against_a_table_with_free_gpus_says_both() -> None:
+    text = "\n".join(
+        [
+            "  Warning  FailedScheduling  30s  default-scheduler  0/2 nodes are available: 2 "
+            "Insufficient nvidia.com/gpu.",
+            "$ kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable."
+            "nvidia\\.com/gpu",
+            "NAME    GPU",
+            "node1   8",
+            "node2   8",
+        ]
+    )
+    data = to_json(explain_text(text), "en")
+    f = data["findings"][0]
+    assert f["cause"] == "capacity_or_priority"
+    assert "The evidence conflicts" in f["meaning"] and "Allocated resources" in f["meaning"]
+    assert "advertising" not in f["meaning"]
+
+
+def test_vllm_only_advice_stays_with_vllm() -> None:
+    tgi = explain_text(
+        '2023-06-12T09:06:08Z  INFO text_generation_launcher: Args { model_id: "m", '
+        "max_concurrent_requests: 64 }\nHTTP/1.1 429 Too Many Requests\n"
+        '{"error":"Model is overloaded","error_type":"overloaded"}\n'
+    )
+    ids = tgi.findings[0].mitigation_ids
+    assert "raise_limit_tgi" in ids and not any("vllm" in i for i in ids)
+    t4 = explain_text(
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least "
+        "8.0. Your Tesla T4 GPU has compute capability 7.5.\n"
+    )
+    # no engine in the paste: no engine flag is offered
+    assert "dtype_half_generic" in t4.findings[0].mitigation_ids
+    assert t4.findings[0].category == "other"
