@@ -1,22 +1,50 @@
 """H — change one variable at a time (seed 000: 一次改变一个变量). Each entry changes exactly
-one variable and records the chosen SLI before and after; a second variable is refused
-with the seed's reason."""
+one variable — its name, its value before and after, and where it was changed — and
+records the chosen SLI before and after; a second variable is refused with the seed's
+reason. "One variable" is read from these fields, not from the punctuation of the text:
+``max_num_seqs: 256 → 128, on pod a, b`` typed into the variable field is one variable
+changed on two pods.
+
+The table shows what fits 80 columns; the highlighted experiment is shown whole in the
+pane under it. Rows are edited in the form and deleted with the buttons under the table
+(see :mod:`cockpit.ui.ledger`)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Input, Label, Select, Static
+from textual.widgets import Button, DataTable, Label, Select, Static
 
+from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import TextInput
+from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
+
+FORM = {
+    "variable": "exp-variable",
+    "from_value": "exp-from",
+    "to_value": "exp-to",
+    "scope": "exp-scope",
+    "sli": "exp-sli",
+    "before": "exp-before",
+}
+"""Experiment field → id of its input in the form."""
+
+_LABELS = {
+    "variable": "exp.variable",
+    "from_value": "exp.from",
+    "to_value": "exp.to",
+    "scope": "exp.scope",
+    "sli": "exp.sli",
+    "before": "exp.before",
+}
 
 
 class ExperimentsScreen(StepScreen):
@@ -27,31 +55,23 @@ class ExperimentsScreen(StepScreen):
     DEFAULT_CSS = """
     ExperimentsScreen Horizontal { height: auto; }
     ExperimentsScreen .cell { width: 1fr; height: auto; }
-    ExperimentsScreen #exp-table { height: auto; max-height: 14; }
+    ExperimentsScreen #exp-table { height: auto; max-height: 12; }
+    ExperimentsScreen #exp-detail { height: auto; border-left: thick $accent; padding: 0 1; }
     """
 
     def compose_step(self) -> ComposeResult:
         lang = self.lang
-        with Horizontal():
-            with Vertical(classes="cell"):
-                yield Label(t("exp.variable", lang))
-                yield TextInput(
-                    placeholder=t("exp.variable.hint", lang), id="exp-variable", compact=True
-                )
-            with Vertical(classes="cell"):
-                yield Label(t("exp.change", lang))
-                yield TextInput(
-                    placeholder=t("exp.change.hint", lang), id="exp-change", compact=True
-                )
-        with Horizontal():
-            with Vertical(classes="cell"):
-                yield Label(t("exp.sli", lang))
-                yield TextInput(placeholder=t("exp.sli.hint", lang), id="exp-sli", compact=True)
-            with Vertical(classes="cell"):
-                yield Label(t("exp.before", lang))
-                yield TextInput(
-                    placeholder=t("exp.before.hint", lang), id="exp-before", compact=True
-                )
+        names = list(FORM)
+        for pair in (names[0:2], names[2:4], names[4:6]):
+            with Horizontal():
+                for name in pair:
+                    with Vertical(classes="cell"):
+                        yield Label(t(_LABELS[name], lang))
+                        yield TextInput(
+                            placeholder=t(f"{_LABELS[name]}.hint", lang),
+                            id=FORM[name],
+                            compact=True,
+                        )
         yield LocalSelect(
             [], prompt=t("exp.hypothesis", lang), id="exp-hypothesis", allow_blank=True
         )
@@ -59,6 +79,8 @@ class ExperimentsScreen(StepScreen):
         yield Static("", id="exp-error", classes="error", markup=False)
         yield Static(t("exp.log", lang), classes="section")
         yield PlainTable(id="exp-table", cursor_type="row", zebra_stripes=True)
+        yield Static(t("ledger.detail.none", lang), id="exp-detail")
+        yield from row_buttons("exp", lang)
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("exp.after", lang))
@@ -67,12 +89,20 @@ class ExperimentsScreen(StepScreen):
 
     def on_mount(self) -> None:
         lang = self.lang
+        self.editor = LedgerEditor(
+            self,
+            self.ctx,
+            "experiments",
+            "exp",
+            FORM,
+            "exp.add",
+            self.query_one("#exp-error", Static).update,
+        )
         self.query_one("#exp-table", DataTable).add_columns(
+            "#",
             t("exp.col.at", lang),
-            t("exp.variable", lang),
+            t("exp.variable.short", lang),
             t("exp.change", lang),
-            t("exp.sli", lang),
-            t("exp.before", lang),
             t("exp.after", lang),
         )
         self.incident_changed()
@@ -82,54 +112,83 @@ class ExperimentsScreen(StepScreen):
         inc = self.ctx.session.incident
         table = self.query_one("#exp-table", DataTable)
         table.clear()
-        for exp in inc.experiments:
+        for i, exp in enumerate(inc.experiments, 1):
             table.add_row(
-                fmt_time(exp.at),
-                exp.variable,
-                exp.change,
-                exp.sli,
-                exp.before,
-                exp.after or t("exp.pending", self.lang),
+                str(i),
+                fmt_time(exp.at)[11:16],
+                short(exp.variable, 24),
+                short(exp.change_text(), 24),
+                short(exp.after, 12) or t("exp.pending", self.lang),
                 key=exp.id,
             )
         if inc.experiments:
             table.move_cursor(row=len(inc.experiments) - 1)
+        self.show_detail()
         self.query_one("#exp-hypothesis", Select).set_options(
             # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
             [(Text(h.statement[:60]), h.id) for h in inc.hypotheses]
         )
 
+    def show_detail(self) -> None:
+        """The highlighted experiment in full, wrapped, under the table."""
+        assert self.ctx.session is not None
+        exp = self.editor.selected()
+        pane = self.query_one("#exp-detail", Static)
+        if exp is None:
+            pane.update(t("ledger.detail.none", self.lang))
+            return
+        hyps = {h.id: h.statement for h in self.ctx.session.incident.hypotheses}
+        pairs = [(t("exp.col.at", self.lang), fmt_time(exp.at))]
+        pairs += [(t(_LABELS[name], self.lang), str(getattr(exp, name))) for name in FORM]
+        if exp.change:
+            pairs.append((t("exp.change", self.lang), exp.change))
+        pairs.append((t("exp.after", self.lang), exp.after or t("exp.pending", self.lang)))
+        if exp.hypothesis_id:
+            pairs.append(
+                (t("exp.hypothesis", self.lang), hyps.get(exp.hypothesis_id, exp.hypothesis_id))
+            )
+        pane.update(detail_text(pairs))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "exp-table":
+            self.show_detail()
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
         err = self.query_one("#exp-error", Static)
-        if event.button.id == "exp-add":
+        bid = event.button.id or ""
+        if self.editor.handle(bid):
+            self.incident_changed()
+        elif bid == "exp-add":
             hyp = self.query_one("#exp-hypothesis", Select).value
-            exp = Experiment(
-                at=self.ctx.clock.now(),
-                variable=self.query_one("#exp-variable", Input).value.strip(),
-                change=self.query_one("#exp-change", Input).value.strip(),
-                sli=self.query_one("#exp-sli", Input).value.strip(),
-                before=self.query_one("#exp-before", Input).value.strip(),
-                hypothesis_id=hyp if isinstance(hyp, str) else "",
-            )
+            hypothesis_id = hyp if isinstance(hyp, str) else ""
             try:
-                self.ctx.session.add_experiment(exp)
+                if self.editor.editing is not None:
+                    self.editor.save(hypothesis_id=hypothesis_id)
+                else:
+                    self.ctx.session.add_experiment(
+                        Experiment(
+                            at=self.ctx.clock.now(),
+                            hypothesis_id=hypothesis_id,
+                            **self.editor.values(),
+                        )
+                    )
+                    sli = self.query_one("#exp-sli", TextInput).value
+                    self.editor.end()
+                    # The SLI watched usually stays the same from one experiment to the next.
+                    self.query_one("#exp-sli", TextInput).value = sli
             except RuleViolation as exc:
                 err.update(t(exc.key, self.lang))
                 return
-            err.update("")
-            for wid in ("#exp-variable", "#exp-change", "#exp-before"):
-                self.query_one(wid, Input).value = ""
             self.incident_changed()
-        elif event.button.id == "exp-record":
+        elif bid == "exp-record":
             exps = self.ctx.session.incident.experiments
-            table = self.query_one("#exp-table", DataTable)
-            after = self.query_one("#exp-after", Input).value.strip()
+            after = self.query_one("#exp-after", TextInput).value.strip()
             if not exps or not after:
                 err.update(t("exp.need_after", self.lang))
                 return
-            row = table.cursor_row if 0 <= table.cursor_row < len(exps) else len(exps) - 1
-            self.ctx.session.record_experiment_result(exps[row].id, after)
-            self.query_one("#exp-after", Input).value = ""
+            exp = self.editor.selected() or exps[-1]
+            self.ctx.session.record_experiment_result(exp.id, after)
+            self.query_one("#exp-after", TextInput).value = ""
             err.update("")
             self.incident_changed()

@@ -1,20 +1,31 @@
 """G — falsifiable hypotheses: statement, the observation that would refute it, linked
-evidence, status open / supported / refuted (seed 000: 提出可证伪假设)."""
+evidence, status open / supported / refuted (seed 000: 提出可证伪假设).
+
+The ledger's table holds what fits an 80-column screen (number, status, the statement
+cut short, how many pieces of evidence); the highlighted row is shown whole, wrapped, in
+the pane under it: statement, falsifier and evidence are never off to the right. Rows are
+edited in the form above and deleted with the buttons under the table (see
+:mod:`cockpit.ui.ledger`)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, DataTable, Input, Label, Select, Static
+from textual.widgets import Button, DataTable, Label, Select, Static
 
+from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.ui.fields import TextInput
+from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons, selected_key
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
+
+STATEMENT_CELL = 48
+"""Characters of the statement shown in the table (the detail pane shows it whole)."""
 
 
 class HypothesesScreen(StepScreen):
@@ -24,7 +35,8 @@ class HypothesesScreen(StepScreen):
 
     DEFAULT_CSS = """
     HypothesesScreen Horizontal { height: auto; }
-    HypothesesScreen #hyp-table { height: auto; max-height: 14; }
+    HypothesesScreen #hyp-table { height: auto; max-height: 12; }
+    HypothesesScreen #hyp-detail { height: auto; border-left: thick $accent; padding: 0 1; }
     HypothesesScreen Input { width: 1fr; }
     """
 
@@ -38,6 +50,8 @@ class HypothesesScreen(StepScreen):
         yield Static("", id="hyp-error", classes="error", markup=False)
         yield Static(t("hyp.ledger", lang), classes="section")
         yield PlainTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
+        yield Static(t("ledger.detail.none", lang), id="hyp-detail")
+        yield from row_buttons("hyp", lang)
         with Horizontal():
             yield Button(t("hyp.mark_supported", lang), id="hyp-supported", variant="success")
             yield Button(t("hyp.mark_refuted", lang), id="hyp-refuted", variant="error")
@@ -46,12 +60,21 @@ class HypothesesScreen(StepScreen):
         yield LocalSelect([], prompt=t("hyp.link", lang), id="hyp-evidence", allow_blank=True)
 
     def on_mount(self) -> None:
+        self.editor = LedgerEditor(
+            self,
+            self.ctx,
+            "hypotheses",
+            "hyp",
+            {"statement": "hyp-statement", "falsifier": "hyp-falsifier"},
+            "hyp.add",
+            self.query_one("#hyp-error", Static).update,
+        )
         table = self.query_one("#hyp-table", DataTable)
         lang = self.lang
         table.add_columns(
+            "#",
             t("hyp.col.status", lang),
             t("hyp.statement", lang),
-            t("hyp.falsifier", lang),
             t("hyp.col.evidence", lang),
         )
         self.incident_changed()
@@ -62,56 +85,90 @@ class HypothesesScreen(StepScreen):
         table = self.query_one("#hyp-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        labels = {e.id: e.label for e in inc.evidence}
-        for hyp in inc.hypotheses:
+        for i, hyp in enumerate(inc.hypotheses, 1):
             table.add_row(
+                str(i),
                 t(f"hyp.status.{hyp.status.value}", self.lang),
-                hyp.statement,
-                hyp.falsifier,
-                ", ".join(labels.get(i, i) for i in hyp.evidence_ids),
+                short(hyp.statement, STATEMENT_CELL),
+                str(len(hyp.evidence_ids)),
                 key=hyp.id,
             )
         if inc.hypotheses:
             table.move_cursor(row=min(max(cursor, 0), len(inc.hypotheses) - 1))
+        self.show_detail()
         select = self.query_one("#hyp-evidence", Select)
         select.set_options(
             # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
             [(Text(f"{e.label} = {e.value} {e.unit}".strip()), e.id) for e in inc.evidence]
         )
 
-    def _selected_id(self) -> str | None:
+    def show_detail(self) -> None:
+        """The highlighted hypothesis in full, wrapped, under the table."""
         assert self.ctx.session is not None
-        hyps = self.ctx.session.incident.hypotheses
-        table = self.query_one("#hyp-table", DataTable)
-        if not hyps or table.cursor_row < 0 or table.cursor_row >= len(hyps):
-            return None
-        return hyps[table.cursor_row].id
+        inc = self.ctx.session.incident
+        hyp = self.editor.selected()
+        pane = self.query_one("#hyp-detail", Static)
+        if hyp is None:
+            pane.update(t("ledger.detail.none", self.lang))
+            return
+        labels = {e.id: f"{e.label} = {e.value} {e.unit}".strip() for e in inc.evidence}
+        pane.update(
+            detail_text(
+                [
+                    (t("hyp.statement", self.lang), hyp.statement),
+                    (t("hyp.falsifier", self.lang), hyp.falsifier),
+                    (
+                        t("hyp.col.status", self.lang),
+                        t(f"hyp.status.{hyp.status.value}", self.lang),
+                    ),
+                    (
+                        t("hyp.col.evidence", self.lang),
+                        "; ".join(labels.get(i, i) for i in hyp.evidence_ids),
+                    ),
+                ]
+            )
+        )
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "hyp-table":
+            self.show_detail()
+
+    def _selected_id(self) -> str | None:
+        return selected_key(self.query_one("#hyp-table", DataTable))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
-        bid = event.button.id
-        if bid == "hyp-add":
-            statement = self.query_one("#hyp-statement", Input)
-            falsifier = self.query_one("#hyp-falsifier", Input)
-            try:
-                self.ctx.session.add_hypothesis(statement.value, falsifier.value)
-            except RuleViolation as exc:
-                self.query_one("#hyp-error", Static).update(t(exc.key, self.lang))
-                return
-            self.query_one("#hyp-error", Static).update("")
-            statement.value = ""
-            falsifier.value = ""
+        bid = event.button.id or ""
+        if self.editor.handle(bid):
             self.incident_changed()
+            return
+        if bid == "hyp-add":
+            self._add_or_save()
             return
         status = {
             "hyp-supported": HypothesisStatus.SUPPORTED,
             "hyp-refuted": HypothesisStatus.REFUTED,
             "hyp-open": HypothesisStatus.OPEN,
-        }.get(bid or "")
+        }.get(bid)
         hyp_id = self._selected_id()
         if status is not None and hyp_id is not None:
             self.ctx.session.set_hypothesis_status(hyp_id, status)
             self.incident_changed()
+
+    def _add_or_save(self) -> None:
+        assert self.ctx.session is not None
+        error = self.query_one("#hyp-error", Static)
+        values = self.editor.values()
+        try:
+            if self.editor.editing is not None:
+                self.editor.save()
+            else:
+                self.ctx.session.add_hypothesis(values["statement"], values["falsifier"])
+                self.editor.end()
+        except RuleViolation as exc:
+            error.update(t(exc.key, self.lang))
+            return
+        self.incident_changed()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         assert self.ctx.session is not None

@@ -11,8 +11,10 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
+from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundInput, BoundTextArea, TextInput, TimesForm
+from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.table import PlainTable
 from cockpit.ui.timeline import TimelineTable
 
@@ -73,11 +75,31 @@ class ImpactScreen(StepScreen):
         yield BoundInput(ctx, "slo", "field.slo")
         yield Static(t("section.timeline", lang), classes="section")
         yield TimelineTable(ctx)
+        with Horizontal():
+            yield TextInput(
+                placeholder=t("timeline.note.hint", lang),
+                id="tl-text",
+                compact=True,
+                classes="cell",
+            )
+            yield Button(t("timeline.note.add", lang), id="tl-add")
+        yield Static("", id="tl-error", classes="error", markup=False)
+        yield from row_buttons("tl", lang)
 
     def on_mount(self) -> None:
         lang = self.lang
         self.query_one("#err-table", DataTable).add_columns(
             t("err.text", lang), t("err.request_id", lang), t("err.job_id", lang)
+        )
+        self.timeline_editor = LedgerEditor(
+            self,
+            self.ctx,
+            "timeline",
+            "tl",
+            {"text": "tl-text"},
+            "timeline.note.add",
+            self.query_one("#tl-error", Static).update,
+            table_id="timeline",
         )
         self.incident_changed()
 
@@ -91,7 +113,11 @@ class ImpactScreen(StepScreen):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
-        if event.button.id == "err-add":
+        if self.timeline_editor.handle(event.button.id or ""):
+            self.incident_changed()
+        elif event.button.id == "tl-add":
+            self._add_or_save_note()
+        elif event.button.id == "err-add":
             text = self.query_one("#err-text", Input)
             req = self.query_one("#err-request", Input)
             job = self.query_one("#err-job", Input)
@@ -106,6 +132,25 @@ class ImpactScreen(StepScreen):
         elif event.button.id == "breach-use" and self._breach is not None:
             self.query_one(TimesForm).set_time("start", self._breach)
             self.query_one("#breach-offer").set_class(False, "-shown")
+
+    def _add_or_save_note(self) -> None:
+        """A note on the timeline at the incident clock's now, or the edited entry saved."""
+        assert self.ctx.session is not None
+        editor = self.timeline_editor
+        text = editor.values()["text"]
+        if not text:
+            editor.show(t("timeline.note.empty", self.lang))
+            return
+        try:
+            if editor.editing is not None:
+                editor.save()
+            else:
+                self.ctx.session.add_timeline(self.ctx.clock.now(), text)
+                editor.end()
+        except RuleViolation as exc:
+            editor.show(t(exc.key, self.lang))
+            return
+        self.incident_changed()
 
     def on_golden_signals_panel_breach_found(self, event: object) -> None:
         """The golden-signals panel found the first SLO breach: offer it as the start."""

@@ -10,10 +10,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, Static
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
+from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
+from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -76,7 +78,9 @@ class VerifyScreen(StepScreen):
                 classes="cell",
             )
             yield Button(t("act.add", lang), id="act-add")
+        yield Static("", id="act-error", classes="error", markup=False)
         yield PlainTable(id="act-table", cursor_type="row")
+        yield from row_buttons("act", lang)
         yield BoundTextArea(ctx, "earlier_detection", "field.earlier_detection")
         yield Static(t("section.export", lang), classes="section")
         with Horizontal():
@@ -98,6 +102,20 @@ class VerifyScreen(StepScreen):
 
     def on_mount(self) -> None:
         lang = self.lang
+        self.editor = LedgerEditor(
+            self,
+            self.ctx,
+            "actions",
+            "act",
+            {
+                "what": "act-what",
+                "owner": "act-owner",
+                "deadline": "act-deadline",
+                "verification": "act-verify",
+            },
+            "act.add",
+            self.query_one("#act-error", Static).update,
+        )
         self.query_one("#act-table", DataTable).add_columns(
             t("act.what", lang),
             t("act.owner", lang),
@@ -112,7 +130,13 @@ class VerifyScreen(StepScreen):
         table = self.query_one("#act-table", DataTable)
         table.clear()
         for item in self.ctx.session.incident.actions:
-            table.add_row(item.what, item.owner, item.deadline, item.verification, key=item.id)
+            table.add_row(
+                short(item.what, 28),
+                short(item.owner, 10),
+                short(item.deadline, 10),
+                short(item.verification, 20),
+                key=item.id,
+            )
 
     # -- recovery -------------------------------------------------------------------------
     def _recovery_text(self) -> str:
@@ -152,19 +176,18 @@ class VerifyScreen(StepScreen):
             self.run_recovery_check(self._hold())
         elif bid == "verify-use" and self._recovered_at is not None:
             self.query_one(TimesForm).set_time("recover", self._recovered_at)
+        elif self.editor.handle(bid or ""):
+            self.incident_changed()
         elif bid == "act-add":
-            what = self.query_one("#act-what", Input)
-            if not what.value.strip():
+            values = self.editor.values()
+            if not values["what"]:
                 self.notify(t("act.empty", self.lang), severity="warning", markup=False)
                 return
-            self.ctx.session.add_action(
-                what.value.strip(),
-                self.query_one("#act-owner", Input).value.strip(),
-                self.query_one("#act-deadline", Input).value.strip(),
-                self.query_one("#act-verify", Input).value.strip(),
-            )
-            for wid in ("#act-what", "#act-owner", "#act-deadline", "#act-verify"):
-                self.query_one(wid, Input).value = ""
+            if self.editor.editing is not None:
+                self.editor.save()
+            else:
+                self.ctx.session.add_action(**values)
+                self.editor.end()
             self.incident_changed()
         elif bid in ("export-preview-btn", "export-copy", "export-file"):
             self._export(bid)

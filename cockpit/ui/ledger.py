@@ -1,0 +1,175 @@
+"""Editing and deleting the rows of a ledger shown as a table above its form (hypotheses on
+G, experiments on H, action items on I, the timeline on A).
+
+"Edit" loads the selected row into the form and turns the form's add button into
+"Save changes"; "Delete" removes the row (the incident's history keeps it: F8 puts it
+back). Both go through :meth:`cockpit.session.IncidentSession.edit_row` /
+:meth:`~cockpit.session.IncidentSession.delete_row`, so each change keeps the value it
+replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.coordinate import Coordinate
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Input
+
+from cockpit.context import AppContext
+from cockpit.i18n import t
+
+
+def selected_key(table: DataTable[Any]) -> str | None:
+    """The key of the table's highlighted row (``None`` when the table is empty)."""
+    if table.row_count == 0 or not 0 <= table.cursor_row < table.row_count:
+        return None
+    key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+    return str(key) if key is not None else None
+
+
+def row_buttons(prefix: str, lang: str) -> ComposeResult:
+    """The row's buttons under a ledger table: Edit, Delete, and Cancel (while editing)."""
+    with Horizontal(classes="ledger-buttons"):
+        yield Button(t("ledger.edit", lang), id=f"{prefix}-edit")
+        yield Button(t("ledger.delete", lang), id=f"{prefix}-delete", variant="error")
+        cancel = Button(t("ledger.cancel", lang), id=f"{prefix}-cancel")
+        cancel.display = False
+        yield cancel
+
+
+class LedgerEditor:
+    """The editing state of one ledger on one screen.
+
+    Args:
+        screen: The step screen holding the table and the form.
+        ctx: The app context (session, language).
+        ledger: The incident list (``hypotheses``, ``experiments``, ``actions``, ``timeline``).
+        prefix: Id prefix of the table (``<prefix>-table``), the row buttons and the form's
+            add button (``<prefix>-add``).
+        fields: Row field → id of the ``Input`` holding it in the form.
+        add_label: i18n key of the add button's label when not editing.
+        show: Writes a message for the user (a rule the edit broke, what was deleted).
+        table_id: Id of the table when it is not ``<prefix>-table``.
+    """
+
+    def __init__(
+        self,
+        screen: Screen[Any],
+        ctx: AppContext,
+        ledger: str,
+        prefix: str,
+        fields: dict[str, str],
+        add_label: str,
+        show: Callable[[str], None],
+        table_id: str = "",
+    ) -> None:
+        self.table_id = table_id or f"{prefix}-table"
+        self.screen = screen
+        self.ctx = ctx
+        self.ledger = ledger
+        self.prefix = prefix
+        self.fields = fields
+        self.add_label = add_label
+        self.show = show
+        self.editing: str | None = None
+        """Id of the row loaded into the form, ``None`` when the form adds a new row."""
+
+    @property
+    def lang(self) -> str:
+        return self.ctx.lang
+
+    def table(self) -> DataTable[Any]:
+        return self.screen.query_one(f"#{self.table_id}", DataTable)
+
+    def row(self, row_id: str | None) -> Any:
+        """The incident's row with ``row_id`` (``None`` when there is none)."""
+        assert self.ctx.session is not None
+        rows = getattr(self.ctx.session.incident, self.ledger)
+        return next((r for r in rows if r.id == row_id), None)
+
+    def selected(self) -> Any:
+        """The row highlighted in the table."""
+        return self.row(selected_key(self.table()))
+
+    def handle(self, button_id: str) -> bool:
+        """Act on the row buttons; True when ``button_id`` was one of them."""
+        if button_id == f"{self.prefix}-edit":
+            self.begin()
+        elif button_id == f"{self.prefix}-delete":
+            self.delete()
+        elif button_id == f"{self.prefix}-cancel":
+            self.end()
+        else:
+            return False
+        return True
+
+    def begin(self) -> None:
+        """Load the selected row into the form; the add button becomes "Save changes"."""
+        row = self.selected()
+        if row is None:
+            self.show(t("ledger.pick_row", self.lang))
+            return
+        self.editing = row.id
+        for name, input_id in self.fields.items():
+            self.screen.query_one(f"#{input_id}", Input).value = str(getattr(row, name))
+        self.screen.query_one(f"#{self.prefix}-add", Button).label = t("ledger.save", self.lang)
+        self.screen.query_one(f"#{self.prefix}-cancel", Button).display = True
+        self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
+        self.show(t("ledger.editing", self.lang))
+
+    def values(self) -> dict[str, str]:
+        """The form's values, stripped."""
+        return {
+            name: self.screen.query_one(f"#{input_id}", Input).value.strip()
+            for name, input_id in self.fields.items()
+        }
+
+    def save(self, **extra: Any) -> None:
+        """Write the form into the row being edited (raises the session's RuleViolation)."""
+        assert self.ctx.session is not None and self.editing is not None
+        self.ctx.session.edit_row(self.ledger, self.editing, **self.values(), **extra)
+        self.end()
+
+    def end(self) -> None:
+        """Leave editing: the form is empty again and adds new rows."""
+        self.editing = None
+        for input_id in self.fields.values():
+            self.screen.query_one(f"#{input_id}", Input).value = ""
+        self.screen.query_one(f"#{self.prefix}-add", Button).label = t(self.add_label, self.lang)
+        self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
+        self.show("")
+
+    def delete(self) -> None:
+        """Delete the selected row; the history keeps it (F8 puts it back)."""
+        assert self.ctx.session is not None
+        row = self.selected()
+        if row is None:
+            self.show(t("ledger.pick_row", self.lang))
+            return
+        from cockpit.session import RuleViolation
+
+        try:
+            self.ctx.session.delete_row(self.ledger, row.id)
+        except RuleViolation as exc:
+            self.show(t(exc.key, self.lang))
+            return
+        if self.editing == row.id:
+            self.end()
+        self.show(t("ledger.deleted", self.lang))
+
+
+def detail_text(pairs: list[tuple[str, str]]) -> Text:
+    """The selected row in full, one ``label: value`` per line (long values wrap in the
+    pane instead of running off the table's right edge)."""
+    out = Text()
+    for i, (label, value) in enumerate(pairs):
+        if i:
+            out.append("\n")
+        out.append(f"{label}: ", style="bold")
+        out.append(value or "—")
+    return out

@@ -1,0 +1,162 @@
+"""Ledgers on screen: hypotheses (G), experiments (H), action items (I) and timeline notes
+(A) are edited and deleted from their screens; G's and H's highlighted row is shown whole
+at 80×24; H reads one variable from its fields."""
+
+from __future__ import annotations
+
+from cockpit.app import CockpitApp
+from cockpit.incident import Experiment, HistoryOp
+from cockpit.store import IncidentStore
+from testkit import make_ctx
+
+
+def stored(ctx):
+    ctx.session.flush()
+    return IncidentStore(ctx.session.store.root).load(ctx.session.incident.id)
+
+
+def rendered(widget) -> str:
+    return str(widget.render())
+
+
+async def press(pilot, screen, button_id):
+    screen.query_one(f"#{button_id}").press()
+    await pilot.pause()
+
+
+async def test_hypotheses_are_edited_deleted_and_shown_whole_at_80x24(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    long_falsifier = "P99 stays above 300 ms for 15 minutes after gpu-node-7 is cordoned " * 2
+    ctx.session.add_hypothesis("gpu-node-7 throttles thermally", long_falsifier)
+    second = ctx.session.add_hypothesis("KV cache fragmentation", "restart does not lower P99")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        table = screen.query_one("#hyp-table")
+        # The table fits the screen; the falsifier is read in the pane, whole, not
+        # 140 presses of Right away.
+        assert table.virtual_size.width <= 80
+        table.move_cursor(row=0)
+        await pilot.pause()
+        detail = rendered(screen.query_one("#hyp-detail"))
+        assert long_falsifier.strip() in detail.replace("\n", " ")
+        table.move_cursor(row=1)
+        await pilot.pause()
+        await press(pilot, screen, "hyp-edit")
+        assert screen.query_one("#hyp-statement").value == "KV cache fragmentation"
+        screen.query_one("#hyp-falsifier").value = "defrag leaves P99 at 620 ms"
+        await press(pilot, screen, "hyp-add")
+        assert [h.falsifier for h in ctx.session.incident.hypotheses][1] == (
+            "defrag leaves P99 at 620 ms"
+        )
+        assert len(ctx.session.incident.hypotheses) == 2
+        assert screen.query_one("#hyp-statement").value == ""
+        # An edit that breaks the rule is refused and said.
+        table.move_cursor(row=1)
+        await press(pilot, screen, "hyp-edit")
+        screen.query_one("#hyp-falsifier").value = ""
+        await press(pilot, screen, "hyp-add")
+        assert "refute" in rendered(screen.query_one("#hyp-error"))
+        await press(pilot, screen, "hyp-cancel")
+        table.move_cursor(row=1)
+        await press(pilot, screen, "hyp-delete")
+        assert [h.id for h in ctx.session.incident.hypotheses] != [] and second.id not in [
+            h.id for h in ctx.session.incident.hypotheses
+        ]
+        assert "F8" in rendered(screen.query_one("#hyp-error"))
+    inc = stored(ctx)
+    assert len(inc.hypotheses) == 1
+    assert inc.history[-1].op is HistoryOp.DELETE
+    assert inc.history[-1].target == f"hypotheses/{second.id}"
+
+
+async def test_h_takes_one_variable_as_a_sentence_and_edits_and_deletes(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#exp-variable").value = "max_num_seqs: 256 → 128, on pod a, b"
+        screen.query_one("#exp-sli").value = "P99 latency"
+        screen.query_one("#exp-before").value = "620 ms"
+        await press(pilot, screen, "exp-add")
+        assert rendered(screen.query_one("#exp-error")) == ""
+        (exp,) = ctx.session.incident.experiments
+        assert (exp.variable, exp.from_value, exp.to_value, exp.scope) == (
+            "max_num_seqs",
+            "256",
+            "128",
+            "pod a, b",
+        )
+        assert "pod a, b" in rendered(screen.query_one("#exp-detail"))
+        # Two variables in the name are still refused.
+        screen.query_one("#exp-after").value = "190 ms"
+        await press(pilot, screen, "exp-record")
+        screen.query_one("#exp-variable").value = "max_num_seqs and gpu_memory_utilization"
+        await press(pilot, screen, "exp-add")
+        assert "one variable" in rendered(screen.query_one("#exp-error"))
+        assert len(ctx.session.incident.experiments) == 1
+        # Edit: the form holds the row's fields; the change is saved in place.
+        screen.query_one("#exp-table").move_cursor(row=0)
+        await press(pilot, screen, "exp-edit")
+        assert screen.query_one("#exp-from").value == "256"
+        screen.query_one("#exp-to").value = "96"
+        await press(pilot, screen, "exp-add")
+        assert ctx.session.incident.experiments[0].to_value == "96"
+        assert ctx.session.incident.experiments[0].after == "190 ms"
+        await press(pilot, screen, "exp-delete")
+        assert ctx.session.incident.experiments == []
+    assert stored(ctx).experiments == []
+
+
+async def test_action_items_are_edited_and_deleted_on_i(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    ctx.session.add_action("队列时间告警", "li", "2026-12-05", "演练")
+    ctx.session.add_action("每晚整理碎片", "wang", "", "")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#act-table").move_cursor(row=1)
+        await press(pilot, screen, "act-edit")
+        assert screen.query_one("#act-what").value == "每晚整理碎片"
+        screen.query_one("#act-owner").value = "zhao"
+        await press(pilot, screen, "act-add")
+        assert [a.owner for a in ctx.session.incident.actions] == ["li", "zhao"]
+        screen.query_one("#act-table").move_cursor(row=0)
+        await press(pilot, screen, "act-delete")
+        assert [a.what for a in ctx.session.incident.actions] == ["每晚整理碎片"]
+        assert "F8" in rendered(screen.query_one("#act-error"))
+    assert [a.owner for a in stored(ctx).actions] == ["zhao"]
+
+
+async def test_timeline_notes_are_added_edited_and_deleted_on_a(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#tl-text").value = "paged by on-call"
+        await press(pilot, screen, "tl-add")
+        (note,) = [e for e in ctx.session.incident.timeline if e.text == "paged by on-call"]
+        assert note.at == ctx.clock.now()
+        table = screen.query_one("#timeline")
+        table.move_cursor(row=table.get_row_index(note.id))
+        await press(pilot, screen, "tl-edit")
+        screen.query_one("#tl-text").value = "paged by on-call (SMS)"
+        await press(pilot, screen, "tl-add")
+        assert [e.text for e in ctx.session.incident.timeline] == ["paged by on-call (SMS)"]
+        table.move_cursor(row=0)
+        await press(pilot, screen, "tl-delete")
+        assert ctx.session.incident.timeline == []
+    assert stored(ctx).timeline == []
+
+
+async def test_an_old_style_experiment_shows_its_change(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.add_experiment(Experiment(variable="node gpu-7", change="cordoned"))
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "cordoned" in rendered(app.screen.query_one("#exp-detail"))
