@@ -139,7 +139,12 @@ class ExperimentsScreen(StepScreen):
             return
         hyps = {h.id: h.statement for h in self.ctx.session.incident.hypotheses}
         pairs = [(t("exp.col.at", self.lang), fmt_time(exp.at))]
-        pairs += [(t(_LABELS[name], self.lang), str(getattr(exp, name))) for name in FORM]
+        pairs += [
+            (t(_LABELS[name], self.lang), str(getattr(exp, name)))
+            for name in FORM
+            # A change written before from/to existed is shown as written, below.
+            if getattr(exp, name) or not exp.change
+        ]
         if exp.change:
             pairs.append((t("exp.change", self.lang), exp.change))
         pairs.append((t("exp.after", self.lang), exp.after or t("exp.pending", self.lang)))
