@@ -40,11 +40,29 @@ def test_cli_help_does_not_import_heavy_clients():
         "import sys, json\n"
         "from cockpit.cli import build_parser\n"
         "build_parser(light=True).parse_known_args([])\n"
-        "heavy = ('kubernetes', 'pynvml', 'aiohttp', 'httpx', 'textual', 'prometheus_api_client', 'pydantic', 'msgspec')\n"
+        "heavy = ('kubernetes', 'pynvml', 'aiohttp', 'httpx', 'textual', 'pydantic', 'msgspec')\n"
         "print(json.dumps(sorted({k.split('.')[0] for k in sys.modules if k.split('.')[0] in heavy})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_every_runtime_dependency_is_imported():
+    """No declared runtime dependency that the code (cockpit, screens, plugins) never imports."""
+    import re
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower().replace("_", "-") for d in declared}
+    imported: set[str] = set()
+    pattern = re.compile(r"^\s*(?:from|import)\s+(\w+)", re.M)
+    for folder in ("cockpit", "screens", "plugins"):
+        for path in (ROOT / folder).rglob("*.py"):
+            imported.update(pattern.findall(path.read_text(encoding="utf-8")))
+    dists = packages_distributions()
+    used = {d.lower().replace("_", "-") for m in imported for d in dists.get(m, [])}
+    assert names <= used, sorted(names - used)
 
 
 def test_mapped_packages_import_through_cockpit():
