@@ -280,3 +280,65 @@ def test_vllm_only_advice_stays_with_vllm() -> None:
     # no engine in the paste: no engine flag is offered
     assert "dtype_half_generic" in t4.findings[0].mitigation_ids
     assert t4.findings[0].category == "other"
+
+
+EVENTS = """$ kubectl get events -n ml --sort-by=.lastTimestamp
+LAST SEEN   TYPE      REASON             OBJECT                MESSAGE
+3m          Warning   FailedScheduling   pod/job-x-0           0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod..
+2m          Normal    Pending            workload/job-x-1a2b   couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor default-flavor, 4 more needed
+30s         Normal    QuotaReserved      workload/job-x-1a2b   Quota reserved in ClusterQueue cluster-queue, wait time since queued was 95s
+"""
+
+
+def test_events_table_is_read_per_row() -> None:
+    """Each row is one event: the scheduler's message is its own row, not the table."""
+    f = explain_text(EVENTS).findings[0]
+    raw = f.fields["message"]["raw"]
+    assert "0/4 nodes are available" in raw and "\n" not in raw
+    assert "QuotaReserved" not in raw and "workload/" not in raw
+    assert f.fields["reasons"] == {"Insufficient nvidia.com/gpu": 4}
+
+
+def test_quota_message_then_quota_reserved_is_not_quota_used_up() -> None:
+    rows = EVENTS.splitlines()
+    text = "\n".join([rows[0], rows[1], rows[3], rows[4]])
+    data = to_json(explain_text(text), "en")
+    f = data["findings"][0]
+    assert f["cause"] == "quota_reserved_since"
+    assert "QuotaReserved" in f["meaning"] and "line 4" in f["meaning"]
+    assert "quota is used up" not in f["meaning"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "cause"),
+    [
+        ("# after updating tokenizer_config.json (add_eos_token: true)", "eos_immediate_stop"),
+        ("# after the new release", "instant_stop_undetermined"),
+    ],
+)
+def test_answers_ending_at_once(extra: str, cause: str) -> None:
+    body = (
+        '{"choices":[{"message":{"role":"assistant","content":""},"finish_reason":"stop"}],'
+        '"usage":{"prompt_tokens":25,"completion_tokens":1}}'
+    )
+    e = explain_text(f"{extra}\n{body}\n{body}\n")
+    assert (e.category, e.findings[0].cause) == ("bad_rollout", cause)
+    assert e.findings[0].fields["one_token_outputs"] == 2
+
+
+def test_exit_warning_after_the_job_ended_is_not_a_hang() -> None:
+    text = "\n".join(
+        [
+            "[rank0]: Epoch 3 done",
+            "End time of running main: 2025-01-10 12:00:00",
+            "[rank0]:[W110 12:00:01.000000000 ProcessGroupNCCL.cpp:1250] Warning: WARNING: "
+            "process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal "
+            "program exit, the application should call destroy_process_group to ensure that any "
+            "pending NCCL operations have finished in this process.",
+        ]
+    )
+    data = to_json(explain_text(text), "en")
+    f = data["findings"][0]
+    assert (data["category"], f["cause"]) == ("other", "exit_without_destroy_process_group")
+    assert [x["id"] for x in f["facts"]] == ["nccl.job_ended", "nccl.destroy_warning"]
+    assert f["facts"][0]["line"] == 2

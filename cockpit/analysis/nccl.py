@@ -97,6 +97,12 @@ KEYWORDS = (
     "ibv",
     "completion from peer",
     "remote process",
+    "destroy",
+    "end time",
+    "training",
+    "exitcode",
+    "exited with",
+    "job ",
     "loading data",
     "loading shard",
     "building",
@@ -190,6 +196,20 @@ _TRANSPORT_CAUSE = {
     "ncclInternalError": "nccl_internal_error",
     "ncclInvalidUsage": "nccl_invalid_usage",
 }
+# After a job ends: torch ≥ 2.4 warns when the process group was never destroyed
+# (ProcessGroupNCCL.cpp "process group has NOT been destroyed before we destruct
+# ProcessGroupNCCL. On normal program exit, the application should call
+# destroy_process_group"), and launchers print their own end markers.
+_DESTROY_WARN = re.compile(
+    r"has NOT been destroyed before we destruct ProcessGroupNCCL|"
+    r"should call destroy_process_group",
+    re.IGNORECASE,
+)
+_JOB_END = re.compile(
+    r"End time of running main|Training (?:completed|finished|done)|training is done|"
+    r"exitcode\s*:\s*0\b|exited with (?:code|status) 0\b|Job (?:finished|completed|succeeded)",
+    re.IGNORECASE,
+)
 _GARBAGE_OOM = re.compile(r"Tried to allocate more than 1EB", re.IGNORECASE)
 # Non-NCCL errors, most specific first: (kind, pattern).
 _ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -435,6 +455,8 @@ class NcclAnalyzer:
         self._errors = _Bucketed()
         self._transport = _Bucketed(first=8, last=8)
         self._tx: dict[str, str] = {}
+        self._destroy: ErrorLine | None = None
+        self._job_end: ErrorLine | None = None
         self._events = _Bucketed()
         self._fingerprint: list[tuple[int, str, int]] = []
         self._dump_rank: int | None = None
@@ -463,6 +485,16 @@ class NcclAnalyzer:
         rank = line_rank(line, loose=False)
         if rank is not None and len(self._ranks_seen) < MAX_RANKS:
             self._ranks_seen.add(rank)
+        if _DESTROY_WARN.search(line):
+            self._destroy = self._destroy or ErrorLine(
+                kind="destroy_warning", line=line_no, rank=rank, text=snippet(line, 300)
+            )
+            return
+        if _JOB_END.search(line):
+            self._job_end = self._job_end or ErrorLine(
+                kind="job_end", line=line_no, rank=rank, text=snippet(line, 300)
+            )
+            return
         if "WorkNCCL(" in line:
             self._on_work(line_no, line, rank)
             return
@@ -509,6 +541,26 @@ class NcclAnalyzer:
         if "ib" not in tx and (m3 := _IB_STATUS.search(line)):
             status = to_int(m3.group(1)) if m3.group(1) else None
             tx["ib"] = m3.group(2) or IB_WC_STATUS.get(status or -1, f"status {status}")
+
+    def _clean_exit(self) -> NcclReport:
+        """Only the exit-time warning (and perhaps a job-end marker): nothing failed."""
+        d = self._destroy
+        r = NcclReport(
+            category="other",
+            pattern="exit_without_destroy_process_group",
+            likely="exit_without_destroy_process_group",
+            first_line=d.line if d else 0,
+        )
+        r.errors = [e for e in (self._job_end, d) if e is not None]
+        r.errors += [e for _, e in self._errors.entries()[:20]]
+        r.facts = [Fact(id="nccl.destroy_warning", line=d.line if d else 0)]
+        if self._job_end is not None:
+            r.facts.insert(0, Fact(id="nccl.job_ended", line=self._job_end.line))
+        if self._errors:
+            r.facts.append(Fact(id="nccl.errors_besides", args={"n": len(self._errors.entries())}))
+        r.next_check_ids = ["nccl.exit_status"]
+        r.mitigation_ids = ["call_destroy"]
+        return r
 
     def _transport_only(self) -> NcclReport:
         """A report for NCCL transport errors without any watchdog line."""
@@ -619,7 +671,9 @@ class NcclAnalyzer:
         if not (
             self._timeouts or self._groups or self._legacy or self._fingerprint or self._heartbeat
         ):
-            return self._transport_only() if self._transport else None
+            if self._transport:
+                return self._transport_only()
+            return self._clean_exit() if self._destroy else None
         r = NcclReport(pattern="straggler_at_min_seq", first_line=self._first_line)
         r.timeouts_seen = self._timeouts_seen
         r.last_watchdog = self._last_watchdog

@@ -51,6 +51,21 @@ KEYWORDS = (
     "loading",
     "stop_token",
     "generation_config",
+    "tokenizer",
+    '""',
+    "empty output",
+    "completion_tokens",
+    "generated_tokens",
+    "output_tokens",
+)
+# One generated token: an answer that ends at once (OpenAI ``usage.completion_tokens``,
+# TGI ``details.generated_tokens``, vLLM's request log ``num_generated_tokens``).
+_ONE_TOKEN = re.compile(
+    r"[\"']?(?:completion_tokens|generated_tokens|output_tokens|num_generated_tokens)"
+    r"[\"']?\s*[=:]\s*1\b"
+)
+_TOKENIZER_CHANGE = re.compile(
+    r"tokenizer(?:_config)?|chat_template\.jinja|special_tokens_map", re.I
 )
 _FINISH_LENGTH = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?length")
 _FINISH_STOP = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?stop")
@@ -96,6 +111,8 @@ class RolloutReport(BaseModel):
     cause: str
     causes: list[str] = Field(default_factory=list)
     finish_length: int = 0
+    empty_outputs: int = 0
+    one_token_outputs: int = 0
     finish_stop: int = 0
     special_tokens_visible: list[str] = Field(default_factory=list)
     chat_template_error: str | None = None
@@ -133,6 +150,9 @@ class RolloutAnalyzer:
         self._bad = 0
         self._pip = False
         self._cc: str | None = None
+        self._empty_n = 0
+        self._one_token = 0
+        self._tokenizer = False
 
     def _mark(self, line_no: int) -> None:
         self._first_line = self._first_line or line_no
@@ -147,8 +167,15 @@ class RolloutAnalyzer:
             self._mark(line_no)
         if _FINISH_STOP.search(line):
             self._stop += 1
-            if _EMPTY_OUTPUT.search(line):
-                self._empty = True
+            self._mark(line_no)
+        if _EMPTY_OUTPUT.search(line):
+            self._empty_n += 1
+            self._empty = True
+        if _ONE_TOKEN.search(line):
+            self._one_token += 1
+            self._mark(line_no)
+        if _TOKENIZER_CHANGE.search(line):
+            self._tokenizer = True
         for m in _SPECIAL.finditer(line):
             if m.group(0) not in self._special and len(self._special) < 10:
                 self._special.append(m.group(0))
@@ -188,8 +215,14 @@ class RolloutAnalyzer:
         causes: list[str] = []
         if self._length and (self._special or self._eos_cfg):
             causes.append("eos_stop_token_mismatch")
-        if self._stop and self._empty and (self._add_eos or self._eos_cfg):
-            causes.append("eos_immediate_stop")
+        if (self._empty_n or self._one_token) and (self._stop or self._one_token):
+            # every answer ends at once: a tokenizer / generation-config change when the
+            # paste shows one, else recognised without a cause (what decides it is the
+            # diff of those files between the two revisions)
+            if self._add_eos or self._eos_cfg or self._tokenizer:
+                causes.append("eos_immediate_stop")
+            else:
+                causes.append("instant_stop_undetermined")
         if self._template:
             causes.append("chat_template_missing_or_unresolvable")
         if self._ready and self._warmup and self._bad:
@@ -201,6 +234,8 @@ class RolloutAnalyzer:
         r = RolloutReport(cause=causes[0], causes=causes, first_line=self._first_line or 1)
         r.finish_length = self._length
         r.finish_stop = self._stop
+        r.empty_outputs = self._empty_n
+        r.one_token_outputs = self._one_token
         r.special_tokens_visible = self._special
         r.chat_template_error = self._template
         r.status_counts = dict(self._status)

@@ -683,20 +683,51 @@ def base_commands(pod: str = "<pod>", namespace: str = "") -> list[str]:
     ]
 
 
+# A row of an events table: ``kubectl get events`` (``LAST SEEN TYPE REASON OBJECT
+# MESSAGE``) or the ``Events:`` of ``kubectl describe`` (``Type Reason Age From Message``).
+EVENT_ROW = re.compile(r"^\s*(?:\S+\s+){0,2}(Normal|Warning)\s+([A-Z][A-Za-z]+)\b")
+# Scheduler-side messages besides ``N/M nodes are available`` (quota, Kueue).
+_OTHER_MESSAGE = re.compile(
+    r"couldn't assign flavors|insufficient unused quota|exceeded quota|"
+    r"is forbidden: exceeded quota",
+    re.IGNORECASE,
+)
+# Kueue admitted the workload after all (kueue ``QuotaReserved`` / ``Admitted`` events).
+_QUOTA_RESERVED = re.compile(r"\b(QuotaReserved|Admitted)\b")
+
+
+def event_rows(text: str) -> list[tuple[int, str, str, str]]:
+    """``(line index, type, reason, row text)`` of every events-table row of a paste."""
+    out = []
+    for i, ln in enumerate(text.splitlines()):
+        m = EVENT_ROW.match(ln)
+        if m:
+            out.append((i, m.group(1), m.group(2), ln.strip()))
+    return out
+
+
 def _message_of(text: str, ev: PasteEvidence) -> str:
     """The scheduler's own message inside a paste: the gang message that says the most
     (``Y = 0`` first), else the last ``N/M nodes are available`` line (the newest event
-    in ``kubectl describe``/``get events`` order) with the lines that continue it up to a
-    blank line, a ``$`` command or a ``#`` comment; else the whole text."""
+    in ``kubectl describe``/``get events`` order), else the last quota / Kueue message,
+    with the lines that continue it up to a blank line, a ``$`` command, a ``#`` comment
+    or the next events-table row (each row is one event); else the whole text."""
     if ev.gangs:
         return next((g for g in ev.gangs if g.tasks_known == 0), ev.gangs[0]).text
     lines = text.splitlines()
-    hits = [i for i, ln in enumerate(lines) if _NODES_AVAIL.search(ln)]
+    hits = [i for i, ln in enumerate(lines) if _NODES_AVAIL.search(ln)] or [
+        i for i, ln in enumerate(lines) if _OTHER_MESSAGE.search(ln)
+    ]
     if not hits:
         return text
     out = [lines[hits[-1]]]
     for ln in lines[hits[-1] + 1 :]:
-        if not ln.strip() or ln.lstrip().startswith(("$", "#")) or _SECTION.match(ln):
+        if (
+            not ln.strip()
+            or ln.lstrip().startswith(("$", "#"))
+            or _SECTION.match(ln)
+            or EVENT_ROW.match(ln)
+        ):
             break
         out.append(ln)
     return "\n".join(out)
@@ -748,6 +779,18 @@ def explain_failed_scheduling(text: str) -> SchedulingExplanation:
         exp.device_plugin_desired = sum(d.desired for d in ev.plugin_daemonsets)
     exp.findings = reason_findings(msg)
     exp.likely = _paste_verdict(msg, ev, exp, _likely_from_message(msg))
+    if exp.likely in ("queue_quota", "quota_exceeded"):
+        reserved = [r for r in event_rows(text) if _QUOTA_RESERVED.fullmatch(r[2])]
+        if reserved:
+            # The paste shows the quota reserved after all: "quota used up" is contradicted.
+            exp.findings.append(
+                Finding(
+                    key="kube.finding.quota_reserved",
+                    params={"reason": reserved[-1][2], "line": reserved[-1][0] + 1},
+                    severity="warn",
+                )
+            )
+            exp.likely = "quota_reserved_since"
     exp.findings.append(Finding(key=f"kube.likely.{exp.likely}", severity="problem"))
     exp.commands = base_commands() + _class_commands(msg, "<pod>", "", [])
     if exp.likely.startswith("device_plugin"):
