@@ -342,3 +342,35 @@ def test_exit_warning_after_the_job_ended_is_not_a_hang() -> None:
     assert (data["category"], f["cause"]) == ("other", "exit_without_destroy_process_group")
     assert [x["id"] for x in f["facts"]] == ["nccl.job_ended", "nccl.destroy_warning"]
     assert f["facts"][0]["line"] == 2
+
+
+TRAIN_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this "
+    "process has 78.12 GiB memory in use. Of the allocated memory 75.00 GiB is allocated by "
+    "PyTorch, and 2.50 GiB is reserved by PyTorch but unallocated."
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "wanted", "unwanted"),
+    [
+        ('File "train.py", line 88, in <module>\n', "lower_batch", "gpu_mem_util"),
+        (
+            "[2025-06-05 15:08:56 TP0] Scheduler hit an exception\n",
+            "lower_mem_fraction_static",
+            "gpu_mem_util",
+        ),
+        ("$ vllm serve m --gpu-memory-utilization 0.9\n", "lower_gpu_mem_util", "mem_fraction"),
+    ],
+)
+def test_oom_advice_names_only_the_engine_that_printed_it(
+    prefix: str, wanted: str, unwanted: str
+) -> None:
+    f = explain_text(prefix + TRAIN_OOM).findings[0]
+    ids = f.mitigation_ids
+    assert wanted in ids or any(wanted in i for i in ids)
+    assert not any(unwanted in i for i in ids)
+    if "train.py" in prefix:
+        # a training process gets no serving flag at all
+        assert not any(flag in i for i in ids for flag in ("max_num_seqs", "prefill", "eager"))

@@ -832,10 +832,51 @@ class OomAnalyzer:
             lt += [x for x in _LONG_TERM.get(cls, []) if x not in lt]
             checks += [c for c in _CHECKS.get(cls, []) if c not in checks]
         checks += [c for c in _SEED_CHECKS if c not in checks]
-        report.mitigation_ids = mit
+        report.mitigation_ids = for_engine(mit, engine)
         report.long_term_ids = lt
         report.next_check_ids = checks
         return report
+
+
+# Mitigations that name one engine's flags, per engine (vLLM "Engine Arguments", SGLang
+# "Server Arguments", TGI launcher docs); ``None``: a process of no known serving engine
+# (training, notebooks), where no serving flag applies. A missing entry drops the advice.
+_ENGINE_FLAGS: dict[str, dict[str | None, str]] = {
+    "lower_gpu_mem_util": {
+        "vllm": "lower_gpu_mem_util",
+        "sglang": "lower_mem_fraction_static",
+        "tgi": "lower_cuda_memory_fraction",
+    },
+    "raise_gpu_mem_util": {
+        "vllm": "raise_gpu_mem_util",
+        "sglang": "raise_mem_fraction_static",
+        "tgi": "raise_cuda_memory_fraction",
+    },
+    "lower_limits": {
+        "vllm": "lower_limits",
+        "sglang": "lower_limits_sglang",
+        "tgi": "lower_limits_tgi",
+        None: "lower_batch",
+    },
+    "lower_max_num_seqs": {"vllm": "lower_max_num_seqs", "sglang": "lower_limits_sglang"},
+    "cap_prefill": {"vllm": "cap_prefill", "sglang": "lower_limits_sglang"},
+    "enforce_eager": {"vllm": "enforce_eager", "sglang": "disable_cuda_graph"},
+    "lower_batched_tokens": {"vllm": "lower_batched_tokens", "sglang": "lower_limits_sglang"},
+    "lower_max_model_len": {"vllm": "lower_max_model_len"},
+}
+
+
+def for_engine(ids: list[str], engine: str | None) -> list[str]:
+    """Mitigation ids with engine flags only for the engine that printed the text: each
+    flag-bound id becomes that engine's own (:data:`_ENGINE_FLAGS`) or is dropped."""
+    key = (engine or "").lower() or None
+    out: list[str] = []
+    for i in ids:
+        variants = _ENGINE_FLAGS.get(i)
+        picked = i if variants is None else variants.get(key)
+        if picked and picked not in out:
+            out.append(picked)
+    return out
 
 
 def size_text(value_gib: float | None) -> str:
