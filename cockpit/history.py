@@ -7,6 +7,7 @@ history screen and the export read them through here, so both say the same.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 from cockpit.i18n import t
@@ -120,10 +121,24 @@ def describe_target(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     return target
 
 
+def _cells(ch: str) -> int:
+    """Terminal columns of one character (wide CJK characters take two)."""
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
 def short(text: str, width: int = 40) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    """``text`` on one line, cut to ``width`` terminal columns with an ellipsis (a Chinese
+    character counts two columns)."""
     line = " ".join(str(text).split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    if sum(_cells(c) for c in line) <= width:
+        return line
+    out, used = [], 1  # the ellipsis
+    for ch in line:
+        if used + _cells(ch) > width:
+            break
+        out.append(ch)
+        used += _cells(ch)
+    return "".join(out) + "…"
 
 
 def value_text(value: object, lang: str, width: int = 60) -> str:

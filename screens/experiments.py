@@ -112,12 +112,15 @@ class ExperimentsScreen(StepScreen):
         inc = self.ctx.session.incident
         table = self.query_one("#exp-table", DataTable)
         table.clear()
+        # The number, time and result take ~30 columns; the rest is shared out, so the
+        # table never runs past the screen's right edge (the pane shows each row whole).
+        free = max(self.app.size.width - 32, 40)
         for i, exp in enumerate(inc.experiments, 1):
             table.add_row(
                 str(i),
                 fmt_time(exp.at)[11:16],
-                short(exp.variable, 24),
-                short(exp.change_text(), 24),
+                short(exp.variable, free * 2 // 5),
+                short(exp.change_text(), free * 3 // 5),
                 short(exp.after, 12) or t("exp.pending", self.lang),
                 key=exp.id,
             )

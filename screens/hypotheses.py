@@ -25,7 +25,10 @@ from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 STATEMENT_CELL = 48
-"""Characters of the statement shown in the table (the detail pane shows it whole)."""
+"""Columns of the statement shown in the table at least (the pane shows it whole)."""
+STATUS_AND_COUNT = 32
+"""Columns the number, status and evidence count take with their padding and the scroll bar:
+the statement gets the rest of the screen's width."""
 
 
 class HypothesesScreen(StepScreen):
@@ -89,7 +92,7 @@ class HypothesesScreen(StepScreen):
             table.add_row(
                 str(i),
                 t(f"hyp.status.{hyp.status.value}", self.lang),
-                short(hyp.statement, STATEMENT_CELL),
+                short(hyp.statement, max(self.app.size.width - STATUS_AND_COUNT, STATEMENT_CELL)),
                 str(len(hyp.evidence_ids)),
                 key=hyp.id,
             )

@@ -35,11 +35,17 @@ from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.scope import parse_model, parse_scope, unknown_model_keys
 from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
+from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.ui.fields import TextInput
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.table import PlainTable
+
+STATUS_WIDTH = 14
+"""Columns of the status cell (``not available`` is the longest status)."""
+MODE_WIDTH = 6
+"""Columns of the "how" cell (auto / ask)."""
 
 Loader = Callable[[AppContext, str, str], Awaitable[PlaybookData]]
 """``loader(ctx, playbook_id, scope)``; ``scope`` is what the user typed (pods or a job)."""
@@ -131,6 +137,14 @@ class PlaybookScreen(Screen[None]):
             yield Static("", id="pb-status", markup=False)
         yield CockpitFooter()
 
+    def _text_widths(self) -> tuple[int, int]:
+        """Widths of the item and finding columns: the table fits the terminal (80
+        columns too), each cell cut with "…"; the pane under it shows the item whole."""
+        # Two columns of padding per cell, and the scroll bar.
+        free = max(self.app.size.width - STATUS_WIDTH - MODE_WIDTH - 4 * 2 - 2, 24)
+        item = free // 2
+        return item, free - item
+
     def _bind_localized(self, lang: str) -> None:
         """Describe this screen's keys in the footer in the UI language."""
         import dataclasses
@@ -153,15 +167,16 @@ class PlaybookScreen(Screen[None]):
         lang = self.ctx.lang
         self._bind_localized(lang)
         table = self.query_one("#pb-table", DataTable)
-        table.add_column(t("playbook.col.status", lang), key="status", width=14)
-        table.add_column(t("playbook.col.mode", lang), key="mode", width=6)
-        table.add_column(t("playbook.col.item", lang), key="item", width=44)
-        table.add_column(t("playbook.col.finding", lang), key="finding")
+        self.item_width, self.finding_width = self._text_widths()
+        table.add_column(t("playbook.col.status", lang), key="status", width=STATUS_WIDTH)
+        table.add_column(t("playbook.col.mode", lang), key="mode", width=MODE_WIDTH)
+        table.add_column(t("playbook.col.item", lang), key="item", width=self.item_width)
+        table.add_column(t("playbook.col.finding", lang), key="finding", width=self.finding_width)
         for item in self.playbook.items:
             table.add_row(
                 status_text(ItemStatus.OPEN, lang),
                 t(f"playbook.mode.{item.mode}", lang),
-                item.text(lang),
+                short(item.text(lang), self.item_width),
                 "",
                 key=item.id,
             )
@@ -198,7 +213,7 @@ class PlaybookScreen(Screen[None]):
             table.update_cell(
                 item.id, "status", Text(status_text(r.status, lang), style=_STATUS_STYLE[r.status])
             )
-            table.update_cell(item.id, "finding", finding_text(r, lang), update_width=True)
+            table.update_cell(item.id, "finding", short(finding_text(r, lang), self.finding_width))
         self.query_one("#pb-status", Static).update(summary(list(self.results.values()), lang))
         self._show_detail()
 

@@ -45,3 +45,11 @@ def test_playbook_screen_en(snap_compare: Any, tmp_path: Path, pid: str) -> None
 @pytest.mark.parametrize("pid", ["cuda_oom", "pod_pending"])
 def test_playbook_screen_zh(snap_compare: Any, tmp_path: Path, pid: str) -> None:
     assert snap_compare(_app(tmp_path, "zh"), terminal_size=(140, 40), run_before=_opener(pid))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_playbook_items_fit_80_columns(snap_compare: Any, tmp_path: Path, lang: str) -> None:
+    """80×24: every column is on screen, cells cut with "…"; the pane shows the item whole."""
+    assert snap_compare(
+        _app(tmp_path, lang), terminal_size=(80, 24), run_before=_opener("cuda_oom")
+    )
