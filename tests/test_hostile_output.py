@@ -464,3 +464,54 @@ async def test_live_screens_with_hostile_kubernetes_and_nvml(
             seen.append(text)
     assert "\\x1b]52;c;SGFja2Vk\\x07" in seen[0]  # B: the changes
     assert "\\x1b]52;c;SGFja2Vk\\x07" in seen[1]  # E: GPU name, scheduling
+
+
+# -- printed commands -------------------------------------------------------------------
+def test_printed_commands_keep_each_name_one_word(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    from cockpit.analysis.mitigations import mitigations
+    from cockpit.analysis.playbooks.render import fill_command
+    from cockpit.commandline import arg
+    from cockpit.incident import ServiceScope
+    from cockpit.sources.kubernetes import can_i_command
+
+    doc = run_json(capsys, "pending", "--context", "hostile")
+    (analysis,) = doc["analyses"]
+    words = [shlex.split(c, comments=True) for c in analysis["commands"]]
+    assert ["kubectl", "describe", "pod", f"trainer-{HOSTILE}", "-n", "llm"] in words
+    node = f"gpu-b{HOSTILE}"
+    assert ["kubectl", "get", "node", node, "-o", "jsonpath={.status.allocatable}"] in words
+    assert any(f"spec.nodeName={node}" in w for w in words)
+
+    evil = "vllm; curl x|sh"
+    scope = ServiceScope(namespace="llm $(id)", deployment=evil, selector="app=a b")
+    for m in mitigations(scope, node=evil, ingress=evil, record_flags=["-n", "a b"]):
+        for cmd in m.commands:
+            parts = shlex.split(cmd, comments=True)
+            assert ";" not in parts and "sh" not in parts, cmd
+    rollback = next(m for m in mitigations(scope) if m.key == "rollback").commands[1]
+    assert shlex.split(rollback) == [
+        "kubectl",
+        "-n",
+        "llm $(id)",
+        "rollout",
+        "undo",
+        f"deployment/{evil}",
+    ]
+    filled = fill_command(
+        "kubectl -n <namespace> rollout status deployment/<deployment>", "a b", evil
+    )
+    assert shlex.split(filled)[2] == "a b" and shlex.split(filled)[-1] == f"deployment/{evil}"
+    assert shlex.split(can_i_command("list", "pods", "x;y")) == [
+        "kubectl",
+        "auth",
+        "can-i",
+        "list",
+        "pods",
+        "-n",
+        "x;y",
+    ]
+    assert arg("vllm-0") == "vllm-0" and arg("", "pod") == "<pod>" and arg("<pod>") == "<pod>"

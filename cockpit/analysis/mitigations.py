@@ -14,10 +14,9 @@ total on newer ones).
 
 from __future__ import annotations
 
-import shlex
-
 from pydantic import BaseModel
 
+from cockpit.commandline import arg
 from cockpit.incident import ServiceScope
 
 
@@ -34,10 +33,6 @@ class Mitigation(BaseModel):
     key: str
     commands: list[str]
     placeholders: list[str]
-
-
-def _q(value: str, placeholder: str) -> str:
-    return shlex.quote(value) if value else f"<{placeholder}>"
 
 
 def record_flags(
@@ -94,15 +89,15 @@ def mitigations(
         bundle_path: In a replay, the evidence bundle itself: preserving the evidence is
             copying it (there is nothing live to record).
     """
-    ns = _q(scope.namespace, "NAMESPACE")
-    dep = _q(scope.deployment, "DEPLOYMENT")
-    nd = _q(node, "NODE")
-    ing = _q(ingress, "INGRESS")
+    ns = arg(scope.namespace, "NAMESPACE")
+    dep = arg(scope.deployment, "DEPLOYMENT")
+    nd = arg(node, "NODE")
+    ing = arg(ingress, "INGRESS")
     bundle = f"incident-{incident_id or 'evidence'}.jsonl.gz"
-    sel = f" -l {shlex.quote(scope.selector)}" if scope.selector else ""
-    flags = "".join(f" {shlex.quote(f)}" for f in record_flags or [])
+    sel = f" -l {arg(scope.selector)}" if scope.selector else ""
+    flags = "".join(f" {arg(f)}" for f in record_flags or [])
     keep = (
-        f"cp {shlex.quote(bundle_path)} {bundle}"
+        f"cp {arg(bundle_path)} {bundle}"
         if bundle_path
         else f"cockpit record -o {bundle} --window {window}{flags}"
     )

@@ -47,6 +47,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cockpit.commandline import arg, namespace_flag
 from cockpit.i18n import t
 from cockpit.models.kube import (
     DaemonSetLite,
@@ -675,9 +676,9 @@ def reason_findings(msg: SchedulingMessage) -> list[Finding]:
 
 def base_commands(pod: str = "<pod>", namespace: str = "") -> list[str]:
     """The handbook's three commands (seed 000, 场景五), with the pod filled in."""
-    ns = f" -n {namespace}" if namespace else ""
+    ns = namespace_flag(namespace)
     return [
-        f"kubectl describe pod {pod}{ns}",
+        f"kubectl describe pod {arg(pod)}{ns}",
         "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu",
         f"kubectl get events{ns} --sort-by=.lastTimestamp",
     ]
@@ -952,10 +953,11 @@ def _gpu_verdict(msg: SchedulingMessage, ev: PasteEvidence, f: list[Finding], li
 def _class_commands(
     msg: SchedulingMessage, pod: str, namespace: str, gpu_nodes: list[str]
 ) -> list[str]:
-    ns = f" -n {namespace}" if namespace else ""
+    ns = namespace_flag(namespace)
     cmds: list[str] = []
     cls = msg.classes()
-    node = gpu_nodes[0] if gpu_nodes else "<node>"
+    node = arg(gpu_nodes[0] if gpu_nodes else "", "node")
+    pod = arg(pod, "pod")
     if cls & {
         ReasonClass.INSUFFICIENT_GPU,
         ReasonClass.INSUFFICIENT_GPU_SHARED,
@@ -1715,20 +1717,19 @@ def _verdict_and_steps(out: PendingAnalysis, pod: PodLite, st: RowStats) -> None
         bad = st.plugin_bad or gpu_names
         if bad:
             cmds.append(
-                f"kubectl get pods -A -o wide --field-selector spec.nodeName={bad[0]} | grep -i device-plugin"
+                f"kubectl get pods -A -o wide --field-selector spec.nodeName={arg(bad[0])} | grep -i device-plugin"
             )
         cmds.append(
             "journalctl -u kubelet --since '1 hour ago' | grep -i -E 'device|plugin|nvidia'  # on the GPU node"
         )
+    ns = namespace_flag(out.namespace)
     if out.quotas:
-        cmds.append(f"kubectl describe resourcequota -n {out.namespace}")
+        cmds.append(f"kubectl describe resourcequota{ns}")
     if any(g.kind == "PodGroup" for g in out.gangs) or likely.startswith("gang"):
-        cmds.append(f"kubectl get podgroups -n {out.namespace} -o yaml")
-        cmds.append(
-            f"kubectl get pod {out.pod} -n {out.namespace} -o jsonpath='{{.spec.schedulerName}}'"
-        )
+        cmds.append(f"kubectl get podgroups{ns} -o yaml")
+        cmds.append(f"kubectl get pod {arg(out.pod)}{ns} -o jsonpath='{{.spec.schedulerName}}'")
     if any(g.kind == "Workload" for g in out.gangs):
-        cmds.append(f"kubectl get workloads -n {out.namespace}")
+        cmds.append(f"kubectl get workloads{ns}")
     out.commands = list(dict.fromkeys(cmds))
     out.checklist = [
         "kube.check.allocatable",

@@ -15,6 +15,7 @@ from cockpit.collect.base import (
     scope_for,
 )
 from cockpit.collect.signals import collect_summaries, plan
+from cockpit.commandline import namespace_flag
 from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ class DrilldownReport(BaseModel):
 def deploy_command(namespace: str) -> str:
     """The kubectl command that lists the deployments a ``--deployment`` name can be
     checked against: of ``namespace``, or of every namespace when it is unknown."""
-    return f"kubectl get deploy -n {namespace}" if namespace else "kubectl get deploy -A"
+    return (
+        f"kubectl get deploy{namespace_flag(namespace)}" if namespace else "kubectl get deploy -A"
+    )
 
 
 def _no_series(s: SignalSummary) -> bool:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from cockpit.commandline import namespace_flag
 from cockpit.models.kube import (
     AccessCheck,
     Condition,
@@ -105,8 +106,7 @@ def can_i_command(
     res = f"{resource}.{group}" if group else resource
     if subresource:
         res = f"{res}/{subresource}"
-    ns = f" -n {namespace}" if namespace else ""
-    return f"kubectl auth can-i {verb} {res}{ns}"
+    return f"kubectl auth can-i {verb} {res}{namespace_flag(namespace)}"
 
 
 def _verb_from_path(path: str, is_list: bool) -> str:

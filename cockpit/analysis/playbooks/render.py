@@ -7,6 +7,7 @@ from typing import Any
 
 from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus
 from cockpit.analysis.playbooks.spec import Playbook
+from cockpit.commandline import fill
 from cockpit.i18n import catalog, in_both, t
 from cockpit.incident import Evidence, PlaybookItemResult, PlaybookRecord
 
@@ -73,11 +74,7 @@ def fill_command(command: str, namespace: str = "", deployment: str = "") -> str
     """A playbook command with the service's namespace and deployment put in for the
     ``<namespace>`` / ``<deployment>`` placeholders when they are known (else kept, for
     the user to fill)."""
-    if namespace:
-        command = command.replace("<namespace>", namespace)
-    if deployment:
-        command = command.replace("<deployment>", deployment)
-    return command
+    return fill(command, namespace=namespace, deployment=deployment)
 
 
 def evidence_label(ev: CheckEvidence, lang: str) -> str:
