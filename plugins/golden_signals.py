@@ -81,6 +81,7 @@ class GoldenRow(Horizontal, can_focus=True):
     GoldenRow > Sparkline { width: 1fr; min-width: 0; height: 1; }
     GoldenRow > .-failed { color: $error; }
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
+    GoldenRow.-changed > .g-verdict { color: $warning; }
     GoldenRow.-missing > .g-missing { color: $warning; width: 1fr; }
     """
     """The sparkline takes what the fixed columns leave and may shrink to nothing: a
@@ -117,7 +118,13 @@ class GoldenRow(Horizontal, can_focus=True):
             )
         else:
             yield Static(
-                fmt_value(s.now.value, unit_text(s.unit, lang))
+                t(
+                    "metrics.golden.at_least",
+                    lang,
+                    value=fmt_value(s.top_bucket, unit_text(s.unit, lang)),
+                )
+                if s.top_bucket is not None
+                else fmt_value(s.now.value, unit_text(s.unit, lang))
                 if s.now.ok
                 else (s.reason_text(lang) or "—"),
                 classes="g-now",
@@ -131,6 +138,7 @@ class GoldenRow(Horizontal, can_focus=True):
         yield Static(change_text(s), classes="g-delta", markup=False)
         yield Static(t(f"metrics.verdict.{s.verdict}", lang), classes="g-verdict")
         self.set_class(s.verdict == "anomalous", "-anomalous")
+        self.set_class(s.verdict == "changed", "-changed")
         if s.spark:
             # The whole window, compressed to the width left (max per cell, so a spike
             # stays visible); never clipped: see DEFAULT_CSS.
@@ -273,6 +281,11 @@ class GoldenSignalsPanel(Panel):
             rows = self.query_one("#golden-rows", Vertical)
             await rows.remove_children()
             await rows.mount_all([GoldenRow(s, self.lang) for s in data.rows])
+            if any(s.top_bucket is not None for s in data.rows):
+                # "≥" in a narrow cell: say once what it means
+                await rows.mount(
+                    Static(t("metrics.golden.top_bucket_hint", self.lang), classes="hint")
+                )
 
     def render_data(self, data: GoldenSignals) -> None:
         lang = self.lang
@@ -310,23 +323,27 @@ class GoldenSignalsPanel(Panel):
             breach.update(t("metrics.golden.no_breach", lang))
             return
         b = data.breach
-        unit = "ms" if b.signal == "latency_p99" else "%"  # Breach: ms or % (see its docs)
+        unit = "%" if b.signal == "error_ratio" else "ms"  # Breach: ms or % (see its docs)
         name = t(f"metrics.slo_signal.{b.signal}", lang)
         detail = f"{name} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
             t("metrics.golden.derived", lang) if b.derived else ""
         )
-        breach.update(
-            t(
-                "metrics.golden.breach",
-                lang,
-                at=f"{b.at:%Y-%m-%d %H:%M:%S} UTC",
-                signal=name,
-                value=b.value,
-                slo=b.slo,
-                unit=unit,
-                derived=t("metrics.golden.derived", lang) if b.derived else "",
-            )
+        text = t(
+            "metrics.golden.breach",
+            lang,
+            at=f"{(b.crossed_at or b.at):%Y-%m-%d %H:%M:%S} UTC",
+            signal=name,
+            value=b.value,
+            slo=b.slo,
+            unit=unit,
+            derived=t("metrics.golden.derived", lang) if b.derived else "",
         )
+        if b.alert:
+            # The impact cannot start after it was detected: the first alert's time is offered.
+            moved = t("metrics.golden.start_at_alert", lang, name=b.alert, at=f"{b.at:%H:%M:%S}")
+            text += "\n" + moved
+            detail += " · " + moved
+        breach.update(text)
         self.post_message(self.BreachFound(b.at, detail))
 
     def _render_alerts(self, data: GoldenSignals) -> None:

@@ -18,10 +18,18 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
-from cockpit.models.messages import Msg, msg, signal_label, unit_suffix
+from cockpit.models.messages import Msg, msg, signal_label, signal_names, unit_suffix
 from cockpit.models.signals import SIGNALS
 
-Verdict = Literal["anomalous", "normal", "no_data"]
+Verdict = Literal["anomalous", "changed", "normal", "no_data"]
+"""A signal's verdict: ``changed`` is a move of ×:data:`CHANGED_RATIO` or more on the side
+that is not the signal's bad one (it is shown, it decides no layer)."""
+LayerVerdictValue = Literal["anomalous", "normal", "no_data"]
+"""A layer's verdict (a changed signal leaves its layer normal, with the line shown)."""
+
+CHANGED_RATIO = 2.0
+"""A value at ×2 or more (or ×0.5 or less) of its baseline is said to have changed even when
+that side is not the bad one (seed 003 §五: read against the baseline, never hide a move)."""
 
 STAT_QUANTILES: dict[str, float] = {"p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 0.999}
 """Histogram quantile per latency stat. Histograms have no true maximum (metrics_kb.md §7.1):
@@ -86,6 +94,9 @@ SIGNAL_THRESHOLDS: dict[str, Threshold] = {
     "infra.cpu_throttle": Threshold(up=1.0, min_delta=10.0),
     "access.timeouts": Threshold(up=3.0, min_delta=0.5),
     "access.qps": Threshold(up=1.25, down=0.8),
+    # The arrival rate at the engine reads as the gateway's: both sides count (more
+    # requests is a load cause for step F, fewer a symptom).
+    "serving.qps": Threshold(up=1.25, down=0.8),
     "serving.prompt_len": Threshold(up=1.5, down=0.67),
     "serving.output_len": Threshold(up=1.5, down=0.67),
 }
@@ -132,6 +143,13 @@ class SignalSummary(BaseModel):
         at: Evaluation time of ``now``.
         failure_kind: The class of failure of the window query (an ``ErrorKind`` value:
             ``unavailable``, ``timeout``…); empty when it ran (its text is ``now.reason``).
+        slo: The SLO the value is held to (display unit), when it is one of the service's
+            SLIs (:func:`apply_slo`); ``slo_breach_at``: the first sustained breach in the
+            window, if any (then the verdict is ``anomalous``, never ``normal``).
+        top_bucket: For a histogram quantile whose last sample sits in the top (``+Inf``)
+            bucket: the highest finite bound (display unit). The quantile is then only known
+            to be at least this (``histogram_quantile`` returns that bound), and it is shown
+            as ``≥ <bound>, top bucket``.
     """
 
     key: str
@@ -157,6 +175,21 @@ class SignalSummary(BaseModel):
     baseline_spark: list[float] = Field(default_factory=list)
     at: datetime | None = None
     failure_kind: str = ""
+    slo: float | None = None
+    slo_breach_at: datetime | None = None
+    top_bucket: float | None = None
+
+    @property
+    def lower_bound(self) -> bool:
+        """The value is only a lower bound (a quantile in the histogram's top bucket)."""
+        return self.top_bucket is not None
+
+    @property
+    def up(self) -> bool:
+        """Above its baseline (or, with none, over its SLO)."""
+        if self.ratio is not None:
+            return self.ratio > 1.0
+        return self.slo_breach_at is not None
 
     def label(self, lang: str) -> str:
         """Human name with the stat (``TTFT P99``)."""
@@ -170,6 +203,33 @@ class SignalSummary(BaseModel):
         """Set :attr:`reason_msg` and its English rendering :attr:`reason`."""
         self.reason_msg = m
         self.reason = m.text("en")
+
+
+def value_msg(s: SignalSummary) -> Msg:
+    """A signal's value now as every screen shows it: ``620 ms``; for a quantile in the
+    histogram's top bucket the bound it is at least (``≥ 159,200 ms, top bucket``); for no
+    value, why (``evidence.reason.*``)."""
+    u = unit_suffix(s.unit)
+    if s.top_bucket is not None:
+        return msg("evidence.value.lower_bound", value=s.top_bucket, unit=u)
+    if s.now.value is None:
+        return s.reason_msg or msg("evidence.reason.no_data")
+    return msg("evidence.value.plain", value=s.now.value, unit=u)
+
+
+def reading_msg(s: SignalSummary) -> Msg:
+    """One signal's reading as a line: name, value now, change against the baseline and
+    verdict (``TPOT P99 42 ms (×1.67, anomalous)``) — the same numbers and verdict as its
+    row in screens A and C, for the lines of the other screens (D, F, G, playbooks, I)."""
+    change = msg("evidence.value.ratio", ratio=s.ratio) if s.ratio is not None else ""
+    return msg(
+        "evidence.reading",
+        key=s.key,
+        name=signal_names(s.key),
+        value=value_msg(s),
+        change=change,
+        verdict=msg(f"metrics.verdict.{s.verdict}"),
+    )
 
 
 def _single(series: list[Series] | None) -> Series | None:
@@ -220,8 +280,9 @@ def judge_msg(
             "evidence.reason.small_change", unit=u, delta=delta, min_delta=th.min_delta
         )
     if baseline == 0:
-        verdict: Verdict = "anomalous" if th.up is not None and delta > 0 else "normal"
-        return verdict, msg("evidence.reason.change", unit=u, baseline=baseline, now=now)
+        if th.up is not None and delta > 0:
+            return "anomalous", msg("evidence.reason.change", unit=u, baseline=baseline, now=now)
+        return "changed", msg("evidence.reason.changed_from_zero", unit=u, now=now)
     ratio = now / baseline
     if th.up is not None and ratio >= th.up and delta > 0:
         if th.up <= 1.0:
@@ -241,18 +302,23 @@ def judge_msg(
         return "anomalous", msg(
             "evidence.reason.down", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.down
         )
+    # A move of ×2 on the harmless side is shown as changed (a demand drop, a clock rise).
+    changed = ratio >= CHANGED_RATIO or ratio <= 1.0 / CHANGED_RATIO
+    verdict: Verdict = "changed" if changed else "normal"
     if th.ceiling is not None and th.up is None:
         # Only the ceiling decides a rise here (KV cache: full is what hurts, not doubling):
         # say which limit the value is under.
-        return "normal", msg(
-            "evidence.reason.below_ceiling",
+        key = "changed_below_ceiling" if changed else "below_ceiling"
+        return verdict, msg(
+            f"evidence.reason.{key}",
             unit=u,
             baseline=baseline,
             now=now,
             ratio=ratio,
             ceiling=th.ceiling,
         )
-    return "normal", msg("evidence.reason.ratio", unit=u, baseline=baseline, now=now, ratio=ratio)
+    key = "changed" if changed else "ratio"
+    return verdict, msg(f"evidence.reason.{key}", unit=u, baseline=baseline, now=now, ratio=ratio)
 
 
 def summarize(
@@ -382,11 +448,14 @@ class Breach(BaseModel):
 
     Attributes:
         at: First sample time of the breach (UTC).
-        signal: ``latency_p99`` or ``error_ratio``.
+        signal: ``latency_p99``, ``ttft_p99`` or ``error_ratio``.
         value: Value at ``at`` (ms or %).
         slo: The SLO it crossed (ms or %).
         derived: True when the SLO was derived from the baseline (no configured SLO).
         query: The PromQL of the series.
+        alert: When an alert fired before the SLO was crossed: its name, and ``at`` is the
+            alert's time (the impact cannot start after it was detected); ``crossed_at``
+            is then when the SLO was crossed.
     """
 
     at: datetime
@@ -395,6 +464,8 @@ class Breach(BaseModel):
     slo: float
     derived: bool
     query: str = ""
+    alert: str = ""
+    crossed_at: datetime | None = None
 
 
 def derive_slo_p99_ms(configured: float | None, baseline_p99_ms: float | None) -> float | None:
@@ -414,6 +485,46 @@ def derive_slo_error_pct(
     if baseline_pct is None:
         return None
     return max(baseline_pct * 3.0, 1.0)
+
+
+def apply_slo(s: SignalSummary, slo: float | None, *, signal: str, derived: bool) -> Breach | None:
+    """Hold ``s`` to its SLO: a sustained breach in the window (:func:`first_breach`) makes
+    it ``anomalous`` whatever its ratio to the baseline (a signal breaching its SLO is never
+    ``normal`` or ``changed``), with a reason naming the SLO and when it was first crossed.
+
+    Returns:
+        The breach, or ``None`` (``s`` then only records the SLO it is held to).
+    """
+    if slo is None:
+        return None
+    s.slo = slo
+    if not s.spark:
+        return None
+    b = first_breach(
+        s.spark_t,
+        s.spark,
+        slo,
+        signal=signal,
+        derived=derived,
+        query=s.query,
+    )
+    if b is None:
+        return None
+    s.slo_breach_at = b.at
+    if s.verdict != "anomalous":
+        s.verdict = "anomalous"
+        u = unit_suffix(s.unit)
+        s.set_reason(
+            msg(
+                "evidence.reason.slo",
+                unit=u,
+                now=s.now.value if s.now.value is not None else b.value,
+                slo=slo,
+                at=f"{b.at:%H:%M}",
+                peak=max(s.spark),
+            )
+        )
+    return b
 
 
 def first_breach(

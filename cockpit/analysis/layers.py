@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.golden import SignalSummary, Verdict
+from cockpit.analysis.golden import LayerVerdictValue, SignalSummary, judge_msg, reading_msg
 from cockpit.models.messages import Msg, msg, signal_names
 from cockpit.models.signals import LAYERS
 
@@ -39,7 +39,7 @@ class LayerVerdict(BaseModel):
     """
 
     layer: str
-    verdict: Verdict = "no_data"
+    verdict: LayerVerdictValue = "no_data"
     evidence: list[str] = Field(default_factory=list)
     lines: list[str] = Field(default_factory=list)
     line_msgs: list[Msg] = Field(default_factory=list)
@@ -66,11 +66,19 @@ class RuleFinding(BaseModel):
             ``latency_and_throughput``, ``throughput_down_only``.
         status: ``fired`` (conditions met), ``not_fired`` (data says no) or ``no_data``.
         evidence: Summary keys the rule looked at.
+        readings: Those signals' readings as the table shows them (value, change,
+            verdict: :func:`~cockpit.analysis.golden.reading_msg`), so that a rule is read
+            on the numbers beside it.
     """
 
     id: str
     status: Literal["fired", "not_fired", "no_data"]
     evidence: list[str] = Field(default_factory=list)
+    readings: list[Msg] = Field(default_factory=list)
+
+    def line(self, lang: str) -> str:
+        """The rule's readings joined in ``lang`` (empty without any)."""
+        return " · ".join(m.text(lang) for m in self.readings)
 
 
 class Drilldown(BaseModel):
@@ -105,7 +113,11 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
             {f"{s.signal}: {s.reason}" for s in items if s.now.status.value == "unsupported"}
         )
         bad = [s for s in items if s.verdict == "anomalous"]
-        ok = [s for s in items if s.verdict == "normal"]
+        # A changed signal (×2 on its harmless side) is decided and shown first among the
+        # normal ones: it does not make its layer anomalous.
+        ok = [s for s in items if s.verdict == "changed"] + [
+            s for s in items if s.verdict == "normal"
+        ]
         v.signals_total = len({s.signal for s in items})
         v.signals_decided = len({s.signal for s in bad + ok})
         if bad:
@@ -144,6 +156,54 @@ def _find(summaries: list[SignalSummary], keys: Iterable[str]) -> SignalSummary 
         if s is not None and s.verdict != "no_data":
             return s
     return None
+
+
+def signal_row(summaries: list[SignalSummary], signal_id: str) -> SignalSummary | None:
+    """The row that stands for a whole signal in a reading rule: its most departed
+    anomalous stat if any (a rule never calls a signal normal while one of its rows in the
+    table is anomalous), else its P99 (P95, then any decided stat); ``None`` without data.
+    """
+    rows = [s for s in summaries if s.signal == signal_id and s.verdict != "no_data"]
+    bad = [s for s in rows if s.verdict == "anomalous"]
+    if bad:
+        return max(bad, key=_strength)
+    for stat in ("p99", "p95", "avg", "value", "p50", "max"):
+        found = next((s for s in rows if s.stat == stat), None)
+        if found is not None:
+            return found
+    return rows[0] if rows else None
+
+
+def queue_growing(queue: SignalSummary) -> bool | None:
+    """The one definition of "the queue is growing" (seed 003 §二: sustained 100 % GPU
+    with a growing queue is a bottleneck): the waiting requests now are anomalous above
+    their baseline, or anomalous above the window's own first part (a queue that built up
+    inside the window, whatever the baseline), both by the queue's threshold
+    (:data:`~cockpit.analysis.golden.SIGNAL_THRESHOLDS`: ×2 and at least 5 more).
+
+    Returns:
+        ``None`` without a value now.
+    """
+    if queue.now.value is None:
+        return None
+    if queue.verdict == "anomalous" and queue.up:
+        return True
+    early = queue_early(queue)
+    if early is None:
+        return False
+    return judge_msg(queue.signal, queue.now.value, early)[0] == "anomalous"
+
+
+def queue_early(queue: SignalSummary) -> float | None:
+    """Mean of the first 10 minutes of a window (``None`` when the window is shorter than
+    twice that): what :func:`queue_growing` compares the queue now with."""
+    if not queue.spark_t:
+        return None
+    t0 = queue.spark_t[0]
+    if queue.spark_t[-1] - t0 < 1200:
+        return None
+    early = [v for t, v in zip(queue.spark_t, queue.spark, strict=False) if t < t0 + 600]
+    return sum(early) / len(early) if early else None
 
 
 LATENCY_PREFERENCE = ("access.latency", "serving.e2e_latency", "serving.ttft")
@@ -190,8 +250,8 @@ def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
             RuleFinding(id="p50_and_p99", status="no_data"),
         ]
 
-    ttft = _find(summaries, ["serving.ttft:p99", "serving.ttft:p95"])
-    tpot = _find(summaries, ["serving.tpot:p99", "serving.tpot:p95"])
+    ttft = signal_row(summaries, "serving.ttft")
+    tpot = signal_row(summaries, "serving.tpot")
     if ttft and tpot:
         ev = [ttft.key, tpot.key]
         bad_t, bad_p = ttft.verdict == "anomalous", tpot.verdict == "anomalous"
@@ -218,9 +278,9 @@ def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
     if gpu and gpu.window_avg.ok:
         # "Sustained": the windowed value over the recent part, not one instant sample.
         saturated = (gpu.now.value or 0.0) >= GPU_SATURATED_PCT
-        growing = bool(queue and queue.verdict == "anomalous" and (queue.ratio or 0) > 1)
+        growing = bool(queue and queue_growing(queue))
         ev = [gpu.key] + ([queue.key] if queue else [])
-        if queue is None:
+        if queue is None or queue_growing(queue) is None:
             out.append(RuleFinding(id="gpu_saturated_queue", status="no_data", evidence=ev))
         else:
             out.append(
@@ -233,7 +293,9 @@ def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
         out.append(
             RuleFinding(
                 id="gpu_saturated_no_queue",
-                status="fired" if saturated and queue is not None and not growing else "not_fired",
+                status="fired"
+                if saturated and queue is not None and queue_growing(queue) is False
+                else "not_fired",
                 evidence=ev,
             )
         )
@@ -335,6 +397,8 @@ def _lines(chosen: list[SignalSummary]) -> list[Msg]:
 
 def drilldown(summaries: list[SignalSummary]) -> Drilldown:
     """Layer verdicts and reading rules from the step-C summaries."""
-    return Drilldown(
-        layers=layer_verdicts(summaries), rules=reading_rules(summaries), summaries=summaries
-    )
+    rules = reading_rules(summaries)
+    by_key = {s.key: s for s in summaries}
+    for r in rules:
+        r.readings = [reading_msg(by_key[k]) for k in r.evidence if k in by_key]
+    return Drilldown(layers=layer_verdicts(summaries), rules=rules, summaries=summaries)

@@ -15,9 +15,14 @@ from pydantic import BaseModel
 from cockpit.models import Series, from_epoch, to_epoch
 
 DEFAULT_TOLERANCE = 0.2
-"""Relative band around the baseline counted as "back to normal" (±20 %). A project
-default, chosen to sit above the hour-to-hour noise of the worked example's signals;
-configurable per signal."""
+"""Relative band around the baseline counted as "back to normal" (±20 %) for a signal no
+profile knows. A known signal's band is the drilldown's own threshold
+(:func:`band_limit`), so that step I and step C never disagree on what is normal."""
+
+DEMAND_SIGNALS = frozenset({"access.qps", "serving.qps", "serving.prompt_tps"})
+"""Demand: how much the clients ask (requests/s, prompt tokens/s in). Step I shows them as
+context; they never decide a recovery (traffic that has not come back is the clients'
+doing, not the service's; seed 000 step I checks the service's signals)."""
 
 
 class Direction(StrEnum):
@@ -38,8 +43,17 @@ class RecoverySignal(BaseModel):
         baseline: Baseline value (same window one day earlier, or the quiet hours).
         series: Recent samples, covering at least the hold period.
         direction: Which side of the baseline is bad.
-        tolerance: Relative band (0.2 = within 20 % of the baseline on the bad side).
+        tolerance: Relative band (0.2 = within 20 % of the baseline on the bad side), for a
+            signal without ``signal_id``.
         query: PromQL behind the series (kept for the evidence).
+        signal_id: The canonical signal (``access.latency``): its band is the drilldown's
+            threshold (:func:`band_limit`), widened to the baseline's own noise.
+        baseline_noise: The baseline window's 95th-percentile sample on the bad side (its
+            5th for lower-is-worse): a sample no worse than the baseline itself often was
+            is within the band.
+        verdict_now: The signal's verdict now as steps A and C give it: ``anomalous``
+            there is never recovered here.
+        context: Demand (:data:`DEMAND_SIGNALS`): shown, never deciding.
     """
 
     name: str
@@ -50,18 +64,24 @@ class RecoverySignal(BaseModel):
     direction: Direction = Direction.HIGHER_IS_WORSE
     tolerance: float = DEFAULT_TOLERANCE
     query: str = ""
+    signal_id: str = ""
+    baseline_noise: float | None = None
+    verdict_now: str = ""
+    context: bool = False
 
 
 class LineStatus(StrEnum):
-    """Per-signal outcome."""
+    """Per-signal outcome (``context``: demand, shown beside the others, deciding nothing)."""
 
     RECOVERED = "recovered"
     NOT_RECOVERED = "not_recovered"
     NO_DATA = "no_data"
+    CONTEXT = "context"
 
 
 class RecoveryLine(BaseModel):
-    """Outcome for one signal, with the numbers behind it."""
+    """Outcome for one signal, with the numbers behind it (``verdict_now``: the signal's
+    verdict in steps A and C, which the line never contradicts)."""
 
     name: str
     key: str = ""
@@ -73,6 +93,7 @@ class RecoveryLine(BaseModel):
     last: float | None
     worst_in_hold: float | None
     within_since: datetime | None
+    verdict_now: str = ""
 
 
 class RecoveryResult(BaseModel):
@@ -91,15 +112,42 @@ class RecoveryResult(BaseModel):
     lines: list[RecoveryLine]
 
 
-def _limit(sig: RecoverySignal) -> float | None:
+def band_limit(signal_id: str, baseline: float, direction: Direction) -> float:
+    """The worst value a known signal may take and still be judged normal by the
+    drilldown (:func:`cockpit.analysis.golden.judge_msg` with the signal's
+    :class:`~cockpit.analysis.golden.Threshold`): above the baseline by its ``up`` ratio and
+    ``min_delta`` (capped by its ``ceiling``), below it by its ``down`` ratio and
+    ``min_delta``; a side the threshold never judges gets the ratio ×2 of a "changed" value.
+    """
+    from cockpit.analysis.golden import CHANGED_RATIO, threshold_for
+
+    th = threshold_for(signal_id)
+    if direction is Direction.HIGHER_IS_WORSE:
+        ratio = th.up if th.up is not None else CHANGED_RATIO
+        limit = max(baseline * ratio, baseline + th.min_delta)
+        return min(limit, th.ceiling) if th.ceiling is not None else limit
+    ratio = th.down if th.down is not None else 1.0 / CHANGED_RATIO
+    return min(baseline * ratio, baseline - th.min_delta)
+
+
+def limit_of(sig: RecoverySignal) -> float | None:
+    """The band's limit on the bad side (``None`` without a baseline): the drilldown's
+    threshold for a known signal (:func:`band_limit`), else ``tolerance`` around the
+    baseline; widened to ``baseline_noise``."""
     if sig.baseline is None:
         return None
-    if sig.direction is Direction.HIGHER_IS_WORSE:
-        return sig.baseline * (1 + sig.tolerance)
-    return sig.baseline * (1 - sig.tolerance)
+    higher = sig.direction is Direction.HIGHER_IS_WORSE
+    if sig.signal_id:
+        limit = band_limit(sig.signal_id, sig.baseline, sig.direction)
+    else:
+        limit = sig.baseline * (1 + sig.tolerance if higher else 1 - sig.tolerance)
+    if sig.baseline_noise is not None:
+        limit = max(limit, sig.baseline_noise) if higher else min(limit, sig.baseline_noise)
+    return limit
 
 
-def _within(sig: RecoverySignal, value: float, limit: float) -> bool:
+def within(sig: RecoverySignal, value: float, limit: float) -> bool:
+    """``value`` is on the good side of ``limit``."""
     if sig.direction is Direction.HIGHER_IS_WORSE:
         return value <= limit
     return value >= limit
@@ -110,14 +158,16 @@ def check_recovery(
 ) -> RecoveryResult:
     """Check every signal over ``[now - hold, now]``.
 
-    A signal counts as recovered when it has samples in the hold window and all of them are
-    inside the band; its ``within_since`` is the start of the final unbroken in-band run.
+    A signal counts as recovered when it has samples in the hold window, all of them are
+    inside the band, and steps A and C do not call it anomalous now; its ``within_since``
+    is the start of the final unbroken in-band run. Demand signals (``context``) are
+    reported with status ``context`` and decide nothing.
     """
     hold_start = to_epoch(now - timedelta(minutes=hold_minutes))
     end = to_epoch(now)
     lines: list[RecoveryLine] = []
     for sig in signals:
-        limit = _limit(sig)
+        limit = limit_of(sig)
         pts = [s for s in sig.series.samples if s.t <= end and s.v == s.v]
         hold = [s for s in pts if s.t >= hold_start]
         if limit is None or not hold:
@@ -127,7 +177,8 @@ def check_recovery(
                     key=sig.key,
                     unit=sig.unit,
                     direction=sig.direction,
-                    status=LineStatus.NO_DATA,
+                    status=LineStatus.CONTEXT if sig.context else LineStatus.NO_DATA,
+                    verdict_now=sig.verdict_now,
                     baseline=sig.baseline,
                     limit=limit,
                     last=pts[-1].v if pts else None,
@@ -143,18 +194,20 @@ def check_recovery(
         )
         since: float | None = None
         for s in reversed(pts):
-            if _within(sig, s.v, limit):
+            if within(sig, s.v, limit):
                 since = s.t
             else:
                 break
-        ok = all(_within(sig, s.v, limit) for s in hold)
+        ok = all(within(sig, s.v, limit) for s in hold) and sig.verdict_now != "anomalous"
+        status = LineStatus.RECOVERED if ok else LineStatus.NOT_RECOVERED
         lines.append(
             RecoveryLine(
                 name=sig.name,
                 key=sig.key,
                 unit=sig.unit,
                 direction=sig.direction,
-                status=LineStatus.RECOVERED if ok else LineStatus.NOT_RECOVERED,
+                status=LineStatus.CONTEXT if sig.context else status,
+                verdict_now=sig.verdict_now,
                 baseline=sig.baseline,
                 limit=limit,
                 last=pts[-1].v,
@@ -162,13 +215,14 @@ def check_recovery(
                 within_since=from_epoch(since) if since is not None else None,
             )
         )
-    if any(line.status is LineStatus.NO_DATA for line in lines) or not lines:
+    deciding = [line for line in lines if line.status is not LineStatus.CONTEXT]
+    if any(line.status is LineStatus.NO_DATA for line in deciding) or not deciding:
         recovered: bool | None = None
     else:
-        recovered = all(line.status is LineStatus.RECOVERED for line in lines)
+        recovered = all(line.status is LineStatus.RECOVERED for line in deciding)
     recovered_at = None
     if recovered:
-        recovered_at = max(line.within_since for line in lines if line.within_since is not None)
+        recovered_at = max(line.within_since for line in deciding if line.within_since is not None)
     return RecoveryResult(
         recovered=recovered, recovered_at=recovered_at, hold_minutes=hold_minutes, lines=lines
     )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
+from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
@@ -138,7 +139,14 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             for v in dd.drilldown.layers
         ],
         "rules": [
-            {"id": r.id, "status": r.status, "evidence": r.evidence} for r in dd.drilldown.rules
+            {
+                "id": r.id,
+                "status": r.status,
+                "evidence": r.evidence,
+                "readings_msgs": _msgs(r.readings),
+                "readings_text": [m.text(lang) for m in r.readings],
+            }
+            for r in dd.drilldown.rules
         ],
         "signals": [
             {
@@ -158,6 +166,10 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "missing": s.missing,
                 "enable": s.enable,
                 "query": s.query,
+                "slo": s.slo,
+                "slo_breach_at": s.slo_breach_at.isoformat() if s.slo_breach_at else None,
+                "top_bucket": s.top_bucket,
+                "value_text": value_msg(s).text(lang),
             }
             for s in dd.drilldown.summaries
         ],

@@ -78,24 +78,40 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     Raises:
         SourceError: the metric-name listing failed (per-query failures stay per signal).
     """
+    import asyncio
+
+    from cockpit.collect import steps
+    from cockpit.collect.golden import golden_plan
+
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     planned = plan(det, scope, window, SIGNALS, ctx.lang)
-    res = await collect_summaries(runner_for(ctx), planned, window)
+    # Screen A's rows are the same signals: read them, never compute them twice.
+    golden_keys = {p.key for p in golden_plan(det, scope, window, ctx.lang)[0]}
+    rest = [p for p in planned if p.key not in golden_keys]
+    runner = runner_for(ctx)
+    golden, res = await asyncio.gather(
+        steps.golden(ctx, window), collect_summaries(runner, rest, window)
+    )
+    if res.window.baseline != golden.window.baseline:
+        # One fell back to the quiet window and the other did not: one baseline for all.
+        res = await collect_summaries(runner, rest, golden.window, fallback_quiet=False)
+    by_key = {s.key: s for s in golden.rows} | {s.key: s for s in res.summaries}
+    summaries = [by_key[p.key] for p in planned if p.key in by_key]
     pod = scope.get("pod")
-    narrowed = [s for s in res.summaries if pod and 'pod=~"' in s.query]
-    wide = {s.layer for s in res.summaries if pod and s.query and 'pod=~"' not in s.query}
+    narrowed = [s for s in summaries if pod and 'pod=~"' in s.query]
+    wide = {s.layer for s in summaries if pod and s.query and 'pod=~"' not in s.query}
     resolution = ctx.extras.get("metrics.scope")
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
     return DrilldownReport(
-        drilldown=drilldown(res.summaries),
-        window=res.window,
-        baseline_note=res.baseline_note,
-        baseline_from=res.baseline_from,
+        drilldown=drilldown(summaries),
+        window=golden.window,
+        baseline_note=golden.baseline_note,
+        baseline_from=golden.baseline_from,
         profiles=det.profiles,
-        slowest_s=res.slowest_s,
-        queries=res.queries,
+        slowest_s=max(res.slowest_s, golden.slowest_s),
+        queries=res.queries + golden.queries,
         scope=scope,
         not_narrowed=det.unscoped("pod") if scope.get("pod") else [],
         no_pod_matched=bool(narrowed)

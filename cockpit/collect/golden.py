@@ -18,9 +18,9 @@ from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import (
     Breach,
     SignalSummary,
+    apply_slo,
     derive_slo_error_pct,
     derive_slo_p99_ms,
-    first_breach,
 )
 from cockpit.analysis.profiles import Detection
 from cockpit.collect.base import (
@@ -30,11 +30,12 @@ from cockpit.collect.base import (
     runner_for,
     scope_for,
 )
-from cockpit.collect.signals import LATENCY_STATS, collect_summaries, plan
+from cockpit.collect.signals import LATENCY_STATS, PlannedSignal, collect_summaries, plan
 from cockpit.i18n import t
 from cockpit.timeparse import parse_duration
 
 if TYPE_CHECKING:
+    from cockpit.config import ServiceSettings
     from cockpit.context import AppContext
 
 GOLDEN_CHOICES: dict[str, tuple[str, ...]] = {
@@ -62,6 +63,7 @@ class GoldenSignals(BaseModel):
         profiles: Detected profiles.
         alerts: Alerts that fired in the window, earliest first (the first one is the
             offered detection time); ``alerts_error`` when the ALERTS query failed.
+        slowest_s, queries: The slowest of its range queries (s) and how many ran.
     """
 
     rows: list[SignalSummary] = Field(default_factory=list)
@@ -75,6 +77,8 @@ class GoldenSignals(BaseModel):
     slo_error_pct: float | None = None
     slo_derived: bool = False
     profiles: list[str] = Field(default_factory=list)
+    slowest_s: float = 0.0
+    queries: int = 0
 
 
 def choose(det: Detection, choices: tuple[str, ...]) -> str:
@@ -95,6 +99,49 @@ def golden_window(ctx: AppContext, span: str = "2h") -> Window:
     return make_window(ctx.clock.now(), parse_duration(span), kind)  # type: ignore[arg-type]
 
 
+def golden_plan(
+    det: Detection, scope: dict[str, str], window: Window, lang: str
+) -> tuple[list[PlannedSignal], dict[str, str]]:
+    """Screen A's rows: the chosen signal of each :data:`GOLDEN_CHOICES` row (latency with
+    its four stats, or Triton's average), TTFT P99 beside a gateway or end-to-end latency
+    when the engine exports it (its paged SLI), and a "missing" row for a signal no profile
+    defines.
+
+    Returns:
+        ``(planned rows, {row: chosen signal id})``.
+    """
+    chosen = {row: choose(det, ids) for row, ids in GOLDEN_CHOICES.items()}
+    stats: dict[str, tuple[str, ...]] = {chosen["latency"]: LATENCY_STATS}
+    if det.get(chosen["latency"]) is not None and det.signals[chosen["latency"]].spec.average_only:
+        stats[chosen["latency"]] = ("avg",)
+    ids = [chosen[k] for k in ("latency", "qps", "gen_tps", "prompt_tps", "errors", "gpu_util")]
+    ttft = det.get("serving.ttft")
+    if (
+        chosen["latency"] != "serving.ttft"
+        and ttft is not None
+        and ttft.available
+        and ttft.spec.kind == "histogram"
+    ):
+        # The engine's paged SLI beside what users see at the gateway (seed 000 场景四).
+        ids.insert(1, "serving.ttft")
+        stats["serving.ttft"] = ("p99",)
+    planned = plan(det, scope, window, ids, lang, stats)
+    # A signal no profile defines still gets a row that says it is missing.
+    planned_ids = {p.signal for p in planned}
+    for sid in ids:
+        if sid not in planned_ids:
+            planned.append(
+                PlannedSignal(
+                    key=f"{sid}:value",
+                    signal=sid,
+                    stat="value",
+                    missing=[f"({sid})"],
+                    enable=t("evidence.no_profile", lang),
+                )
+            )
+    return planned, chosen
+
+
 async def collect_golden(ctx: AppContext, window: Window | None = None) -> GoldenSignals:
     """Collect screen A's golden signals.
 
@@ -104,27 +151,7 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
     """
     window = window or golden_window(ctx)
     det = await detection_for(ctx, window.end)
-    chosen = {row: choose(det, ids) for row, ids in GOLDEN_CHOICES.items()}
-    stats: dict[str, tuple[str, ...]] = {chosen["latency"]: LATENCY_STATS}
-    if det.get(chosen["latency"]) is not None and det.signals[chosen["latency"]].spec.average_only:
-        stats[chosen["latency"]] = ("avg",)
-    ids = [chosen[k] for k in ("latency", "qps", "gen_tps", "prompt_tps", "errors", "gpu_util")]
-    planned = plan(det, await scope_for(ctx), window, ids, ctx.lang, stats)
-    # A signal no profile defines still gets a row that says it is missing.
-    planned_ids = {p.signal for p in planned}
-    from cockpit.collect.signals import PlannedSignal
-
-    for sid in ids:
-        if sid not in planned_ids:
-            planned.append(
-                PlannedSignal(
-                    key=f"{sid}:value",
-                    signal=sid,
-                    stat="value",
-                    missing=[f"({sid})"],
-                    enable=t("evidence.no_profile", ctx.lang),
-                )
-            )
+    planned, chosen = golden_plan(det, await scope_for(ctx), window, ctx.lang)
     from cockpit.collect.alerts import collect_alerts
     from cockpit.sources.base import SourceError
 
@@ -145,66 +172,68 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
         profiles=det.profiles,
         alerts=fired,
         alerts_error=alerts_error,
+        slowest_s=res.slowest_s,
+        queries=res.queries,
     )
-    svc = ctx.settings.service
-    p99 = next(
-        (
-            s
-            for s in res.summaries
-            if s.stat in ("p99", "avg") and s.layer in ("serving", "access") and s.unit == "ms"
-        ),
-        None,
+    out.slo_p99_ms, out.slo_error_pct, out.slo_derived, out.breach = apply_slos(
+        res.summaries, chosen, ctx.settings.service
     )
-    err = next((s for s in res.summaries if s.signal == chosen["errors"]), None)
-    out.slo_p99_ms = derive_slo_p99_ms(svc.slo_p99_ms, p99.baseline.value if p99 else None)
-    out.slo_error_pct = derive_slo_error_pct(
-        svc.slo_error_ratio, err.baseline.value if err else None
-    )
-    out.slo_derived = svc.slo_p99_ms is None or svc.slo_error_ratio is None
-    out.breach = earliest_breach(
-        p99,
-        err,
-        out.slo_p99_ms,
-        out.slo_error_pct,
-        svc.slo_p99_ms is None,
-        svc.slo_error_ratio is None,
-    )
+    out.breach = offered_start(out.breach, fired)
     return out
 
 
-def earliest_breach(
-    p99: SignalSummary | None,
-    err: SignalSummary | None,
-    slo_ms: float | None,
-    slo_err: float | None,
-    ms_derived: bool,
-    err_derived: bool,
-) -> Breach | None:
-    """The earlier of the first latency-SLO and the first error-SLO breach."""
-    found: list[Breach] = []
-    if p99 is not None and slo_ms is not None and p99.spark:
-        b = first_breach(
-            p99.spark_t,
-            p99.spark,
-            slo_ms,
-            signal="latency_p99",
-            derived=ms_derived,
-            query=p99.query,
+def offered_start(breach: Breach | None, alerts: list[FiredAlert]) -> Breach | None:
+    """The impact start to offer: the first SLO breach, or, when an alert fired before it,
+    that alert's time (the impact cannot start after it was detected; seed 000 step A),
+    with ``alert`` naming it and ``crossed_at`` keeping when the SLO was crossed."""
+    if breach is None or not alerts or alerts[0].first >= breach.at:
+        return breach
+    first = alerts[0]
+    return breach.model_copy(
+        update={"at": first.first, "alert": first.name, "crossed_at": breach.at}
+    )
+
+
+def apply_slos(
+    rows: list[SignalSummary], chosen: dict[str, str], svc: ServiceSettings
+) -> tuple[float | None, float | None, bool, Breach | None]:
+    """Hold the SLIs among ``rows`` to their SLOs (:func:`~cockpit.analysis.golden.apply_slo`):
+    the latency P99 (or Triton's average) to ``svc.slo_p99_ms`` or baseline × 1.5, TTFT P99
+    (the paged SLI of a serving engine) to its own baseline × 1.5, the error ratio to
+    ``svc.slo_error_ratio`` or baseline × 3 (at least 1 %).
+
+    Returns:
+        ``(latency SLO ms, error SLO %, derived, earliest breach)``; ``derived`` is true
+        when either SLO comes from the baseline (none configured).
+    """
+    p99 = next(
+        (
+            s
+            for s in rows
+            if s.signal == chosen["latency"] and s.stat in ("p99", "avg") and s.unit == "ms"
+        ),
+        None,
+    )
+    err = next((s for s in rows if s.signal == chosen["errors"]), None)
+    ttft = next(
+        (s for s in rows if s.key == "serving.ttft:p99" and s is not p99 and s.unit == "ms"),
+        None,
+    )
+    slo_ms = derive_slo_p99_ms(svc.slo_p99_ms, p99.baseline.value if p99 else None)
+    slo_err = derive_slo_error_pct(svc.slo_error_ratio, err.baseline.value if err else None)
+    found: list[Breach | None] = []
+    if p99 is not None:
+        found.append(apply_slo(p99, slo_ms, signal="latency_p99", derived=svc.slo_p99_ms is None))
+    if ttft is not None:
+        slo_ttft = derive_slo_p99_ms(None, ttft.baseline.value)
+        found.append(apply_slo(ttft, slo_ttft, signal="ttft_p99", derived=True))
+    if err is not None:
+        found.append(
+            apply_slo(err, slo_err, signal="error_ratio", derived=svc.slo_error_ratio is None)
         )
-        if b:
-            found.append(b)
-    if err is not None and slo_err is not None and err.spark:
-        b = first_breach(
-            err.spark_t,
-            err.spark,
-            slo_err,
-            signal="error_ratio",
-            derived=err_derived,
-            query=err.query,
-        )
-        if b:
-            found.append(b)
-    return min(found, key=lambda b: b.at) if found else None
+    breaches = [b for b in found if b is not None]
+    derived = svc.slo_p99_ms is None or svc.slo_error_ratio is None
+    return slo_ms, slo_err, derived, min(breaches, key=lambda b: b.at) if breaches else None
 
 
 def breach_time(g: GoldenSignals) -> datetime | None:

@@ -279,9 +279,13 @@ async def _signal(
     return name, sig
 
 
-async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> None:
+async def _metrics(
+    ctx: AppContext, data: PlaybookData, playbook_id: str, service_scope: bool = False
+) -> None:
     """Every signal of the playbook, now and at the baseline offset, all queries at once
-    (the source bounds how many run together; each has its own timeout)."""
+    (the source bounds how many run together; each has its own timeout). With
+    ``service_scope`` (no pods or job named: the service itself) the canonical signals are
+    then read from the drilldown (:func:`_from_drilldown`)."""
     now = ctx.clock.now()
     offset = timedelta(days=7) if ctx.settings.baseline == "7d" else timedelta(days=1)
     pods = [p.meta.name for p in data.pods]
@@ -291,7 +295,45 @@ async def _metrics(ctx: AppContext, data: PlaybookData, playbook_id: str) -> Non
     for name, sig in await asyncio.gather(
         *(_signal(ctx, n, sel, now, offset, profiled.get(n)) for n in names)
     ):
+        if name in PROFILE_SIGNALS:
+            sig.signal_id = PROFILE_SIGNALS[name][0]
         data.metrics[name] = sig
+    if service_scope:
+        await _from_drilldown(ctx, data)
+
+
+_STAT_OF: dict[float | None, tuple[str, ...]] = {
+    0.99: ("p99", "avg"),
+    None: ("value",),
+}
+"""The drilldown stats that are a playbook signal's value (its quantile, or the value; a
+P90 the drilldown does not compute keeps its own query)."""
+
+
+async def _from_drilldown(ctx: AppContext, data: PlaybookData) -> None:
+    """Read the playbook's canonical signals from steps A and C's result for the screens'
+    window (shared, not queried again): the same now, baseline and verdict as every other
+    screen. A signal the drilldown has no value for keeps the playbook's own reading; a
+    failed drilldown leaves them all."""
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+
+    try:
+        dd = await _timed(steps.drilldown(ctx, screen_window(ctx)))
+    except Exception:
+        return
+    rows = {s.key: s for s in dd.drilldown.summaries}
+    for name, sig in data.metrics.items():
+        sid, quantile = PROFILE_SIGNALS.get(name, ("", -1.0))
+        row = next(
+            (rows[f"{sid}:{st}"] for st in _STAT_OF.get(quantile, ()) if f"{sid}:{st}" in rows),
+            None,
+        )
+        if row is None or row.now.value is None:
+            continue
+        sig.now, sig.baseline, sig.query = row.now, row.baseline, row.query
+        sig.verdict = row.verdict
+        sig.baseline_from = "quiet" if dd.window.baseline == "quiet" else ""
 
 
 async def _profiled(
@@ -380,5 +422,5 @@ async def collect_playbook_data(
         if src.metrics is None:
             data.missing["metrics"] = src.missing.get("metrics", "not configured")
         else:
-            await _metrics(ctx, data, playbook_id)
+            await _metrics(ctx, data, playbook_id, service_scope=not pods and not job)
     return data

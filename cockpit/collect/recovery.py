@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from cockpit.analysis.recovery import (
     DEFAULT_TOLERANCE,
+    DEMAND_SIGNALS,
     Direction,
     RecoveryResult,
     RecoverySignal,
@@ -51,46 +52,65 @@ def _direction(row: SignalSummary) -> Direction:
     return Direction.LOWER_IS_WORSE if info.bad == "down" else Direction.HIGHER_IS_WORSE
 
 
-def _left_band(row: SignalSummary, direction: Direction, tolerance: float) -> bool:
-    base = row.baseline.value
-    if base is None or not row.spark:
+def _noise(row: SignalSummary, direction: Direction) -> float | None:
+    """The baseline window's 95th-percentile sample on the bad side (5th for
+    lower-is-worse): how far the baseline itself strayed."""
+    values = sorted(v for v in row.baseline_spark if v == v)
+    if not values:
+        return None
+    i = round(0.95 * (len(values) - 1))
+    return values[i] if direction is Direction.HIGHER_IS_WORSE else values[len(values) - 1 - i]
+
+
+def _left_band(row: SignalSummary, sig: RecoverySignal) -> bool:
+    """The row left its band at some point of the window."""
+    from cockpit.analysis.recovery import limit_of, within
+
+    limit = limit_of(sig)
+    if limit is None or not row.spark:
         return False
-    if direction is Direction.HIGHER_IS_WORSE:
-        return max(row.spark) > base * (1 + tolerance)
-    return min(row.spark) < base * (1 - tolerance)
+    return any(not within(sig, v, limit) for v in row.spark)
 
 
 def signals_from_golden(
     rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE, lang: str = "en"
 ) -> list[RecoverySignal]:
-    """Recovery signals for the golden rows that left their band (see module docstring).
+    """Recovery signals for the golden rows that left their band (see module docstring),
+    each held to the drilldown's threshold and carrying the verdict steps A and C give it;
+    demand rows (requests/s, prompt tokens/s) come along as context.
 
     A row with no data still counts when it has a baseline: no data is not recovery.
     """
+    from cockpit.models.signals import SIGNALS
+
     out: list[RecoverySignal] = []
     for row in rows:
         if any(k in row.signal.split(".")[-1] for k in _SKIP):
             continue
-        direction = _direction(row)
-        if not _left_band(row, direction, tolerance) and row.spark and row.verdict != "anomalous":
-            continue
         if row.baseline.value is None and not row.spark:
             continue
-        name = row.label(lang)
-        out.append(
-            RecoverySignal(
-                name=name,
-                key=row.key,
-                unit=row.unit,
-                baseline=row.baseline.value,
-                series=Series(
-                    samples=[Sample(t=t, v=v) for t, v in zip(row.spark_t, row.spark, strict=False)]
-                ),
-                direction=direction,
-                tolerance=tolerance,
-                query=row.query,
-            )
+        direction = _direction(row)
+        known = row.signal in SIGNALS
+        sig = RecoverySignal(
+            name=row.label(lang),
+            key=row.key,
+            unit=row.unit,
+            baseline=row.baseline.value,
+            series=Series(
+                samples=[Sample(t=t, v=v) for t, v in zip(row.spark_t, row.spark, strict=False)]
+            ),
+            direction=direction,
+            tolerance=tolerance,
+            query=row.query,
+            signal_id=row.signal if known else "",
+            baseline_noise=_noise(row, direction) if known else None,
+            verdict_now=row.verdict,
+            context=row.signal in DEMAND_SIGNALS,
         )
+        quiet = row.spark and row.verdict != "anomalous" and not _left_band(row, sig)
+        if quiet and not sig.context:
+            continue
+        out.append(sig)
     return out
 
 
@@ -103,15 +123,15 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
     """
     import asyncio
 
+    from cockpit.collect import steps
     from cockpit.collect.base import make_window
     from cockpit.collect.drilldown import collect_drilldown
-    from cockpit.collect.golden import collect_golden
 
     span = max(timedelta(hours=2), timedelta(minutes=3 * hold_minutes))
     kind = ctx.settings.baseline if ctx.settings.baseline in ("1d", "7d", "quiet") else "1d"
     window = make_window(ctx.clock.now(), span, kind)  # type: ignore[arg-type]
     golden, drill = await asyncio.gather(
-        collect_golden(ctx, window), collect_drilldown(ctx, window), return_exceptions=True
+        steps.golden(ctx, window), collect_drilldown(ctx, window), return_exceptions=True
     )
     if isinstance(golden, BaseException):
         raise golden

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from collections.abc import Iterable
 from itertools import accumulate
@@ -268,7 +269,7 @@ async def collect_summaries(
             now, base = await result(f"{p.key}/now"), await result(f"{p.key}/base")
             now_series = now.series if now.ok else None
             base_series = base.series if base.ok else None
-        return summarize(
+        out = summarize(
             p.key,
             p.signal,
             p.stat,
@@ -282,6 +283,9 @@ async def collect_summaries(
             baseline_failure=_failure_text(base.failure),
             failure_kind=_failure_kind(now.failure),
         )
+        if p.bucket_query and now.ok:
+            out.top_bucket = top_bucket(grid(now_key, now), p.quantile or 0.99, p.scale)
+        return out
 
     try:
         summaries = list(await asyncio.gather(*(summary(p) for p in planned)))
@@ -415,6 +419,22 @@ def grid_quantile(grid: BucketGrid, q: float, scale: float = 1.0) -> list[Series
         if v is not None:
             samples.append(Sample(t, v * scale))
     return [Series(samples=samples)] if samples else []
+
+
+def top_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
+    """The highest finite bound ``× scale`` when the last point's ``q`` quantile falls in
+    the ``+Inf`` bucket, else ``None``.
+
+    ``histogram_quantile`` answers that bound for such a quantile
+    (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile):
+    the true value is only known to be at least it, and is shown as a lower bound.
+    """
+    if not grid:
+        return None
+    _, les, counts = grid[-1]
+    if len(les) < 2 or not math.isinf(les[-1]) or counts[-1] <= 0:
+        return None
+    return les[-2] * scale if q * counts[-1] > counts[-2] else None
 
 
 def _failure_kind(failure: object) -> str:

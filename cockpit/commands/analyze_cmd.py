@@ -251,6 +251,9 @@ def render_text(
         out.append(
             f"  {mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
         )
+        if r.readings and r.status == "fired":
+            # what a matching rule was read on, as the table shows it
+            out.append(f"      {r.line(lang)}")
     br = report.blast_radius
     out.append("")
     out.append(t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang)))

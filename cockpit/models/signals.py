@@ -49,7 +49,7 @@ SIGNALS: dict[str, SignalInfo] = {
     "serving.ttft": SignalInfo("serving", "latency", "TTFT", "TTFT（首 token 时间）"),
     "serving.tpot": SignalInfo("serving", "latency", "TPOT / ITL", "TPOT（每输出 token 时间）"),
     "serving.queue_time": SignalInfo("serving", "latency", "queue time", "排队时间"),
-    "serving.qps": SignalInfo("serving", "traffic", "QPS", "QPS", "down"),
+    "serving.qps": SignalInfo("serving", "traffic", "QPS", "QPS", "both"),
     "serving.prompt_tps": SignalInfo(
         "serving", "traffic", "prompt tokens/s", "输入 tokens/s", "both"
     ),

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.golden import SignalSummary, value_msg
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import in_both, t
@@ -24,6 +24,8 @@ BASELINES = ("1d", "7d", "quiet")
 def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
     """A cell for ``now``/``instant``/``window_max``/``baseline`` (reason when unknown)."""
     r = getattr(s, which)
+    if which in ("now", "instant") and s.top_bucket is not None:
+        return value_msg(s).text(lang)
     if r.ok:
         v = r.value
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
@@ -135,8 +137,10 @@ class DrilldownView(MetricsView):
         rules = []
         for r in data.drilldown.rules:
             mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[r.status]
+            line = r.line(lang) if r.status == "fired" else ""
             rules.append(
                 f"{mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
+                + (f"\n    {line}" if line else "")
             )
         self.query_one("#dd-rules", Static).update("\n".join(rules))
         table = self.query_one("#dd-table", DataTable)
@@ -146,7 +150,7 @@ class DrilldownView(MetricsView):
                 t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
                 s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                 value_text(s, "now", lang),
-                value_text(s, "instant"),
+                value_text(s, "instant", lang),
                 value_text(s, "window_max"),
                 value_text(s, "baseline"),
                 f"×{s.ratio:.2f}" if s.ratio is not None else "",

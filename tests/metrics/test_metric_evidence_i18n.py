@@ -181,9 +181,13 @@ def test_layer_evidence_and_reasons_in_both_languages() -> None:
     verdict, reason = judge_msg("runtime.kv_cache", 96.0, 60.0, "%")
     assert verdict == "anomalous" and reason.text("en") == "96% ≥ 95%"
     assert reason.text("zh") == "当前 96%，已达上限 95%"
-    # doubling is normal for the KV cache until the limit: the reason names the limit
+    # doubling is not anomalous for the KV cache until the limit, but it is shown as a
+    # change, and the reason names the limit
     verdict, reason = judge_msg("runtime.kv_cache", 90.0, 45.0, "%")
-    assert verdict == "normal" and reason.text("en") == "45% → 90% (×2.00), under the 95% limit"
+    assert verdict == "changed"
+    assert reason.text("en") == "45% → 90% (×2.00: changed ×2 or more, under the 95% limit)"
+    verdict, reason = judge_msg("runtime.kv_cache", 80.0, 45.0, "%")
+    assert verdict == "normal" and reason.text("en") == "45% → 80% (×1.78), under the 95% limit"
 
 
 def test_load_findings_read_as_sentences_with_units() -> None:

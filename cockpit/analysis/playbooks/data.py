@@ -27,6 +27,11 @@ class Signal(BaseModel):
             earlier); ``"quiet"`` when that had no series and the value 2 h before now
             (before the incident window) was used instead.
         query: The PromQL behind ``now``.
+        signal_id: The canonical signal it is (``serving.queue``), when it is one: it is
+            judged with that signal's threshold
+            (:func:`cockpit.analysis.golden.judge_msg`), as in steps C and D.
+        verdict: The verdict steps A and C give it, when ``now`` and ``baseline`` were read
+            from their result (the service's own scope); empty otherwise.
     """
 
     now: Reading
@@ -35,6 +40,24 @@ class Signal(BaseModel):
     per_instance_query: str = ""
     baseline_from: str = ""
     query: str = ""
+    signal_id: str = ""
+    verdict: str = ""
+
+    def worse(self) -> bool | None:
+        """Anomalous on its bad side: the drilldown's verdict when read from it, else the
+        same judgement of ``now`` against ``baseline`` with the signal's threshold; a
+        signal that is not a canonical one is judged as a latency (×1.5). ``None`` without
+        a value or a baseline."""
+        from cockpit.analysis.golden import judge_msg
+
+        now = self.now.value
+        base = self.baseline.value if self.baseline is not None else None
+        if self.verdict:
+            return None if self.verdict == "no_data" else self.verdict == "anomalous"
+        if now is None or base is None:
+            return None
+        verdict, _ = judge_msg(self.signal_id or "serving.e2e_latency", now, base)
+        return verdict == "anomalous"
 
 
 class ModelConfig(BaseModel):

@@ -17,8 +17,9 @@ from cockpit.analysis.playbooks.result import (
 )
 from cockpit.models.messages import fmt_number
 
-# A signal "rose" when now / baseline is at least this (the worked example in seed 003:
-# P99 180 → 620 ms is 3.4×; queue 12 → 85).
+# The prefix-cache hit rate "dropped" at a third less than its baseline (it is no canonical
+# signal with a threshold of its own; the latency threshold ×1.5, inverted). Every other
+# signal is judged with the drilldown's threshold (Signal.worse).
 ROSE = 1.5
 # A replica is "clearly slower" at this multiple of its peers' median (robust cohort
 # rule of the architecture: ratio to the peer median, not a z-score).
@@ -61,9 +62,10 @@ def ttft_queue(data: PlaybookData) -> ItemResult:
         r, e = _rose(data, name)
         if e is not None:
             ev.append(e)
-        if r is not None:
+        sig = data.signal(name)
+        if r is not None and sig is not None:
             compared.append(name)
-            if r >= ROSE:
+            if sig.worse() and r > 1:
                 rose.append(name)
     if not ev:
         return ItemResult(
@@ -236,9 +238,12 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
             finding_key="playbook.finding.no_baseline" if have else "playbook.finding.no_signal",
             evidence=ev,
         )
-    if rt >= ROSE and rp < ROSE:
+    ttft, tpot = data.signal("ttft_p99"), data.signal("tpot_p99")
+    bad_t = bool(ttft and ttft.worse() and rt > 1)
+    bad_p = bool(tpot and tpot.worse() and rp > 1)
+    if bad_t and not bad_p:
         key = "playbook.finding.ttft.rule_queue_prefill"
-    elif rt >= ROSE and rp >= ROSE:
+    elif bad_t and bad_p:
         key = "playbook.finding.ttft.rule_overload"
     else:
         return ItemResult(

@@ -1,0 +1,259 @@
+"""One verdict per signal: the judgement of a value against its baseline, its SLO and its
+histogram's top bucket is made once, and the reading rules, step I's recovery band and
+the playbooks read that same judgement."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from cockpit.analysis.golden import (
+    SignalSummary,
+    apply_slo,
+    judge,
+    judge_msg,
+    reading_msg,
+    summarize,
+    threshold_for,
+    value_msg,
+)
+from cockpit.analysis.layers import drilldown, queue_growing, signal_row
+from cockpit.analysis.playbooks.data import PlaybookData, Signal
+from cockpit.analysis.playbooks.ttft_checks import ttft_queue, ttft_tpot_rule
+from cockpit.analysis.recovery import LineStatus, band_limit, check_recovery
+from cockpit.collect.recovery import signals_from_golden
+from cockpit.collect.signals import bucket_grid, top_bucket
+from cockpit.models import Reading, Sample, Series
+
+T0 = 1_700_000_000.0
+
+
+def series(values: list[float], t0: float = T0, step: float = 60.0) -> list[Series]:
+    return [Series(samples=[Sample(t=t0 + i * step, v=v) for i, v in enumerate(values)])]
+
+
+def summary(key: str, unit: str, now: list[Series], base: list[Series] | None) -> SignalSummary:
+    """:func:`summarize` of ``key`` (``<signal>:<stat>``)."""
+    sid, _, stat = key.partition(":")
+    return summarize(key, sid, stat, unit, now, base)
+
+
+def test_a_move_of_x2_on_the_harmless_side_is_changed_not_normal() -> None:
+    # latency halved: not bad, but not "normal" either
+    assert judge("serving.e2e_latency", 90, 180)[0] == "changed"
+    # KV cache doubled under its 95 % ceiling
+    verdict, reason = judge_msg("runtime.kv_cache", 80.0, 40.0, "%")
+    assert verdict == "changed" and "95%" in reason.text("en")
+    # from nothing to something on a signal that is only bad when it drops
+    assert judge("hardware.sm_clock", 1400, 0)[0] == "changed"
+    # ×1.9 is still normal; the bad side stays anomalous
+    assert judge("serving.e2e_latency", 100, 180)[0] == "normal"
+    assert judge("serving.e2e_latency", 400, 180)[0] == "anomalous"
+    # a changed signal leaves its layer normal but is listed first
+    rows = [
+        summarize(
+            "serving.e2e_latency:p99",
+            "serving.e2e_latency",
+            "p99",
+            "ms",
+            series([90] * 20),
+            series([180] * 20),
+        ),
+        summary("serving.ttft:p99", "ms", series([100] * 20), series([101] * 20)),
+    ]
+    layer = drilldown(rows).layer("serving")
+    assert layer.verdict == "normal" and layer.evidence[0] == "serving.e2e_latency:p99"
+
+
+def test_a_signal_over_its_slo_is_never_normal() -> None:
+    # P99 180 → 250 ms is ×1.39, under the ×1.5 ratio: normal against the baseline …
+    values = [180.0] * 30 + [250.0] * 30
+    row = summary("access.latency:p99", "ms", series(values), series([180.0] * 60))
+    assert row.verdict == "normal"
+    # … but a configured SLO of 200 ms is crossed: anomalous, and the reason says so
+    breach = apply_slo(row, 200.0, signal="latency_p99", derived=False)
+    assert breach is not None and row.verdict == "anomalous"
+    assert row.slo == 200.0 and row.slo_breach_at == breach.at
+    assert breach.at == datetime.fromtimestamp(T0 + 30 * 60, UTC)
+    assert "SLO 200 ms" in row.reason and "SLO 200 ms" in row.reason_text("zh")
+    # the rule that reads it sees the same verdict
+    assert drilldown([row]).layer("access").verdict == "anomalous"
+    # under its SLO, the verdict is the baseline's
+    ok = summary(
+        "access.latency:p99",
+        "ms",
+        series([180.0] * 60),
+        series([180.0] * 60),
+    )
+    assert apply_slo(ok, 200.0, signal="latency_p99", derived=False) is None
+    assert ok.verdict == "normal" and ok.slo == 200.0
+
+
+def test_a_quantile_in_the_top_bucket_is_a_lower_bound() -> None:
+    def buckets(counts: dict[str, float]) -> list[Series]:
+        return [
+            Series(labels={"le": le}, samples=[Sample(t=T0, v=c), Sample(t=T0 + 60, v=c)])
+            for le, c in counts.items()
+        ]
+
+    # 3 % of requests above the 159.2 s top bound: the P99 is beyond it
+    stuck = bucket_grid(buckets({"10": 90.0, "159.2": 97.0, "+Inf": 100.0}))
+    assert top_bucket(stuck, 0.99, 1000.0) == 159_200.0
+    assert top_bucket(stuck, 0.95, 1000.0) is None
+    fine = bucket_grid(buckets({"10": 99.5, "159.2": 100.0, "+Inf": 100.0}))
+    assert top_bucket(fine, 0.99, 1000.0) is None
+    row = summarize(
+        "serving.e2e_latency:p99", "serving.e2e_latency", "p99", "ms", series([159_200.0] * 5), None
+    )
+    row.top_bucket = 159_200.0
+    assert value_msg(row).text("en") == "≥ 159,200 ms, top bucket"
+    assert "≥ 159,200 ms" in value_msg(row).text("zh")
+    assert reading_msg(row).text("en").startswith("end-to-end latency P99 ≥ 159,200 ms, top bucket")
+
+
+def test_reading_rules_read_the_rows_the_table_shows() -> None:
+    base = series([10.0] * 30)
+    rows = [
+        summary("serving.ttft:p99", "ms", series([60.0] * 30), base),
+        # TPOT P99 flat but its P50 is ×1.67: TPOT is not "normal"
+        summary("serving.tpot:p50", "ms", series([16.7] * 30), base),
+        summary("serving.tpot:p99", "ms", series([10.5] * 30), base),
+    ]
+    assert signal_row(rows, "serving.tpot") is rows[1]
+    dd = drilldown(rows)
+    fired = {r.id for r in dd.rules if r.status == "fired"}
+    assert "ttft_and_tpot" in fired and "ttft_not_tpot" not in fired
+    rule = next(r for r in dd.rules if r.id == "ttft_and_tpot")
+    assert rule.evidence == ["serving.ttft:p99", "serving.tpot:p50"]
+    assert "TPOT / ITL P50 16.7 ms (×1.67, anomalous)" in rule.line("en")
+
+
+def test_queue_growing_has_one_definition() -> None:
+    # 1,372 waiting against a baseline of 900 (×1.52: under the ×2 threshold), but it
+    # built up inside the window from 40: growing
+    values = [40.0] * 20 + [600.0] * 20 + [1372.0] * 20
+    q = summary("serving.queue:value", "req", series(values), series([900.0] * 60))
+    assert q.verdict == "normal" and queue_growing(q) is True
+    gpu = summary(
+        "hardware.gpu_util:value",
+        "%",
+        series([99.0] * 60),
+        series([97.0] * 60),
+    )
+    fired = {r.id for r in drilldown([q, gpu]).rules if r.status == "fired"}
+    assert "gpu_saturated_queue" in fired and "gpu_saturated_no_queue" not in fired
+    # a flat queue at its baseline is not growing
+    flat = summary(
+        "serving.queue:value",
+        "req",
+        series([900.0] * 60),
+        series([900.0] * 60),
+    )
+    assert queue_growing(flat) is False
+    fired = {r.id for r in drilldown([flat, gpu]).rules if r.status == "fired"}
+    assert "gpu_saturated_no_queue" in fired
+    # no value now: undecided
+    none = summary("serving.queue:value", "req", [], series([900.0] * 60))
+    assert queue_growing(none) is None
+
+
+NOW = datetime.fromtimestamp(T0 + 59 * 60, UTC)
+
+
+def test_recovery_band_is_the_drilldown_threshold_and_demand_is_context() -> None:
+    # P99 back at 250 ms against a 180 ms baseline: ×1.39, normal for the drilldown
+    # (×1.5), so recovered; a ±20 % band would have said "not recovered"
+    p99 = summary(
+        "access.latency:p99",
+        "ms",
+        series([620.0] * 30 + [250.0] * 30),
+        series([180.0] * 60),
+    )
+    assert p99.verdict == "normal"
+    # QPS still at ×0.7: the clients' demand, not a failure of the service
+    qps = summary(
+        "access.qps:value",
+        "req/s",
+        series([700.0] * 60),
+        series([1000.0] * 60),
+    )
+    assert qps.verdict == "anomalous"
+    sigs = signals_from_golden([p99, qps])
+    res = check_recovery(sigs, NOW, hold_minutes=15)
+    lines = {line.key: line for line in res.lines}
+    assert lines["access.latency:p99"].status is LineStatus.RECOVERED
+    assert lines["access.latency:p99"].limit == band_limit(
+        "access.latency", 180.0, sigs[0].direction
+    )
+    assert lines["access.latency:p99"].limit == 180.0 * threshold_for("access.latency").up  # type: ignore[operator]
+    assert lines["access.qps:value"].status is LineStatus.CONTEXT
+    assert res.recovered is True
+    # a row that A and C call anomalous now is never recovered
+    hot = summary(
+        "access.latency:p99",
+        "ms",
+        series([250.0] * 60),
+        series([180.0] * 60),
+    )
+    apply_slo(hot, 200.0, signal="latency_p99", derived=False)
+    res = check_recovery(signals_from_golden([hot]), NOW, hold_minutes=15)
+    assert res.recovered is False and res.lines[0].verdict_now == "anomalous"
+
+
+def test_recovery_tolerates_the_baseline_noise() -> None:
+    # a baseline that itself swings up to 300 ms (median 180): samples at 260 ms are as
+    # the baseline often was
+    noisy = [180.0, 300.0, 170.0, 290.0, 185.0, 175.0] * 10
+    noisy_row = summary(
+        "access.latency:p99",
+        "ms",
+        series([620.0] * 30 + [265.0] * 30),
+        series(noisy),
+    )
+    [sig] = signals_from_golden([noisy_row])
+    assert sig.baseline_noise is not None and sig.baseline_noise >= 290.0
+    assert check_recovery([sig], NOW, hold_minutes=15).recovered is True
+
+
+def _sig(now: float, base: float, signal_id: str = "", verdict: str = "") -> Signal:
+    return Signal(
+        now=Reading.known(now, "req/s"),
+        baseline=Reading.known(base, "req/s"),
+        signal_id=signal_id,
+        verdict=verdict,
+    )
+
+
+def test_playbook_items_judge_with_the_drilldown_thresholds() -> None:
+    # arrival rate ×1.46: anomalous for the traffic threshold (×1.25) as in step C —
+    # the playbook no longer calls it flat under its own ×1.5
+    assert judge("serving.qps", 1460, 1000)[0] == "anomalous"
+    data = PlaybookData(metrics={"arrival_rate": _sig(1460, 1000, "serving.qps")})
+    item = ttft_queue(data)
+    assert item.status.value == "problem" and "arrival_rate" in item.finding_args["signals"]
+    # read from the drilldown, its verdict is taken as it is
+    data = PlaybookData(metrics={"arrival_rate": _sig(1460, 1000, "serving.qps", "normal")})
+    assert ttft_queue(data).status.value == "ok"
+    # TPOT ×1.67 is anomalous (×1.5): "TTFT and TPOT both worse", not "TPOT normal"
+    data = PlaybookData(
+        metrics={
+            "ttft_p99": _sig(600, 100, "serving.ttft"),
+            "tpot_p99": _sig(16.7, 10, "serving.tpot"),
+        }
+    )
+    assert ttft_tpot_rule(data).finding_key == "playbook.finding.ttft.rule_overload"
+
+
+def test_the_impact_start_is_never_after_the_first_alert() -> None:
+    from cockpit.analysis.alerts import FiredAlert
+    from cockpit.analysis.golden import Breach
+
+    b = Breach(at=NOW, signal="latency_p99", value=300, slo=270, derived=True)
+    first = FiredAlert(name="TTFTHigh", labels={}, first=NOW - timedelta(minutes=5), last=NOW)
+    from cockpit.collect.golden import offered_start
+
+    moved = offered_start(b, [first])
+    assert moved is not None and moved.at == first.first and moved.alert == "TTFTHigh"
+    assert moved.crossed_at == NOW
+    assert offered_start(b, []) == b
+    later = FiredAlert(name="X", labels={}, first=NOW + timedelta(minutes=1), last=NOW)
+    assert offered_start(b, [later]) == b
