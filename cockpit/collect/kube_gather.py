@@ -106,7 +106,7 @@ async def gather_pending(
     requests, daemonsets, pcs = await reqs_t, await ds_t, await pcs_t
     plugin_pods: list[PodLite] | None = None
     if daemonsets:
-        from cockpit.analysis.scheduling import _is_device_plugin
+        from cockpit.analysis.scheduling.nodes import _is_device_plugin
 
         dps = [d for d in daemonsets if _is_device_plugin(d)]
         if dps:
