@@ -1,6 +1,12 @@
 """Paste evidence: on every step, paste a log excerpt, an OOM message, dmesg Xid lines or
 a FailedScheduling event; cockpit says what it is, what it means and what to check next
-(the same engine as ``cockpit explain``), and the finding can be pinned as evidence."""
+(the same engine as ``cockpit explain``), and the finding can be pinned as evidence.
+
+Anything can be pinned: cockpit's own output (``cockpit gpus``, ``pending``, ``changes``,
+``analyze``) is read into its facts (:mod:`cockpit.analysis.cockpit_output`), one pinned
+piece of evidence each; text nothing recognises is pinned as a note, stamped with the
+incident clock. "Pin" explains the text first when it has not been explained yet, and
+every press says what it did."""
 
 from __future__ import annotations
 
@@ -13,14 +19,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
+from cockpit.analysis.cockpit_output import CockpitOutput
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
+from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
 
 EXCERPT_CHARS = 300
 """The longest log line kept in a pinned paste (the postmortem needs the line, not the
 whole paste)."""
+
+
+NOTE_VALUE_CHARS = 120
+"""Columns of a pasted note's first line kept as its value (the note holds the text)."""
+NOTE_CHARS = 2000
+"""The most of an unrecognised paste kept in its note (the rest is cut with "…")."""
 
 
 def _with_excerpt(brief: str, lines: list[str], first_line: int) -> str:
@@ -67,6 +81,10 @@ class PasteScreen(ModalScreen[None]):
         localize_bindings(self, ctx.lang)
         self.step = step
         self.explanation: Any = None
+        self.own: CockpitOutput | None = None
+        """The paste read as cockpit's own output, when it is one."""
+        self._explained: str | None = None
+        """The text the explanation is of (``None``: nothing explained yet)."""
         self._lines: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -77,38 +95,118 @@ class PasteScreen(ModalScreen[None]):
             yield TextArea("", id="paste-text", soft_wrap=False, show_line_numbers=True)
             with Horizontal():
                 yield Button(t("paste.explain", lang), id="paste-explain", variant="primary")
-                yield Button(t("paste.pin", lang), id="paste-pin", disabled=True)
+                yield Button(t("paste.pin", lang), id="paste-pin")
+            yield Static("", id="paste-status", markup=False)
             with VerticalScroll(id="paste-result"):
                 yield Static("", id="paste-output", markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "paste-explain":
-            text = self.query_one("#paste-text", TextArea).text
-            self.query_one("#paste-output", Static).update(t("panel.loading", self.ctx.lang))
-            self.explain(text)
-        elif event.button.id == "paste-pin":
+        text = self.query_one("#paste-text", TextArea).text
+        if event.button.id not in ("paste-explain", "paste-pin"):
+            return
+        if not text.strip():
+            self._say(t("paste.empty", self.ctx.lang), warn=True)
+            return
+        pin = event.button.id == "paste-pin"
+        if pin and text == self._explained:
             self._pin()
+            return
+        self.query_one("#paste-output", Static).update(t("panel.loading", self.ctx.lang))
+        self.explain(text, pin)
+
+    def _say(self, message: str, warn: bool = False) -> None:
+        """What the last press did, on the screen and as a notice."""
+        self.query_one("#paste-status", Static).update(message)
+        self.notify(message, severity="warning" if warn else "information", markup=False)
 
     @work(thread=True, exclusive=True, group="paste-explain")
-    def explain(self, text: str) -> None:
-        """Run the analyzers off the event loop (large pastes take a moment)."""
+    def explain(self, text: str, pin: bool = False) -> None:
+        """Run the analyzers off the event loop (large pastes take a moment); ``pin``:
+        pin what was found once shown."""
+        from cockpit.analysis.cockpit_output import read_cockpit_output
         from cockpit.analysis.explain import explain_text
         from cockpit.analysis.explain_report import to_text
 
+        own = read_cockpit_output(text)
         expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
-        self.app.call_from_thread(self._show, expl, rendered, text)
+        self.app.call_from_thread(self._show, expl, rendered, text, own, pin)
 
-    def _show(self, expl: Any, rendered: str, text: str = "") -> None:
+    def _show(
+        self,
+        expl: Any,
+        rendered: str,
+        text: str = "",
+        own: CockpitOutput | None = None,
+        pin: bool = False,
+    ) -> None:
+        lang = self.ctx.lang
         self.explanation = expl
+        self.own = own
+        self._explained = text
         self._lines = text.splitlines()
+        if own is not None:
+            head = [t("paste.own", lang, command=own.command, n=len(own.facts))]
+            head += [f"  • {f.subject}: {f.value}" for f in own.facts]
+            rendered = "\n".join(head)
+        elif not expl.recognised:
+            rendered = t("paste.as_note", lang) + "\n\n" + rendered
         self.query_one("#paste-output", Static).update(rendered)
-        self.query_one("#paste-pin", Button).disabled = not expl.recognised
+        if pin:
+            self._pin()
 
     def _pin(self) -> None:
-        expl = self.explanation
-        if expl is None or not expl.recognised or self.ctx.session is None:
+        """Pin what the explained text holds: cockpit's facts, explain's findings, or the
+        text itself as a note; say which."""
+        if self.ctx.session is None:
             return
+        if self.own is not None:
+            self._pin_own(self.own)
+        elif self.explanation is not None and self.explanation.recognised:
+            self._pin_findings()
+        else:
+            self._pin_note()
+
+    def _pin_own(self, own: CockpitOutput) -> None:
+        assert self.ctx.session is not None
+        for fact in own.facts:
+            line = self._lines[fact.line - 1].strip() if fact.line <= len(self._lines) else ""
+            self.ctx.session.pin(
+                Evidence(
+                    label=f"cockpit {own.command}: {fact.subject}",
+                    value=fact.value,
+                    at=self.ctx.clock.now(),
+                    source=f"cockpit {own.command}",
+                    step=self.step,
+                    note=f"«{line[:EXCERPT_CHARS]}»" if line else "",
+                    query=f"cockpit {own.command}, line {fact.line}",
+                )
+            )
+        self._say(t("paste.pinned_own", self.ctx.lang, n=len(own.facts), command=own.command))
+
+    def _pin_note(self) -> None:
+        from cockpit.history import short
+
+        assert self.ctx.session is not None
+        text = (self._explained or "").strip()
+        note = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
+        at = self.ctx.clock.now()
+        self.ctx.session.pin(
+            Evidence(
+                label=t("paste.note_label", self.ctx.lang),
+                label_i18n=in_both(lambda lang: t("paste.note_label", lang)),
+                value=short(text.splitlines()[0], NOTE_VALUE_CHARS),
+                at=at,
+                source="user",
+                step=self.step,
+                note=note,
+            )
+        )
+        self._say(t("paste.pinned_note", self.ctx.lang, at=fmt_time(at)))
+
+    def _pin_findings(self) -> None:
+        expl = self.explanation
+        assert self.ctx.session is not None and expl is not None
         from cockpit.analysis.explain_report import to_json
 
         # The finding's title in the UI language ("CUDA 显存不足"), not its kind id.
@@ -126,8 +224,7 @@ class PasteScreen(ModalScreen[None]):
                     query=f"line {f.first_line}" if f.first_line else "",
                 )
             )
-        self.notify(t("paste.pinned", self.ctx.lang, n=len(expl.findings)), markup=False)
-        self.query_one("#paste-pin", Button).disabled = True
+        self._say(t("paste.pinned", self.ctx.lang, n=len(expl.findings)))
 
     def action_close(self) -> None:
         self.dismiss(None)

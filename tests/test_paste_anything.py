@@ -1,0 +1,114 @@
+"""F6 pins anything: cockpit's own outputs (gpus, analyze, changes, pending) are read into
+their facts, in both languages; text nothing recognises is pinned as a note with the time;
+every press says what it did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cockpit.analysis.cockpit_output import read_cockpit_output
+from cockpit.app import CockpitApp
+from cockpit.cli import main
+from cockpit.incident import TimelineKind
+from testkit import make_ctx
+
+
+def output_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    main(list(argv))
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gpus_and_analyze_output_are_read(capsys, lang):
+    gpus = read_cockpit_output(output_of(capsys, "--demo", "--lang", lang, "gpus", "--once"))
+    assert gpus is not None and gpus.command == "gpus"
+    warn = {"en": "WARN", "zh": "注意"}[lang]
+    assert [(f.subject, f.value) for f in gpus.facts] == [
+        (f"GPU {i} (gpu-node-a1)", warn) for i in range(4)
+    ]
+    analyze = read_cockpit_output(output_of(capsys, "--demo", "--lang", lang, "analyze"))
+    assert analyze is not None and analyze.command == "analyze"
+    layers = {f.subject: f.value for f in analyze.facts}
+    serving = {"en": "Serving", "zh": "服务层"}[lang]
+    assert layers[serving] == {"en": "anomalous", "zh": "异常"}[lang]
+    assert len(layers) == 5
+
+
+def test_pending_and_changes_output_are_read(kubeconfig: Path, capsys, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    pending = read_cockpit_output(
+        output_of(capsys, "pending", "gpu-test", "--context", "pend-01", "--lang", "zh")
+    )
+    assert pending is not None and pending.command == "pending"
+    assert pending.facts[0].subject == "llm/gpu-test"
+    assert pending.facts[0].value == "1 个节点 GPU 不足（nvidia.com/gpu）"
+    changes = read_cockpit_output(
+        output_of(
+            capsys,
+            "changes",
+            "--context",
+            "rollout",
+            "--until",
+            "2026-03-10T12:30:00Z",
+            "--lang",
+            "en",
+        )
+    )
+    assert changes is not None and changes.command == "changes"
+    assert any("[rollout]" in f.subject for f in changes.facts)
+
+
+def test_other_text_is_not_taken_for_cockpit_output():
+    assert read_cockpit_output("GPU 0 looks hot, util 98%\nnode gpu-7") is None
+    assert read_cockpit_output("") is None
+
+
+async def paste(pilot, app, text, button):
+    screen = app.screen
+    screen.query_one("#paste-text").text = text
+    screen.query_one(f"#{button}").press()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return str(screen.query_one("#paste-status").render())
+
+
+@pytest.fixture
+def gpus_text(capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``cockpit gpus --once`` prints on the demo (run outside the test's loop)."""
+    return output_of(capsys, "--demo", "--lang", "en", "gpus", "--once")
+
+
+async def test_f6_pins_a_note_cockpit_output_and_says_so(tmp_path, gpus_text):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("f6")
+        await pilot.pause()
+        # Pin on nothing says so instead of doing nothing.
+        assert "Paste some text" in await paste(pilot, app, "  ", "paste-pin")
+        assert ctx.session.incident.evidence == []
+        # Text nothing recognises: pinned as a note, stamped, on the timeline. Pin
+        # explains it first when it was not explained.
+        said = await paste(
+            pilot, app, "checked the LB dashboard: nothing odd\nsecond line", "paste-pin"
+        )
+        assert "Pinned as a note" in said
+        (note,) = ctx.session.incident.evidence
+        assert note.label == "Pasted note" and note.value == "checked the LB dashboard: nothing odd"
+        assert note.note.endswith("second line") and note.at == ctx.clock.now()
+        assert note.step == "C"
+        assert any(e.kind is TimelineKind.EVIDENCE for e in ctx.session.incident.timeline)
+        # cockpit's own output: explained as such, each fact pinned.
+        await paste(pilot, app, gpus_text, "paste-explain")
+        assert "output of cockpit gpus" in str(app.screen.query_one("#paste-output").render())
+        said = await paste(pilot, app, gpus_text, "paste-pin")
+        assert said == "Pinned 4 facts of cockpit gpus."
+    facts = [e for e in ctx.session.incident.evidence if e.source == "cockpit gpus"]
+    assert [(e.label, e.value) for e in facts] == [
+        (f"cockpit gpus: GPU {i} (gpu-node-a1)", "WARN") for i in range(4)
+    ]
+    assert facts[0].note.startswith("«0    H100")
