@@ -149,6 +149,11 @@ class BlastRadius(BaseModel):
         line_msgs: The same lines as messages (``evidence.blast.*``) for the UI's language.
         max_z_note: The √(n−1) bound for the largest peer group, as a reminder (English).
         max_z_msg: The same as a message.
+        cohort_kind: The cohort E should compare the suspect with (``previous_revision``
+            when the scope is one revision: its pod against the other revision's), else
+            empty (E's default for the suspect's kind).
+        revisions: ``{revision: pods}`` that served in the window (from the inventory and
+            the per-pod series); "one revision" needs two or more of them.
     """
 
     scope: Scope = "unknown"
@@ -160,6 +165,8 @@ class BlastRadius(BaseModel):
     line_msgs: list[Msg] = Field(default_factory=list)
     max_z_note: str = ""
     max_z_msg: Msg | None = None
+    cohort_kind: str = ""
+    revisions: dict[str, int] = Field(default_factory=dict)
 
     def add_line(self, m: Msg) -> None:
         """Append an evidence line (message and its English rendering)."""
@@ -223,21 +230,39 @@ def _revision_scope(b: Breakdown) -> str:
     if len(revs) < 2:
         return ""
     bad = _bad_direction(b.signal)
+    down: list[str] = []
     for rev, vals in revs.items():
         others = [v for r, vs in revs.items() if r != rev for v in vs]
         m, o = median(vals), median(others)
         if m is None or o is None or o == 0:
             continue
         ratio = m / o
-        if (bad != "down" and ratio >= OUTLIER_RATIO) or (
-            bad != "up" and ratio <= 1 / OUTLIER_RATIO
-        ):
+        if bad != "down" and ratio >= OUTLIER_RATIO:
             return rev
-    return ""
+        if bad != "up" and ratio <= 1 / OUTLIER_RATIO:
+            down.append(rev)
+    # Where both sides are bad, the revision that rose is named before the one that
+    # (by contrast) looks low.
+    return down[0] if down else ""
+
+
+def revisions_served(inv: Inventory, breakdowns: Iterable[Breakdown] = ()) -> dict[str, int]:
+    """``{revision: number of pods}`` of the pods known in the window (the inventory's
+    ReplicaSets, and the revision labels of the per-pod series), by name."""
+    pods: dict[str, str] = {p.pod: p.revision for p in inv.pods.values() if p.revision}
+    for b in breakdowns:
+        for v in b.values:
+            if v.revision and v.pod:
+                pods.setdefault(v.pod, v.revision)
+    out: dict[str, int] = {}
+    for rev in pods.values():
+        out[rev] = out.get(rev, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
-    """The scope one anomalous signal points to."""
+    """The scope one anomalous signal points to. "One revision" needs two or more
+    revisions serving in the window (with one, all replicas of it are everything)."""
     res = SignalScope(key=b.key, scope="unknown", entities=len(b.values))
     if len(b.values) < 3:
         res.set_note(msg("evidence.scope.too_few", n=len(b.values)))
@@ -270,7 +295,7 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
         revs = {o.revision for o in outs}
         if len(pools) == 1 and "" not in pools:
             res.scope = "node_pool"
-        elif len(revs) == 1 and "" not in revs:
+        elif len(revs) == 1 and "" not in revs and len(revisions_served(inv, [b])) >= 2:
             res.scope = "revision"
         else:
             res.scope = "everything"
@@ -294,9 +319,28 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
     """
     bs = list(breakdowns)
     per = [signal_scope(b, inv) for b in bs if b.values]
-    br = BlastRadius(per_signal=per)
+    br = BlastRadius(per_signal=per, revisions=revisions_served(inv, bs))
     if not per:
         br.add_line(msg("evidence.blast.no_entity_data"))
+        return br
+    unhealthy = unhealthy_pods(bs)
+    pods = {v.pod or v.entity for b in bs for v in b.values if v.kind == "pod"} | set(inv.pods)
+    if unhealthy and len(unhealthy) * 2 < max(len(pods), 1):
+        # A crash-looping or not-ready replica is the suspect before the replicas that
+        # absorbed its traffic (their queues and latencies are the outliers then).
+        pod, (what, value) = next(iter(unhealthy.items()))
+        br.scope, br.propose = "single_instance", "E"
+        br.suspect, br.suspect_kind = pod, "pod"
+        br.add_line(
+            msg(
+                "evidence.blast.unhealthy",
+                pod=pod,
+                name=signal_names(what),
+                value=value,
+                others=", ".join(sorted(p for p in unhealthy if p != pod)) or "-",
+            )
+        )
+        _explain_others(br, per, "single_instance", "evidence.blast.differs_unhealthy")
         return br
     counts: dict[str, int] = {}
     for s in per:
@@ -307,12 +351,16 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
     scope = min(counts, key=lambda k: (-counts[k], SCOPE_ORDER.index(k)))  # type: ignore[arg-type]
     gpu_outs = [o for s in per if s.scope == "single_gpu" for o in s.outliers]
     pod_outs = [o for s in per if s.scope == "single_instance" for o in s.outliers]
+    why = "evidence.blast.differs"
     if gpu_outs and pod_outs:
         gpu = gpu_outs[0]
         if any(inv.gpu_pod.get(gpu.entity, gpu.pod) == (p.pod or p.entity) for p in pod_outs):
             scope = "single_gpu"
+            why = "evidence.blast.differs_gpu_pod"
     br.scope = scope  # type: ignore[assignment]
-    br.propose = "E" if scope in ("single_gpu", "single_instance", "single_node") else "F"
+    br.propose = (
+        "E" if scope in ("single_gpu", "single_instance", "single_node", "revision") else "F"
+    )
     chosen = [o for s in per if s.scope == scope for o in s.outliers]
     if scope == "single_gpu" and gpu_outs:
         br.suspect, br.suspect_kind = gpu_outs[0].entity, "gpu"
@@ -320,6 +368,31 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         br.suspect, br.suspect_kind = chosen[0].pod or chosen[0].entity, "pod"
     elif scope == "single_node" and chosen:
         br.suspect, br.suspect_kind = chosen[0].node, "node"
+    elif scope == "revision":
+        # E against the previous revision: a pod of the suspect revision is compared with
+        # the other revision's pods.
+        rev = next(
+            (
+                s.note_msg.args.get("revision", "")
+                for s in per
+                if s.scope == "revision" and s.note_msg is not None
+            ),
+            "",
+        ) or next((o.revision for o in chosen if o.revision), "")
+        pod = next((p.pod for p in inv.pods.values() if p.revision == rev), "") or next(
+            (v.pod for b in bs for v in b.values if v.revision == rev and v.pod), ""
+        )
+        if pod:
+            br.suspect, br.suspect_kind, br.cohort_kind = pod, "pod", "previous_revision"
+        else:
+            br.propose = "F"
+        br.add_line(
+            msg(
+                "evidence.blast.revisions",
+                revision=str(rev),
+                revisions=", ".join(f"{r} ({n})" for r, n in br.revisions.items()),
+            )
+        )
     units = {b.key: b.unit for b in bs}
     quiet: dict[tuple[str, int, str], tuple[Msg, list[str]]] = {}
     for s in per:
@@ -367,8 +440,47 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
                 scope=msg(f"metrics.scope.{scope_id}"),
             )
         )
+    _explain_others(br, per, scope, why)
     n = max((s.entities for s in per), default=0)
     if n > 1:
         br.max_z_msg = msg("evidence.blast.max_z", n=n, bound=max_z(n))
         br.max_z_note = br.max_z_msg.text("en")
     return br
+
+
+UNHEALTHY_SIGNALS = ("infra.restarts", "infra.not_ready")
+"""Per-pod signals that mark a replica as failing itself (restarts in the window, not
+ready), rather than slowed by the load it absorbed."""
+
+
+def unhealthy_pods(breakdowns: Iterable[Breakdown]) -> dict[str, tuple[str, float]]:
+    """``{pod: (signal key, value)}`` of the pods that restarted or were not ready in the
+    window (≥ 0.5: the thresholds of those signals), the worst first."""
+    found: dict[str, tuple[str, float]] = {}
+    for b in breakdowns:
+        if b.signal not in UNHEALTHY_SIGNALS:
+            continue
+        for v in b.values:
+            pod = v.pod or v.entity
+            if v.value >= 0.5 and v.value > found.get(pod, ("", 0.0))[1]:
+                found[pod] = (b.key, v.value)
+    return dict(sorted(found.items(), key=lambda kv: -kv[1][1]))
+
+
+def _explain_others(br: BlastRadius, per: list[SignalScope], scope: str, why: str) -> None:
+    """State, with the message ``why``, why the headline differs from signals that point
+    elsewhere (the headline and the per-signal lines never disagree silently)."""
+    others: dict[str, list[str]] = {}
+    for s in per:
+        if s.scope not in (scope, "unknown"):
+            others.setdefault(s.scope, []).append(s.key)
+    for other, keys in others.items():
+        br.add_line(
+            msg(
+                why,
+                keys=", ".join(keys),
+                names=signal_names(*keys),
+                scope=msg(f"metrics.scope.{other}"),
+                headline=msg(f"metrics.scope.{scope}"),
+            )
+        )

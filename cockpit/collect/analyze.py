@@ -77,7 +77,13 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         br = access_only()
     cohort = None
     if br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
-        cdef = auto_cohort(br.suspect, br.suspect_kind, bset.inventory, bset.breakdowns)  # type: ignore[arg-type]
+        cdef = auto_cohort(
+            br.suspect,
+            br.suspect_kind,  # type: ignore[arg-type]
+            bset.inventory,
+            bset.breakdowns,
+            "previous_revision" if br.cohort_kind == "previous_revision" else None,
+        )
         cohort = compare(cdef, bset.breakdowns, bset.inventory)
     return AnalyzeReport(
         drilldown=dd,
@@ -186,6 +192,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             else None,
             "note_args": _args(report.blast_radius.max_z_msg),
             "evidence_text": report.blast_radius.lines_text(lang),
+            "cohort_kind": report.blast_radius.cohort_kind,
+            "revisions": report.blast_radius.revisions,
         },
         "cohort": None
         if report.cohort is None

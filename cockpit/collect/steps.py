@@ -76,6 +76,7 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
         br = access_only()
     if br.suspect:
         ctx.extras["metrics.suspect"] = (br.suspect, br.suspect_kind)
+        ctx.extras["metrics.cohort_kind"] = br.cohort_kind
     queried = [s for s in dd.drilldown.summaries if s.query]
     failed = [s for s in queried if s.failure_kind]
     failed_split = [b for b in used if b.failure]
@@ -107,6 +108,9 @@ async def cohort(
                 return None
             chosen = (res.blast_radius.suspect, res.blast_radius.suspect_kind)
         suspect = chosen
+        if kind is None and ctx.extras.get("metrics.cohort_kind"):
+            # D concluded "one revision": E compares with the previous revision.
+            kind = ctx.extras["metrics.cohort_kind"]
     bset = await breakdowns(ctx, window)
     name, skind = suspect
     sk: Literal["pod", "gpu", "node"] = (
