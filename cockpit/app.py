@@ -168,14 +168,14 @@ class CockpitApp(App[None]):
         self.ctx = ctx
         assert ctx.session is not None
         for line in [
-            *ctx.extras.get("config_warnings", []),
-            *bundle_warnings(ctx.extras.get("bundle_meta"), ctx.lang),
+            *ctx.warnings,
+            *bundle_warnings(ctx.bundle_meta, ctx.lang),
             *ctx.session.store.warning_texts(ctx.lang),
         ]:
             self.notify(line, severity="warning", timeout=15, markup=False)
-        if "panels" not in ctx.extras:
-            ctx.extras["panels"] = load_panels()
-        for item in ctx.extras["panels"]:
+        if ctx.panels is None:
+            ctx.panels = load_panels()
+        for item in ctx.panels:
             if item.error:
                 self.notify(
                     f"panel {item.name}: {item.error}", severity="warning", timeout=10, markup=False
@@ -403,12 +403,12 @@ class CockpitApp(App[None]):
 
     def _keep_drafts(self) -> None:
         """Text typed but not yet added (an error sample, a hypothesis) in the step
-        screens about to be rebuilt: kept in ``ctx.extras["drafts"]`` by step and field
+        screens about to be rebuilt: kept in ``ctx.drafts`` by step and field
         id, and put back when the step is built again (see ``StepScreen.on_mount``)."""
         from textual.widgets import Input, TextArea
 
         assert self.ctx is not None
-        drafts: dict[str, dict[str, str]] = self.ctx.extras.setdefault("drafts", {})
+        drafts = self.ctx.drafts
         for name in self._installed:
             screen = self.get_screen(name)
             step = str(getattr(screen, "STEP", ""))
@@ -487,8 +487,7 @@ class CockpitApp(App[None]):
             return
         from cockpit.screens.playbook import PlaybookScreen
 
-        loader = self.ctx.extras.get("playbook_loader")
-        self.push_screen(PlaybookScreen(self.ctx, playbook_id, loader=loader))
+        self.push_screen(PlaybookScreen(self.ctx, playbook_id, loader=self.ctx.playbook_loader))
 
     # -- incident changes -----------------------------------------------------------------------
     def _incident_changed(self, incident: Incident) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from cockpit.flow import Branch
 from cockpit.models import utcnow
 
 SCHEMA_VERSION = 2
@@ -137,6 +138,33 @@ class Evidence(_Model):
                 "note": self.note_i18n.get(lang, self.note),
             }
         )
+
+
+class Mode(StrEnum):
+    """Where an incident's data comes from."""
+
+    LIVE = "live"
+    REPLAY = "replay"
+    DEMO = "demo"
+    RECORD = "record"
+    """``cockpit record``: a headless run teeing the live sources into a bundle."""
+
+
+class IncidentStatus(StrEnum):
+    """Whether an incident is still being worked on."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class ItemStatus(StrEnum):
+    """Outcome of one playbook checklist item."""
+
+    OK = "ok"
+    PROBLEM = "problem"
+    OPEN = "open"
+    NA = "n/a"
+    NOT_AVAILABLE = "not_available"
 
 
 class TimelineKind(StrEnum):
@@ -288,7 +316,7 @@ class PlaybookItemResult(_Model):
     """One checklist item of a scenario playbook, checked automatically or by the user."""
 
     item: str
-    status: str = "open"  # open | ok | problem | n/a | not_available
+    status: ItemStatus = ItemStatus.OPEN
     finding: str = ""
     evidence_ids: list[str] = Field(default_factory=list)
 
@@ -350,10 +378,10 @@ class Incident(_Model):
     schema_version: int = SCHEMA_VERSION
     id: str = Field(default_factory=lambda: new_id("inc-"))
     title: str = ""
-    status: str = "open"  # open | closed
+    status: IncidentStatus = IncidentStatus.OPEN
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
-    mode: str = "live"  # live | replay | demo
+    mode: Mode = Mode.LIVE
     bundle: str = ""
     """The evidence bundle a replay incident was opened on (``--resume`` reopens it)."""
     lang: str = "zh"
@@ -380,7 +408,8 @@ class Incident(_Model):
 
     path: list[str] = Field(default_factory=list)
     current_step: str = "A"
-    scope_branch: str = ""  # "" | single | shared (the answer at D)
+    scope_branch: Branch | Literal[""] = ""
+    """The answer at D (single instance/node or shared); empty until answered."""
     scope_verdict: str = ""
     step_notes: dict[str, str] = Field(default_factory=dict)
     alert_rule: str = ""

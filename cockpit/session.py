@@ -13,10 +13,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from cockpit.flow import Branch
 from cockpit.incident import (
     ActionItem,
     Change,
@@ -28,6 +29,7 @@ from cockpit.incident import (
     Hypothesis,
     HypothesisStatus,
     Incident,
+    IncidentStatus,
     PlaybookRecord,
     TimelineEntry,
     TimelineKind,
@@ -766,7 +768,7 @@ class IncidentSession:
         elif target.startswith("notes."):
             self.set_step_note(target.removeprefix("notes."), str(old or ""))
         elif target == "scope_branch":
-            self.set_branch(str(old or ""))
+            self.set_branch(Branch(str(old)) if old else "")
         elif target.startswith("changes/"):
             change_id = target.removeprefix("changes/").removesuffix(".suspect")
             self.mark_suspect(change_id, bool(old))
@@ -808,7 +810,7 @@ class IncidentSession:
             self.incident.path.append(step_id)
         self.save()
 
-    def set_branch(self, branch: str, verdict: str = "") -> None:
+    def set_branch(self, branch: Branch | Literal[""], verdict: str = "") -> None:
         """Record the answer at D (``single`` or ``shared``) and the verdict behind it."""
         self._record("scope_branch", self.incident.scope_branch, branch)
         self.incident.scope_branch = branch
@@ -862,5 +864,5 @@ class IncidentSession:
 
     def close(self) -> None:
         """Mark the incident closed."""
-        self.incident.status = "closed"
+        self.incident.status = IncidentStatus.CLOSED
         self.save()

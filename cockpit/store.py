@@ -53,7 +53,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cockpit.i18n import t
-from cockpit.incident import SCHEMA_VERSION, Incident
+from cockpit.incident import SCHEMA_VERSION, Incident, IncidentStatus
 
 log = logging.getLogger(__name__)
 
@@ -737,7 +737,7 @@ class IncidentStore:
     def latest_open(self) -> Incident | None:
         """The most recently updated incident whose status is ``open``."""
         for _, inc in self.list():
-            if isinstance(inc, Incident) and inc.status == "open":
+            if isinstance(inc, Incident) and inc.status is IncidentStatus.OPEN:
                 return inc
         return None
 

@@ -14,6 +14,7 @@ from typing import Any
 from cockpit.clock import Clock
 from cockpit.config import Settings, load_settings
 from cockpit.context import AppContext
+from cockpit.incident import Mode
 from cockpit.models.messages import msg
 from cockpit.sources.base import Sources
 
@@ -94,13 +95,13 @@ def demo_bundle_path() -> Path:
     return Path(str(resources.files("cockpit.scenarios") / "demo.jsonl.gz"))
 
 
-def mode_of(args: argparse.Namespace) -> str:
-    """``demo``, ``replay`` or ``live``."""
+def mode_of(args: argparse.Namespace) -> Mode:
+    """Demo, replay or live, from ``--demo`` and ``--replay``."""
     if getattr(args, "demo", False):
-        return "demo"
+        return Mode.DEMO
     if getattr(args, "replay", None):
-        return "replay"
-    return "live"
+        return Mode.REPLAY
+    return Mode.LIVE
 
 
 def _at_clock(args: argparse.Namespace, now: Any) -> Clock | None:
@@ -131,10 +132,10 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
     """
     mode = mode_of(args)
     sources = Sources()
-    if mode in ("demo", "replay"):
+    if mode in (Mode.DEMO, Mode.REPLAY):
         from cockpit.sources.bundle import BundleError, open_replay
 
-        path = demo_bundle_path() if mode == "demo" else Path(args.replay)
+        path = demo_bundle_path() if mode is Mode.DEMO else Path(args.replay)
         try:
             replay = open_replay(path)
         except (OSError, BundleError, ValueError) as exc:
@@ -222,7 +223,7 @@ def open_session(
                 model=svc.model,
             )
             incident = Incident(mode=mode, lang=lang, service=scope)
-            if mode == "demo":
+            if mode is Mode.DEMO:
                 incident.title = (
                     "演示：晚高峰 P99 延迟升高"
                     if lang == "zh"
@@ -232,7 +233,7 @@ def open_session(
         raise BootError(exc.message(lang)) from exc
     except FileNotFoundError as exc:
         raise BootError(t("boot.no_incident", lang, id=resume, dir=str(store.root))) from exc
-    if mode == "replay" and not resume and getattr(args, "replay", None):
+    if mode is Mode.REPLAY and not resume and getattr(args, "replay", None):
         incident.bundle = str(Path(args.replay).resolve())
     # The first save is synchronous even for the TUI, so an unwritable state directory is
     # reported before anything is typed into an incident that could not be kept.
@@ -266,9 +267,9 @@ def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Names
     if incident is None:
         return args
     new = argparse.Namespace(**vars(args))
-    if incident.mode == "demo":
+    if incident.mode is Mode.DEMO:
         new.demo = True
-    elif incident.mode == "replay":
+    elif incident.mode is Mode.REPLAY:
         if not incident.bundle or not Path(incident.bundle).exists():
             raise BootError(
                 f"incident {incident.id} was opened on the evidence bundle "
@@ -335,12 +336,12 @@ def build_context(
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
     # Read here, off the UI's event loop; a command prints them, the TUI shows them as
     # notices once it runs.
-    ctx.extras["config_warnings"] = config_warnings(lang)
+    ctx.warnings = config_warnings(lang)
     if not background:
-        for line in ctx.extras["config_warnings"]:
+        for line in ctx.warnings:
             print(line, file=sys.stderr)
     if meta is not None:
-        ctx.extras["bundle_meta"] = meta
+        ctx.bundle_meta = meta
         if not background:
             for line in bundle_warnings(meta, lang):
                 print(line, file=sys.stderr)

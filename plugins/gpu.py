@@ -4,7 +4,7 @@ events (also put on the incident timeline) and a paste box that decodes dmesg te
 
 Source: local NVML when this host has it (``ctx.sources.gpu``); otherwise — or when the
 driver is not loaded — dcgm-exporter series through the metrics source for the node in
-``ctx.extras["gpu_node"]`` (when none is given: the node of a GPU that stopped reporting
+``ctx.gpu_node`` (when none is given: the node of a GPU that stopped reporting
 in the window, else the worst-looking node). With DCGM, a GPU of the node that reported
 earlier in the window and is silent now is shown lost, with its last values, and the Xid
 codes the window's history saw are listed (:mod:`cockpit.analysis.history`). The panel
@@ -157,7 +157,7 @@ class GpuPanel(Panel):
             )
         dcgm = DcgmSource(metrics, clock=ctx.clock.now)
         hist = await self._history_report(ctx)
-        node = ctx.extras.get("gpu_node") or self._auto_node
+        node = ctx.gpu_node or self._auto_node
         silent_nodes = sorted({g.node for g in hist.inventory.silent_gpus()} if hist else set())
         if not node and silent_nodes:
             node = self._auto_node = silent_nodes[0]
@@ -173,7 +173,7 @@ class GpuPanel(Panel):
                 node = (worst.node if worst else None) or node
                 self._auto_note = t("gpu.node_worst", self.lang, node=node, count=len(nodes))
             self._auto_node = str(node)
-        if self._auto_note and not ctx.extras.get("gpu_node"):
+        if self._auto_note and not ctx.gpu_node:
             notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
         absent: list[Msg] = []

@@ -116,7 +116,7 @@ class StepScreen(Screen[None]):
 
     def compose_panels(self) -> ComposeResult:
         """Plugin panels that declare this step (and load failures as notices)."""
-        loaded = self.ctx.extras.get("panels", [])
+        loaded = self.ctx.panels or []
         for item in loaded:
             if item.cls is not None and self.STEP in getattr(item.cls, "STEPS", ()):
                 yield item.cls(self.ctx)
@@ -126,7 +126,7 @@ class StepScreen(Screen[None]):
         see ``CockpitApp._keep_drafts``)."""
         from textual.widgets import Input, TextArea
 
-        drafts = self.ctx.extras.get("drafts", {}).pop(self.STEP, {})
+        drafts = self.ctx.drafts.pop(self.STEP, {})
         for field_id, value in drafts.items():
             for field in self.query(f"#{field_id}"):
                 if isinstance(field, Input):

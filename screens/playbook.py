@@ -30,13 +30,14 @@ from cockpit.analysis.playbooks.render import (
     to_evidence,
 )
 from cockpit.analysis.playbooks.render import to_record as record_of
-from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
+from cockpit.analysis.playbooks.result import ItemResult
 from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.scope import parse_model, parse_scope, unknown_model_keys
 from cockpit.analysis.playbooks.spec import all_playbooks, load_playbook
 from cockpit.context import AppContext
 from cockpit.history import short
 from cockpit.i18n import t
+from cockpit.incident import ItemStatus
 from cockpit.ui.fields import TextInput
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings

@@ -49,6 +49,6 @@ class ScopeScreen(StepScreen):
         assert self.ctx.session is not None
         if event.button.id in ("branch-single", "branch-shared"):
             branch = Branch.SINGLE if event.button.id == "branch-single" else Branch.SHARED
-            self.ctx.session.set_branch(branch.value)
+            self.ctx.session.set_branch(branch)
             self.incident_changed()
             self.app.action_next_step()  # type: ignore[attr-defined]

@@ -154,5 +154,5 @@ def test_dcgm_fallback(snap_compare: Any, fake: FakeNvml, dcgm_prometheus: DcgmP
     fake.set(init=DRIVER_NOT_LOADED)
     metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     ctx = _ctx(Sources(gpu=_nvml(), metrics=metrics), "en", at=dcgm_prometheus.at)
-    ctx.extras["gpu_node"] = "gpu-node-a"
+    ctx.gpu_node = "gpu-node-a"
     assert snap_compare(PanelHost(ctx), terminal_size=SIZE, run_before=_loaded)

@@ -16,6 +16,7 @@ from textual.app import App, ComposeResult
 
 from cockpit.config import ServiceSettings, Settings
 from cockpit.context import AppContext
+from cockpit.incident import Mode
 from cockpit.models import from_epoch
 from cockpit.sources.base import Sources
 from testkit import make_ctx
@@ -90,9 +91,9 @@ def _app(
         sources=Sources(metrics=replay.source("metrics")),  # type: ignore[arg-type]
         frozen_at=from_epoch(now),
         settings=settings,
-        mode="replay",
+        mode=Mode.REPLAY,
     )
-    ctx.extras["metrics.window_span"] = "1h"
+    ctx.metrics.window_span = "1h"
     return Host(ctx, make)
 
 

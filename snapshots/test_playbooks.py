@@ -19,10 +19,9 @@ def _app(tmp_path: Path, lang: str) -> CockpitApp:
     ctx = make_ctx(tmp_path, lang=lang)
 
     async def loader(_ctx: AppContext, pid: str, scope: str = "") -> PlaybookData:
-        ctx.extras.setdefault("scopes", []).append(scope)
         return SCENARIOS[pid]()
 
-    ctx.extras["playbook_loader"] = loader
+    ctx.playbook_loader = loader
     return CockpitApp(ctx=ctx, start_step="A")
 
 

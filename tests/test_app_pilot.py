@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cockpit.app import CockpitApp
-from cockpit.incident import TimelineKind
+from cockpit.incident import Mode, TimelineKind
 from cockpit.store import IncidentStore
 from testkit import make_ctx
 
@@ -287,7 +287,7 @@ async def test_error_samples_carry_the_incident_clock(tmp_path):
     to that incident's time, not to the day it is reviewed."""
     from testkit import FROZEN
 
-    ctx = make_ctx(tmp_path, lang="en", mode="replay")
+    ctx = make_ctx(tmp_path, lang="en", mode=Mode.REPLAY)
     app = CockpitApp(ctx=ctx, start_step="A")
     async with app.run_test(size=(120, 48)) as pilot:
         await pilot.pause()

@@ -390,7 +390,7 @@ async def test_every_screen_of_a_replayed_hostile_bundle(
     ctx = build_context(args)
     assert ctx.session is not None
     ctx.session.incident.title = f"title {HOSTILE}"
-    ctx.extras["panels"] = load_panels()
+    ctx.panels = load_panels()
     app = CockpitApp(ctx=ctx, start_step="A")
     seen: list[str] = []
 
@@ -450,7 +450,7 @@ async def test_live_screens_with_hostile_kubernetes_and_nvml(
         context="hostile",
     )
     ctx = build_context(args)
-    ctx.extras["panels"] = load_panels()
+    ctx.panels = load_panels()
     app = CockpitApp(ctx=ctx, start_step="B")
     seen: list[str] = []
     async with app.run_test(size=(200, 60)) as pilot:

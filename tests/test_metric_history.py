@@ -192,10 +192,8 @@ async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_pa
     truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
     ctx = ctx_for(srv, tmp_path, "qwen-chat")
     ctx.lang = "en"
-    ctx.extras["panels"] = [
-        PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPanel)
-    ]
-    ctx.extras["metrics.window_span"] = "6h"
+    ctx.panels = [PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPanel)]
+    ctx.metrics.window_span = "6h"
     app = CockpitApp(ctx=ctx, start_step="E")
     async with app.run_test(size=(200, 60)) as pilot:
         panel = app.screen.query_one(GpuPanel)

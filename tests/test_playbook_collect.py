@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import run_playbook
 from cockpit.analysis.playbooks.spec import load_playbook
 from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import ServiceSettings, Settings
 from cockpit.context import AppContext
+from cockpit.incident import ItemStatus
 from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
 from testkit import make_ctx

@@ -5,8 +5,8 @@ worse (the seed's "二者都变差" branch), with every replica even (a shared c
 
 from __future__ import annotations
 
-from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.app import CockpitApp
+from cockpit.incident import ItemStatus
 from cockpit.screens.playbook import PlaybookScreen
 from demo_ctx import demo_ctx
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.app import CockpitApp
 from cockpit.clock import Clock
 from cockpit.collect.playbooks import collect_playbook_data
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
 from cockpit.context import AppContext
+from cockpit.incident import ItemStatus
 from cockpit.screens.playbook import PlaybookScreen
 from cockpit.sources.base import Sources
 from cockpit.sources.bundle import BundleMeta, BundleWriter, Recorder
@@ -195,7 +195,7 @@ async def test_playbook_on_a_replayed_bundle(
         argparse.Namespace(replay=str(bundle), lang="en", state_dir=str(tmp_path / "state"))
     )
     assert ctx.sources.kube is not None and ctx.clock.frozen
-    ctx.extras["panels"] = [p for p in load_panels() if p.name == "golden_signals"]
+    ctx.panels = [p for p in load_panels() if p.name == "golden_signals"]
     app = CockpitApp(ctx=ctx, start_step="B")
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()

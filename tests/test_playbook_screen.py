@@ -8,24 +8,27 @@ from pathlib import Path
 import pytest
 
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.scope import unknown_model_keys
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
 from cockpit.app import CockpitApp
 from cockpit.context import AppContext
+from cockpit.incident import ItemStatus
 from cockpit.screens.playbook import PlaybookMenuScreen, PlaybookScreen, parse_model, parse_scope
 from playbook_scenarios import PLANTED, SCENARIOS
 from testkit import make_ctx
 
 
-def _ctx(tmp_path: Path, lang: str = "en") -> AppContext:
+def _ctx(tmp_path: Path, lang: str = "en", scopes: list[str] | None = None) -> AppContext:
+    """A context whose playbooks read the planted scenarios; ``scopes`` collects the scope
+    each load was asked for."""
     ctx = make_ctx(tmp_path, lang=lang)
 
     async def loader(_ctx: AppContext, pid: str, scope: str = "") -> PlaybookData:
-        ctx.extras.setdefault("scopes", []).append(scope)
+        if scopes is not None:
+            scopes.append(scope)
         return SCENARIOS[pid]()
 
-    ctx.extras["playbook_loader"] = loader
+    ctx.playbook_loader = loader
     return ctx
 
 
@@ -120,7 +123,8 @@ async def test_missing_sources_show_not_available(tmp_path: Path) -> None:
 
 async def test_scope_lists_the_ranks_pods(tmp_path: Path) -> None:
     """The NCCL playbook re-runs on the pods the user lists (the ranks of a job)."""
-    ctx = _ctx(tmp_path)
+    scopes: list[str] = []
+    ctx = _ctx(tmp_path, scopes=scopes)
     app = CockpitApp(ctx=ctx, start_step="E")
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
@@ -134,7 +138,7 @@ async def test_scope_lists_the_ranks_pods(tmp_path: Path) -> None:
         await pilot.press(*"train-worker-0,train-worker-1", "enter")
         await pilot.pause()
         await app.workers.wait_for_complete()
-        assert ctx.extras["scopes"] == ["", "train-worker-0,train-worker-1"]
+        assert scopes == ["", "train-worker-0,train-worker-1"]
         assert screen.results["first_rank"].status is ItemStatus.PROBLEM
 
 

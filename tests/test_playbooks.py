@@ -8,9 +8,9 @@ import pytest
 
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.render import evidence_label, finding_text, to_record
-from cockpit.analysis.playbooks.result import ItemStatus
 from cockpit.analysis.playbooks.run import CHECKS, run_playbook
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, all_playbooks, load_playbook
+from cockpit.incident import ItemStatus
 from playbook_scenarios import PLANTED, SCENARIOS
 from tests.conftest import DATA
 

@@ -32,7 +32,7 @@ async def test_selector_resolves_to_the_deployment_of_its_pods(kubeconfig: Path)
     # Two revisions' pods (vllm-6f7c9d-…, vllm-8b5d4c-…) are one Deployment: matched by
     # name pattern, so earlier revisions' series (the baseline) stay in scope.
     assert scope["pod"] == workload_pod_regex("vllm")
-    res = ctx.extras["metrics.scope"]
+    res = ctx.metrics.scope
     assert isinstance(res, ScopeResolution) and res.workloads == ["Deployment/vllm"]
     assert not res.failure
 
@@ -46,16 +46,16 @@ async def test_selector_that_matches_nothing_or_no_kubernetes_narrows_nothing(
         assert (await scope_for(ctx))["pod"] == ""
     finally:
         await kube.close()
-    assert ctx.extras["metrics.scope"].failure == "no pod matches the selector now"
+    assert ctx.metrics.scope.failure == "no pod matches the selector now"
     ctx = _ctx(ServiceSettings(namespace="llm", selector="app=vllm"), None)
     assert (await scope_for(ctx))["pod"] == ""
-    assert ctx.extras["metrics.scope"].failure == "no kubeconfig"
+    assert ctx.metrics.scope.failure == "no kubeconfig"
 
 
 async def test_a_deployment_wins_over_the_selector_without_asking_kubernetes() -> None:
     ctx = _ctx(ServiceSettings(namespace="llm", selector="app=vllm", deployment="vllm-x"), None)
     assert (await scope_for(ctx))["pod"] == workload_pod_regex("vllm-x")
-    assert "metrics.scope" not in ctx.extras
+    assert ctx.metrics.scope is None
 
 
 def test_owners_name_the_workload() -> None:

@@ -253,3 +253,27 @@ def test_resuming_an_incident_open_elsewhere_says_so_in_the_ui_language(
     with pytest.raises(BootError) as info:
         build_context(args)
     assert "里没有事件 'inc-zzz'" in str(info.value)
+
+
+def test_stored_strings_load_as_enums_and_are_written_back_as_the_same_strings() -> None:
+    from cockpit.flow import Branch
+    from cockpit.incident import IncidentStatus, ItemStatus, Mode
+
+    stored = {
+        "id": "inc-enums",
+        "status": "closed",
+        "mode": "demo",
+        "scope_branch": "shared",
+        "playbooks": {"oom": {"playbook": "oom", "items": [{"item": "x", "status": "n/a"}]}},
+    }
+    inc = Incident.model_validate(stored)
+    assert inc.status is IncidentStatus.CLOSED and inc.mode is Mode.DEMO
+    assert inc.scope_branch is Branch.SHARED
+    assert inc.playbooks["oom"].items[0].status is ItemStatus.NA
+    dumped = inc.model_dump(mode="json")
+    assert {k: dumped[k] for k in ("status", "mode", "scope_branch")} == {
+        "status": "closed",
+        "mode": "demo",
+        "scope_branch": "shared",
+    }
+    assert Incident.model_validate({"id": "inc-x", "scope_branch": ""}).scope_branch == ""

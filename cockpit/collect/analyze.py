@@ -53,8 +53,10 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     dd = await collect_drilldown(ctx, window)
     window = dd.window
     anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
-    det = ctx.extras["metrics.detection"]
+    from cockpit.collect.base import detection_for
     from cockpit.collect.signals import stats_for
+
+    det = await detection_for(ctx, window.end)  # the drilldown's, cached
 
     cohort_keys = [
         f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"

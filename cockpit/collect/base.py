@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.profiles import Detection, detect_profiles, load_profiles
 from cockpit.collect.runner import QueryRunner
+from cockpit.incident import Mode
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
 
 if TYPE_CHECKING:
@@ -104,8 +105,8 @@ def scope_labels(ctx: AppContext) -> dict[str, str]:
     from cockpit.analysis.podnames import workload_pod_regex
 
     svc = ctx.settings.service
-    resolved = ctx.extras.get("metrics.scope")
-    if isinstance(resolved, ScopeResolution) and resolved.key == _scope_key(ctx):
+    resolved = ctx.metrics.scope
+    if resolved is not None and resolved.key == _scope_key(ctx):
         pod = resolved.pod_regex
     else:
         pod = workload_pod_regex(svc.deployment)
@@ -151,13 +152,9 @@ async def scope_for(ctx: AppContext) -> dict[str, str]:
     narrowed and :class:`ScopeResolution` says why."""
     svc = ctx.settings.service
     key = _scope_key(ctx)
-    resolved = ctx.extras.get("metrics.scope")
-    if (
-        svc.selector
-        and not svc.deployment
-        and not (isinstance(resolved, ScopeResolution) and resolved.key == key)
-    ):
-        ctx.extras["metrics.scope"] = await _resolve_selector(ctx, key)
+    resolved = ctx.metrics.scope
+    if svc.selector and not svc.deployment and not (resolved is not None and resolved.key == key):
+        ctx.metrics.scope = await _resolve_selector(ctx, key)
     return scope_labels(ctx)
 
 
@@ -210,32 +207,32 @@ def require_metrics(ctx: AppContext) -> MetricsSource:
 
 def runner_for(ctx: AppContext) -> QueryRunner:
     """A runner bounded by the configured concurrency and per-query timeout (shared per ctx)."""
-    runner = ctx.extras.get("metrics.runner")
-    if isinstance(runner, QueryRunner) and runner.source is ctx.sources.metrics:
+    runner = ctx.metrics.runner
+    if runner is not None and runner.source is ctx.sources.metrics:
         return runner
     prom = ctx.settings.prometheus
     runner = QueryRunner(require_metrics(ctx), prom.max_concurrency, prom.timeout_s)
-    ctx.extras["metrics.runner"] = runner
+    ctx.metrics.runner = runner
     return runner
 
 
 async def detection_for(ctx: AppContext, at: datetime) -> Detection:
-    """Detect profiles from the target's metric names (cached in ``ctx.extras``).
+    """Detect profiles from the target's metric names (cached in ``ctx.metrics``).
 
     Raises:
         SourceError: the metric-name listing failed.
     """
-    cached = ctx.extras.get("metrics.detection")
-    if isinstance(cached, Detection):
+    cached = ctx.metrics.detection
+    if cached is not None:
         return cached
-    failed = ctx.extras.get("metrics.detection_failure")
-    if ctx.mode == "record" and isinstance(failed, SourceError):
+    failed = ctx.metrics.detection_failure
+    if ctx.mode is Mode.RECORD and failed is not None:
         raise failed  # one failed listing per recording is enough evidence
     src = require_metrics(ctx)
     try:
         names = await src.metric_names(at)
     except SourceError as exc:
-        ctx.extras["metrics.detection_failure"] = exc
+        ctx.metrics.detection_failure = exc
         raise
     ps = ctx.settings.profiles
     det = detect_profiles(
@@ -244,8 +241,7 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
         force=ps.force,
         lang=ctx.lang,
     )
-    ctx.extras["metrics.detection"] = det
-    ctx.extras["metrics.names"] = sorted(names)
+    ctx.metrics.detection = det
     return det
 
 

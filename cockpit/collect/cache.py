@@ -1,6 +1,6 @@
 """Share one collection between screens: C's drilldown feeds D, D's breakdowns feed E.
 
-Results are kept in ``ctx.extras`` by name and window, so moving between steps does not
+Results are kept in ``ctx.metrics.results`` by name and window, so moving between steps does not
 re-run the same queries; ``refresh=True`` (the user's refresh key) runs them again.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cockpit.collect.base import Window
 
@@ -31,38 +31,38 @@ async def cached(
 ) -> T:
     """The cached result of ``make()`` for ``(name, window)``; concurrent callers share it."""
     key = _key(name, window)
-    slot: Any = ctx.extras.get(key)
-    if refresh or slot is None or (isinstance(slot, asyncio.Task) and slot.cancelled()):
+    slot = ctx.metrics.results.get(key)
+    if refresh or slot is None or slot.cancelled():
         slot = asyncio.ensure_future(make())
-        ctx.extras[key] = slot
+        ctx.metrics.results[key] = slot
     try:
         return await asyncio.shield(slot)  # type: ignore[no-any-return]
     except BaseException:
         if slot.done() and (slot.cancelled() or slot.exception() is not None):
-            ctx.extras.pop(key, None)
+            ctx.metrics.results.pop(key, None)
         raise
 
 
 def forget(ctx: AppContext, name: str, window: Window) -> None:
     """Drop the cached result of ``(name, window)``: a caller found it unusable (every
     query of it failed), so the next caller queries again instead of sharing it."""
-    ctx.extras.pop(_key(name, window), None)
+    ctx.metrics.results.pop(_key(name, window), None)
 
 
 def screen_window(ctx: AppContext) -> Window:
-    """The window the screens share (``metrics.window`` in extras; default 2 h to now)."""
+    """The window the screens share (``ctx.metrics.window``; default ``window_span`` to now)."""
     from cockpit.collect.base import make_window
     from cockpit.timeparse import parse_duration
 
-    w = ctx.extras.get("metrics.window")
-    if isinstance(w, Window):
+    w = ctx.metrics.window
+    if w is not None:
         return w
     kind = ctx.settings.baseline
-    span = parse_duration(str(ctx.extras.get("metrics.window_span", "2h")))
+    span = parse_duration(ctx.metrics.window_span)
     w = make_window(
         ctx.clock.now(), span, "7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d"
     )
-    ctx.extras["metrics.window"] = w
+    ctx.metrics.window = w
     return w
 
 
@@ -70,5 +70,5 @@ def set_baseline(ctx: AppContext, kind: str) -> Window:
     """Switch the shared window's baseline (``1d``/``7d``/``quiet``)."""
     w = screen_window(ctx)
     w = w.with_baseline("7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d")
-    ctx.extras["metrics.window"] = w
+    ctx.metrics.window = w
     return w

@@ -101,7 +101,7 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     pod = scope.get("pod")
     narrowed = [s for s in summaries if pod and 'pod=~"' in s.query]
     wide = {s.layer for s in summaries if pod and s.query and 'pod=~"' not in s.query}
-    resolution = ctx.extras.get("metrics.scope")
+    resolution = ctx.metrics.scope
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
     return DrilldownReport(

@@ -33,11 +33,12 @@ async def breakdowns(ctx: AppContext, window: Window, refresh: bool = False) -> 
     """Per-entity values of the anomalous signals and of every cohort signal."""
 
     async def make() -> BreakdownSet:
+        from cockpit.collect.base import detection_for
         from cockpit.collect.breakdown import COHORT_SIGNALS
         from cockpit.collect.signals import stats_for
 
         dd = await drilldown(ctx, window)
-        det = ctx.extras["metrics.detection"]
+        det = await detection_for(ctx, dd.window.end)  # the drilldown's, cached
         anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
         cohort_keys = []
         for sid in COHORT_SIGNALS:
@@ -75,8 +76,10 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     if br.suspect:
-        ctx.extras["metrics.suspect"] = (br.suspect, br.suspect_kind)
-        ctx.extras["metrics.cohort_kind"] = br.cohort_kind
+        ctx.metrics.suspect = (br.suspect, br.suspect_kind)
+        ctx.metrics.cohort_kind = (
+            "previous_revision" if br.cohort_kind == "previous_revision" else None
+        )
     queried = [s for s in dd.drilldown.summaries if s.query]
     failed = [s for s in queried if s.failure_kind]
     failed_split = [b for b in used if b.failure]
@@ -101,16 +104,16 @@ async def cohort(
 ) -> CohortComparison | None:
     """Step E: the suspect (given, chosen at D, or found now) against its cohort."""
     if suspect is None:
-        chosen = ctx.extras.get("metrics.suspect")
+        chosen = ctx.metrics.suspect
         if chosen is None:
             res = await scope(ctx, window)
             if not res.blast_radius.suspect:
                 return None
             chosen = (res.blast_radius.suspect, res.blast_radius.suspect_kind)
         suspect = chosen
-        if kind is None and ctx.extras.get("metrics.cohort_kind"):
+        if kind is None and ctx.metrics.cohort_kind:
             # D concluded "one revision": E compares with the previous revision.
-            kind = ctx.extras["metrics.cohort_kind"]
+            kind = ctx.metrics.cohort_kind
     bset = await breakdowns(ctx, window)
     name, skind = suspect
     sk: Literal["pod", "gpu", "node"] = (

@@ -128,7 +128,7 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
     head: list[Msg] = []
     scope: list[Msg] = []
     data: list[Msg] = []
-    meta = ctx.extras.get("bundle_meta")
+    meta = ctx.bundle_meta
     outside = outside_bundle(report)
     if meta is not None and meta.window_start and meta.window_end and outside:
         span = int((meta.window_end - meta.window_start).total_seconds() // 60)

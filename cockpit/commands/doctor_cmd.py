@@ -23,6 +23,7 @@ import sys
 from typing import Any
 
 from cockpit.commands._argtypes import positive_seconds
+from cockpit.incident import Mode
 from cockpit.neutral import json_text
 
 
@@ -142,7 +143,7 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
     lines: list[str] = []
     try:
         # A replayed bundle answers the recorded calls only; ping() is not one of them.
-        ping = None if ctx.mode in ("demo", "replay") else getattr(src, "ping", None)
+        ping = None if ctx.mode in (Mode.DEMO, Mode.REPLAY) else getattr(src, "ping", None)
         summary = await _guard(ping(), timeout) if ping else t("doctor.replayed", ctx.lang)
     except (SourceError, TimeoutError) as exc:
         return _section("metrics", title, "fail", _err(exc, ctx.lang, timeout), [])

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from cockpit.i18n import t
-from cockpit.incident import Incident
+from cockpit.incident import Incident, IncidentStatus
 from cockpit.neutral import json_text
 from cockpit.store import CorruptIncident
 
@@ -72,7 +72,7 @@ def rows(
     out: list[dict[str, Any]] = []
     for path, inc in entries:
         if isinstance(inc, Incident):
-            if inc.status != "open" and not include_closed:
+            if inc.status is not IncidentStatus.OPEN and not include_closed:
                 continue
             out.append(
                 {

@@ -213,12 +213,12 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from cockpit.analysis.playbooks.render import fill_command
-    from cockpit.analysis.playbooks.result import ItemStatus
     from cockpit.analysis.playbooks.run import run_playbook
     from cockpit.analysis.playbooks.scope import parse_model, parse_scope, unknown_model_keys
     from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS, load_playbook
     from cockpit.collect.playbooks import collect_playbook_data
     from cockpit.i18n import t
+    from cockpit.incident import ItemStatus
     from cockpit.wiring import BootError, build_context
 
     try:

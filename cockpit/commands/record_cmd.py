@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cockpit.commands._argtypes import positive_int, positive_seconds
+from cockpit.incident import Mode
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -201,7 +202,11 @@ async def _record(
         for name, src in live.items():
             setattr(wrapped, name, Recorder(src, name, writer))
         ctx = AppContext(
-            settings=settings, sources=wrapped, clock=Clock(frozen_at=end), lang=lang, mode="record"
+            settings=settings,
+            sources=wrapped,
+            clock=Clock(frozen_at=end),
+            lang=lang,
+            mode=Mode.RECORD,
         )
         try:
             report = await run_plans(

@@ -28,6 +28,7 @@ from cockpit import __version__
 from cockpit.clock import Clock
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
 from cockpit.context import AppContext
+from cockpit.incident import Mode
 from cockpit.models import from_epoch
 from cockpit.recording import RecordReport, plan_step, quietly, run_plans
 from cockpit.scenarios import Scenario, get_scenario, promserver
@@ -91,7 +92,11 @@ async def record(
     try:
         sources = Sources(metrics=Recorder(live, "metrics", writer))  # type: ignore[arg-type]
         ctx = AppContext(
-            settings=settings, sources=sources, clock=Clock(frozen_at=end), lang="en", mode="demo"
+            settings=settings,
+            sources=sources,
+            clock=Clock(frozen_at=end),
+            lang="en",
+            mode=Mode.DEMO,
         )
         report = await run_plans(
             ctx, start, end, extra={"scenario_targets": targets_plan(scenario)}, timeout_s=600

@@ -15,7 +15,7 @@ from textual.widgets import Button, Label, Static
 from cockpit.analysis.mitigations import Mitigation, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
-from cockpit.incident import TimelineKind
+from cockpit.incident import Mode, TimelineKind
 from cockpit.ui.keys import localize_bindings
 
 
@@ -38,11 +38,11 @@ def _record_flags(ctx: AppContext) -> list[str]:
 
 def _bundle_path(ctx: AppContext) -> str:
     """The bundle a replay or the demo reads (its evidence is already preserved)."""
-    if ctx.mode == "demo":
+    if ctx.mode is Mode.DEMO:
         from cockpit.wiring import demo_bundle_path
 
         return str(demo_bundle_path())
-    if ctx.mode == "replay" and ctx.session is not None:
+    if ctx.mode is Mode.REPLAY and ctx.session is not None:
         return ctx.session.incident.bundle
     return ""
 

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Button, Static
 
 from cockpit.collect.steps import ScopeResult
+from cockpit.flow import Branch
 from cockpit.i18n import t
 from cockpit.ui.metrics_common import MetricsView
 
@@ -95,7 +96,7 @@ class ScopeView(MetricsView):
             return
         event.stop()
         br = self.data.blast_radius
-        branch = "single" if br.propose == "E" else "shared"
+        branch = Branch.SINGLE if br.propose == "E" else Branch.SHARED
         self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
         self.notify(
             t("metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)),

@@ -16,5 +16,5 @@ def demo_ctx(state_dir: Path, lang: str = "en") -> AppContext:
     ctx = build_context(args)
     assert ctx.session is not None
     ctx.session.incident.id = "inc-demo0000"
-    ctx.extras["panels"] = load_panels()
+    ctx.panels = load_panels()
     return ctx

@@ -9,7 +9,7 @@ from typing import Any
 from cockpit.clock import Clock
 from cockpit.config import Settings
 from cockpit.context import AppContext
-from cockpit.incident import Incident, ServiceScope
+from cockpit.incident import Incident, Mode, ServiceScope
 from cockpit.session import IncidentSession
 from cockpit.sources.base import Sources
 from cockpit.store import IncidentStore
@@ -24,14 +24,14 @@ def make_ctx(
     sources: Sources | None = None,
     incident: Incident | None = None,
     frozen_at: datetime = FROZEN,
-    mode: str = "live",
+    mode: Mode = Mode.LIVE,
     panels: list[Any] | None = None,
     settings: Settings | None = None,
 ) -> AppContext:
     """A context with a fixed clock, a real store in ``state_dir`` and a fixed incident id.
 
     ``panels`` defaults to no plugin panels (pass ``None`` to a real app to load them all
-    through entry points by deleting ``extras["panels"]``).
+    through entry points by setting ``ctx.panels = None``).
     """
     store = IncidentStore(state_dir)
     inc = incident or Incident(
@@ -49,5 +49,5 @@ def make_ctx(
         mode=mode,
         session=session,
     )
-    ctx.extras["panels"] = panels if panels is not None else []
+    ctx.panels = panels if panels is not None else []
     return ctx

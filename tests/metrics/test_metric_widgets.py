@@ -49,7 +49,7 @@ def ctx_for(srv: PromServer, tmp_path: Path, lang: str = "en", span: str = "1h")
         frozen_at=from_epoch(srv.scenario.now),
         settings=settings,
     )
-    ctx.extras["metrics.window_span"] = span
+    ctx.metrics.window_span = span
     return ctx
 
 
@@ -121,7 +121,7 @@ async def test_scope_view_accepts_single_gpu(prometheus_scenario: Any, tmp_path:
         assert ctx.session is not None
         assert ctx.session.incident.scope_branch == "single"
         assert "GPU-" in ctx.session.incident.scope_verdict
-        assert ctx.extras["metrics.suspect"][1] == "gpu"
+        assert ctx.metrics.suspect[1] == "gpu"
         await ctx.sources.close()
 
 

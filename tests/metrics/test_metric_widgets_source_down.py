@@ -36,7 +36,7 @@ def proxied_ctx(proxy: Any, srv: Any, tmp_path: Path, lang: str = "en") -> AppCo
         frozen_at=from_epoch(srv.scenario.now),
         settings=settings,
     )
-    ctx.extras["metrics.window_span"] = "2h"
+    ctx.metrics.window_span = "2h"
     return ctx
 
 
@@ -165,7 +165,7 @@ async def test_golden_sparklines_end_with_the_newest_samples_at_80_columns(
 
     srv = prometheus_scenario("thermal_replica")
     ctx = ctx_for(srv, tmp_path, lang="zh", span="2h")
-    ctx.extras["panels"] = [
+    ctx.panels = [
         PanelLoad(name="golden_signals", value="", cls=GoldenSignalsPanel)
     ]  # the real step screen: its margins and scrollbar leave the panel 72 columns
     app = CockpitApp(ctx=ctx, start_step="A")

@@ -91,7 +91,7 @@ async def test_driver_not_loaded_falls_back_to_dcgm(
         panels=PANELS,
         frozen_at=dcgm_prometheus.at,
     )
-    ctx.extras["gpu_node"] = "gpu-node-a"
+    ctx.gpu_node = "gpu-node-a"
     app = CockpitApp(ctx=ctx, start_step="E")
     try:
         async with app.run_test(size=(200, 60)) as pilot:

@@ -7,13 +7,8 @@ import re
 from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
 from cockpit.analysis.playbooks.common import GPU_RESOURCE, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.incident import ItemStatus
 
 # PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
 # (``default_pg_nccl_timeout``), 30 min before. Above 30 min it was raised on purpose.

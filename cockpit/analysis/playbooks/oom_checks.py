@@ -5,13 +5,8 @@ from __future__ import annotations
 from cockpit.analysis.oom import OomReport, explain_oom_text
 from cockpit.analysis.playbooks.common import engine_args_of, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.incident import ItemStatus
 
 # Per-token KV bytes = 2 (K and V) × layers × KV heads × head dim × dtype bytes
 # (the handbook's budget). Workspace/activations: a fixed share of the card kept

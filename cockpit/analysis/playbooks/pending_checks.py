@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import GPU_RESOURCE
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
 from cockpit.analysis.scheduling import explain_failed_scheduling
+from cockpit.incident import ItemStatus
 from cockpit.models.kube import NodeLite, parse_quantity
 
 # Labels that mark a GPU node even when the device plugin advertises nothing

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, ItemStatus
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult
 from cockpit.analysis.playbooks.spec import Playbook
 from cockpit.commandline import fill
 from cockpit.i18n import catalog, in_both, t
-from cockpit.incident import Evidence, PlaybookItemResult, PlaybookRecord
+from cockpit.incident import Evidence, ItemStatus, PlaybookItemResult, PlaybookRecord
 
 _STATUS_KEY = {
     ItemStatus.OK: "playbook.status.ok",

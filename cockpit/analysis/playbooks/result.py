@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-
-class ItemStatus(StrEnum):
-    """Outcome of one checklist item (matches ``PlaybookItemResult.status``)."""
-
-    OK = "ok"
-    PROBLEM = "problem"
-    OPEN = "open"
-    NA = "n/a"
-    NOT_AVAILABLE = "not_available"
+from cockpit.incident import ItemStatus
 
 
 class CheckEvidence(BaseModel):

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import pod_command_line, ratio
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
 from cockpit.analysis.rollout import explain_rollout_text
+from cockpit.incident import ItemStatus
 
 # Probe paths that answer before the model is loaded and warmed up (vllm#15313,
 # gateway-api-inference-extension#550: "/health starts returning true very early").

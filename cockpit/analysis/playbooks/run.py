@@ -13,8 +13,9 @@ from cockpit.analysis.playbooks import (
     util_checks,
 )
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import ItemResult, ItemStatus
+from cockpit.analysis.playbooks.result import ItemResult
 from cockpit.analysis.playbooks.spec import Playbook
+from cockpit.incident import ItemStatus
 
 CheckFn = Callable[[PlaybookData], ItemResult]
 

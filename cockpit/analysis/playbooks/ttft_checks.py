@@ -8,13 +8,8 @@ from datetime import timedelta
 from cockpit.analysis.engine_logs import explain_engine_log_text
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.incident import ItemStatus
 from cockpit.models.messages import fmt_number
 
 # The prefix-cache hit rate "dropped" at a third less than its baseline (it is no canonical

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import engine_args_of
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    ItemStatus,
-    L,
-    not_available,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
 from cockpit.analysis.utilization import MIN_WEIGHTS_PER_SHARD_GIB, explain_util_text
+from cockpit.incident import ItemStatus
 
 # CFS throttling: share of CPU periods throttled above which the host CPU starves the GPU
 # (cAdvisor container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total;
