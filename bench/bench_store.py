@@ -1,7 +1,9 @@
 """Incident store durability and cost.
 
 1,000 SIGKILLs of writers editing an incident through the real session (the crash test's
-invariant checked after each), then the latency of one durable save (temp file, fsync,
+invariant checked after each); :data:`HANGUPS` ssh drops of the real TUI in a pseudo-terminal
+whose master is closed (the hangup test's checks after each: exit status, record saved on
+the hangup, lock free); then the latency of one durable save (temp file, fsync,
 rename, directory fsync, lock and overwrite checks) against a bare ``os.replace`` write of
 the same bytes (temp file, write, rename; no fsync), measured in the same run.
 """
@@ -21,9 +23,11 @@ from cockpit.incident import Incident
 from cockpit.session import IncidentSession
 from cockpit.store import IncidentStore
 from tests.helpers.crash_client import kill_run
+from tests.helpers.hangup import EXIT_BOUND_S, hangup
 from tests.helpers.incident_writer import apply_edit
 
 KILLS = 1000
+HANGUPS = 20
 SAVES = 300
 
 
@@ -55,6 +59,21 @@ def main() -> list[str]:
             f"session edit+save inside the kill loop: p50 {_pct(in_loop, 0.5):.2f} ms, "
             f"p99 {_pct(in_loop, 0.99):.2f} ms"
         )
+
+        drops = [hangup(Path(d) / f"hup{n}" / "state") for n in range(HANGUPS)]
+        exited = [h for h in drops if h.status == 129]
+        gone_ms = [h.seconds * 1e3 for h in exited]
+        lines.append(
+            f"hangups: {HANGUPS} ssh drops (pty master closed), {len(exited)} exited with "
+            f"status 129, {sum(h.saved for h in drops)} saved the record, "
+            f"{sum(h.lock_free for h in drops)} left the lock free, "
+            f"{HANGUPS - len(exited)} hung past {EXIT_BOUND_S:.0f} s"
+        )
+        if gone_ms:
+            lines.append(
+                f"hangup to exit: p50 {_pct(gone_ms, 0.5):.0f} ms, max {max(gone_ms):.0f} ms "
+                f"({max(gone_ms) / (EXIT_BOUND_S * 1e3):.2f}x of the {EXIT_BOUND_S:.0f} s bound)"
+            )
 
         root = Path(d) / "lat"
         store = IncidentStore(root)

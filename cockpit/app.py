@@ -47,6 +47,12 @@ TEXTUAL_COMMANDS = {
 (``<key>.title`` for the title)."""
 
 
+EXIT_DEADLINE_S = 1.0
+"""Seconds, after SIGHUP/SIGTERM and the save, that Textual has to restore the terminal
+before the process ends regardless (a dead terminal can block that for ever); with the
+save well under a second, the process is gone within 2 s of the signal."""
+
+
 def save_error_text(error: BaseException, lang: str) -> str:
     """A failed save in ``lang``: the store's own sentence when it has one (a damaged or
     linked incident file says what to do), else the system's message."""
@@ -127,6 +133,17 @@ class CockpitApp(App[None]):
         self.theme = "textual-dark"
         if os.environ.get("COCKPIT_FIRST_FRAME_FILE"):
             self.call_after_refresh(self._first_frame)
+        if self.args is not None and self._exit_guard is None:
+            # SIGHUP (ssh drop) and SIGTERM, from the first frame on (during boot there
+            # is no session yet, nothing to save): save, then let Textual restore the
+            # terminal, or end at once when the terminal is gone.
+            from cockpit.lifecycle import install_exit_handlers, wake_loop
+
+            self._exit_guard = install_exit_handlers(
+                lambda: self.ctx.session if self.ctx else None,
+                exit_callback=wake_loop(self._exit_with),
+                exit_deadline_s=EXIT_DEADLINE_S,
+            )
         if self.ctx is not None:
             self._booted(self.ctx)
         else:
@@ -184,14 +201,6 @@ class CockpitApp(App[None]):
         self._bind_localized(ctx.lang)
         ctx.session.on_change = self._incident_changed
         ctx.session.on_save_result = self._save_result
-        if self.args is not None and self._exit_guard is None:
-            # SIGHUP (ssh drop) and SIGTERM: save, then let Textual restore the terminal.
-            from cockpit.lifecycle import install_exit_handlers, wake_loop
-
-            self._exit_guard = install_exit_handlers(
-                lambda: self.ctx.session if self.ctx else None,
-                exit_callback=wake_loop(self._exit_with),
-            )
         self.title = f"cockpit · {ctx.session.incident.id}"
         self._save_error_shown = ""
         import asyncio

@@ -10,15 +10,27 @@ session), save the session, release its write lock and then exit with status
 Used by the Textual app (pass ``exit_callback`` that schedules ``App.exit`` so the terminal
 is restored by Textual) and by headless commands (the default callback raises
 :class:`SystemExit`, which unwinds ``finally`` blocks normally). No Textual import here.
+
+A dropped ssh connection leaves a dead terminal: every write to it fails (``EIO``), or
+blocks when the other end stopped reading. A UI's orderly shutdown writes to it (restore
+the screen, show the cursor) and can hang there for ever, holding the incident's lock. The
+app therefore passes ``exit_deadline_s``: once the record is saved and the lock released,
+a process whose terminal is dead ends at once (``os._exit``; there is no screen to
+restore), and one whose terminal lives ends with ``os._exit`` if the orderly exit has not
+finished by the deadline; a second signal after the save ends it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import os
 import signal
 import sys
+import termios
 import threading
+import time
 from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any, Protocol
@@ -51,6 +63,11 @@ class ExitGuard:
             terminal may be gone, so write errors there are ignored).
         flush_timeout_s: How long to wait for a background writer (a session with a
             ``flush(timeout)`` method, like the TUI's) to put the last change on disk.
+        exit_deadline_s: When set (the TUI), seconds after the save within which the
+            process is gone: at once when the terminal is dead, else ``os._exit`` ends an
+            exit still stuck at the deadline (the record is on disk and the lock released
+            by then). ``None`` (headless commands, tests that signal themselves): the exit
+            callback alone ends the process.
 
     Attributes:
         saved: True once a signal-triggered save succeeded.
@@ -65,15 +82,18 @@ class ExitGuard:
         signals: Iterable[signal.Signals] = DEFAULT_SIGNALS,
         log: Callable[[str], None] | None = None,
         flush_timeout_s: float = 10.0,
+        exit_deadline_s: float | None = None,
     ) -> None:
         self._session = session
         self.flush_timeout_s = flush_timeout_s
+        self.exit_deadline_s = exit_deadline_s
         self._exit = exit_callback or _raise_exit
         self._signals = tuple(signals)
         self._log = log or _stderr
         self._flushers: list[Callable[[], None]] = []
         self._previous: dict[signal.Signals, Any] = {}
         self._handling = False
+        self._done = False
         self.saved = False
         self.last_error: BaseException | None = None
         self.received: int | None = None
@@ -150,12 +170,63 @@ class ExitGuard:
         return True
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self._handling:  # a second signal while saving: keep saving
+        if self._handling:
+            # A second signal while saving: keep saving. After the save, the orderly
+            # exit is stuck somewhere (a dead terminal): end now, nothing is lost.
+            if self._done and self.exit_deadline_s is not None:
+                os._exit(128 + signum)
             return
         self._handling = True
         self.received = signum
         self.save_now()
+        self._done = True
+        if self.exit_deadline_s is not None:
+            if terminal_is_dead():
+                # Nothing to restore on a terminal that is gone, and the UI's writer may
+                # already have died on it: the record is saved, end here.
+                detach_terminal()
+                os._exit(128 + signum)
+            _exit_by(self.exit_deadline_s, 128 + signum)
         self._exit(128 + signum)
+
+
+def terminal_is_dead(fds: Iterable[int] = (0, 1, 2)) -> bool:
+    """True when one of ``fds`` is a terminal that hung up (its ssh connection or
+    terminal window is gone: ``tcgetattr`` fails with ``EIO``). A file, pipe or live
+    terminal is not dead."""
+    for fd in fds:
+        try:
+            termios.tcgetattr(fd)
+        except termios.error as exc:
+            if exc.args and exc.args[0] in (errno.EIO, errno.ENXIO):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def detach_terminal() -> None:
+    """Point stdin, stdout and stderr at ``/dev/null``: writes that would fail or block on
+    a dead terminal then succeed at once, so an orderly exit can run to its end."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    os.close(null)
+
+
+def _exit_by(deadline_s: float, status: int) -> None:
+    """End the process with ``status`` after ``deadline_s`` unless it ended before (a
+    daemon thread: it dies with an orderly exit)."""
+
+    def watchdog() -> None:
+        time.sleep(deadline_s)
+        os._exit(status)
+
+    threading.Thread(target=watchdog, name="cockpit-exit-deadline", daemon=True).start()
 
 
 def _stderr(text: str) -> None:
@@ -194,9 +265,11 @@ def wake_loop(exit_app: Callable[[int], None]) -> Callable[[int], None]:
 def install_exit_handlers(
     session: Callable[[], _Saves | None],
     exit_callback: Callable[[int], None] | None = None,
+    exit_deadline_s: float | None = None,
 ) -> ExitGuard:
     """Install SIGHUP/SIGTERM handlers that save ``session()`` and exit.
 
-    Shorthand for ``ExitGuard(session, exit_callback).install()``; see :class:`ExitGuard`.
+    Shorthand for ``ExitGuard(session, exit_callback, exit_deadline_s=…).install()``; see
+    :class:`ExitGuard`.
     """
-    return ExitGuard(session, exit_callback).install()
+    return ExitGuard(session, exit_callback, exit_deadline_s=exit_deadline_s).install()

@@ -94,3 +94,42 @@ def test_guard_without_session_exits_with_system_exit() -> None:
     with guard, pytest.raises(SystemExit) as info:
         os.kill(os.getpid(), signal.SIGTERM)
     assert info.value.code == 128 + signal.SIGTERM
+
+
+STUCK_EXIT = """
+import sys, time
+from pathlib import Path
+from cockpit.incident import Incident
+from cockpit.lifecycle import ExitGuard
+from cockpit.session import IncidentSession
+from cockpit.store import IncidentStore
+
+session = IncidentSession(IncidentStore(Path(sys.argv[1])), Incident(id="inc-stuck"))
+session.save()
+# An exit callback that never ends the process: a UI shutdown stuck on a terminal.
+ExitGuard(lambda: session, exit_callback=lambda status: None, exit_deadline_s=0.3).install()
+print("ready", flush=True)
+while True:
+    time.sleep(0.05)
+"""
+
+
+def test_a_stuck_exit_is_ended_after_the_save_and_the_lock_release(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STUCK_EXIT, str(root)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    before = IncidentStore.load_path(root / "inc-stuck.json").updated_at
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=2)  # a bound on waiting; the deadline is 0.3 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 128 + signal.SIGTERM
+    assert IncidentStore.load_path(root / "inc-stuck.json").updated_at > before
+    store = IncidentStore(root)
+    store.acquire("inc-stuck")
+    assert store.holds("inc-stuck")
