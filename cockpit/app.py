@@ -16,6 +16,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
+from cockpit.ui.worker_errors import ContainsWorkerErrors
+
 if TYPE_CHECKING:
     from cockpit.context import AppContext
     from cockpit.incident import Incident
@@ -62,7 +64,7 @@ def save_error_text(error: BaseException, lang: str) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
-class CockpitApp(App[None]):
+class CockpitApp(ContainsWorkerErrors, App[None]):
     """cockpit's TUI.
 
     Args:
@@ -160,7 +162,7 @@ class CockpitApp(App[None]):
         if os.environ.get("COCKPIT_FIRST_FRAME_EXIT"):
             self.exit()
 
-    @work(thread=True, exclusive=True, group="boot")
+    @work(thread=True, exclusive=True, group="boot", exit_on_error=False)
     def boot(self) -> None:
         """Build settings, sources and the incident session off the event loop."""
         from cockpit.wiring import BootError, build_tui_context
@@ -172,6 +174,14 @@ class CockpitApp(App[None]):
             self.call_from_thread(self._boot_failed, str(exc))
             return
         self.call_from_thread(self._booted, ctx)
+
+    def show_worker_error(self, text: str) -> None:
+        """A worker of the app itself failed: during boot on the boot screen, after it
+        as a notification."""
+        if self.ctx is None:
+            self._boot_failed(text)
+        else:
+            super().show_worker_error(text)
 
     def _boot_failed(self, text: str) -> None:
         widget = self.screen_stack[0].query_one("#boot", Static)

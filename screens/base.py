@@ -23,6 +23,7 @@ from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.messages import IncidentChanged
 from cockpit.ui.stepper import Stepper
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 
 class StepNotes(BoundTextArea):
@@ -46,7 +47,7 @@ TITLE_CHARS = 60
 it whole)."""
 
 
-class StepScreen(Screen[None]):
+class StepScreen(ContainsWorkerErrors, Screen[None]):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
     DEFAULT_CSS = """

@@ -42,6 +42,7 @@ from cockpit.ui.fields import TextInput
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.table import PlainTable
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 STATUS_WIDTH = 14
 """Columns of the status cell (``not available`` is the longest status)."""
@@ -70,7 +71,7 @@ async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> Playboo
     )
 
 
-class PlaybookScreen(Screen[None]):
+class PlaybookScreen(ContainsWorkerErrors, Screen[None]):
     """The checklist of one scenario with automated checks and evidence.
 
     Args:
@@ -184,11 +185,16 @@ class PlaybookScreen(Screen[None]):
         self.action_run()
 
     # -- running -----------------------------------------------------------------------------
+    def show_worker_error(self, text: str) -> None:
+        """A run that failed unexpectedly, on the playbook's status line; the answers
+        given by hand and the last results stay."""
+        self.query_one("#pb-status", Static).update(f"⚠ {text}")
+
     def action_run(self) -> None:
         self.query_one("#pb-status", Static).update(t("playbook.running", self.ctx.lang))
         self._run()
 
-    @work(exclusive=True, group="playbook-run")
+    @work(exclusive=True, group="playbook-run", exit_on_error=False)
     async def _run(self) -> None:
         checked_at = self.ctx.clock.now()
         data = await self.loader(self.ctx, self.playbook.id, self.scope)

@@ -194,7 +194,7 @@ class VerifyScreen(StepScreen):
 
     _recovered_at = None
 
-    @work(exclusive=True, group="recovery")
+    @work(exclusive=True, group="recovery", exit_on_error=False)
     async def run_recovery_check(self, hold: int) -> None:
         """Fetch the signals (in this worker) and check them."""
         from cockpit.collect.recovery import fetch_recovery
@@ -261,7 +261,7 @@ class VerifyScreen(StepScreen):
         else:
             self.write_export(text, lang, fmt)
 
-    @work(thread=True, exclusive=True, group="export-file")
+    @work(thread=True, exclusive=True, group="export-file", exit_on_error=False)
     def write_export(self, text: str, lang: str, fmt: str) -> None:
         """Have the session write the export (atomic, 0600), off the event loop."""
         assert self.ctx.session is not None

@@ -20,13 +20,14 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import SourceError
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 DEFAULT_WINDOW = timedelta(hours=24)
 """Default look-back before impact start for step B's recent changes: 24 h (a deploy, a
 model or node change of the day before is the usual suspect)."""
 
 
-class ChangesView(Vertical):
+class ChangesView(ContainsWorkerErrors, Vertical):
     """Time-ordered changes with diffs; ``s`` marks the highlighted one as suspect."""
 
     DEFAULT_CSS = """
@@ -70,7 +71,12 @@ class ChangesView(Vertical):
             ):
                 w.display = False
             return
-        self.run_worker(self._load(), exclusive=True, group="changes-view")
+        self.run_worker(
+            self._load,  # type: ignore[arg-type]
+            exclusive=True,
+            group="changes-view",
+            exit_on_error=False,
+        )
 
     def window(self) -> tuple[Any, Any]:
         """``(since, until)``: 24 h before impact start (or now) until now."""
@@ -135,6 +141,10 @@ class ChangesView(Vertical):
             return False
         cid = self._change_ids.get(item.key)
         return any(c.id == cid and c.suspect for c in self.ctx.session.incident.changes)
+
+    def show_worker_error(self, text: str) -> None:
+        """An unexpected failure of the gathering, on the view's status line."""
+        self._status(f"⚠ {text}", True)
 
     def _status(self, text: str, error: bool) -> None:
         st = self.query_one(".changes--status", Static)

@@ -15,6 +15,7 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -40,7 +41,7 @@ def spark_text(values: list[float], width: int = 16) -> str:
     )
 
 
-class MetricsView(Vertical):
+class MetricsView(ContainsWorkerErrors, Vertical):
     """Fetches ``load(refresh)`` in an exclusive worker; subclasses render the result.
 
     Errors are shown in place with their class (never as empty data); the last good data
@@ -95,7 +96,7 @@ class MetricsView(Vertical):
 
         # A coroutine *function*: nothing is created (or left un-awaited) if the app exits
         # before the worker starts.
-        self.run_worker(job, exclusive=True, group=f"mv-{id(self)}")  # type: ignore[arg-type]
+        self.run_worker(job, exclusive=True, group=f"mv-{id(self)}", exit_on_error=False)  # type: ignore[arg-type]
 
     def action_refresh(self) -> None:
         """Re-run the queries."""
@@ -131,6 +132,10 @@ class MetricsView(Vertical):
         if hint := failure.hint_in(self.lang):
             text += f"\n  {hint}"
         self._status(text, error=True)
+
+    def show_worker_error(self, text: str) -> None:
+        """An unexpected failure of the fetch, on the view's status line."""
+        self._status(f"⚠ {text}", error=True)
 
     def _status(self, text: str, error: bool) -> None:
         st = self.query_one(".mv-status", Static)

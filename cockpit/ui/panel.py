@@ -36,9 +36,10 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 
-class Panel(Vertical):
+class Panel(ContainsWorkerErrors, Vertical):
     """Base class of every panel (built-in or third-party)."""
 
     DEFAULT_CSS = """
@@ -166,7 +167,12 @@ class Panel(Vertical):
         # A callable, not a coroutine object: a cancelled pending worker then leaves no
         # "coroutine was never awaited" behind. (Textual types the callable as returning
         # Coroutine[None, None, T].)
-        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")  # type: ignore[arg-type]
+        self.run_worker(
+            self._poll,  # type: ignore[arg-type]
+            exclusive=True,
+            group=f"panel-{self.PANEL_ID}",
+            exit_on_error=False,
+        )
 
     async def _poll(self) -> None:
         try:
@@ -211,7 +217,12 @@ class Panel(Vertical):
         # A callable, not a coroutine object: a cancelled pending worker then leaves no
         # "coroutine was never awaited" behind. (Textual types the callable as returning
         # Coroutine[None, None, T].)
-        self.run_worker(self._poll, exclusive=True, group=f"panel-{self.PANEL_ID}")  # type: ignore[arg-type]
+        self.run_worker(
+            self._poll,  # type: ignore[arg-type]
+            exclusive=True,
+            group=f"panel-{self.PANEL_ID}",
+            exit_on_error=False,
+        )
 
     def visible_now(self) -> bool:
         """True when the panel's screen is the active one and the panel is displayed."""
@@ -244,6 +255,11 @@ class Panel(Vertical):
         self.set_class(self.data is not None, "-stale")
         self._set_status(text, "-error")
         self.post_message(self.Failed(self, failure))
+
+    def show_worker_error(self, text: str) -> None:
+        """An unexpected failure outside :meth:`fetch` (its own errors are failures of
+        the source), on the panel's status line."""
+        self._set_status(f"⚠ {text}", "-error")
 
     def _set_status(self, text: str, cls: str) -> None:
         try:

@@ -25,6 +25,7 @@ from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 EXCERPT_CHARS = 300
 """The longest log line kept in a pinned paste (the postmortem needs the line, not the
@@ -63,7 +64,7 @@ def _brief(fields: dict[str, Any], limit: int = 6) -> str:
     return ", ".join(parts)
 
 
-class PasteScreen(ModalScreen[None]):
+class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
     """Modal with a text area, the explanation, and a pin button."""
 
     DEFAULT_CSS = """
@@ -119,7 +120,7 @@ class PasteScreen(ModalScreen[None]):
         self.query_one("#paste-status", Static).update(message)
         self.notify(message, severity="warning" if warn else "information", markup=False)
 
-    @work(thread=True, exclusive=True, group="paste-explain")
+    @work(thread=True, exclusive=True, group="paste-explain", exit_on_error=False)
     def explain(self, text: str, pin: bool = False) -> None:
         """Run the analyzers off the event loop (large pastes take a moment); ``pin``:
         pin what was found once shown."""
@@ -131,6 +132,11 @@ class PasteScreen(ModalScreen[None]):
         expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
         self.app.call_from_thread(self._show, expl, rendered, text, own, pin)
+
+    def show_worker_error(self, text: str) -> None:
+        """The analysis failed unexpectedly: said where its result would be; the pasted
+        text stays in the field."""
+        self.query_one("#paste-output", Static).update(f"⚠ {text}")
 
     def _show(
         self,
