@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Button, Collapsible, DataTable, Static, TextArea
+from textual.widgets import Button, Collapsible, DataTable, Select, Static, TextArea
 
 from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
 from cockpit.analysis.gpu_text import (
@@ -44,6 +44,7 @@ from cockpit.models.messages import Msg
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.ui.panel import Panel
+from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 LEVEL_STYLE = {
@@ -54,6 +55,9 @@ LEVEL_STYLE = {
     Level.BAD: "bold red",
     Level.LOST: "bold white on red",
 }
+
+NODES_EVERY_S = 60.0
+"""How often the list of nodes with GPUs (the node switcher) is read again."""
 
 NVML_RETRY_S = 30.0
 """After NVML was found unusable (driver not loaded), try it again this often."""
@@ -80,6 +84,8 @@ class GpuPanelData:
     """When ``past`` ends (its newest sample)."""
     absent: list[Msg] = field(default_factory=list)
     """DCGM: the node's GPUs that stopped reporting in the window (shown lost)."""
+    nodes: list[str] = field(default_factory=list)
+    """DCGM: every node with GPUs in the metrics, for the node switcher (empty: NVML)."""
 
 
 class GpuPanel(Panel):
@@ -111,6 +117,9 @@ class GpuPanel(Panel):
         self._past_node = ""  # the node whose recent past started the sparklines
         self._last_at: Any = None
         self._auto_note = ""
+        self._gpu_nodes: list[str] = []
+        self._gpu_nodes_listed: list[str] = []  # what the node switcher offers now
+        self._gpu_nodes_read = -NODES_EVERY_S  # monotonic time of the last read of the list
 
     # -- fetch (no UI) -----------------------------------------------------------------
     async def fetch(self, ctx: AppContext) -> GpuPanelData:
@@ -162,8 +171,11 @@ class GpuPanel(Panel):
         if not node and silent_nodes:
             node = self._auto_node = silent_nodes[0]
             self._auto_note = t("gpu.node_silent", self.lang, node=node)
+        if time.monotonic() - self._gpu_nodes_read >= NODES_EVERY_S:
+            self._gpu_nodes = await dcgm.nodes()
+            self._gpu_nodes_read = time.monotonic()
         if not node:
-            nodes = await dcgm.nodes()
+            nodes = self._gpu_nodes
             if not nodes:
                 raise SourceError.of("dcgm", ErrorKind.NOT_FOUND, t("gpu.no_node", self.lang))
             node = nodes[0]
@@ -194,7 +206,13 @@ class GpuPanel(Panel):
             except SourceError:
                 past = {}  # history is a help, not a requirement: the polls still fill it
         return GpuPanelData(
-            snapshot=snap, notes=notes, xids=xids, past=past, past_at=past_at, absent=absent
+            snapshot=snap,
+            notes=notes,
+            xids=xids,
+            past=past,
+            past_at=past_at,
+            absent=absent,
+            nodes=list(self._gpu_nodes),
         )
 
     async def _history_report(self, ctx: AppContext) -> Any:
@@ -224,11 +242,15 @@ class GpuPanel(Panel):
     # -- widgets -----------------------------------------------------------------------
     def compose_body(self) -> ComposeResult:
         yield Static("", id="gpu-source", classes="gpu--line", markup=False)
+        nodes = LocalSelect([], prompt=t("gpu.node_pick", self.lang), id="gpu-node")
+        nodes.display = False  # shown once DCGM lists the nodes (never for local NVML)
+        yield nodes
         table: DataTable[Any] = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in COLUMNS:
             table.add_column(headers[col], key=col)
         yield table
+        yield Static(t("gpu.legend", self.lang), id="gpu-legend", classes="gpu--line")
         yield Static("", id="gpu-why", classes="gpu--line", markup=False)
         yield Static("", id="gpu-cohort", classes="gpu--line", markup=False)
         yield Static("", id="gpu-history", classes="gpu--line", markup=False)
@@ -256,6 +278,7 @@ class GpuPanel(Panel):
         if lost:
             head.append("\n" + t("gpu.lost_count", lang, n=lost), style="bold red")
         self.query_one("#gpu-source", Static).update(head)
+        self._show_nodes(data.nodes, snap.node or "")
 
         cohort = cohort_view(snap.gpus)
         verdicts = [
@@ -339,6 +362,31 @@ class GpuPanel(Panel):
         else:
             xl = [t("gpu.no_xids", lang)]
         self.query_one("#gpu-xids", Static).update("\n".join(xl))
+
+    def _show_nodes(self, nodes: list[str], current: str) -> None:
+        """The node switcher: every node with GPUs, the one shown selected."""
+        select = self.query_one("#gpu-node", Select)
+        select.display = bool(nodes)
+        if not nodes:
+            return
+        options = [(Text(n), n) for n in nodes]
+        if self._gpu_nodes_listed != nodes:
+            self._gpu_nodes_listed = list(nodes)
+            with select.prevent(Select.Changed):
+                select.set_options(options)
+        if current in nodes and select.value != current:
+            with select.prevent(Select.Changed):
+                select.value = current
+
+    @on(Select.Changed, "#gpu-node")
+    def _node_chosen(self, event: Select.Changed) -> None:
+        """Show the chosen node's GPUs (and say so, so the switch is never silent)."""
+        node = event.value
+        if not isinstance(node, str) or node == self.ctx.gpu_node:
+            return
+        self.ctx.gpu_node = node
+        self.notify(t("gpu.node_switched", self.lang, node=node), markup=False)
+        self.refresh_data()
 
     @staticmethod
     def _key(index: int, uuid: str | None) -> str:

@@ -156,3 +156,19 @@ def test_dcgm_fallback(snap_compare: Any, fake: FakeNvml, dcgm_prometheus: DcgmP
     ctx = _ctx(Sources(gpu=_nvml(), metrics=metrics), "en", at=dcgm_prometheus.at)
     ctx.gpu_node = "gpu-node-a"
     assert snap_compare(PanelHost(ctx), terminal_size=SIZE, run_before=_loaded)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_dcgm_node_switcher_and_pods(
+    snap_compare: Any,
+    dcgm_prometheus: DcgmProm,  # noqa: F811
+    lang: str,
+    size: tuple[int, int],
+) -> None:
+    """DCGM at 80×24 and 160×48: the node switcher, the pod column (gpu-node-b's GPU 0 is
+    held by llm/vllm-0) and the legend of the pairs."""
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    ctx = _ctx(Sources(metrics=metrics), lang, at=dcgm_prometheus.at)
+    ctx.gpu_node = "gpu-node-b"
+    assert snap_compare(PanelHost(ctx), terminal_size=size, run_before=_loaded)

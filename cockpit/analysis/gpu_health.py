@@ -18,6 +18,9 @@ Per-GPU rules (each cites its source):
   counts above the peers' → warn (metrics_kb.md §5.3).
 - A recent Xid → its catalogue class (hardware → bad, otherwise warn).
 - Cohort outliers (see :func:`cohort_view`) → warn.
+- An idle GPU (utilisation ≤ ``IDLE_UTIL_PCT``) is never compared with busy ones: a node
+  serving on four GPUs and keeping four spare is not four outliers. It is compared with the
+  other idle GPUs only, and says that it is idle (info, not a warning).
 
 Cohort outliers: for each metric, every GPU is compared with the median of its **peers**
 (the other GPUs) by the ratio to that median and by the modified z-score
@@ -45,6 +48,10 @@ from cockpit.models.gpu import GpuSnapshot, XidEvent
 BUSY_UTIL_PCT = 30.0
 """Utilisation above which a degraded PCIe link is flagged even without peers (cockpit
 default; links train down only when idle, metrics_kb.md §5.3)."""
+
+IDLE_UTIL_PCT = 5.0
+"""Utilisation at or below which a GPU counts as idle (cockpit default: a GPU serving any
+traffic stays well above it; one holding only a loaded model reads 0 %)."""
 
 MODIFIED_Z_CUTOFF = 3.5
 """Iglewicz & Hoaglin (1993) cut-off for the modified z-score."""
@@ -147,11 +154,25 @@ def _v(r: Reading) -> float | None:
     return r.value if r.ok else None
 
 
+def is_idle(gpu: GpuSnapshot) -> bool | None:
+    """True when the GPU's utilisation is at or below :data:`IDLE_UTIL_PCT`; ``None`` when
+    it is not known."""
+    util = _v(gpu.util_gpu)
+    return None if util is None else util <= IDLE_UTIL_PCT
+
+
+def same_activity(a: GpuSnapshot, b: GpuSnapshot) -> bool:
+    """True unless one GPU is idle and the other busy (unknown matches both)."""
+    ia, ib = is_idle(a), is_idle(b)
+    return ia is None or ib is None or ia == ib
+
+
 def cohort_view(gpus: list[GpuSnapshot]) -> CohortView:
     """Compare every GPU with the median of the others (leave-one-out), per metric.
 
-    Lost GPUs and unknown values are left out of the peers; a GPU needs at least two
-    peers with known values to be judged.
+    Lost GPUs and unknown values are left out of the peers, and so are GPUs of the other
+    activity (idle ones for a busy GPU, busy ones for an idle GPU: :func:`same_activity`);
+    a GPU needs at least two peers with known values to be judged.
     """
     rows: list[CohortRow] = []
     outliers: list[int] = []
@@ -161,7 +182,11 @@ def cohort_view(gpus: list[GpuSnapshot]) -> CohortView:
         for metric, (attr, min_rel, min_abs) in COHORT_METRICS.items():
             x = None if g.lost else _v(getattr(g, attr))
             peers = [
-                v for p in usable if p.index != g.index and (v := _v(getattr(p, attr))) is not None
+                v
+                for p in usable
+                if p.index != g.index
+                and same_activity(g, p)
+                and (v := _v(getattr(p, attr))) is not None
             ]
             cell = CohortCell(value=x)
             if x is not None and len(peers) >= 2:
@@ -188,6 +213,7 @@ _W: dict[str, dict[str, Any]] = {
         "ok": "ok",
         "lost": "GPU is lost (fell off the bus?): drain the node and reboot; check dmesg for Xid 79",
         "unknown": "no readings",
+        "idle": f"idle (util ≤ {IDLE_UTIL_PCT:.0f}%): compared with the other idle GPUs only",
         "clock": "clocks cut: {what}",
         "sw_thermal": "SW thermal slowdown: check cooling",
         "power_cap_alone": "power capped while most peers are not",
@@ -213,6 +239,7 @@ _W: dict[str, dict[str, Any]] = {
         "ok": "正常",
         "lost": "GPU 丢失（掉卡？）：drain 节点并重启；查看 dmesg 中的 Xid 79",
         "unknown": "没有读数",
+        "idle": f"空闲（利用率 ≤ {IDLE_UTIL_PCT:.0f}%）：只与其他空闲 GPU 比较",
         "clock": "时钟被降：{what}",
         "sw_thermal": "软件温控降频：检查散热",
         "power_cap_alone": "处于功耗上限而多数同伴不是",
@@ -270,6 +297,10 @@ def why_gpu(
         out.append(Finding(key="lost", level=Level.LOST, text=w["lost"]))
         return _verdict(gpu.index, out, w)
     others = [p for p in (peers or []) if p.index != gpu.index and not p.lost]
+    if is_idle(gpu) and any(is_idle(p) is False for p in others):
+        out.append(Finding(key="idle", level=Level.INFO, text=w["idle"]))
+    # The peer-relative rules compare like with like: a spare GPU is not a busy one's peer.
+    alike = [p for p in others if same_activity(gpu, p)]
 
     mask = _v(gpu.clock_reasons)
     if mask is not None:
@@ -285,13 +316,11 @@ def why_gpu(
             )
         if any(r.severity is ClockSeverity.WARN for r in dec.reasons):
             out.append(Finding(key="clock.sw_thermal", level=Level.WARN, text=w["sw_thermal"]))
-        if int(mask) & SW_POWER_CAP and others:
+        if int(mask) & SW_POWER_CAP and alike:
             capped = sum(
-                1
-                for p in others
-                if (m := _v(p.clock_reasons)) is not None and int(m) & SW_POWER_CAP
+                1 for p in alike if (m := _v(p.clock_reasons)) is not None and int(m) & SW_POWER_CAP
             )
-            if capped * 2 < len(others):
+            if capped * 2 < len(alike):
                 out.append(
                     Finding(key="clock.power_cap", level=Level.WARN, text=w["power_cap_alone"])
                 )
@@ -311,7 +340,7 @@ def why_gpu(
     if (_v(gpu.retired_pending) or 0) >= 1:
         out.append(Finding(key="retired.pending", level=Level.WARN, text=w["retired_pending"]))
 
-    out.extend(_pcie(gpu, others, w))
+    out.extend(_pcie(gpu, alike, w))
     out.extend(_nvlink(gpu, others, w))
 
     last_xid = _v(gpu.last_xid)

@@ -17,6 +17,7 @@ from cockpit.models.gpu import GpuSnapshot
 COLUMNS = (
     "gpu",
     "name",
+    "pod",
     "util",
     "memory",
     "temp",
@@ -33,6 +34,7 @@ HEADERS = {
     "en": {
         "gpu": "GPU",
         "name": "Name",
+        "pod": "Pod",
         "util": "Util%",
         "memory": "Mem GiB",
         "temp": "Temp°C",
@@ -47,6 +49,7 @@ HEADERS = {
     "zh": {
         "gpu": "GPU",
         "name": "型号",
+        "pod": "Pod",
         "util": "利用率%",
         "memory": "显存 GiB",
         "temp": "温度°C",
@@ -113,6 +116,19 @@ def _missing(*rs: Reading) -> bool:
     return all(not r.ok for r in rs)
 
 
+POD_CHARS = 28
+"""Columns of the pod cell; a longer ``namespace/name`` keeps its end (the replica)."""
+
+
+def pod_text(g: GpuSnapshot) -> str:
+    """Which pod holds the GPU: ``namespace/name`` (DCGM's pod mapping), the pod UIDs of
+    its processes (NVML, ``uid 0d7c4e1a``), or ``—`` when nothing says."""
+    if g.pod:
+        return g.pod if len(g.pod) <= POD_CHARS else "…" + g.pod[-(POD_CHARS - 1) :]
+    uids = sorted({p.pod_uid[:8] for p in g.processes or [] if p.pod_uid})
+    return ", ".join(f"uid {u}" for u in uids) if uids else "—"
+
+
 def gpu_row(
     g: GpuSnapshot, verdict: GpuVerdict, cohort: CohortView | None, lang: str = "en"
 ) -> GpuRow:
@@ -133,8 +149,9 @@ def gpu_row(
     cells: dict[str, Cell] = {}
     cells["gpu"] = Cell(text=str(g.index))
     cells["name"] = Cell(text=(g.name or "?").replace("NVIDIA ", ""))
+    cells["pod"] = Cell(text=pod_text(g), missing=not g.pod)
     if g.lost:
-        for col in COLUMNS[2:]:
+        for col in COLUMNS[3:]:
             cells[col] = Cell(text="—", level=Level.LOST, missing=True)
         cells["state"] = Cell(
             text=STATE_WORDS.get(lang, STATE_WORDS["en"])["lost"], level=Level.LOST

@@ -100,6 +100,9 @@ class GpuSnapshot(BaseModel):
         mig_mode: 1 when MIG is enabled.
         processes: Compute processes, ``None`` when they could not be listed.
         processes_note: Why processes or their pods are missing.
+        pod: The pod holding the GPU, ``namespace/name``, from dcgm-exporter's pod mapping
+            (``--kubernetes``: ``pod``/``namespace`` labels); ``None`` when not known (NVML
+            knows the processes' pod UIDs only: see ``processes``).
         pci_replays: PCIe replay counter (``NVML_FI_DEV_PCIE_REPLAY_COUNTER``).
     """
 
@@ -145,6 +148,7 @@ class GpuSnapshot(BaseModel):
     mig_mode: Reading = Field(default_factory=_na)
     processes: list[GpuProcess] | None = None
     processes_note: str | None = None
+    pod: str | None = None
     last_xid: Reading = Field(default_factory=_na)
 
     @property

@@ -328,6 +328,7 @@ def _build(
         pod = lab.get("pod") or lab.get("pod_name")
         ns = lab.get("namespace") or lab.get("pod_namespace")
         s.processes = None
+        s.pod = f"{ns}/{pod}" if pod and ns else pod or None
         s.processes_note = (
             f"pod {ns}/{pod} (dcgm-exporter --kubernetes); no per-process list from DCGM"
             if pod

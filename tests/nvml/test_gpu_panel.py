@@ -1,11 +1,13 @@
 """The GPU panel driven by Pilot: NVML through the fake library (throttling, a GPU lost
 mid-run, NOT_SUPPORTED, Xid events on the timeline), DCGM fallback against the real
-Prometheus, and the dmesg paste box."""
+Prometheus with its node switcher, pod column and legend, and the dmesg paste box."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+from textual.widgets import Select
 
 from cockpit.app import CockpitApp
 from cockpit.config import PrometheusSettings
@@ -25,6 +27,13 @@ PANELS = [PanelLoad(name="gpu", value="cockpit.plugins.gpu:GpuPanel", cls=GpuPan
 def _cell(panel: GpuPanel, row: int, col: str) -> str:
     table = panel.query_one("#gpu-table")
     return str(table.get_cell(str(row), col))
+
+
+def _on_node_a(tmp_path: Any, lang: str, sources: Sources, prom: DcgmProm) -> Any:
+    """Step E with the GPU panel on DCGM's gpu-node-a, the clock at the series' time."""
+    ctx = make_ctx(tmp_path, lang=lang, sources=sources, panels=PANELS, frozen_at=prom.at)
+    ctx.gpu_node = "gpu-node-a"
+    return ctx, CockpitApp(ctx=ctx, start_step="E")
 
 
 async def _until(pilot: Any, cond: Any, timeout: float = 8.0) -> None:
@@ -84,15 +93,7 @@ async def test_driver_not_loaded_falls_back_to_dcgm(
     fake_nvml.set(init=DRIVER_NOT_LOADED)
     src = NvmlSource(watch_xid=False)
     metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
-    ctx = make_ctx(
-        tmp_path,
-        lang="zh",
-        sources=Sources(gpu=src, metrics=metrics),
-        panels=PANELS,
-        frozen_at=dcgm_prometheus.at,
-    )
-    ctx.gpu_node = "gpu-node-a"
-    app = CockpitApp(ctx=ctx, start_step="E")
+    _, app = _on_node_a(tmp_path, "zh", Sources(gpu=src, metrics=metrics), dcgm_prometheus)
     try:
         async with app.run_test(size=(200, 60)) as pilot:
             panel = app.screen.query_one(GpuPanel)
@@ -175,5 +176,33 @@ async def test_dcgm_history_sparklines_cover_the_half_hour(
             flat = [g for g, s in temps.items() if len(set(s)) == 1]
             assert len(flat) == len(temps) - 1
             assert hist[0].startswith("Last 30 min")
+    finally:
+        await metrics.close()
+
+
+async def test_node_switcher_pod_column_and_legend(dcgm_prometheus: DcgmProm, tmp_path) -> None:
+    metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    ctx, app = _on_node_a(tmp_path, "en", Sources(metrics=metrics), dcgm_prometheus)
+    try:
+        async with app.run_test(size=(200, 60)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None)
+            switcher = panel.query_one("#gpu-node", Select)
+            assert switcher.display
+            assert [str(o[0]) for o in switcher._options if isinstance(o[1], str)] == [
+                "gpu-node-a",
+                "gpu-node-b",
+            ]
+            assert switcher.value == "gpu-node-a"
+            assert _cell(panel, 0, "pod") == "—"  # no pod mapping on gpu-node-a
+            legend = str(panel.query_one("#gpu-legend").render())
+            assert legend.startswith("Pairs: Util% GPU/memory bandwidth")
+            switcher.value = "gpu-node-b"
+            await _until(
+                pilot, lambda: "gpu-node-b" in str(panel.query_one("#gpu-source").render())
+            )
+            await _until(pilot, lambda: panel.query_one("#gpu-table").row_count == 4)
+            assert ctx.gpu_node == "gpu-node-b"
+            assert _cell(panel, 0, "pod") == "llm/vllm-0"
     finally:
         await metrics.close()
