@@ -8,6 +8,7 @@ the Kubernetes client or NVML (see ``bench/bench_startup.py``).
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -130,11 +131,11 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
         yield Static("cockpit — 加载中 / loading…", id="boot", markup=False)
 
     def on_mount(self) -> None:
-        import os
-
         self.theme = "textual-dark"
         if os.environ.get("COCKPIT_FIRST_FRAME_FILE"):
-            self.call_after_refresh(self._first_frame)
+            from cockpit.ui.frames import mark_after_paint
+
+            mark_after_paint(self, "COCKPIT_FIRST_FRAME_FILE", "loading", exit_after=True)
         if self.args is not None and self._exit_guard is None:
             # SIGHUP (ssh drop) and SIGTERM, from the first frame on (during boot there
             # is no session yet, nothing to save): save, then let Textual restore the
@@ -151,16 +152,6 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
         else:
             # Paint the first frame before the boot worker competes for the GIL.
             self.call_after_refresh(self.boot)
-
-    def _first_frame(self) -> None:
-        """``make bench`` measures the time to this first frame (bench/bench_startup.py)."""
-        import os
-        import time
-
-        with open(os.environ["COCKPIT_FIRST_FRAME_FILE"], "w", encoding="utf-8") as fh:
-            fh.write(repr(time.time()))
-        if os.environ.get("COCKPIT_FIRST_FRAME_EXIT"):
-            self.exit()
 
     @work(thread=True, exclusive=True, group="boot", exit_on_error=False)
     def boot(self) -> None:

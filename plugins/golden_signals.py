@@ -26,6 +26,7 @@ from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import unit_text
 from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel
 
@@ -280,7 +281,13 @@ class GoldenSignalsPanel(Panel):
                 return  # a newer render is queued; it will do the swap
             rows = self.query_one("#golden-rows", Vertical)
             await rows.remove_children()
-            await rows.mount_all([GoldenRow(s, self.lang) for s in data.rows])
+            new = [GoldenRow(s, self.lang) for s in data.rows]
+            await rows.mount_all(new)
+            if any(s.now.ok for s in data.rows):
+                columns = max((len(r.children) for r in new), default=0)
+                mark_after_paint(
+                    self, "COCKPIT_USEFUL_FRAME_FILE", f"{len(new)}x{columns}", exit_after=True
+                )
             if any(s.top_bucket is not None for s in data.rows):
                 # "≥" in a narrow cell: say once what it means
                 await rows.mount(

@@ -20,6 +20,7 @@ from cockpit.flow import step
 from cockpit.i18n import t
 from cockpit.ui.fields import BoundTextArea
 from cockpit.ui.footer import CockpitFooter
+from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.messages import IncidentChanged
 from cockpit.ui.stepper import Stepper
@@ -147,6 +148,7 @@ class StepScreen(ContainsWorkerErrors, Screen[None]):
             self.ctx.session.visit(self.STEP)
         self.refresh_stepper()
         self.sync_fields()
+        mark_after_paint(self, "COCKPIT_STEP_FRAME_FILE", self.STEP)
 
     def refresh_stepper(self) -> None:
         """Redraw the stepper and title from the incident."""
