@@ -7,7 +7,15 @@ import re
 from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
 from cockpit.analysis.playbooks.common import GPU_RESOURCE, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    still_open,
+)
 from cockpit.incident import ItemStatus
 
 # PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
@@ -41,14 +49,10 @@ def world_size(data: PlaybookData) -> int | None:
 def nccl_first_rank(data: PlaybookData) -> ItemResult:
     """The first failing rank and its first error — never the last watchdog line."""
     if not data.has("kube"):
-        return not_available("first_rank", "kube")
+        return not_available("kube")
     r = _report(data)
     if r is None:
-        return ItemResult(
-            item="first_rank",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.nccl.no_watchdog",
-        )
+        return still_open("playbook.finding.nccl.no_watchdog")
     ev: list[CheckEvidence] = []
     if r.first_error is not None:
         ev.append(
@@ -70,58 +74,40 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
                 source="logs",
             )
         )
-    return ItemResult(
-        item="first_rank",
-        status=ItemStatus.PROBLEM,
-        finding_key="playbook.finding.nccl.first_rank",
-        finding_args={
-            "rank": r.first_failing_rank if r.first_failing_rank is not None else "?",
-            "kind": (r.first_error.kind if r.first_error else "?"),
-            "pattern": r.pattern,
-        },
-        evidence=ev,
+    return problem(
+        "playbook.finding.nccl.first_rank",
+        ev,
+        rank=r.first_failing_rank if r.first_failing_rank is not None else "?",
+        kind=r.first_error.kind if r.first_error else "?",
+        pattern=r.pattern,
     )
 
 
 def nccl_sequence(data: PlaybookData) -> ItemResult:
     """Same collective (OpType/Numel) at the same SeqNum on every rank?"""
     if not data.has("kube"):
-        return not_available("same_sequence", "kube")
+        return not_available("kube")
     r = _report(data)
     if r is None:
-        return ItemResult(
-            item="same_sequence",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.nccl.no_watchdog",
-        )
+        return still_open("playbook.finding.nccl.no_watchdog")
     ev = [
         CheckEvidence(label=f"rank {k}", value=v, source="logs")
         for k, v in list(r.ops_at_seq.items())[:16]
     ]
     if "collective_mismatch" in r.flags:
-        return ItemResult(
-            item="same_sequence",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.nccl.mismatch",
-            finding_args={
-                "seq": r.mismatch_seq if r.mismatch_seq is not None else "?",
-                "odd": ", ".join(map(str, r.odd_one_out_ranks)) or "?",
-            },
-            evidence=ev,
+        return problem(
+            "playbook.finding.nccl.mismatch",
+            ev,
+            seq=r.mismatch_seq if r.mismatch_seq is not None else "?",
+            odd=", ".join(map(str, r.odd_one_out_ranks)) or "?",
         )
-    return ItemResult(
-        item="same_sequence",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.nccl.same",
-        finding_args={"seq": r.min_seq if r.min_seq is not None else "?"},
-        evidence=ev,
-    )
+    return ok("playbook.finding.nccl.same", ev, seq=r.min_seq if r.min_seq is not None else "?")
 
 
 def nccl_alive_xid(data: PlaybookData) -> ItemResult:
     """Ranks' pods alive and not restarted; Xid on their nodes (GPU source or logs)."""
     if not data.has("kube"):
-        return not_available("alive_xid", "kube")
+        return not_available("kube")
     ev: list[CheckEvidence] = []
     bad = []
     for p in data.pods:
@@ -145,16 +131,11 @@ def nccl_alive_xid(data: PlaybookData) -> ItemResult:
             xids.append(f"{pod}: Xid {m.group(1)}")
     ev += [CheckEvidence(label="Xid", value=x, source="gpu") for x in xids[:10]]
     if bad or xids:
-        return ItemResult(
-            item="alive_xid",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.nccl.alive_problem",
-            finding_args={"pods": ", ".join(bad) or "-", "xids": len(xids)},
-            evidence=ev,
+        return problem(
+            "playbook.finding.nccl.alive_problem", ev, pods=", ".join(bad) or "-", xids=len(xids)
         )
     missing = [] if data.has("gpu") else ["gpu"]
     return ItemResult(
-        item="alive_xid",
         status=ItemStatus.OK,
         finding_key="playbook.finding.nccl.alive_ok",
         finding_args={"n": len(data.pods), "gpu_note": ", ".join(missing)},
@@ -165,7 +146,7 @@ def nccl_alive_xid(data: PlaybookData) -> ItemResult:
 def nccl_versions_env(data: PlaybookData) -> ItemResult:
     """Images, NCCL/CUDA env vars and driver versions that differ between ranks."""
     if not data.has("kube"):
-        return not_available("versions_env", "kube")
+        return not_available("kube")
     diffs: list[CheckEvidence] = []
     by_key: dict[str, dict[str, str]] = {}
     for p in data.pods:
@@ -196,15 +177,8 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
                 )
             )
     if diffs:
-        return ItemResult(
-            item="versions_env",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.nccl.versions_differ",
-            finding_args={"n": len(diffs)},
-            evidence=diffs,
-        )
+        return problem("playbook.finding.nccl.versions_differ", diffs, n=len(diffs))
     return ItemResult(
-        item="versions_env",
         status=ItemStatus.OK,
         finding_key="playbook.finding.nccl.versions_same",
         finding_args={"n": len(data.pods)},
@@ -215,27 +189,11 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
 def nccl_timeout_raised(data: PlaybookData) -> ItemResult:
     """Was the timeout raised instead of fixing the cause?"""
     if not data.has("kube"):
-        return not_available("timeout", "kube")
+        return not_available("kube")
     r = _report(data)
     if r is None or r.timeout_ms is None:
-        return ItemResult(
-            item="timeout",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.nccl.timeout_unknown",
-        )
+        return still_open("playbook.finding.nccl.timeout_unknown")
     ev = [CheckEvidence(label="Timeout(ms)", value=str(r.timeout_ms), unit="ms", source="logs")]
     if r.timeout_ms > DEFAULT_TIMEOUT_MS:
-        return ItemResult(
-            item="timeout",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.nccl.timeout_raised",
-            finding_args={"ms": r.timeout_ms},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="timeout",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.nccl.timeout_default",
-        finding_args={"ms": r.timeout_ms},
-        evidence=ev,
-    )
+        return problem("playbook.finding.nccl.timeout_raised", ev, ms=r.timeout_ms)
+    return ok("playbook.finding.nccl.timeout_default", ev, ms=r.timeout_ms)

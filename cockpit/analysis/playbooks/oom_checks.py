@@ -5,7 +5,16 @@ from __future__ import annotations
 from cockpit.analysis.oom import OomReport, explain_oom_text
 from cockpit.analysis.playbooks.common import engine_args_of, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    result,
+    still_open,
+)
 from cockpit.incident import ItemStatus
 
 # Per-token KV bytes = 2 (K and V) × layers × KV heads × head dim × dtype bytes
@@ -25,7 +34,7 @@ def _oom(data: PlaybookData) -> OomReport | None:
 def oom_phase(data: PlaybookData) -> ItemResult:
     """Start-up / after a while / one long request / rising concurrency, from restarts and logs."""
     if not data.has("kube"):
-        return not_available("phase", "kube")
+        return not_available("kube")
     ev: list[CheckEvidence] = []
     killed = []
     for pod in data.pods:
@@ -70,27 +79,10 @@ def oom_phase(data: PlaybookData) -> ItemResult:
             key = "oom.phase.concurrency"
         else:
             key = "oom.phase.runtime"
-        return ItemResult(
-            item="phase",
-            status=ItemStatus.PROBLEM,
-            finding_key=f"playbook.finding.{key}",
-            finding_args={"stage": r.stage or "-", "likely": r.likely},
-            evidence=ev,
-        )
+        return problem(f"playbook.finding.{key}", ev, stage=r.stage or "-", likely=r.likely)
     if killed:
-        return ItemResult(
-            item="phase",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.oom.phase.host_oomkilled",
-            finding_args={"pods": ", ".join(killed)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="phase",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.oom.phase.none",
-        evidence=ev,
-    )
+        return problem("playbook.finding.oom.phase.host_oomkilled", ev, pods=", ".join(killed))
+    return ok("playbook.finding.oom.phase.none", ev)
 
 
 def oom_budget(data: PlaybookData) -> ItemResult:
@@ -120,15 +112,11 @@ def oom_budget(data: PlaybookData) -> ItemResult:
     if params_b is None or gpu_total_gib is None:
         missing = [s for s in ("kube", "gpu") if not data.has(s)]
         if missing and params_b is None:
-            return not_available("budget", *missing)
-        return ItemResult(
-            item="budget",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.oom.budget.need_model",
-            finding_args={
-                "params": params_b or "?",
-                "gpu": f"{gpu_total_gib:.1f}" if gpu_total_gib else "?",
-            },
+            return not_available(*missing)
+        return still_open(
+            "playbook.finding.oom.budget.need_model",
+            params=params_b or "?",
+            gpu=f"{gpu_total_gib:.1f}" if gpu_total_gib else "?",
         )
     dtype = model.dtype_bytes if model else 2.0
     weights_gib = params_b * 1e9 * dtype / tp / 1024**3
@@ -163,16 +151,13 @@ def oom_budget(data: PlaybookData) -> ItemResult:
         if weights_gib >= budget or (kv_gib is not None and need > budget)
         else ItemStatus.OK
     )
-    return ItemResult(
-        item="budget",
-        status=status,
-        finding_key="playbook.finding.oom.budget.result",
-        finding_args={
-            "weights": f"{weights_gib:.1f}",
-            "kv": f"{kv_gib:.1f}" if kv_gib is not None else "?",
-            "budget": f"{budget:.1f}",
-        },
-        evidence=ev,
+    return result(
+        status,
+        "playbook.finding.oom.budget.result",
+        ev,
+        weights=f"{weights_gib:.1f}",
+        kv=f"{kv_gib:.1f}" if kv_gib is not None else "?",
+        budget=f"{budget:.1f}",
     )
 
 
@@ -219,20 +204,15 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
             unalloc = next(
                 (e.value for e in metric_ev if e.label_key.endswith("torch_unallocated")), "—"
             )
-            return ItemResult(
-                item="allocator",
-                status=ItemStatus.OPEN,
-                finding_key="playbook.finding.oom.allocator.metrics_only",
-                finding_args={"reserved": reserved, "unallocated": unalloc},
-                evidence=metric_ev,
+            return still_open(
+                "playbook.finding.oom.allocator.metrics_only",
+                metric_ev,
+                reserved=reserved,
+                unallocated=unalloc,
             )
         if not data.has("kube"):
-            return not_available("allocator", "kube")
-        return ItemResult(
-            item="allocator",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.oom.allocator.no_message",
-        )
+            return not_available("kube")
+        return still_open("playbook.finding.oom.allocator.no_message")
     ev = [
         CheckEvidence(**L("requested"), value=f"{r.requested_gib}", unit="GiB", source="logs"),
         CheckEvidence(**L("free"), value=f"{r.free_gib}", unit="GiB", source="logs"),
@@ -256,13 +236,11 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
             )
         )
     frag = "fragmentation" in r.classes
-    return ItemResult(
-        item="allocator",
-        status=ItemStatus.PROBLEM if frag else ItemStatus.OK,
-        finding_key="playbook.finding.oom.allocator."
-        + ("fragmentation" if frag else "no_fragmentation"),
-        finding_args={"classes": ", ".join(r.classes)},
-        evidence=ev + metric_ev,
+    return result(
+        ItemStatus.PROBLEM if frag else ItemStatus.OK,
+        "playbook.finding.oom.allocator." + ("fragmentation" if frag else "no_fragmentation"),
+        ev + metric_ev,
+        classes=", ".join(r.classes),
     )
 
 
@@ -297,30 +275,18 @@ def oom_other_process(data: PlaybookData) -> ItemResult:
                         )
                     )
     elif r is None:
-        return not_available("other_process", "gpu")
+        return not_available("gpu")
     if ev:
-        return ItemResult(
-            item="other_process",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.oom.other_process.found",
-            finding_args={"n": len(ev)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="other_process",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.oom.other_process.none",
-    )
+        return problem("playbook.finding.oom.other_process.found", ev, n=len(ev))
+    return ok("playbook.finding.oom.other_process.none")
 
 
 def oom_limits(data: PlaybookData) -> ItemResult:
     """Max-token / concurrency / batched-token limits in the engine args."""
     if not data.has("kube"):
-        return not_available("limits", "kube")
+        return not_available("kube")
     if not data.pods:
-        return ItemResult(
-            item="limits", status=ItemStatus.OPEN, finding_key="playbook.finding.no_pods"
-        )
+        return still_open("playbook.finding.no_pods")
     args = engine_args_of(data.pods[0])
     missing = [
         flag
@@ -344,36 +310,19 @@ def oom_limits(data: PlaybookData) -> ItemResult:
         )
     ]
     if missing:
-        return ItemResult(
-            item="limits",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.oom.limits.missing",
-            finding_args={"flags": ", ".join(missing)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="limits",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.oom.limits.present",
-        evidence=ev,
-    )
+        return problem("playbook.finding.oom.limits.missing", ev, flags=", ".join(missing))
+    return ok("playbook.finding.oom.limits.present", ev)
 
 
 def oom_remedy(data: PlaybookData) -> ItemResult:
     """The handbook's mitigations and long-term fixes, matched to the OOM class."""
     r = _oom(data)
     if r is None:
-        return ItemResult(
-            item="remedy", status=ItemStatus.OPEN, finding_key="playbook.finding.oom.remedy.unknown"
-        )
-    return ItemResult(
-        item="remedy",
-        status=ItemStatus.PROBLEM,
-        finding_key="playbook.finding.oom.remedy.matched",
-        finding_args={
-            "likely": r.likely,
-            "mitigations": r.mitigation_ids,
-            "long_term": r.long_term_ids,
-        },
-        evidence=[CheckEvidence(**L("oom_class"), value=r.likely, source="logs")],
+        return still_open("playbook.finding.oom.remedy.unknown")
+    return problem(
+        "playbook.finding.oom.remedy.matched",
+        [CheckEvidence(**L("oom_class"), value=r.likely, source="logs")],
+        likely=r.likely,
+        mitigations=r.mitigation_ids,
+        long_term=r.long_term_ids,
     )

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import GPU_RESOURCE
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    result,
+)
 from cockpit.analysis.scheduling import explain_failed_scheduling
 from cockpit.incident import ItemStatus
 from cockpit.models.kube import NodeLite, parse_quantity
@@ -42,7 +50,7 @@ def _pending(data: PlaybookData) -> list[str]:
 def pend_allocatable(data: PlaybookData) -> ItemResult:
     """GPU allocatable per GPU node (0 or missing → the device plugin is not reporting)."""
     if not data.has("kube"):
-        return not_available("allocatable", "kube")
+        return not_available("kube")
     gpu_nodes = [n for n in data.nodes if _is_gpu_node(n)]
     ev = [
         CheckEvidence(
@@ -53,39 +61,20 @@ def pend_allocatable(data: PlaybookData) -> ItemResult:
         for n in gpu_nodes[:20]
     ]
     if not gpu_nodes:
-        return ItemResult(
-            item="allocatable",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.pend.no_gpu_nodes",
-            evidence=ev,
-        )
+        return problem("playbook.finding.pend.no_gpu_nodes", ev)
     zero = [n.meta.name for n in gpu_nodes if not _gpu_alloc(n)]
     if zero:
-        return ItemResult(
-            item="allocatable",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.pend.alloc_zero",
-            finding_args={"nodes": ", ".join(zero)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="allocatable",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.pend.alloc_ok",
-        finding_args={"n": len(gpu_nodes)},
-        evidence=ev,
-    )
+        return problem("playbook.finding.pend.alloc_zero", ev, nodes=", ".join(zero))
+    return ok("playbook.finding.pend.alloc_ok", ev, n=len(gpu_nodes))
 
 
 def pend_requests(data: PlaybookData) -> ItemResult:
     """The Pending pods' GPU requests vs the largest node's allocatable."""
     if not data.has("kube"):
-        return not_available("requests", "kube")
+        return not_available("kube")
     pend = [p for p in data.pods if p.phase == "Pending"]
     if not pend:
-        return ItemResult(
-            item="requests", status=ItemStatus.NA, finding_key="playbook.finding.pend.none_pending"
-        )
+        return result(ItemStatus.NA, "playbook.finding.pend.none_pending")
     biggest = max((_gpu_alloc(n) or 0.0 for n in data.nodes), default=0.0)
     ev = []
     too_big = []
@@ -98,32 +87,20 @@ def pend_requests(data: PlaybookData) -> ItemResult:
             too_big.append(p.meta.name)
     ev.append(CheckEvidence(**L("largest_allocatable"), value=f"{biggest:g}", source="kube"))
     if too_big:
-        return ItemResult(
-            item="requests",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.pend.request_too_big",
-            finding_args={"pods": ", ".join(too_big), "max": f"{biggest:g}"},
-            evidence=ev,
+        return problem(
+            "playbook.finding.pend.request_too_big", ev, pods=", ".join(too_big), max=f"{biggest:g}"
         )
-    return ItemResult(
-        item="requests",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.pend.request_fits",
-        finding_args={"max": f"{biggest:g}"},
-        evidence=ev,
-    )
+    return ok("playbook.finding.pend.request_fits", ev, max=f"{biggest:g}")
 
 
 def pend_placement(data: PlaybookData) -> ItemResult:
     """Affinity / taints from the FailedScheduling events (the scheduler's own words)."""
     if not data.has("kube"):
-        return not_available("placement", "kube")
+        return not_available("kube")
     msgs = [e for e in data.events if e.reason == "FailedScheduling"]
     if not msgs:
-        return ItemResult(
-            item="placement",
-            status=ItemStatus.OPEN if _pending(data) else ItemStatus.NA,
-            finding_key="playbook.finding.pend.no_events",
+        return result(
+            ItemStatus.OPEN if _pending(data) else ItemStatus.NA, "playbook.finding.pend.no_events"
         )
     latest = max(msgs, key=lambda e: (e.last is not None, e.last))
     exp = explain_failed_scheduling(latest.message)
@@ -135,26 +112,14 @@ def pend_placement(data: PlaybookData) -> ItemResult:
     # The scheduler's verdict, not the raw histogram: "didn't match affinity" on CPU nodes
     # is noise for a GPU pod (formats.md §C5).
     if exp.likely in PLACEMENT_CAUSES:
-        return ItemResult(
-            item="placement",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.pend.placement",
-            finding_args={"likely": exp.likely},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="placement",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.pend.placement_ok",
-        finding_args={"likely": exp.likely},
-        evidence=ev,
-    )
+        return problem("playbook.finding.pend.placement", ev, likely=exp.likely)
+    return ok("playbook.finding.pend.placement_ok", ev, likely=exp.likely)
 
 
 def pend_device_plugin(data: PlaybookData) -> ItemResult:
     """Device-plugin DaemonSet desired/ready and GPU nodes without allocatable."""
     if not data.has("kube"):
-        return not_available("device_plugin", "kube")
+        return not_available("kube")
     ev = [
         CheckEvidence(label=f"DaemonSet {k}", value=f"desired {d} ready {r}", source="kube")
         for k, (d, r) in sorted(data.daemonsets.items())
@@ -163,19 +128,10 @@ def pend_device_plugin(data: PlaybookData) -> ItemResult:
     zero = [n.meta.name for n in gpu_nodes if not _gpu_alloc(n)]
     broken = [k for k, (d, r) in data.daemonsets.items() if d == 0 or r < d]
     if zero or broken or (gpu_nodes and not data.daemonsets):
-        return ItemResult(
-            item="device_plugin",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.pend.plugin",
-            finding_args={
-                "nodes": ", ".join(zero) or "-",
-                "ds": ", ".join(broken) or ("<none found>" if not data.daemonsets else "-"),
-            },
-            evidence=ev,
+        return problem(
+            "playbook.finding.pend.plugin",
+            ev,
+            nodes=", ".join(zero) or "-",
+            ds=", ".join(broken) or ("<none found>" if not data.daemonsets else "-"),
         )
-    return ItemResult(
-        item="device_plugin",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.pend.plugin_ok",
-        evidence=ev,
-    )
+    return ok("playbook.finding.pend.plugin_ok", ev)

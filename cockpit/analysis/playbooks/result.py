@@ -40,7 +40,7 @@ class ItemResult(BaseModel):
     """What a check found for one item.
 
     Attributes:
-        item: Item id.
+        item: Item id (set by ``run_playbook`` from the checklist; a check leaves it empty).
         status: See :class:`ItemStatus`.
         finding_key: i18n key (``playbook.finding.*``) of the finding.
         finding_args: Its format arguments.
@@ -48,7 +48,7 @@ class ItemResult(BaseModel):
         missing: Sources that would have been needed (for ``not_available``).
     """
 
-    item: str
+    item: str = ""
     status: ItemStatus
     finding_key: str = ""
     finding_args: dict[str, Any] = Field(default_factory=dict)
@@ -56,10 +56,45 @@ class ItemResult(BaseModel):
     missing: list[str] = Field(default_factory=list)
 
 
-def not_available(item: str, *sources: str) -> ItemResult:
+def result(
+    status: ItemStatus,
+    finding_key: str,
+    evidence: list[CheckEvidence] | None = None,
+    /,
+    **finding_args: Any,
+) -> ItemResult:
+    """A check's result: ``status``, the finding ``finding_key`` (``playbook.finding.*``)
+    formatted with ``finding_args``, and the evidence behind it."""
+    return ItemResult(
+        status=status,
+        finding_key=finding_key,
+        finding_args=finding_args,
+        evidence=list(evidence or []),
+    )
+
+
+def ok(finding_key: str, evidence: list[CheckEvidence] | None = None, /, **args: Any) -> ItemResult:
+    """An item checked and found fine (see :func:`result`)."""
+    return result(ItemStatus.OK, finding_key, evidence, **args)
+
+
+def problem(
+    finding_key: str, evidence: list[CheckEvidence] | None = None, /, **args: Any
+) -> ItemResult:
+    """An item checked and found wrong (see :func:`result`)."""
+    return result(ItemStatus.PROBLEM, finding_key, evidence, **args)
+
+
+def still_open(
+    finding_key: str, evidence: list[CheckEvidence] | None = None, /, **args: Any
+) -> ItemResult:
+    """An item the data cannot decide (no signal, no baseline): the user answers it."""
+    return result(ItemStatus.OPEN, finding_key, evidence, **args)
+
+
+def not_available(*sources: str) -> ItemResult:
     """The result of a check whose sources are missing."""
     return ItemResult(
-        item=item,
         status=ItemStatus.NOT_AVAILABLE,
         finding_key="playbook.not_available",
         finding_args={"source": ", ".join(sources)},

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import pod_command_line, ratio
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    still_open,
+)
 from cockpit.analysis.rollout import explain_rollout_text
-from cockpit.incident import ItemStatus
 
 # Probe paths that answer before the model is loaded and warmed up (vllm#15313,
 # gateway-api-inference-extension#550: "/health starts returning true very early").
@@ -28,32 +35,21 @@ def _versions(data: PlaybookData) -> dict[str, list[str]]:
 def roll_diff(data: PlaybookData) -> ItemResult:
     """Image digest and engine args that differ between the service's pods."""
     if not data.has("kube"):
-        return not_available("diff", "kube")
+        return not_available("kube")
     versions = _versions(data)
     ev = [
         CheckEvidence(label=", ".join(sorted(pods))[:120], value=key, source="kube")
         for key, pods in versions.items()
     ]
     if len(versions) > 1:
-        return ItemResult(
-            item="diff",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.roll.versions",
-            finding_args={"n": len(versions)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="diff",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.roll.one_version",
-        evidence=ev,
-    )
+        return problem("playbook.finding.roll.versions", ev, n=len(versions))
+    return ok("playbook.finding.roll.one_version", ev)
 
 
 def roll_readiness(data: PlaybookData) -> ItemResult:
     """Readiness that passes before load and warm-up (probe path; Ready while warming)."""
     if not data.has("kube"):
-        return not_available("readiness", "kube")
+        return not_available("kube")
     ev: list[CheckEvidence] = []
     weak = []
     for p in data.pods:
@@ -79,25 +75,14 @@ def roll_readiness(data: PlaybookData) -> ItemResult:
     if warming and report is not None:
         ev.append(CheckEvidence(**L("log"), value=report.warmup_line or "", source="logs"))
     if weak or warming:
-        return ItemResult(
-            item="readiness",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.roll.readiness_weak",
-            finding_args={"pods": ", ".join(weak) or "-"},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="readiness",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.roll.readiness_ok",
-        evidence=ev,
-    )
+        return problem("playbook.finding.roll.readiness_weak", ev, pods=", ".join(weak) or "-")
+    return ok("playbook.finding.roll.readiness_ok", ev)
 
 
 def roll_mixed_versions(data: PlaybookData) -> ItemResult:
     """Old and new replicas serving side by side."""
     if not data.has("kube"):
-        return not_available("mixed_versions", "kube")
+        return not_available("kube")
     ready = [
         p
         for p in data.pods
@@ -118,19 +103,8 @@ def roll_mixed_versions(data: PlaybookData) -> ItemResult:
         )
     ]
     if len(digests) > 1:
-        return ItemResult(
-            item="mixed_versions",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.roll.mixed",
-            finding_args={"n": len(digests)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="mixed_versions",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.roll.not_mixed",
-        evidence=ev,
-    )
+        return problem("playbook.finding.roll.mixed", ev, n=len(digests))
+    return ok("playbook.finding.roll.not_mixed", ev)
 
 
 def roll_finish_reason(data: PlaybookData) -> ItemResult:
@@ -175,28 +149,11 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
             jumps.append(report.cause)
     if not ev:
         return (
-            not_available("finish_reason", "metrics")
+            not_available("metrics")
             if not data.has("metrics")
-            else ItemResult(
-                item="finish_reason",
-                status=ItemStatus.OPEN,
-                finding_key="playbook.finding.no_signal",
-            )
+            else still_open("playbook.finding.no_signal")
         )
     if jumps:
-        return ItemResult(
-            item="finish_reason",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.roll.finish_jump",
-            finding_args={"what": ", ".join(jumps)},
-            evidence=ev,
-        )
+        return problem("playbook.finding.roll.finish_jump", ev, what=", ".join(jumps))
     compared = [n for n in ("finish_length_share", "http_400_share") if data.signal(n)]
-    return ItemResult(
-        item="finish_reason",
-        status=ItemStatus.OK,
-        # Only what was compared is said to be as before (no HTTP data: not "400s as usual").
-        finding_key="playbook.finding.roll.finish_same",
-        finding_args={"signals": ", ".join(compared) or "logs"},
-        evidence=ev,
-    )
+    return ok("playbook.finding.roll.finish_same", ev, signals=", ".join(compared) or "logs")

@@ -8,7 +8,16 @@ from datetime import timedelta
 from cockpit.analysis.engine_logs import explain_engine_log_text
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    result,
+    still_open,
+)
 from cockpit.incident import ItemStatus
 from cockpit.models.messages import fmt_number
 
@@ -49,7 +58,7 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
 def ttft_queue(data: PlaybookData) -> ItemResult:
     """Queue time up? Arrival rate and long-prompt share changed?"""
     if not data.has("metrics"):
-        return not_available("queue", "metrics")
+        return not_available("metrics")
     ev: list[CheckEvidence] = []
     rose: list[str] = []
     compared: list[str] = []
@@ -63,44 +72,22 @@ def ttft_queue(data: PlaybookData) -> ItemResult:
             if sig.worse() and r > 1:
                 rose.append(name)
     if not ev:
-        return ItemResult(
-            item="queue", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
-        )
+        return still_open("playbook.finding.no_signal")
     if not compared:
         # Values now but nothing to compare them with: unknown, not "as usual".
-        return ItemResult(
-            item="queue",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.no_baseline",
-            evidence=ev,
-        )
+        return still_open("playbook.finding.no_baseline", ev)
     if rose:
-        return ItemResult(
-            item="queue",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.ttft.queue_rose",
-            finding_args={"signals": ", ".join(rose)},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="queue",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.ttft.queue_flat",
-        evidence=ev,
-    )
+        return problem("playbook.finding.ttft.queue_rose", ev, signals=", ".join(rose))
+    return ok("playbook.finding.ttft.queue_flat", ev)
 
 
 def ttft_prefill(data: PlaybookData) -> ItemResult:
     """Prefill head-of-line blocking, KV saturation or preemption in the engine log."""
     if not data.has("kube"):
-        return not_available("prefill", "kube")
+        return not_available("kube")
     r = explain_engine_log_text(data.all_logs()) if data.logs else None
     if r is None:
-        return ItemResult(
-            item="prefill",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.ttft.no_engine_log",
-        )
+        return still_open("playbook.finding.ttft.no_engine_log")
     ev = [
         CheckEvidence(
             **L("engine_log"),
@@ -109,19 +96,18 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
         )
     ]
     bad = r.cause in ("long_prompt_head_of_line", "kv_cache_saturation", "preemption_recompute")
-    return ItemResult(
-        item="prefill",
-        status=ItemStatus.PROBLEM if bad else ItemStatus.OK,
-        finding_key="playbook.finding.ttft.engine",
-        finding_args={"cause": r.cause},
-        evidence=ev,
+    return result(
+        ItemStatus.PROBLEM if bad else ItemStatus.OK,
+        "playbook.finding.ttft.engine",
+        ev,
+        cause=r.cause,
     )
 
 
 def ttft_scaling(data: PlaybookData) -> ItemResult:
     """Scaling, cold loads or a rollout: young pods, restarts, several image digests."""
     if not data.has("kube"):
-        return not_available("scaling", "kube")
+        return not_available("kube")
     ev: list[CheckEvidence] = []
     starts = [p.start_time for p in data.pods if p.start_time is not None]
     newest = max(starts) if starts else None
@@ -150,18 +136,8 @@ def ttft_scaling(data: PlaybookData) -> ItemResult:
         ev.append(e)
     cache_drop = hit is not None and hit < 1 / ROSE
     if young or len(digests) > 1 or restarted or cache_drop:
-        return ItemResult(
-            item="scaling",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.ttft.scaling",
-            evidence=ev,
-        )
-    return ItemResult(
-        item="scaling",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.ttft.no_scaling",
-        evidence=ev,
-    )
+        return problem("playbook.finding.ttft.scaling", ev)
+    return ok("playbook.finding.ttft.no_scaling", ev)
 
 
 def ttft_slow_replica(data: PlaybookData) -> ItemResult:
@@ -169,13 +145,9 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
     s = data.metrics.get("ttft_p99")
     if s is None or not s.per_instance:
         return (
-            not_available("slow_replica", "metrics")
+            not_available("metrics")
             if not data.has("metrics")
-            else ItemResult(
-                item="slow_replica",
-                status=ItemStatus.OPEN,
-                finding_key="playbook.finding.no_signal",
-            )
+            else still_open("playbook.finding.no_signal")
         )
     values = s.per_instance
     ev = [
@@ -189,12 +161,7 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
         for k, v in sorted(values.items())
     ]
     if len(values) < 2:
-        return ItemResult(
-            item="slow_replica",
-            status=ItemStatus.NA,
-            finding_key="playbook.finding.ttft.one_replica",
-            evidence=ev,
-        )
+        return result(ItemStatus.NA, "playbook.finding.ttft.one_replica", ev)
     slow = []
     for k, v in values.items():
         peers = [x for kk, x in values.items() if kk != k]
@@ -202,36 +169,22 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
         if med > 0 and v / med >= SLOW_REPLICA:
             slow.append(k)
     if slow:
-        return ItemResult(
-            item="slow_replica",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.ttft.slow_replica",
-            finding_args={"replicas": ", ".join(sorted(slow))},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="slow_replica",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.ttft.replicas_even",
-        evidence=ev,
-    )
+        return problem("playbook.finding.ttft.slow_replica", ev, replicas=", ".join(sorted(slow)))
+    return ok("playbook.finding.ttft.replicas_even", ev)
 
 
 def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     """TPOT normal + TTFT worse → queueing/prefill; both worse → overload/GPU/shared."""
     if not data.has("metrics"):
-        return not_available("tpot_rule", "metrics")
+        return not_available("metrics")
     rt, et = _rose(data, "ttft_p99")
     rp, ep = _rose(data, "tpot_p99")
     ev = [e for e in (et, ep) if e is not None]
     if rt is None or rp is None:
         # Both signals there but one without a baseline is "no baseline", not "no signal".
         have = data.signal("ttft_p99") is not None and data.signal("tpot_p99") is not None
-        return ItemResult(
-            item="tpot_rule",
-            status=ItemStatus.OPEN,
-            finding_key="playbook.finding.no_baseline" if have else "playbook.finding.no_signal",
-            evidence=ev,
+        return still_open(
+            "playbook.finding.no_baseline" if have else "playbook.finding.no_signal", ev
         )
     ttft, tpot = data.signal("ttft_p99"), data.signal("tpot_p99")
     bad_t = bool(ttft and ttft.worse() and rt > 1)
@@ -241,16 +194,5 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     elif bad_t and bad_p:
         key = "playbook.finding.ttft.rule_overload"
     else:
-        return ItemResult(
-            item="tpot_rule",
-            status=ItemStatus.OK,
-            finding_key="playbook.finding.ttft.rule_no_spike",
-            evidence=ev,
-        )
-    return ItemResult(
-        item="tpot_rule",
-        status=ItemStatus.PROBLEM,
-        finding_key=key,
-        finding_args={"ttft": f"{rt:.1f}", "tpot": f"{rp:.1f}"},
-        evidence=ev,
-    )
+        return ok("playbook.finding.ttft.rule_no_spike", ev)
+    return problem(key, ev, ttft=f"{rt:.1f}", tpot=f"{rp:.1f}")

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from cockpit.analysis.playbooks.common import engine_args_of
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L, not_available
+from cockpit.analysis.playbooks.result import (
+    CheckEvidence,
+    ItemResult,
+    L,
+    not_available,
+    ok,
+    problem,
+    result,
+    still_open,
+)
 from cockpit.analysis.utilization import MIN_WEIGHTS_PER_SHARD_GIB, explain_util_text
 from cockpit.incident import ItemStatus
 
@@ -41,19 +50,13 @@ def util_gaps(data: PlaybookData) -> ItemResult:
         found = True
         ev.append(CheckEvidence(**L("log"), value=report.cause, source="logs"))
     if not ev and not data.has("metrics"):
-        return not_available("gaps", "metrics")
+        return not_available("metrics")
     if found:
-        return ItemResult(
-            item="gaps",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.util.gaps",
-            evidence=ev,
-        )
-    return ItemResult(
-        item="gaps",
-        status=ItemStatus.OK if ev else ItemStatus.OPEN,
-        finding_key="playbook.finding.util.no_gaps" if ev else "playbook.finding.no_signal",
-        evidence=ev,
+        return problem("playbook.finding.util.gaps", ev)
+    return result(
+        ItemStatus.OK if ev else ItemStatus.OPEN,
+        "playbook.finding.util.no_gaps" if ev else "playbook.finding.no_signal",
+        ev,
     )
 
 
@@ -63,11 +66,9 @@ def util_sm(data: PlaybookData) -> ItemResult:
     sm = data.signal("sm_active")
     if util is None or sm is None:
         return (
-            not_available("low_sm", "metrics")
+            not_available("metrics")
             if not data.has("metrics")
-            else ItemResult(
-                item="low_sm", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
-            )
+            else still_open("playbook.finding.no_signal")
         )
     u, s = util.now.value or 0.0, sm.now.value or 0.0
     ev = [
@@ -77,26 +78,14 @@ def util_sm(data: PlaybookData) -> ItemResult:
         CheckEvidence(label="SM active", value=f"{s:.2f}", source="metrics", query=sm.query),
     ]
     if u >= BUSY_UTIL_PCT and s < LOW_SM_ACTIVE:
-        return ItemResult(
-            item="low_sm",
-            status=ItemStatus.PROBLEM,
-            finding_key="playbook.finding.util.low_sm",
-            finding_args={"util": f"{u:.0f}", "sm": f"{s:.2f}"},
-            evidence=ev,
-        )
-    return ItemResult(
-        item="low_sm",
-        status=ItemStatus.OK,
-        finding_key="playbook.finding.util.sm_ok",
-        finding_args={"util": f"{u:.0f}", "sm": f"{s:.2f}"},
-        evidence=ev,
-    )
+        return problem("playbook.finding.util.low_sm", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
+    return ok("playbook.finding.util.sm_ok", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
 
 
 def util_collectives(data: PlaybookData) -> ItemResult:
     """Collectives dominate: tensor-parallel size vs model size (pod args)."""
     if not data.has("kube"):
-        return not_available("collectives", "kube")
+        return not_available("kube")
     for pod in data.pods:
         args = engine_args_of(pod)
         tp, params = args.tensor_parallel_size, args.model_params_b
@@ -110,23 +99,11 @@ def util_collectives(data: PlaybookData) -> ItemResult:
                 )
             ]
             if per_shard < MIN_WEIGHTS_PER_SHARD_GIB:
-                return ItemResult(
-                    item="collectives",
-                    status=ItemStatus.PROBLEM,
-                    finding_key="playbook.finding.util.over_sharded",
-                    finding_args={"tp": tp, "params": f"{params:g}"},
-                    evidence=ev,
+                return problem(
+                    "playbook.finding.util.over_sharded", ev, tp=tp, params=f"{params:g}"
                 )
-            return ItemResult(
-                item="collectives",
-                status=ItemStatus.OK,
-                finding_key="playbook.finding.util.tp_ok",
-                finding_args={"tp": tp, "params": f"{params:g}"},
-                evidence=ev,
-            )
-    return ItemResult(
-        item="collectives", status=ItemStatus.OPEN, finding_key="playbook.finding.no_signal"
-    )
+            return ok("playbook.finding.util.tp_ok", ev, tp=tp, params=f"{params:g}")
+    return still_open("playbook.finding.no_signal")
 
 
 def util_idle(data: PlaybookData) -> ItemResult:
@@ -135,13 +112,9 @@ def util_idle(data: PlaybookData) -> ItemResult:
     waiting = data.signal("requests_waiting")
     if running is None:
         return (
-            not_available("few_requests", "metrics")
+            not_available("metrics")
             if not data.has("metrics")
-            else ItemResult(
-                item="few_requests",
-                status=ItemStatus.OPEN,
-                finding_key="playbook.finding.no_signal",
-            )
+            else still_open("playbook.finding.no_signal")
         )
     total = (running.now.value or 0.0) + ((waiting.now.value or 0.0) if waiting else 0.0)
     ev = [
@@ -154,16 +127,5 @@ def util_idle(data: PlaybookData) -> ItemResult:
         )
     ]
     if total < IDLE_REQUESTS:
-        return ItemResult(
-            item="few_requests",
-            status=ItemStatus.OK,
-            finding_key="playbook.finding.util.idle",
-            evidence=ev,
-        )
-    return ItemResult(
-        item="few_requests",
-        status=ItemStatus.NA,
-        finding_key="playbook.finding.util.not_idle",
-        finding_args={"n": f"{total:.1f}"},
-        evidence=ev,
-    )
+        return ok("playbook.finding.util.idle", ev)
+    return result(ItemStatus.NA, "playbook.finding.util.not_idle", ev, n=f"{total:.1f}")
