@@ -4,6 +4,11 @@ Seed 000 ("隔离对比健康实例"; 先收集: 健康对照组): the cohort is
 other replicas of the same deployment and revision, other GPUs on the same node, the
 previous revision — and stated; the user can change it. Suspect vs cohort median for every
 golden signal and DCGM field, outliers highlighted.
+
+The suspect field takes a pod, a node, ``node/N`` (a GPU by index), a GPU UUID (or its
+start) or a revision (ReplicaSet, hash or version), resolved against the window's
+inventory (:mod:`cockpit.analysis.history`), which it offers to pick from (completion and
+a summary line); entities are named the way every screen names them.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Input, Static
 
 from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
+from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Evidence
@@ -46,7 +53,8 @@ class CohortPanel(Panel):
     CohortPanel #cohort-def { height: auto; text-style: bold; }
     CohortPanel #cohort-out { height: auto; color: $error; }
     CohortPanel #cohort-table { height: auto; max-height: 30; }
-    CohortPanel #cohort-suspect { width: 60; }
+    CohortPanel #cohort-suspect { width: 84; }
+    CohortPanel #cohort-pick { height: auto; }
     """
 
     BINDINGS: ClassVar[list[Any]] = [
@@ -58,6 +66,7 @@ class CohortPanel(Panel):
         super().__init__(ctx, **kwargs)
         self.kind: CohortKind | None = None
         self.suspect: tuple[str, str] | None = None
+        self.inventory: WindowInventory | None = None
 
     def compose_body(self) -> ComposeResult:
         suspect = TextInput(
@@ -67,6 +76,7 @@ class CohortPanel(Panel):
         )
         suspect.cursor_blink = False  # a steady cursor: calmer over ssh, stable in snapshots
         yield suspect
+        yield Static("", id="cohort-pick", classes="hint", markup=False)
         yield Static("", id="cohort-def", markup=False)
         yield Static("", id="cohort-out", markup=False)
         yield PlainTable(id="cohort-table", cursor_type="row", zebra_stripes=True)
@@ -87,13 +97,57 @@ class CohortPanel(Panel):
     async def fetch(self, ctx: AppContext) -> CohortComparison | None:
         from cockpit.collect import steps
         from cockpit.collect.cache import screen_window
+        from cockpit.collect.history import collect_history
+        from cockpit.sources.base import SourceError
 
-        return await steps.cohort(ctx, screen_window(ctx), self.suspect, self.kind)
+        window = screen_window(ctx)
+        try:
+            self.inventory = (await collect_history(ctx, window)).inventory
+        except SourceError:
+            self.inventory = None  # the field still takes names; they are not resolved
+        return await steps.cohort(ctx, window, self.suspect, self.kind)
+
+    def display_name(self, name: str, kind: str) -> str:
+        """``name`` the way every screen names it (the raw name when the inventory does
+        not know it)."""
+        inv = self.inventory
+        if inv is None:
+            return name
+        if kind == "pod" and name in inv.pods:
+            return inv.name(pod=name)
+        if kind == "gpu" and name in inv.gpus:
+            return inv.name(gpu=name)
+        return name
+
+    def _offer_inventory(self) -> None:
+        """Complete the suspect field from the inventory and say what it holds."""
+        inv = self.inventory
+        pick = self.query_one("#cohort-pick", Static)
+        pick.display = inv is not None and bool(inv.pods or inv.gpus)
+        if inv is None or not pick.display:
+            return
+        self.query_one("#cohort-suspect", Input).suggester = SuggestFromList(
+            inv.candidates(), case_sensitive=False
+        )
+        revisions = ", ".join(inv.revision_name(r) for r in sorted(inv.revisions)) or "-"
+        example = next((f"{g.node}/{g.index}" for g in inv.gpus.values() if g.node), "")
+        pick.update(
+            t(
+                "metrics.cohort.pick",
+                self.lang,
+                pods=len(inv.pods),
+                nodes=len(inv.nodes),
+                gpus=len(inv.gpus),
+                revisions=revisions,
+                example=example or "-",
+            )
+        )
 
     def render_data(self, data: CohortComparison | None) -> None:
         lang = self.lang
         table = self.query_one("#cohort-table", DataTable)
         table.clear()
+        self._offer_inventory()
         if data is None:
             self.query_one("#cohort-def", Static).update(t("metrics.cohort.no_suspect", lang))
             self.query_one("#cohort-out", Static).update("")
@@ -102,9 +156,15 @@ class CohortPanel(Panel):
         if not any(r.suspect is not None for r in data.rows):
             # A name no series carries (a typo, a pod of another service): said, not shown
             # as a cohort of "?" against nothing.
-            self.query_one("#cohort-def", Static).update(
-                t("metrics.cohort.not_found", lang, suspect=c.suspect)
-            )
+            inv = self.inventory
+            gone = inv.gpus.get(c.suspect) if inv is not None else None
+            if inv is not None and gone is not None and inv.is_silent(gone):
+                from cockpit.analysis.history import silent_gpu_msg
+
+                text = silent_gpu_msg(inv, gone).text(lang)  # absent now, not unknown
+            else:
+                text = t("metrics.cohort.not_found", lang, suspect=c.suspect)
+            self.query_one("#cohort-def", Static).update(text)
             self.query_one("#cohort-out", Static).update("")
             return
         self.kind = c.kind
@@ -113,7 +173,8 @@ class CohortPanel(Panel):
         if not inp.value:
             inp.value = c.suspect
         self.query_one("#cohort-def", Static).update(
-            f"{t(f'evidence.suspect_kind.{c.suspect_kind}', lang)} {c.suspect} · "
+            f"{t(f'evidence.suspect_kind.{c.suspect_kind}', lang)} "
+            f"{self.display_name(c.suspect, c.suspect_kind)} · "
             + t("metrics.text.cohort", lang, definition=c.definition(lang))
         )
         self.query_one("#cohort-out", Static).update(
@@ -143,26 +204,42 @@ class CohortPanel(Panel):
             )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """A suspect typed by the user (GPU-… is a GPU, a known node a node, else a pod);
-        an empty field goes back to the suspect found at step D."""
+        """A suspect typed by the user: resolved against the window's inventory (a pod, a
+        node, ``node/N``, a UUID or its start, a revision: compared with the previous
+        revision through one of its pods); otherwise GPU-… is a GPU, a known node a node,
+        else a pod. An empty field goes back to the suspect found at step D. A resolved
+        suspect is shared (``metrics.suspect_picked``: F2 fills its commands from it)."""
         if event.input.id != "cohort-suspect":
             return
         event.stop()
         name = event.value.strip()
         if not name:
             # Back to the suspect the flow found (step D), as on first entry.
+            self.ctx.extras.pop("metrics.suspect_picked", None)
             self.suspect = None
             self.kind = None
             self.refresh_data()
             return
-        kind = "gpu" if name.startswith("GPU-") or "/gpu" in name else "pod"
-        data = self.data
-        if data is not None:
-            nodes = {v for v in [data.cohort.suspect] if data.cohort.suspect_kind == "node"}
-            if name in nodes:
-                kind = "node"
+        resolved = self.inventory.resolve(name) if self.inventory is not None else None
+        cohort_kind: CohortKind | None = None
+        picked = resolved
+        if resolved is not None:
+            kind, name = resolved
+            if kind == "revision" and self.inventory is not None:
+                rev = self.inventory.revisions[name]
+                live = [p for p in rev.pods if not self.inventory.is_silent(self.inventory.pods[p])]
+                name, kind, cohort_kind = (live or rev.pods)[0], "pod", "previous_revision"
+        else:
+            kind = "gpu" if name.startswith("GPU-") or "/gpu" in name else "pod"
+            data = self.data
+            if data is not None:
+                nodes = {v for v in [data.cohort.suspect] if data.cohort.suspect_kind == "node"}
+                if name in nodes:
+                    kind = "node"
         self.suspect = (name, kind)
-        self.kind = None
+        if picked is not None:
+            self.ctx.extras["metrics.suspect_picked"] = (picked[1], picked[0])
+        self.kind = cohort_kind
         self.refresh_data()
 
     def action_cycle_cohort(self) -> None:

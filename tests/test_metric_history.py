@@ -25,15 +25,26 @@ COCKPIT = str(Path(sys.executable).with_name("cockpit"))
 
 
 def ctx_for(srv: PromServer, tmp_path: Path, deployment: str = "") -> AppContext:
+    from cockpit.incident import Incident, ServiceScope
+
+    ns = srv.scenario.scope["namespace"]
     settings = Settings(
         prometheus=PrometheusSettings(url=srv.url),
-        service=ServiceSettings(namespace=srv.scenario.scope["namespace"], deployment=deployment),
+        service=ServiceSettings(namespace=ns, deployment=deployment),
+    )
+    now = from_epoch(srv.scenario.now)
+    incident = Incident(
+        id="inc-0000hist",
+        created_at=now,
+        updated_at=now,
+        service=ServiceScope(namespace=ns, deployment=deployment),
     )
     return make_ctx(
         tmp_path,
         sources=Sources(metrics=PrometheusSource(settings.prometheus)),
-        frozen_at=from_epoch(srv.scenario.now),
+        frozen_at=now,
         settings=settings,
+        incident=incident,
     )
 
 
@@ -214,3 +225,123 @@ async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_pa
         assert "Xid 79" in str(panel.query_one("#gpu-xids").render())
         assert "stopped reporting in the window" in str(panel.query_one("#gpu-source").render())
     await ctx.sources.close()
+
+
+def _analyze(srv: PromServer) -> dict:  # type: ignore[type-arg]
+    at = datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    dep = srv.scenario.scope["deployment"]
+    argv = [COCKPIT, "analyze", "--prometheus-url", srv.url, "--at", at, "-n", "llm"]
+    proc = subprocess.run(
+        [*argv, "--deployment", dep, "--window", "2h", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_hardware_verdict_covers_the_window(prometheus_scenario: Get) -> None:
+    """The lost GPU has no "now": the Xid, the vanished series and the allocatable drop
+    seen in the window make the hardware layer anomalous, first lines first."""
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    d = _analyze(srv)
+    hw = next(la for la in d["layers"] if la["layer"] == "hardware")
+    assert hw["verdict"] == "anomalous"
+    assert "Xid 79" in hw["evidence"][0] and "gpu-node-b GPU 0" in hw["evidence"][0]
+    assert any(truth.uuid[:8] in e and "stopped reporting" in e for e in hw["evidence"])
+    assert any("8 → 7" in e for e in hw["evidence"])
+
+
+def test_busier_gpus_are_not_called_faulty(prometheus_scenario: Get) -> None:
+    srv = prometheus_scenario("kv_overload")
+    d = _analyze(srv)
+    hw = next(la for la in d["layers"] if la["layer"] == "hardware")
+    assert hw["evidence"][-1].endswith(
+        "rose with the load: the GPUs are busier, not faulty (no throttling, Xid, ECC or "
+        "lost GPU in the window)"
+    ), hw
+
+
+async def _e_then_f2(srv: PromServer, tmp_path: Path, typed: str):  # type: ignore[no-untyped-def]
+    """Open E, type ``typed`` in the suspect field, press Enter; then F2. Returns the
+    definition line, the pick line and the protect screen's options."""
+    from textual.widgets import Input, Static
+
+    from cockpit.app import CockpitApp
+    from cockpit.plugins.cohort import CohortPanel
+    from cockpit.ui.plugins import PanelLoad
+    from cockpit.ui.protect import ProtectScreen
+
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    ctx.lang = "en"
+    ctx.extras["panels"] = [
+        PanelLoad(name="cohort", value="cockpit.plugins.cohort:CohortPanel", cls=CohortPanel)
+    ]
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(200, 60)) as pilot:
+        panel = app.screen.query_one(CohortPanel)
+
+        async def until(cond):  # type: ignore[no-untyped-def]
+            for _ in range(600):
+                if cond():
+                    return
+                await pilot.pause(0.1)
+            raise AssertionError("timed out")
+
+        await until(lambda: panel.fetched_at is not None or panel.failure is not None)
+        before = panel.fetched_at
+        inp = panel.query_one("#cohort-suspect", Input)
+        inp.value = typed
+        inp.focus()
+        await pilot.press("enter")
+        await until(lambda: panel.fetched_at != before)
+        await pilot.pause(0.2)
+        definition = str(panel.query_one("#cohort-def", Static).render())
+        pick = str(panel.query_one("#cohort-pick", Static).render())
+        screen = ProtectScreen(ctx)
+        options = [(o.key, o.commands) for o in screen.options]
+        suspect = screen.suspect
+    await ctx.sources.close()
+    return definition, pick, options, suspect
+
+
+async def test_e_takes_node_and_gpu_index_and_f2_acts_on_it(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    definition, pick, options, suspect = await _e_then_f2(srv, tmp_path, "gpu-node-b/0")
+    assert pick.startswith("in the window: 6 pods, 2 nodes, 16 GPUs")
+    # the lost GPU has no "now": E says when it stopped, not "no series"
+    assert f"gpu-node-b GPU 0 ({truth.uuid[:8]}…) stopped reporting at 13:40:" in definition
+    assert suspect is not None and suspect.kind == "gpu"
+    key, commands = options[0]
+    assert key == "delete_pod"
+    assert commands == ["kubectl cordon gpu-node-b", f"kubectl -n llm delete pod {truth.pod}"]
+    assert (
+        "kubectl -n llm scale deployment/qwen-chat --replicas=<REPLICAS>"
+        in dict(options)["scale_out"]
+    )
+
+
+async def test_e_takes_a_revision(prometheus_scenario: Get, tmp_path: Path) -> None:
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    definition, pick, options, suspect = await _e_then_f2(srv, tmp_path, "v1.9.0")
+    assert f"{truth.old_revision} (v1.8.2)" in pick and f"{truth.new_revision} (v1.9.0)" in pick
+    # E compares a pod of the new revision; F2 acts on the release: roll it back first
+    assert definition.startswith("pod qwen-chat-…-") and " on gpu-node-" in definition
+    assert "replicas of the other revision" in definition, definition
+    assert suspect is not None and suspect.kind == "revision"
+    assert suspect.name == f"{truth.new_revision} (v1.9.0)"
+    assert options[0] == (
+        "rollback",
+        [
+            "kubectl -n llm rollout history deployment/qwen-chat",
+            "kubectl -n llm rollout undo deployment/qwen-chat",
+            "kubectl -n llm rollout status deployment/qwen-chat",
+        ],
+    )

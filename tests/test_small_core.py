@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cockpit.analysis.mitigations import mitigations
+from cockpit.analysis.mitigations import first_for, mitigations
 from cockpit.analysis.recovery import Direction, RecoverySignal, check_recovery
 from cockpit.incident import ServiceScope
 from cockpit.models import Reading, Sample, Series
@@ -58,6 +58,23 @@ def test_mitigations_fill_scope_and_flag_placeholders():
     # Shell-quoted values cannot inject a second command.
     evil = {m.key: m for m in mitigations(ServiceScope(namespace="a; rm -rf /", deployment="d"))}
     assert "'a; rm -rf /'" in evil["rollback"].commands[1]
+    # Scale out and delete a crash-looping pod are offered; a suspect fills them and the
+    # option that matches it comes first.
+    assert opts["scale_out"].placeholders == ["REPLICAS"]
+    assert opts["delete_pod"].placeholders == ["NODE", "POD"]
+    first = mitigations(
+        ServiceScope(namespace="llm", deployment="vllm"),
+        node="gpu-node-b",
+        pod="vllm-5d-x2x4z",
+        first=first_for("gpu"),
+    )
+    assert [m.key for m in first][:2] == ["delete_pod", "record"]
+    assert first[0].commands == [
+        "kubectl cordon gpu-node-b",
+        "kubectl -n llm delete pod vllm-5d-x2x4z",
+    ]
+    assert first[0].placeholders == []
+    assert first_for("revision") == "rollback" and first_for("service") == "scale_out"
 
 
 def test_the_record_command_reads_what_the_session_reads(monkeypatch):

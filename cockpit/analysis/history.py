@@ -30,13 +30,18 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.changes import ChangeItem, DiffLine
 from cockpit.models import Series
 from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
-from cockpit.models.messages import Msg, fmt_number
+
+if TYPE_CHECKING:
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.analysis.layers import LayerVerdict
+from cockpit.models.messages import Msg, fmt_number, signal_names
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
 GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")
@@ -219,14 +224,16 @@ class WindowInventory(BaseModel):
     def name(self, *, pod: str = "", node: str = "", gpu: str = "") -> str:
         """The one way every screen, panel, command and export names an entity.
 
-        ``qwen-chat-…-rp2gj on gpu-node-b GPU 0 (GPU-5568…)`` for a pod on a GPU;
-        ``gpu-node-b GPU 0 (GPU-5568…)`` for a GPU; ``qwen-chat-…-rp2gj on gpu-node-b`` for
-        a pod without a GPU. ``gpu`` is a UUID or ``node/gpuN``; missing parts are filled
+        ``qwen-chat-…-rp2gj on gpu-node-b GPU 0 (GPU-5568…)`` for a pod on a GPU, and for a
+        GPU a pod holds (or last held); ``gpu-node-b GPU 3 (GPU-77a1…)`` for an idle GPU;
+        ``qwen-chat-…-rp2gj on gpu-node-b`` for a pod without a GPU. ``gpu`` is a UUID or ``node/gpuN``; missing parts are filled
         from the inventory.
         """
         g = self.gpus.get(gpu) if gpu else None
         if g is None and pod:
             g = self.gpu_of(pod)
+        if g is not None and not pod and g.pods:
+            pod = g.pods[-1]  # a GPU is named with the pod that holds (or last held) it
         p = self.pods.get(pod) if pod else None
         node = node or (g.node if g else "") or (p.node if p else "")
         parts = []
@@ -756,4 +763,103 @@ def xid_events(inv: WindowInventory, items: list[ChangeItem], node: str) -> list
                 source="dcgm",
             )
         )
+    return out
+
+
+# -- the hardware layer over the window --------------------------------------------------------
+
+BUSY_SIGNALS = (
+    "hardware.gpu_util",
+    "hardware.sm_active",
+    "hardware.fb_used",
+    "hardware.fb_reserved",
+    "hardware.power",
+)
+"""Hardware signals that rise with the load: a GPU doing more work, not a faulty one."""
+
+
+def window_faults(inv: WindowInventory, items: list[ChangeItem]) -> list[Msg]:
+    """What the window's history says is wrong with the hardware, whatever "now" shows:
+    each Xid seen, each GPU that went silent (with its last values), each allocatable GPU
+    drop."""
+    out: list[Msg] = []
+    for i in items:
+        if i.kind == "xid" and i.message is not None and i.at is not None:
+            out.append(
+                Msg(key="metrics.window.at", args={"at": _hm(i.at.timestamp()), "what": i.message})
+            )
+    out += [silent_gpu_msg(inv, g) for g in inv.silent_gpus()]
+    for i in items:
+        if i.kind == "allocatable" and i.severity == "problem" and i.message and i.at:
+            out.append(
+                Msg(key="metrics.window.at", args={"at": _hm(i.at.timestamp()), "what": i.message})
+            )
+    return out
+
+
+def apply_hardware_window(
+    layer: LayerVerdict,
+    summaries: list[SignalSummary],
+    inv: WindowInventory,
+    items: list[ChangeItem],
+) -> None:
+    """Make step C's hardware verdict cover the window, and separate faulty from busier.
+
+    A fault seen in the window (:func:`window_faults`) makes the layer anomalous even when
+    the GPUs that still report look normal now (a lost GPU has no "now"); its lines come
+    first. When every anomalous hardware signal is one that rises with the load
+    (:data:`BUSY_SIGNALS`) and nothing faulty was seen, a line says the GPUs are busier,
+    not faulty.
+    """
+    faults = window_faults(inv, items)
+    if faults:
+        layer.verdict = "anomalous"
+        layer.line_msgs = [*faults, *layer.line_msgs]
+        layer.lines = [m.text("en") for m in layer.line_msgs]
+        return
+    bad = {s.signal for s in summaries if s.layer == "hardware" and s.verdict == "anomalous"}
+    if bad and bad <= set(BUSY_SIGNALS):
+        note = Msg(key="metrics.window.busier", args={"names": signal_names(*sorted(bad))})
+        layer.line_msgs = [*layer.line_msgs, note]
+        layer.lines = [m.text("en") for m in layer.line_msgs]
+
+
+class SuspectTargets(BaseModel):
+    """What a command needs to act on a suspect: its node, pod and Deployment, and the
+    suspect's name as every screen writes it."""
+
+    kind: str
+    name: str
+    node: str = ""
+    pod: str = ""
+    deployment: str = ""
+
+
+def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> SuspectTargets:
+    """The node, pod and Deployment of a suspect (``kind`` ``pod``, ``gpu`` — a UUID or
+    ``node/gpuN`` —, ``node`` or ``revision``); parts the inventory does not know stay
+    empty (F2 then keeps its ``<NODE>``/``<POD>``/``<DEPLOYMENT>`` placeholders)."""
+    out = SuspectTargets(kind=kind, name=key)
+    if kind == "node":
+        out.node = key
+        return out
+    if kind == "gpu":
+        g = inv.gpus.get(key) if inv is not None else None
+        if g is not None:
+            out.node, out.name = g.node, inv.name(gpu=key)  # type: ignore[union-attr]
+            out.pod = g.pods[-1] if g.pods else ""
+        elif "/gpu" in key:
+            out.node = key.split("/gpu", 1)[0]
+    if kind == "pod":
+        out.pod = key
+    if kind == "revision" and inv is not None and key in inv.revisions:
+        out.deployment = inv.revisions[key].deployment
+        out.name = inv.revision_name(key)
+    if out.pod:
+        p = inv.pods.get(out.pod) if inv is not None else None
+        if p is not None:
+            out.node = out.node or p.node
+            out.deployment = p.deployment
+            if kind == "pod":
+                out.name = inv.name(pod=out.pod)  # type: ignore[union-attr]
     return out

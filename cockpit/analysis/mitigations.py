@@ -9,7 +9,9 @@ configured in the controller's ConfigMap — ingress-nginx docs, "Annotations: R
 Limiting / Global Rate Limiting" — and were removed in ingress-nginx v1.12
 (kubernetes/ingress-nginx#11851, listed in the breaking changes of #10186), so they are
 offered for older controllers only, with a load balancer in front as the way to cap the
-total on newer ones).
+total on newer ones). ``kubectl scale`` and ``kubectl delete pod`` (the ReplicaSet makes a
+new one; cordon the node first so a pod of a faulty GPU is not placed there again) are
+from the same docs.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ class Mitigation(BaseModel):
     """One protect-first option.
 
     Attributes:
-        key: ``record`` | ``rate_limit`` | ``rollback`` | ``isolate_node`` | ``pause_rollout``.
+        key: ``record`` | ``rate_limit`` | ``rollback`` | ``isolate_node`` |
+            ``pause_rollout`` | ``scale_out`` | ``delete_pod``.
         commands: The commands, one per line, with every value the scope knows filled in;
             unknown values stay as ``<PLACEHOLDER>`` so nothing wrong is copied silently.
         placeholders: Names of the placeholders still to fill.
@@ -70,17 +73,21 @@ def mitigations(
     *,
     incident_id: str = "",
     node: str = "",
+    pod: str = "",
     ingress: str = "",
     window: str = "2h",
     record_flags: list[str] | None = None,
     bundle_path: str = "",
+    first: str = "",
 ) -> list[Mitigation]:
-    """The five protect-first options for ``scope``, evidence preservation first.
+    """The seven protect-first options for ``scope``, evidence preservation first (or the
+    option ``first`` names, then evidence preservation).
 
     Args:
         scope: Namespace/deployment/selector of the service.
         incident_id: Names the evidence bundle file.
         node: A suspect node, when the flow found one.
+        pod: A suspect pod (crash-looping, or on a faulty GPU), when the flow found one.
         ingress: The Ingress in front of the service, when known.
         window: How much history ``cockpit record`` keeps.
         record_flags: The options that point ``cockpit record`` at the sources the session
@@ -88,11 +95,14 @@ def mitigations(
             service, cluster and time.
         bundle_path: In a replay, the evidence bundle itself: preserving the evidence is
             copying it (there is nothing live to record).
+        first: The key of the option that matches the current conclusion (see
+            :func:`first_for`); listed first.
     """
     ns = arg(scope.namespace, "NAMESPACE")
     dep = arg(scope.deployment, "DEPLOYMENT")
     nd = arg(node, "NODE")
     ing = arg(ingress, "INGRESS")
+    pd = arg(pod, "POD")
     bundle = f"incident-{incident_id or 'evidence'}.jsonl.gz"
     sel = f" -l {arg(scope.selector)}" if scope.selector else ""
     flags = "".join(f" {arg(f)}" for f in record_flags or [])
@@ -146,7 +156,22 @@ def mitigations(
             commands=[f"kubectl -n {ns} rollout pause deployment/{dep}"],
             placeholders=[],
         ),
+        Mitigation(
+            key="scale_out",
+            commands=[
+                f"kubectl -n {ns} get deployment/{dep}",
+                f"kubectl -n {ns} scale deployment/{dep} --replicas=<REPLICAS>",
+            ],
+            placeholders=[],
+        ),
+        Mitigation(
+            key="delete_pod",
+            commands=[f"kubectl cordon {nd}", f"kubectl -n {ns} delete pod {pd}"],
+            placeholders=[],
+        ),
     ]
+    if first:
+        opts.sort(key=lambda o: o.key != first)
     for opt in opts:
         found: list[str] = []
         for cmd in opt.commands:
@@ -156,3 +181,21 @@ def mitigations(
                     found.append(name)
         opt.placeholders = found
     return opts
+
+
+FIRST_BY_SUSPECT = {
+    "gpu": "delete_pod",
+    "pod": "delete_pod",
+    "node": "isolate_node",
+    "revision": "rollback",
+    "client": "rate_limit",
+    "service": "scale_out",
+}
+"""The mitigation that matches what the suspect is: a faulty GPU or a crash-looping pod →
+cordon its node and delete the pod; a bad node → cordon and drain it; a release → roll it
+back; a client → rate-limit it; the whole service short of capacity → scale out."""
+
+
+def first_for(suspect_kind: str) -> str:
+    """The key of the mitigation to list first for a suspect of ``suspect_kind``."""
+    return FIRST_BY_SUSPECT.get(suspect_kind, "")

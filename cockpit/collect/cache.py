@@ -43,6 +43,16 @@ async def cached(
         raise
 
 
+def peek(ctx: AppContext, name: str, window: Window) -> Any:
+    """The cached result of ``(name, window)`` when it is already there (``None`` while it
+    is still being collected, after it failed, or when it never was): for a caller that
+    must not wait (a modal opening at once)."""
+    slot: Any = ctx.extras.get(_key(name, window))
+    if isinstance(slot, asyncio.Future) and slot.done() and not slot.cancelled():
+        return None if slot.exception() is not None else slot.result()
+    return None
+
+
 def forget(ctx: AppContext, name: str, window: Window) -> None:
     """Drop the cached result of ``(name, window)``: a caller found it unusable (every
     query of it failed), so the next caller queries again instead of sharing it."""

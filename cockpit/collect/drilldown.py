@@ -80,8 +80,10 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     """
     import asyncio
 
+    from cockpit.analysis.history import apply_hardware_window
     from cockpit.collect import steps
     from cockpit.collect.golden import golden_plan
+    from cockpit.collect.history import collect_history
 
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
@@ -90,8 +92,10 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     golden_keys = {p.key for p in golden_plan(det, scope, window, ctx.lang)[0]}
     rest = [p for p in planned if p.key not in golden_keys]
     runner = runner_for(ctx)
-    golden, res = await asyncio.gather(
-        steps.golden(ctx, window), collect_summaries(runner, rest, window)
+    golden, res, hist = await asyncio.gather(
+        steps.golden(ctx, window),
+        collect_summaries(runner, rest, window),
+        collect_history(ctx, window),
     )
     if res.window.baseline != golden.window.baseline:
         # One fell back to the quiet window and the other did not: one baseline for all.
@@ -104,8 +108,11 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     resolution = ctx.metrics.scope
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
+    dd = drilldown(summaries)
+    # The hardware verdict covers the window: a lost GPU has no "now" to judge.
+    apply_hardware_window(dd.layer("hardware"), summaries, hist.inventory, hist.items)
     return DrilldownReport(
-        drilldown=drilldown(summaries),
+        drilldown=dd,
         window=golden.window,
         baseline_note=golden.baseline_note,
         baseline_from=golden.baseline_from,

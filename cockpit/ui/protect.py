@@ -1,7 +1,9 @@
 """Protect first: the handbook's opening rule, one key away on every screen.
 
 Shows each mitigation as the exact commands to copy (cockpit never runs them), evidence
-preservation first; what the user chooses lands on the incident timeline.
+preservation first; what the user chooses lands on the incident timeline. With a suspect
+(found at D or picked at E) its node, pod and Deployment fill ``<NODE>``, ``<POD>`` and
+``<DEPLOYMENT>``, and the mitigation that matches it comes first.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from cockpit.analysis.mitigations import Mitigation, mitigations, record_flags
+from cockpit.analysis.history import SuspectTargets, suspect_targets
+from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Mode, TimelineKind
@@ -34,6 +37,20 @@ def _record_flags(ctx: AppContext) -> list[str]:
         kubeconfig=str(s.kubernetes.kubeconfig or ""),
         at=ctx.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ") if ctx.clock.frozen else "",
     )
+
+
+def current_suspect(ctx: AppContext) -> SuspectTargets | None:
+    """The session's suspect (``metrics.suspect_picked`` at E, else ``metrics.suspect``
+    found at D) with its node, pod and Deployment from the window's inventory when it is
+    already collected."""
+    from cockpit.collect.cache import peek, screen_window
+
+    chosen = ctx.extras.get("metrics.suspect_picked") or ctx.extras.get("metrics.suspect")
+    if not chosen:
+        return None
+    key, kind = chosen
+    hist = peek(ctx, "history", screen_window(ctx))
+    return suspect_targets(hist.inventory if hist is not None else None, key, kind)
 
 
 def _bundle_path(ctx: AppContext) -> str:
@@ -71,14 +88,21 @@ class ProtectScreen(ModalScreen[None]):
         super().__init__()
         self.ctx = ctx
         localize_bindings(self, ctx.lang)
-        self.node = node
+        self.suspect = current_suspect(ctx)
+        s = self.suspect
+        self.node = node or (s.node if s else "")
         assert ctx.session is not None
+        scope = ctx.session.incident.service
+        if s is not None and s.deployment and not scope.deployment:
+            scope = scope.model_copy(update={"deployment": s.deployment})
         self.options: list[Mitigation] = mitigations(
-            ctx.session.incident.service,
+            scope,
             incident_id=ctx.session.incident.id,
-            node=node,
+            node=self.node,
+            pod=s.pod if s else "",
             record_flags=_record_flags(ctx),
             bundle_path=_bundle_path(ctx),
+            first=first_for(s.kind) if s else "",
         )
 
     def compose(self) -> ComposeResult:
@@ -86,6 +110,12 @@ class ProtectScreen(ModalScreen[None]):
         with Vertical():
             yield Label(t("protect.title", lang), classes="option-title")
             yield Static(t("app.protect_first_rule", lang), id="protect-rule")
+            if self.suspect is not None:
+                yield Static(
+                    t("protect.suspect", lang, name=self.suspect.name),
+                    id="protect-suspect",
+                    markup=False,
+                )
             with VerticalScroll():
                 for opt in self.options:
                     with Vertical(classes="option", id=f"opt-{opt.key}"):

@@ -160,7 +160,11 @@ async def test_cohort_panel_highlights_and_changes_cohort(
         # an empty field goes back to the suspect the flow found
         inp.value = ""
         await pilot.press("enter")
-        await wait_for(pilot, lambda: suspect in text_of(app, "#cohort-def"))
+        # named as every screen names it: its pod on its node, GPU index, UUID start
+        await wait_for(pilot, lambda: f"({suspect[:8]}…)" in text_of(app, "#cohort-def"))
+        assert " GPU " in text_of(app, "#cohort-def") and " on gpu-node-b" in text_of(
+            app, "#cohort-def"
+        )
         assert inp.value == suspect
         await ctx.sources.close()
 
