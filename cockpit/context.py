@@ -43,6 +43,9 @@ class MetricsState:
             (``pod``/``node``/``gpu``), for E.
         cohort_kind: The cohort D chose for that suspect (``previous_revision`` when one
             revision is worse), ``None`` to let E choose.
+        picked: The suspect the user picked at E from the window's inventory, as
+            ``(key, kind)`` with kind ``pod``/``node``/``gpu``/``revision``; F2 acts on it
+            before D's ``suspect``.
         results: Collections in flight or done, by name and window (see
             ``cockpit.collect.cache``).
     """
@@ -55,6 +58,7 @@ class MetricsState:
     detection_failure: SourceError | None = None
     suspect: tuple[str, str] | None = None
     cohort_kind: CohortKind | None = None
+    picked: tuple[str, str] | None = None
     results: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
 
 

@@ -208,14 +208,14 @@ class CohortPanel(Panel):
         node, ``node/N``, a UUID or its start, a revision: compared with the previous
         revision through one of its pods); otherwise GPU-… is a GPU, a known node a node,
         else a pod. An empty field goes back to the suspect found at step D. A resolved
-        suspect is shared (``metrics.suspect_picked``: F2 fills its commands from it)."""
+        suspect is shared (``ctx.metrics.picked``: F2 fills its commands from it)."""
         if event.input.id != "cohort-suspect":
             return
         event.stop()
         name = event.value.strip()
         if not name:
             # Back to the suspect the flow found (step D), as on first entry.
-            self.ctx.extras.pop("metrics.suspect_picked", None)
+            self.ctx.metrics.picked = None
             self.suspect = None
             self.kind = None
             self.refresh_data()
@@ -238,7 +238,7 @@ class CohortPanel(Panel):
                     kind = "node"
         self.suspect = (name, kind)
         if picked is not None:
-            self.ctx.extras["metrics.suspect_picked"] = (picked[1], picked[0])
+            self.ctx.metrics.picked = (picked[1], picked[0])
         self.kind = cohort_kind
         self.refresh_data()
 

@@ -277,7 +277,7 @@ async def _e_then_f2(srv: PromServer, tmp_path: Path, typed: str):  # type: igno
 
     ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
     ctx.lang = "en"
-    ctx.extras["panels"] = [
+    ctx.panels = [
         PanelLoad(name="cohort", value="cockpit.plugins.cohort:CohortPanel", cls=CohortPanel)
     ]
     app = CockpitApp(ctx=ctx, start_step="E")

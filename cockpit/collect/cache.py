@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cockpit.collect.base import Window
 
@@ -47,8 +47,8 @@ def peek(ctx: AppContext, name: str, window: Window) -> Any:
     """The cached result of ``(name, window)`` when it is already there (``None`` while it
     is still being collected, after it failed, or when it never was): for a caller that
     must not wait (a modal opening at once)."""
-    slot: Any = ctx.extras.get(_key(name, window))
-    if isinstance(slot, asyncio.Future) and slot.done() and not slot.cancelled():
+    slot = ctx.metrics.results.get(_key(name, window))
+    if slot is not None and slot.done() and not slot.cancelled():
         return None if slot.exception() is not None else slot.result()
     return None
 

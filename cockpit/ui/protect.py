@@ -40,12 +40,12 @@ def _record_flags(ctx: AppContext) -> list[str]:
 
 
 def current_suspect(ctx: AppContext) -> SuspectTargets | None:
-    """The session's suspect (``metrics.suspect_picked`` at E, else ``metrics.suspect``
+    """The session's suspect (``ctx.metrics.picked`` at E, else ``ctx.metrics.suspect``
     found at D) with its node, pod and Deployment from the window's inventory when it is
     already collected."""
     from cockpit.collect.cache import peek, screen_window
 
-    chosen = ctx.extras.get("metrics.suspect_picked") or ctx.extras.get("metrics.suspect")
+    chosen = ctx.metrics.picked or ctx.metrics.suspect
     if not chosen:
         return None
     key, kind = chosen
