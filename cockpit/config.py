@@ -22,13 +22,15 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from cockpit.redact import split_userinfo
 
 
 def config_path() -> Path:
@@ -74,6 +76,19 @@ class PrometheusSettings(BaseModel):
     or region) compressing and decompressing a screen's ~0.75 MB of JSON costs more CPU
     time on both ends than the bytes it saves (bench_drilldown); turn it on across a thin
     link (a remote Thanos over VPN)."""
+
+    @model_validator(mode="after")
+    def _userinfo_is_basic_auth(self) -> PrometheusSettings:
+        """A URL with userinfo (``https://user:pass@host``) becomes the bare URL plus basic
+        auth (unless ``username`` is set, which wins): the URL is shown in hints, errors,
+        F2's commands and bundles, and must never carry the password."""
+        bare, user, password = split_userinfo(self.url)
+        if bare != self.url:
+            self.url = bare
+            if not self.username and user:
+                self.username = user
+                self.password = SecretStr(password) if password else self.password
+        return self
 
 
 class ServiceSettings(BaseModel):

@@ -427,6 +427,10 @@ async def test_every_screen_of_a_replayed_hostile_bundle(
         await pilot.press("1")
         await _settle(app, pilot)
         check("F7 playbook")
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await _settle(app, pilot)
+        check("F1 help")
     everything = "\n".join(seen)
     assert "\\x1b]52;c;SGFja2Vk\\x07" in everything
     assert MARKUP in everything  # shown literally, never interpreted

@@ -38,6 +38,7 @@ from cockpit.models.kube import (
     Revision,
 )
 from cockpit.models.messages import Msg
+from cockpit.redact import MASK, masked
 
 ENGINE_PARAMS = (
     "--max-num-seqs",
@@ -81,7 +82,10 @@ class DiffLine(BaseModel):
     """An engine parameter (memory, batching, model/tokenizer revision, quantization)."""
 
     def text(self) -> str:
-        """``field: old → new`` (``+``/``-`` for added/removed)."""
+        """``field: old → new`` (``+``/``-`` for added/removed); a secret (masked where
+        it entered, :mod:`cockpit.redact`) is ``field: ••• (changed)``."""
+        if masked(self.old) or masked(self.new):
+            return f"{self.field}: {MASK} (changed)"
         if not self.old:
             return f"+ {self.field}: {self.new}"
         if not self.new:

@@ -39,6 +39,7 @@ from cockpit.analysis import (
     serving,
     utilization,
 )
+from cockpit.redact import redact_text
 
 WHOLE_TEXT_LIMIT = 4 * 1024 * 1024
 SELECTED_TEXT_LIMIT = 4 * 1024 * 1024
@@ -831,9 +832,11 @@ def _explain_blocks(
             part = block[start : start + BLOCK_LINES]
             if not part:
                 continue
-            disp.block(n + 1, part)
-            n += len(part)
-            size += sum(map(len, part)) + len(part)
+            n_part = len(part)
+            size += sum(map(len, part)) + n_part
+            # Credentials in a pasted log never reach a finding, the record or an export.
+            disp.block(n + 1, [redact_text(line) for line in part])
+            n += n_part
     findings = disp.finish()
     looked = list(dict.fromkeys([*(k.name for k in kinds), *KNOWN_KIND_NAMES]))
     return Explanation(

@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cockpit.redact import mask, redact_args, redact_text, secret_name
+
 
 class _M(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=False)
@@ -201,6 +203,10 @@ def _env_source(v: dict[str, Any]) -> str:
     return "valueFrom"
 
 
+def _env_value(name: str, value: Any) -> str:
+    return mask(str(value)) if secret_name(name) else redact_text(str(value))
+
+
 def container_of(c: dict[str, Any]) -> ContainerSpec:
     """Parse one ``spec.containers[]`` entry."""
     res = c.get("resources") or {}
@@ -212,12 +218,13 @@ def container_of(c: dict[str, Any]) -> ContainerSpec:
     return ContainerSpec(
         name=c.get("name", ""),
         image=c.get("image") or "",
-        command=[str(x) for x in c.get("command") or []],
-        args=[str(x) for x in c.get("args") or []],
+        # Secrets are masked here, where they enter (cockpit.redact).
+        command=redact_args([str(x) for x in c.get("command") or []]),
+        args=redact_args([str(x) for x in c.get("args") or []]),
         env=[
             EnvVar(
                 name=e.get("name", ""),
-                value=str(e.get("value", "")) if "value" in e else "",
+                value=_env_value(e.get("name", ""), e["value"]) if "value" in e else "",
                 value_from=_env_source(e["valueFrom"]) if "valueFrom" in e else "",
             )
             for e in c.get("env") or []
@@ -325,7 +332,7 @@ def _termination(t: dict[str, Any] | None) -> Termination | None:
     return Termination(
         exit_code=t.get("exitCode"),
         reason=t.get("reason") or "",
-        message=t.get("message") or "",
+        message=redact_text(t.get("message") or ""),
         started_at=parse_time(t.get("startedAt")),
         finished_at=parse_time(t.get("finishedAt")),
     )
@@ -515,7 +522,7 @@ def event_of(obj: dict[str, Any]) -> EventLite:
         name=io.get("name") or "",
         namespace=io.get("namespace") or "",
         reason=obj.get("reason") or "",
-        message=obj.get("message") or obj.get("note") or "",
+        message=redact_text(obj.get("message") or obj.get("note") or ""),
         type=obj.get("type") or "",
         count=int(obj.get("count") or obj.get("deprecatedCount") or series.get("count") or 1),
         first=first or parse_time(obj.get("eventTime")),

@@ -68,6 +68,7 @@ from cockpit.models.kube import (
     replicaset_of,
     workload_of,
 )
+from cockpit.redact import redact_text, redact_tree
 from cockpit.sources.base import ErrorKind, SourceError
 
 SOURCE = "kubernetes"
@@ -593,7 +594,7 @@ class KubeSource:
             container=container,
             previous=previous,
             tail_lines=tail_lines,
-            text=data.decode("utf-8", "replace"),
+            text=redact_text(data.decode("utf-8", "replace")),
         )
 
     # -- workloads and revisions -----------------------------------------------------------------
@@ -1001,7 +1002,8 @@ def decode_helm_release(secret: dict[str, Any]) -> HelmRelease | None:
         chart=chart.get("name") or "",
         chart_version=chart.get("version") or "",
         app_version=chart.get("appVersion") or "",
-        values=rel.get("config") or {},
+        # Values under a secret-looking key are masked; the manifest is never kept.
+        values=redact_tree(rel.get("config") or {}),
         deployed_at=parse_time(info.get("last_deployed")),
         description=info.get("description") or "",
     )

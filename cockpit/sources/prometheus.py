@@ -266,6 +266,19 @@ class _Answer(NamedTuple):
         return json.loads(self.body)
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """The origin of ``url``: scheme, host (lowercase) and port (the scheme's default
+    when none is given)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ("", "", None)
+    scheme = parts.scheme.lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    return (scheme, (parts.hostname or "").lower(), port or default)
+
+
 class PrometheusSource:
     """Read-only client of a Prometheus-compatible HTTP API.
 
@@ -302,6 +315,9 @@ class PrometheusSource:
             pair = f"{settings.username}:{password}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         self._headers = headers
+        self._private_headers = frozenset(
+            {*(k.lower() for k in settings.headers), "authorization", "cookie"}
+        )
         self._ssl: ssl.SSLContext | bool = True
         if settings.insecure:
             self._ssl = False
@@ -335,6 +351,7 @@ class PrometheusSource:
                 hint_key="hint.prom.scheme",
             )
         self._proxy = env_proxy(self.base_url)
+        self._origin = _origin(self.base_url)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
@@ -357,9 +374,22 @@ class PrometheusSource:
                 # for every request; the proxy is read once instead.
                 trust_env=False,
                 proxy=self._proxy,
+                middlewares=(self._same_origin_credentials,),
             )
             self._session = session
         return session
+
+    async def _same_origin_credentials(
+        self, req: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+    ) -> aiohttp.ClientResponse:
+        """Send credentials (Authorization, Cookie, every configured custom header such as
+        ``X-Api-Key``) to the configured server only: a redirect to another origin gets
+        the request without them. aiohttp drops only Authorization itself; this runs for
+        every hop of a redirect chain."""
+        if _origin(str(req.url)) != self._origin:
+            for name in self._private_headers:
+                req.headers.popall(name, None)
+        return await handler(req)
 
     def _token(self) -> str:
         s = self.settings

@@ -1,0 +1,199 @@
+"""Secrets redacted where they enter cockpit, so no screen, incident, export or bundle
+holds them.
+
+Where secrets come in, and what is done there:
+
+- the Prometheus URL (``https://user:pass@host``): the config moves the userinfo into
+  basic auth and keeps the URL without it (:func:`split_userinfo`,
+  :class:`cockpit.config.PrometheusSettings`); every hint, error, F2 command and bundle
+  names the bare URL;
+- container ``args``/``command`` and ``env`` (:func:`cockpit.models.kube.container_of`):
+  the value of a flag or variable whose name looks like a secret (:func:`secret_name`),
+  e.g. ``--api-key``, ``HF_TOKEN``, ``DB_PASSWORD``, becomes a :func:`mask` token;
+- Helm values (:func:`cockpit.sources.kubernetes.decode_helm_release`): every value
+  under a secret-looking key (``db.password``, ``auth.*``) is masked
+  (:func:`redact_tree`); a Helm release is the only Secret object cockpit reads, and its
+  rendered manifest is never kept;
+- free text from outside (other args, env and Helm values, event and termination
+  messages, pod logs, pasted logs): :func:`redact_text` masks URL userinfo, the
+  credentials of ``Authorization``/``Cookie``/API-key headers, ``Bearer``/``Basic``
+  credentials and ``password=…``/``token=…`` pairs.
+
+A mask token is ``•••`` plus 8 hex digits of an HMAC-SHA256 under a key drawn once per
+process and never stored: two copies of one secret read by the same process compare
+equal (so a rollout diff still says it changed) and nothing in a bundle can be turned
+back into the secret. Diffs show a masked value as ``••• (changed)``
+(:class:`cockpit.analysis.changes.DiffLine`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import re
+import urllib.parse
+from typing import Any
+
+MASK = "•••"
+"""What is shown in place of a secret."""
+
+_KEY = os.urandom(32)
+
+SECRET_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "secret",
+        "token",
+        "key",
+        "apikey",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "cookie",
+        "bearer",
+        "private",
+        "signature",
+        "dsn",
+    }
+)
+"""Words that make a name secret-looking (``--api-key``, ``HF_TOKEN``, ``db.password``):
+one of them as a whole word of the name, words split at ``-``, ``_``, ``.``, ``/`` and
+camel case (``apiKey``). ``max-tokens`` or ``tokenizer`` are not secret."""
+
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def secret_name(name: str) -> bool:
+    """Whether ``name`` (a flag, variable or values key) looks like it holds a secret."""
+    return any(w.lower() in SECRET_WORDS for w in _WORDS.findall(name))
+
+
+def mask(value: str) -> str:
+    """The token that stands for ``value``: ``•••`` and a keyed digest (``""`` stays ``""``)."""
+    if not value or value.startswith(MASK):
+        return value
+    digest = hmac.new(_KEY, value.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return MASK + digest.hexdigest()[:8]
+
+
+def masked(value: str) -> bool:
+    """Whether ``value`` is a :func:`mask` token (or holds one)."""
+    return MASK in value
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]+(?::[^/\s@]*)?@")
+_HEADER = re.compile(
+    r"(?i)\b((?:proxy-)?authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token"
+    r"|x-access-token|private-token)(\s*[:=]\s*)([\"']?)([^\"'\r\n]+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)([A-Za-z0-9._~+/=-]{8,})")
+_BASIC = re.compile(r"\b(Basic)(\s+)([A-Za-z0-9+/]{6,}={0,2})")
+_PAIR = re.compile(r"([A-Za-z][A-Za-z0-9_.-]*)(\s*[=:]\s*)(\"?)([^\s\"&,;]{3,})")
+
+
+def _basic(m: re.Match[str]) -> str:
+    try:
+        decoded = base64.b64decode(m.group(3) + "==", validate=False).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return m.group()
+    if ":" not in decoded:
+        return m.group()
+    return f"{m.group(1)}{m.group(2)}{mask(m.group(3))}"
+
+
+def _pair(m: re.Match[str]) -> str:
+    if not secret_name(m.group(1)) or m.group(4).startswith(MASK):
+        return m.group()
+    return f"{m.group(1)}{m.group(2)}{m.group(3)}{mask(m.group(4))}"
+
+
+def redact_text(text: str) -> str:
+    """``text`` with credentials masked: URL userinfo (``https://•••@host``), header
+    values of Authorization, Cookie and API-key headers, ``Bearer`` tokens, ``Basic``
+    credentials (base64 of ``user:password``), and ``name=value``/``name: value`` pairs
+    whose name looks like a secret (:func:`secret_name`: ``password=…``, ``api_key: …``;
+    not ``max_tokens=…``).
+
+    Idempotent; text without ``=``, ``:``, ``@`` or the two schemes is returned as is.
+    """
+    if not text:
+        return text
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    if ":" in text or "=" in text:
+        text = _HEADER.sub(
+            lambda m: (
+                m.group()
+                if m.group(4).startswith(MASK)
+                else f"{m.group(1)}{m.group(2)}{m.group(3)}{mask(m.group(4))}"
+            ),
+            text,
+        )
+        text = _PAIR.sub(_pair, text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{mask(m.group(3))}", text)
+    return _BASIC.sub(_basic, text)
+
+
+def redact_args(args: list[str]) -> list[str]:
+    """Container arguments with the value of every secret-looking flag masked
+    (``--api-key X``, ``--api-key=X``, ``-p=X``) and the rest through
+    :func:`redact_text`."""
+    out: list[str] = []
+    hide_next = False
+    for a in args:
+        if hide_next and not a.startswith("-"):
+            out.append(mask(a))
+            hide_next = False
+            continue
+        hide_next = False
+        if a.startswith("-"):
+            flag, eq, value = a.partition("=")
+            if secret_name(flag):
+                if eq:
+                    out.append(f"{flag}={mask(value)}")
+                else:
+                    out.append(a)
+                    hide_next = True
+                continue
+        out.append(redact_text(a))
+    return out
+
+
+def redact_tree(value: Any, secret: bool = False) -> Any:
+    """A JSON-like tree (Helm values) with every leaf under a secret-looking key, and
+    every value of an embedded Secret object (``data``, ``stringData``), masked; every
+    other string through :func:`redact_text`."""
+    if isinstance(value, dict):
+        # A Secret object embedded in the values (extraObjects, say): all of its data.
+        in_secret = value.get("kind") == "Secret"
+        return {
+            k: redact_tree(
+                v, secret or secret_name(str(k)) or (in_secret and k in ("data", "stringData"))
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_tree(v, secret) for v in value]
+    if secret and value is not None and value != "":
+        return mask(value if isinstance(value, str) else repr(value))
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
+def split_userinfo(url: str) -> tuple[str, str, str]:
+    """``(url without userinfo, user, password)``; user and password percent-decoded,
+    ``""`` when absent."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, "", ""
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return bare, urllib.parse.unquote(user), urllib.parse.unquote(password)
