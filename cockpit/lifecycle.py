@@ -102,11 +102,6 @@ class ExitGuard:
         """Register a callable that moves pending input into the session before the save."""
         self._flushers.append(flush)
 
-    def remove_flusher(self, flush: Callable[[], None]) -> None:
-        """Unregister a flusher (no-op when unknown)."""
-        with contextlib.suppress(ValueError):
-            self._flushers.remove(flush)
-
     def install(self) -> ExitGuard:
         """Install the handlers (main thread only, as :func:`signal.signal` requires).
 

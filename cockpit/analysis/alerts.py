@@ -65,8 +65,3 @@ def fired_alerts(series: list[Series]) -> list[FiredAlert]:
         )
     out.sort(key=lambda a: (a.first, a.name))
     return out
-
-
-def detection_time(alerts: list[FiredAlert]) -> datetime | None:
-    """The offered detection time: the first firing alert's onset, or ``None``."""
-    return alerts[0].first if alerts else None

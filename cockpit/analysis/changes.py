@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cockpit.incident import Change, TimelineEntry, TimelineKind
+from cockpit.incident import Change
 from cockpit.models.kube import (
     ConfigMapLite,
     ContainerSpec,
@@ -148,17 +148,6 @@ class ChangeItem(BaseModel):
             detail=self.detail_text(),
             source=self.origin,
         )
-
-    def to_timeline(self) -> TimelineEntry | None:
-        """As a :class:`~cockpit.incident.TimelineEntry` (``None`` without a time)."""
-        if self.at is None:
-            return None
-        kind = (
-            TimelineKind.CHANGE
-            if self.kind in ("rollout", "helm", "node", "config")
-            else TimelineKind.EVENT
-        )
-        return TimelineEntry(at=self.at, kind=kind, text=self.summary, source=self.origin)
 
 
 def _within(at: datetime | None, since: datetime | None, until: datetime | None) -> bool:

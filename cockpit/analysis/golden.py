@@ -180,11 +180,6 @@ class SignalSummary(BaseModel):
     top_bucket: float | None = None
 
     @property
-    def lower_bound(self) -> bool:
-        """The value is only a lower bound (a quantile in the histogram's top bucket)."""
-        return self.top_bucket is not None
-
-    @property
     def up(self) -> bool:
         """Above its baseline (or, with none, over its SLO)."""
         if self.ratio is not None:

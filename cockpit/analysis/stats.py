@@ -54,13 +54,6 @@ def robust_score(value: float, peers: Sequence[float]) -> float | None:
     return abs(value - med) / (MAD_SCALE * dev)
 
 
-def ratio_to(value: float, ref: float | None) -> float | None:
-    """``value / ref``; ``None`` when ``ref`` is unknown or zero."""
-    if ref is None or ref == 0 or not math.isfinite(ref):
-        return None
-    return value / ref
-
-
 def mean(values: Sequence[float]) -> float | None:
     """Arithmetic mean of finite values, ``None`` when empty."""
     vals = [v for v in values if math.isfinite(v)]

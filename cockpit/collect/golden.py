@@ -9,7 +9,6 @@ impact start.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -234,8 +233,3 @@ def apply_slos(
     breaches = [b for b in found if b is not None]
     derived = svc.slo_p99_ms is None or svc.slo_error_ratio is None
     return slo_ms, slo_err, derived, min(breaches, key=lambda b: b.at) if breaches else None
-
-
-def breach_time(g: GoldenSignals) -> datetime | None:
-    """The offered impact start (first SLO breach), or ``None``."""
-    return g.breach.at if g.breach else None

@@ -120,10 +120,6 @@ class MetricSet:
         """Number of samples that will be written."""
         return sum(len(s.values) for f in self._families.values() for s in f.series)
 
-    def family_names(self) -> list[str]:
-        """Names of the families, in insertion order (counters without ``_total``)."""
-        return list(self._families)
-
     def metric_names(self) -> list[str]:
         """Sample names as Prometheus stores them (``_total``, ``_bucket``, … included)."""
         out: list[str] = []

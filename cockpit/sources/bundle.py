@@ -63,7 +63,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from cockpit.models import InstantVector, Sample, Series, from_epoch, to_epoch
+from cockpit.models import InstantVector, Sample, Series, to_epoch
 from cockpit.models.messages import msg
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure, Sources
 
@@ -1133,10 +1133,3 @@ def open_replay(path: str | os.PathLike[str]) -> Replay:
     p = Path(path)
     text, problems = _read_text(p)
     return Replay(p, text, problems)
-
-
-def epoch_window(meta: BundleMeta) -> tuple[datetime, datetime]:
-    """The evidence window of a bundle (falls back to ``recorded_at`` for both ends)."""
-    end = meta.window_end or meta.recorded_at
-    start = meta.window_start or end
-    return from_epoch(to_epoch(start)), from_epoch(to_epoch(end))

@@ -56,7 +56,6 @@ from cockpit.models.kube import (
     ResourceQuotaLite,
     Revision,
     Taint,
-    Workload,
     controller_revision_of,
     daemonset_of,
     event_of,
@@ -66,7 +65,6 @@ from cockpit.models.kube import (
     parse_time,
     pod_of,
     replicaset_of,
-    workload_of,
 )
 from cockpit.redact import redact_text, redact_tree
 from cockpit.sources.base import ErrorKind, SourceError
@@ -495,14 +493,6 @@ class KubeSource:
             "/api/v1", "events", event_of, self._scope(namespace), field_selector
         )
 
-    async def events_for(
-        self, kind: str, name: str, namespace: str | None = None
-    ) -> list[EventLite]:
-        """Events about one object, oldest first (``involvedObject`` field selectors)."""
-        sel = f"involvedObject.kind={kind},involvedObject.name={name}"
-        evs = await self.list_events(namespace, sel)
-        return sorted(evs, key=lambda e: (e.when is None, e.when))
-
     async def node_requests(self) -> NodeRequests:
         """Summed effective requests of every non-terminated, bound pod, per node.
 
@@ -598,17 +588,6 @@ class KubeSource:
         )
 
     # -- workloads and revisions -----------------------------------------------------------------
-    async def list_workloads(
-        self, namespace: str | None = None, label_selector: str = ""
-    ) -> list[Workload]:
-        """Deployments and StatefulSets."""
-        await self.connect()
-        ns = self._scope(namespace)
-        deps, stss = await asyncio.gather(
-            self._list("/apis/apps/v1", "deployments", workload_of, ns, "", label_selector),
-            self._list("/apis/apps/v1", "statefulsets", workload_of, ns, "", label_selector),
-        )
-        return deps + stss
 
     async def list_revisions(
         self, namespace: str | None = None, label_selector: str = ""
@@ -950,31 +929,6 @@ def _requests_typed(spec: _Spec) -> dict[str, float]:
     return total
 
 
-def _requests_raw(spec: dict[str, Any]) -> dict[str, float]:
-    """Effective requests straight from a raw pod spec (see ``effective_requests``)."""
-    total: dict[str, float] = {}
-    for c in spec.get("containers") or ():
-        res = c.get("resources")
-        if not res:
-            continue
-        reqs = res.get("requests") or {}
-        for k, v in reqs.items():
-            q = parse_quantity(v)
-            if q is not None:
-                total[k] = total.get(k, 0.0) + q
-        for k, v in (res.get("limits") or {}).items():
-            if k not in reqs:
-                q = parse_quantity(v)
-                if q is not None:
-                    total[k] = total.get(k, 0.0) + q
-    for c in spec.get("initContainers") or ():
-        for k, v in ((c.get("resources") or {}).get("requests") or {}).items():
-            q = parse_quantity(v)
-            if q is not None and q > total.get(k, 0.0):
-                total[k] = q
-    return total
-
-
 def decode_helm_release(secret: dict[str, Any]) -> HelmRelease | None:
     """Decode a ``sh.helm.release.v1.<name>.v<N>`` Secret; ``None`` if it is not one.
 
@@ -1006,16 +960,4 @@ def decode_helm_release(secret: dict[str, Any]) -> HelmRelease | None:
         values=redact_tree(rel.get("config") or {}),
         deployed_at=parse_time(info.get("last_deployed")),
         description=info.get("description") or "",
-    )
-
-
-def from_settings(settings: Any, args: Any = None) -> KubeSource:
-    """A source built from :class:`cockpit.config.Settings` and optional CLI ``args``
-    (``--kubeconfig``, ``--context``, ``--namespace`` win over the settings)."""
-    k = settings.kubernetes
-    kubeconfig = getattr(args, "kubeconfig", None) or k.kubeconfig
-    context = getattr(args, "context", None) or k.context or None
-    namespace = getattr(args, "namespace", None) or settings.service.namespace or None
-    return KubeSource(
-        kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=k.timeout_s
     )
