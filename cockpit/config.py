@@ -71,6 +71,11 @@ class PrometheusSettings(BaseModel):
     adds no evaluation load; lower it for a server that rate-limits (HTTP 429)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers (``X-Scope-OrgID`` for Mimir, say)."""
+    max_response_mb: float = Field(default=16.0, gt=0, le=4096)
+    """Largest answer read, in MiB after decompression (a whole screen's answers are
+    ~0.75 MiB, bench_drilldown; a wrong selector over a big cluster or a hostile server
+    can send gigabytes). A larger one fails that query, naming it and this limit; the
+    answers being read at once share four times this."""
     compression: bool = False
     """Ask for gzip-compressed answers. Off by default: next to the server (same cluster
     or region) compressing and decompressing a screen's ~0.75 MB of JSON costs more CPU

@@ -714,35 +714,80 @@ def _lines_list(linenos: list[int]) -> str:
     return f"line {shown}" if len(linenos) == 1 else f"lines {shown}{more}"
 
 
-def _read_text(path: Path) -> tuple[str, list[str]]:
-    """Decompress ``path``; a stream that ends early yields what was decodable."""
+MAX_BUNDLE_BYTES = 256 * 2**20
+"""Most bytes a bundle may decompress to (the demo's 3 h of evidence is 6 MiB). A gzip
+bomb or an endless stream stops here with :class:`BundleError` instead of filling memory."""
+MAX_LINE_BYTES = 32 * 2**20
+"""Longest line read (the demo's longest answer is 0.3 MiB); a longer one is skipped as
+unreadable, its call fails in place."""
+_CHUNK = 8192
+"""Compressed bytes fed to zlib at a time: damage loses at most the text of one chunk."""
+
+
+def _read_text(path: Path, max_bytes: int = MAX_BUNDLE_BYTES) -> tuple[str, list[str]]:
+    """Decompress ``path`` as a stream, never holding more than ``max_bytes`` of text: a
+    stream that ends early or is damaged mid-way yields every line before the damage
+    (with the reason in the returned problems).
+
+    Raises:
+        BundleError: unreadable, empty, not gzip, damaged before any text, more than
+            ``max_bytes`` decompressed (a bomb, ``/dev/zero``), or not UTF-8.
+    """
     problems: list[str] = []
     try:
-        data = path.read_bytes()
+        fh = open(path, "rb")  # noqa: SIM115 - closed below, read in chunks
     except OSError as exc:
         raise BundleError(f"cannot read bundle {path}: {exc.strerror or exc}") from exc
-    if not data:
-        raise BundleError(f"{path} is empty: not an evidence bundle")
-    if data[:2] != b"\x1f\x8b":
-        raise BundleError(f"{path} is not gzip-compressed: not an evidence bundle")
-    out = bytearray()
-    while data:
-        d = zlib.decompressobj(wbits=31)
+    with fh:
         try:
-            out += d.decompress(data)
-        except zlib.error as exc:
-            if not out:
-                raise BundleError(f"{path} is corrupt (gzip: {exc})") from exc
-            problems.append(
-                f"corrupt data after {len(out)} bytes (gzip: {exc}); kept what came before"
-            )
-            break
-        if not d.eof:
-            problems.append(
-                "the file ends early (recording interrupted?); kept every complete line"
-            )
-            break
-        data = d.unused_data  # concatenated gzip members
+            first = fh.read(_CHUNK)
+        except OSError as exc:
+            raise BundleError(f"cannot read bundle {path}: {exc.strerror or exc}") from exc
+        if not first:
+            raise BundleError(f"{path} is empty: not an evidence bundle")
+        if first[:2] != b"\x1f\x8b":
+            raise BundleError(f"{path} is not gzip-compressed: not an evidence bundle")
+        out = bytearray()
+        d = zlib.decompressobj(wbits=31)
+        pending = first
+        while True:
+            if not pending:
+                pending = fh.read(_CHUNK)
+                if not pending:
+                    if not d.eof:
+                        problems.append(
+                            "the file ends early (recording interrupted?); kept every complete line"
+                        )
+                    break
+            try:
+                # At most one byte past the limit: a bomb never grows past it.
+                out += d.decompress(pending, max_bytes + 1 - len(out))
+            except zlib.error as exc:
+                if not out:
+                    raise BundleError(f"{path} is corrupt (gzip: {exc})") from exc
+                problems.append(
+                    f"corrupt data after {len(out)} bytes (gzip: {exc}); "
+                    "kept every complete line before it"
+                )
+                break
+            if len(out) > max_bytes:
+                raise BundleError(
+                    f"{path} decompresses to more than {max_bytes // 2**20} MiB, the limit "
+                    "for an evidence bundle (a recording is a few MiB): not read"
+                )
+            pending = d.unconsumed_tail
+            if d.eof:
+                pending = d.unused_data + pending  # concatenated gzip members
+                if pending or (pending := fh.read(_CHUNK)):
+                    if pending[:2] != b"\x1f\x8b":
+                        break  # trailing garbage after the last member
+                    d = zlib.decompressobj(wbits=31)
+                else:
+                    break
+    if problems:
+        # Keep whole lines only: the text after the last newline was cut by the damage.
+        cut = out.rfind(b"\n")
+        del out[cut + 1 :]
     try:
         return out.decode("utf-8"), problems
     except UnicodeDecodeError as exc:
@@ -773,7 +818,7 @@ class Replay:
             raise BundleError(f"{path}: no header line")
         try:
             head = json.loads(lines[0])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise BundleError(f"{path}: the header line is not JSON ({exc})") from exc
         if not isinstance(head, dict) or head.get("kind") != "header":
             raise BundleError(f"{path}: the first line is not a bundle header")
@@ -795,7 +840,11 @@ class Replay:
         complete = False
         damaged: list[int] = []  # call lines whose key survived: those calls fail in place
         unreadable: list[int] = []  # lines with nothing recoverable: skipped
+        oversized: list[int] = []  # lines past MAX_LINE_BYTES: skipped unread
         for lineno, line in enumerate(lines[1:], start=2):
+            if len(line) > MAX_LINE_BYTES:
+                oversized.append(lineno)
+                continue
             # Fast path: the writer puts the call key first, so the call is indexed
             # without decoding its result (decoded, and checked, on first use).
             if line.startswith('{"k":'):
@@ -809,7 +858,7 @@ class Replay:
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
                 obj = None
             if not isinstance(obj, dict):
                 found = _salvage_key(line)
@@ -845,6 +894,11 @@ class Replay:
             except (KeyError, TypeError, ValueError):
                 unreadable.append(lineno)
         self._unreadable = unreadable
+        if oversized:
+            problems.append(
+                f"{_count(len(oversized), 'line')} longer than {MAX_LINE_BYTES // 2**20} MiB "
+                f"({_lines_list(oversized)}) skipped unread"
+            )
         if damaged:
             problems.append(
                 f"{_count(len(damaged), 'damaged call line')} ({_lines_list(damaged)}): "

@@ -247,6 +247,11 @@ def env_proxy(url: str) -> str | None:
     return proxy
 
 
+INFLIGHT_ANSWERS = 4
+"""Answers being read at once may hold this many times ``max_response_mb`` together (64
+queries of a screen in flight at the limit would otherwise hold 64 × the limit)."""
+
+
 class _Answer(NamedTuple):
     """One HTTP answer, read in full."""
 
@@ -353,6 +358,7 @@ class PrometheusSource:
         self._proxy = env_proxy(self.base_url)
         self._origin = _origin(self.base_url)
         self._session: aiohttp.ClientSession | None = None
+        self._buffered = 0  # bytes of answers being read right now (all queries)
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
@@ -535,7 +541,9 @@ class PrometheusSource:
             **detail,
         )
 
-    async def _send(self, method: str, path: str, params: dict[str, str]) -> _Answer:
+    async def _send(
+        self, method: str, path: str, params: dict[str, str], query: str = ""
+    ) -> _Answer:
         if self._config_error is not None:
             raise self._config_error
         timeout = self.settings.timeout_s
@@ -548,7 +556,7 @@ class PrometheusSource:
                         {"data": params} if method == "POST" else {"params": params}
                     )
                     async with session.request(method, url, **kwargs) as resp:
-                        return _Answer(resp.status, await resp.read())
+                        return _Answer(resp.status, await self._read_bounded(resp, path, query))
             except TimeoutError:
                 raise SourceError.of(
                     SOURCE,
@@ -560,6 +568,57 @@ class PrometheusSource:
                 ) from None
             except (aiohttp.ClientError, ValueError, OSError) as exc:
                 raise self._transport_error(path, exc) from None
+
+    async def _read_bounded(self, resp: aiohttp.ClientResponse, path: str, query: str) -> bytes:
+        """The body, read chunk by chunk up to ``max_response_mb`` (after gzip decoding),
+        with every answer being read at once sharing a budget of
+        :data:`INFLIGHT_ANSWERS` of those: an answer past either is abandoned and its
+        connection closed, so huge matrices (a selector matching a whole cluster, a
+        hostile server) can never take the process's memory, however many queries are in
+        flight.
+
+        Raises:
+            SourceError: ``BAD_DATA`` naming the query (or path) and the limit.
+        """
+        limit = int(self.settings.max_response_mb * 2**20)
+        budget = limit * INFLIGHT_ANSWERS
+        length = resp.content_length
+        body = bytearray()
+        over_budget = False
+        try:
+            if length is None or length <= limit:
+                async for chunk in resp.content.iter_chunked(2**16):
+                    body += chunk
+                    self._buffered += len(chunk)
+                    if len(body) > limit:
+                        break
+                    if self._buffered > budget:
+                        over_budget = True
+                        break
+                else:
+                    return bytes(body)
+        finally:
+            self._buffered -= len(body)
+        resp.close()
+        mb = f"{self.settings.max_response_mb:g}"
+        what = query or path
+        message = (
+            f"the answers being read at once are over {budget / 2**20:g} MiB "
+            f"({INFLIGHT_ANSWERS} × prometheus.max_response_mb); {what} not read"
+            if over_budget
+            else f"the answer to {what} is larger than {mb} MiB "
+            f"(prometheus.max_response_mb); not read"
+        )
+        raise SourceError.of(
+            SOURCE,
+            ErrorKind.BAD_DATA,
+            message,
+            hint_key="hint.prom.too_large",
+            hint_args={"mb": mb},
+            path=path,
+            query=query,
+            limit_mb=mb,
+        )
 
     def _transport_error(self, path: str, exc: Exception) -> SourceError:
         text = str(exc) or type(exc).__name__
@@ -605,7 +664,7 @@ class PrometheusSource:
         """Send one API request (POST for a long query) and return the raw response."""
         if method is None:
             method = "POST" if len(query) > POST_THRESHOLD else "GET"
-        return await self._send(method, path, params)
+        return await self._send(method, path, params, query)
 
     def _data(self, resp: _Answer, path: str, query: str = "") -> Any:
         """The ``data`` member of a success envelope, or the classified failure."""
