@@ -12,6 +12,7 @@ show them with the control characters written out (``\\x1b``) and the markup lit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import re
@@ -282,23 +283,23 @@ def test_paste_explained(env: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
 def hostile_bundle(
     hostile_prom: tuple[str, str], kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    """A bundle recorded from the hostile Kubernetes cluster and Prometheus."""
+    """A bundle recorded from the hostile Kubernetes cluster and Prometheus (with a
+    hostile note in its header); what ``record`` printed is checked clean."""
     url, now = hostile_prom
     out = tmp_path_factory.mktemp("bundle") / "hostile.jsonl.gz"
     argv = ["--lang", "en", "record", "-o", str(out), "--prometheus-url", url, *SCOPE]
-    argv += [
-        "--kubeconfig",
-        str(kubeconfig),
-        "--context",
-        "hostile",
-        "--at",
-        now,
-        "--window",
-        "30m",
-    ]
-    with pytest.MonkeyPatch.context() as mp:
+    argv += ["--kubeconfig", str(kubeconfig), "--context", "hostile", "--at", now]
+    argv += ["--window", "30m", "--note", f"note {HOSTILE}"]
+    printed = io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        contextlib.redirect_stdout(printed),
+        contextlib.redirect_stderr(printed),
+    ):
         mp.setenv("XDG_STATE_HOME", str(out.parent / "xdg"))
         assert main(argv) in (0, 1)
+    assert_clean(printed.getvalue(), "record", shown=False)
+    assert "calls" in printed.getvalue()
     return out
 
 
@@ -519,3 +520,15 @@ def test_printed_commands_keep_each_name_one_word(
         "x;y",
     ]
     assert arg("vllm-0") == "vllm-0" and arg("", "pod") == "<pod>" and arg("<pod>") == "<pod>"
+
+
+def test_config_values_echoed_by_doctor(
+    env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COCKPIT_STATE_DIR")
+    cfg = tmp_path / "hostile.toml"
+    state = tmp_path / f"state{HOSTILE}"
+    cfg.write_text(f"state_dir = {json.dumps(str(state))}\n", encoding="utf-8")
+    out = run(capsys, "--config", str(cfg), "doctor", "--timeout", "5", rc=(0, 1))
+    assert_clean(out, "doctor (config values)")
+    run_json(capsys, "--config", str(cfg), "doctor", "--timeout", "5")
