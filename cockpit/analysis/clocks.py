@@ -16,13 +16,11 @@ https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html):
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
-from functools import cache
-from importlib import resources
-from typing import Any
 
 from pydantic import BaseModel
+
+from cockpit.knowledge.catalogues import clock_reason_catalogue
 
 
 class ClockSeverity(StrEnum):
@@ -98,14 +96,6 @@ class ClockDecoding(BaseModel):
         return self.severity is ClockSeverity.TROUBLE
 
 
-@cache
-def _catalogue() -> dict[int, dict[str, Any]]:
-    raw = json.loads(
-        (resources.files("cockpit.knowledge") / "clock_reasons.json").read_text(encoding="utf-8")
-    )
-    return {int(r["value"]): r for r in raw["reasons"]}
-
-
 _SHORT = {
     "en": {
         0x1: "idle",
@@ -145,7 +135,7 @@ def decode_clock_reasons(mask: int, lang: str = "en") -> ClockDecoding:
         mask: The bitmask (non-negative).
         lang: ``zh`` or ``en``.
     """
-    cat = _catalogue()
+    cat = clock_reason_catalogue()
     reasons: list[ClockReason] = []
     unknown = 0
     bit = 1
@@ -156,15 +146,15 @@ def decode_clock_reasons(mask: int, lang: str = "en") -> ClockDecoding:
             if entry is None:
                 unknown |= bit
             else:
-                text = entry.get("zh", {}) if lang == "zh" else entry
+                zh = entry.zh if lang == "zh" else None
                 reasons.append(
                     ClockReason(
                         bit=bit,
-                        nvml=entry["nvml"],
-                        label=entry["exporter_label"],
-                        name=text.get("name") or short_name(bit, "en"),
-                        meaning=text.get("meaning", entry["meaning"]),
-                        interpretation=text.get("interpretation", entry["interpretation"]),
+                        nvml=entry.nvml,
+                        label=entry.exporter_label,
+                        name=(zh and zh.name) or short_name(bit, "en"),
+                        meaning=(zh and zh.meaning) or entry.meaning,
+                        interpretation=(zh and zh.interpretation) or entry.interpretation,
                         severity=_SEVERITY.get(bit, ClockSeverity.INFO),
                     )
                 )

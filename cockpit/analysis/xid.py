@@ -28,16 +28,14 @@ restarted by its controller (xid-04 shows three).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.scheduling import paste_evidence
+from cockpit.knowledge.catalogues import xid_catalogue
 from cockpit.models.gpu import normalize_pci
 
 SUSPECT_HW_MIN_PIDS = 3
@@ -87,17 +85,9 @@ class XidInfo(BaseModel):
     sources: list[str] = Field(default_factory=list)
 
 
-@cache
-def _catalogue() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(
-        (resources.files("cockpit.knowledge") / "xid.json").read_text(encoding="utf-8")
-    )
-    return data
-
-
 def lookup_xid(xid: int, lang: str = "en") -> XidInfo:
     """The catalogue entry of ``xid`` in ``lang`` (``known=False`` when absent)."""
-    e = _catalogue().get(str(xid))
+    e = xid_catalogue().get(xid)
     if e is None:
         unknown = "目录中没有此 Xid" if lang == "zh" else "not in the catalogue"
         hint = (
@@ -106,19 +96,19 @@ def lookup_xid(xid: int, lang: str = "en") -> XidInfo:
             else "Look it up in NVIDIA's Xid catalog: https://docs.nvidia.com/deploy/xid-errors/"
         )
         return XidInfo(xid=xid, known=False, name=unknown, meaning=unknown, action=hint)
-    zh = e.get("zh", {}) if lang == "zh" else {}
+    zh = e.zh if lang == "zh" else None
     return XidInfo(
         xid=xid,
-        name=zh.get("name", e["name"]),
-        meaning=zh.get("meaning", e["meaning"]),
-        action=zh.get("action", e["action"]),
-        likely=list(e.get("likely", [])),
-        cause_class=e.get("cause_class", ""),
-        bucket=e.get("nvidia_immediate_action_bucket", ""),
-        severity=e.get("severity", ""),
-        check=zh.get("check", e.get("check", "")),
-        escalate_if=zh.get("escalate_if", e.get("escalate_if", "")),
-        sources=list(e.get("sources", [])),
+        name=(zh and zh.name) or e.name,
+        meaning=(zh and zh.meaning) or e.meaning,
+        action=(zh and zh.action) or e.action,
+        likely=list(e.likely),
+        cause_class=e.cause_class,
+        bucket=e.nvidia_immediate_action_bucket,
+        severity=e.severity,
+        check=(zh and zh.check) or e.check,
+        escalate_if=(zh and zh.escalate_if) or e.escalate_if,
+        sources=list(e.sources),
     )
 
 
