@@ -917,6 +917,8 @@ def _transport_facts(r: NcclReport) -> list[Fact]:
                 line=r.transport_errors[0].line if r.transport_errors else 0,
             )
         )
+    if r.nccl_error == "ncclRemoteError":
+        out.append(Fact(id="nccl.remote_exit"))
     if r.socket_reset:
         out.append(Fact(id="nccl.socket_reset", args={"peer": r.peer or "?"}))
     if r.ib_status:

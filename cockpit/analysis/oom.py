@@ -895,6 +895,15 @@ def _gib_exact(n: int | None) -> float | None:
     return None if n is None else n / GIB
 
 
+def _outside_of(prof: MemoryProfile, r: OomReport) -> float | None:
+    """``total × (1 − gpu_memory_utilization)`` (GiB) from the profiling lines, else from
+    the OOM message's total and the launch arguments (vLLM V1 prints no budget line)."""
+    outside = prof.outside_budget_gib()
+    if outside is None and r.total_gib is not None and r.gpu_memory_utilization is not None:
+        outside = round(r.total_gib * (1 - r.gpu_memory_utilization), 2)
+    return outside
+
+
 def oom_facts(r: OomReport, ev: OomEvent) -> list[Fact]:
     """The statements the report rests on, each with the numbers it uses."""
     out: list[Fact] = []
@@ -965,7 +974,7 @@ def oom_facts(r: OomReport, ev: OomEvent) -> list[Fact]:
         out.append(
             Fact(
                 id="oom.kv_pool",
-                args={"kv": prof.kv_gib, "outside": prof.outside_budget_gib()},
+                args={"kv": prof.kv_gib, "outside": _outside_of(prof, r)},
                 line=prof.line,
             )
         )

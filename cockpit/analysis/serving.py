@@ -213,7 +213,10 @@ class ServingAnalyzer:
 def _facts(r: ServingReport) -> list[Fact]:
     out: list[Fact] = []
     if r.cause == "admission_backpressure":
-        out.append(Fact(id="serve.deliberate", args={"status": r.http_status or "?"}))
+        if r.engine == "tgi":
+            out.append(Fact(id="serve.deliberate_tgi", args={"status": r.http_status or 429}))
+        else:
+            out.append(Fact(id="serve.deliberate", args={"n": r.rejections}))
         if r.max_concurrent_requests is not None:
             fid = "serve.limit_vs_offered" if r.offered_concurrency else "serve.limit"
             out.append(
