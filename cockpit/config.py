@@ -201,6 +201,75 @@ class Settings(BaseSettings):
         return Path(user_state_dir("cockpit"))
 
 
+MAX_CONFIG_BYTES = 1 * 2**20
+"""Largest configuration file read (a full one is a few KiB)."""
+MAX_CONFIG_DEPTH = 8
+"""Deepest nesting of tables and arrays read (cockpit's own settings nest 3 deep)."""
+MAX_CONFIG_VALUE = 64 * 2**10
+"""Longest key or string value read, in characters (a token file path, a PEM path)."""
+
+
+class ConfigTooLarge(ValueError):
+    """The configuration file is over one of the limits above; the message is one line
+    that names the limit and never repeats the offending value."""
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse the TOML file ``path`` within the limits (size, nesting, value length).
+
+    Returns:
+        The table; ``{}`` when the file does not exist.
+
+    Raises:
+        ConfigTooLarge: over a limit (also for nesting deeper than Python's parser can
+            follow, instead of a ``RecursionError``).
+        ValueError: not TOML (``tomllib.TOMLDecodeError``) or not UTF-8.
+        OSError: it cannot be read.
+    """
+    import tomllib
+
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return {}
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigTooLarge(
+            f"{path} is {size / 2**20:.1f} MiB; a configuration file is at most "
+            f"{MAX_CONFIG_BYTES // 2**20} MiB"
+        )
+    with path.open("rb") as fh:
+        raw = fh.read(MAX_CONFIG_BYTES + 1)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ConfigTooLarge(
+            f"{path} nests tables or arrays too deep to read (at most {MAX_CONFIG_DEPTH})"
+        ) from None
+    _check_within_limits(path, data, "", 1)
+    return data
+
+
+def _check_within_limits(path: Path, value: Any, where: str, depth: int) -> None:
+    if depth > MAX_CONFIG_DEPTH:
+        raise ConfigTooLarge(f"{path}: {where[:80]} nests deeper than {MAX_CONFIG_DEPTH} levels")
+    if isinstance(value, str) and len(value) > MAX_CONFIG_VALUE:
+        raise ConfigTooLarge(
+            f"{path}: {where[:80]} is {len(value)} characters long; a value is at most "
+            f"{MAX_CONFIG_VALUE}"
+        )
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if len(key) > MAX_CONFIG_VALUE:
+                raise ConfigTooLarge(
+                    f"{path}: a key {len(key)} characters long under {where or 'the top'}; "
+                    f"a key is at most {MAX_CONFIG_VALUE}"
+                )
+            _check_within_limits(path, item, f"{where}.{key}" if where else key, depth + 1)
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _check_within_limits(path, item, f"{where}[{n}]", depth + 1)
+
+
 def unknown_keys(path: Path) -> list[str]:
     """Dotted keys of the TOML file ``path`` that no setting reads (``promethues.url``,
     ``prometheus.ulr``): they are ignored, so ``cockpit doctor`` names them. Tables whose
@@ -209,12 +278,10 @@ def unknown_keys(path: Path) -> list[str]:
     Returns:
         Sorted keys; empty when the file is absent or unreadable (loading reports that).
     """
-    import tomllib
-
     from pydantic import BaseModel
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_config_file(path)
     except (OSError, ValueError):
         return []
     out: list[str] = []
@@ -238,6 +305,9 @@ def load_settings(**overrides: Any) -> Settings:
 
     Raises:
         pydantic.ValidationError: on a malformed config file or value.
+        ConfigTooLarge: the file is over a size, nesting or value-length limit.
+        ValueError: the file is not TOML.
     """
+    read_config_file(config_path())  # the limits, before pydantic-settings parses it
     clean = {k: v for k, v in overrides.items() if v not in (None, "", {})}
     return Settings(**clean)

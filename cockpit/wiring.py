@@ -84,7 +84,10 @@ def _errors(exc: Any) -> str:
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err.get("loc", ()))
-        lines.append(f"  {loc}: {err.get('msg', '')} (got {err.get('input')!r})")
+        got = repr(err.get("input"))
+        if len(got) > 80:  # never echo a huge value back
+            got = f"{got[:60]}… ({len(got)} characters)"
+        lines.append(f"  {loc[:80]}: {err.get('msg', '')} (got {got})")
     return "\n".join(lines)
 
 

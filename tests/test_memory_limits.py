@@ -136,3 +136,63 @@ def test_a_line_over_the_limit_is_skipped_and_said(
     replay = bundle.open_replay(DEMO)
     assert any("skipped unread" in p for p in replay.meta.problems), replay.meta.problems
     assert 0 < replay.call_count < whole.call_count
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("x = " + "[" * 2000 + "]" * 2000 + "\n", "too deep to read"),
+        ("[" + ".".join(["a"] * 2000) + "]\nx = 1\n", "nests deeper than 8 levels"),
+        ('[service]\nnamespace = "' + "a" * (50 * 2**20) + '"\n', "at most 1 MiB"),
+        ('[service]\nnamespace = "' + "a" * (200 * 2**10) + '"\n', "a value is at most 65536"),
+        ('[prometheus]\ntimeout_s = "' + "z" * 60000 + '"\n', "(60002 characters)"),
+    ],
+    ids=["nested-2000", "dotted-2000", "value-50MB", "value-200KiB", "bad-60k-value"],
+)
+def test_config_limits_give_one_short_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    said: str,
+) -> None:
+    from cockpit.cli import main
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text)
+    monkeypatch.setenv("COCKPIT_CONFIG", str(cfg))
+    rc = main(["--state-dir", str(tmp_path / "state"), "--lang", "en", "doctor"])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert said in err
+    assert "Traceback" not in err and "RecursionError" not in err
+    assert len(out + err) < 600, (out + err)[:600]  # the value is never echoed
+
+
+def test_record_on_a_full_disk_leaves_no_empty_bundle(tmp_path: Path) -> None:
+    """The disk refuses every byte (a file size limit of 0 gives the same ``write(2)``
+    failure as a full disk, without filling one)."""
+    import resource
+    import signal
+
+    def no_room() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    exe = shutil.which("cockpit", path=str(Path(sys.executable).parent))
+    assert exe
+    out = tmp_path / "evidence.jsonl.gz"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COCKPIT_")}
+    env.update(PYTHONDONTWRITEBYTECODE="1", COCKPIT_CONFIG=str(tmp_path / "none.toml"))
+    proc = subprocess.run(
+        [exe, "record", "--demo", "-o", str(out), "--window", "30m", "--lang", "en"],
+        preexec_fn=no_room,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert "cannot write" in proc.stderr
+    assert not out.exists()

@@ -128,6 +128,15 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_record(args, settings, sources, window, lang, at))
 
 
+def _close(writer: Any) -> OSError | None:
+    """Close the bundle; the error when the disk refused its last bytes."""
+    try:
+        writer.close()
+    except OSError as exc:
+        return exc
+    return None
+
+
 async def _record(
     args: argparse.Namespace,
     settings: Any,
@@ -216,8 +225,14 @@ async def _record(
             print(str(exc.args[0]), file=sys.stderr)
             return 2
     finally:
-        writer.close()
         await sources.close()
+        close_error = _close(writer)
+    if close_error is not None:  # a full disk at the end line: said, not a traceback
+        print(
+            t("record.cannot_write", lang, path=out, error=close_error.strerror or close_error),
+            file=sys.stderr,
+        )
+        return 2
     for r in report.plans:
         print(_plan_line(r, lang))
     stats = writer.stats

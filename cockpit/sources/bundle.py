@@ -44,6 +44,7 @@ counted in ``meta.problems``. Only a damaged header makes the whole bundle unrea
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import gzip
@@ -411,7 +412,17 @@ class BundleWriter:
             "kind": "header",
             **meta.model_dump(mode="json", exclude={"complete", "problems"}),
         }
-        self._line(header)
+        try:
+            self._line(header)
+        except BaseException:
+            # A full disk (or a file size limit) before the header: what is there is no
+            # bundle, and a stub would only block the retry.
+            self._closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self._raw.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            raise
 
     def _line(self, obj: dict[str, Any]) -> None:
         if self._closed:
@@ -494,11 +505,22 @@ class BundleWriter:
         """Write the ``end`` line and close the file (idempotent)."""
         if self._closed:
             return
-        self._line({"kind": "end", "calls": self.stats.total})
-        self._closed = True
-        self._gz.close()
-        self._raw.flush()
-        os.fsync(self._raw.fileno())
+        try:
+            self._line({"kind": "end", "calls": self.stats.total})
+            self._closed = True
+            self._gz.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+        except BaseException:
+            self._closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self._raw.close()
+            # What reached the disk before the failure replays as an interrupted
+            # recording; an empty file is removed.
+            with contextlib.suppress(OSError):
+                if self.path.stat().st_size == 0:
+                    self.path.unlink()
+            raise
         self._raw.close()
 
     def __enter__(self) -> BundleWriter:
