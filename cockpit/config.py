@@ -143,6 +143,9 @@ class KubernetesSettings(BaseModel):
     """Kubeconfig context; default the current context."""
     timeout_s: float = Field(default=10.0, gt=0, le=300)
     """Per-request timeout in seconds."""
+    max_response_mb: float = Field(default=64.0, gt=0, le=4096)
+    """Largest answer read, in MiB (one page of 500 objects is a few MiB; a pod log is
+    asked for its tail). A larger one fails that request, naming it and this limit."""
 
 
 class Settings(BaseSettings):

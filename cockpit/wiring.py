@@ -175,6 +175,7 @@ def _add_kube(sources: Sources, settings: Settings) -> None:
         context=kube.context or None,
         namespace=settings.service.namespace or None,
         timeout_s=kube.timeout_s,
+        max_response_mb=kube.max_response_mb,
     )
 
 

@@ -664,3 +664,23 @@ async def test_node_requests_paged_with_prefetch(
     finally:
         kube_api.clear_faults()
         await s.close()
+
+
+async def test_an_answer_over_the_size_limit_fails_by_name(
+    kube_api: KubeApiServer, kubeconfig: Path
+) -> None:
+    small = KubeSource(kubeconfig=kubeconfig, context="faulty", max_response_mb=0.001)
+    try:
+        with pytest.raises(SourceError) as info:
+            await small.list_nodes()
+        f = info.value.failure
+        assert f.kind is ErrorKind.BAD_DATA
+        assert "/api/v1/nodes" in f.message and "0.001 MiB" in f.message
+        assert "kubernetes.max_response_mb" in f.message + f.hint
+    finally:
+        await small.close()
+    roomy = src(kubeconfig, "faulty")
+    try:
+        assert len(await roomy.list_nodes()) == 5
+    finally:
+        await roomy.close()

@@ -215,6 +215,8 @@ class KubeSource:
             ``default``.
         timeout_s: Per-request timeout in seconds (``_request_timeout``).
         workers: Threads of the executor running the client's synchronous calls.
+        max_response_mb: Largest answer read, in MiB (one page of a list, a log); a
+            larger one fails that request with ``BAD_DATA`` naming the path and the limit.
 
     Every method is a coroutine returning pydantic models and raising only
     :class:`SourceError`.
@@ -229,8 +231,10 @@ class KubeSource:
         namespace: str | None = None,
         timeout_s: float = 10.0,
         workers: int = 4,
+        max_response_mb: float = 64.0,
     ) -> None:
         self.kubeconfig = str(kubeconfig) if kubeconfig else None
+        self.max_response_mb = max_response_mb
         self.context = context or None
         self._namespace = namespace or None
         self.timeout_s = timeout_s
@@ -356,8 +360,10 @@ class KubeSource:
             )
             self.requests_sent += 1
             resp = api.call_api(*params, _request_timeout=self.timeout_s)
-            data: bytes = resp.read()
+            data: bytes = self._read_bounded(resp, path)
             status = resp.status
+        except SourceError:
+            raise
         except Exception as exc:
             raise classify(exc, path, is_list, namespace) from exc
         if not 200 <= status < 300:
@@ -367,6 +373,36 @@ class KubeSource:
             err.body = data.decode("utf-8", "replace")
             raise classify(err, path, is_list, namespace)
         return data
+
+    def _read_bounded(self, resp: Any, path: str) -> bytes:
+        """The body of the client's response, streamed up to ``max_response_mb`` (after
+        gzip decoding); past it the connection is dropped and the request fails.
+
+        Raises:
+            SourceError: ``BAD_DATA`` naming the path and the limit.
+        """
+        raw = getattr(resp, "response", None)
+        if raw is None or not hasattr(raw, "stream"):
+            return bytes(resp.read())
+        limit = int(self.max_response_mb * 2**20)
+        body = bytearray()
+        for chunk in raw.stream(2**16, decode_content=True):
+            body += chunk
+            if len(body) > limit:
+                with contextlib.suppress(Exception):
+                    raw.close()
+                mb = f"{self.max_response_mb:g}"
+                raise SourceError.of(
+                    SOURCE,
+                    ErrorKind.BAD_DATA,
+                    f"the answer to {path} is larger than {mb} MiB "
+                    f"(kubernetes.max_response_mb); not read",
+                    hint_key="hint.kube.too_large",
+                    hint_args={"mb": mb},
+                    path=path,
+                    limit_mb=mb,
+                )
+        return bytes(body)
 
     def _json(
         self, path: str, query: list[tuple[str, Any]] | None = None, type_: Any = Any, **kw: Any
