@@ -193,6 +193,31 @@ def length_shift(mix: LengthMix | None, finding_id: str) -> Finding:
     )
 
 
+def per_request_shift(
+    tps: SignalSummary | None, qps: SignalSummary | None, finding_id: str
+) -> Finding | None:
+    """Tokens per request, now against the baseline, from a token rate (tok/s) and a
+    request rate (req/s) of the same window: the length mix's mean where no length
+    histogram is exported (Triton; SGLang before its token histograms). Fires at
+    :data:`LONG_SHIFT_RATIO` either way the histogram finding would. ``None`` when a rate
+    or its baseline is missing or zero."""
+    if tps is None or qps is None:
+        return None
+    tn, tb, qn, qb = tps.now.value, tps.baseline.value, qps.now.value, qps.baseline.value
+    if not (tn and tb and qn and qb):
+        return None
+    now, base = tn / qn, tb / qb
+    ratio = now / base
+    fired = ratio >= LONG_SHIFT_RATIO or ratio <= 1 / LONG_SHIFT_RATIO
+    return Finding(
+        id=finding_id,
+        status="fired" if fired else "not_fired",
+        numbers={"per_request_base": base, "per_request_now": now, "ratio": ratio},
+        evidence=[tps.key, qps.key],
+        detail=[msg("evidence.load.per_request", base=base, now=now, ratio=ratio)],
+    ).with_note(msg("evidence.load.per_request_note"))
+
+
 def _rate_direction(rate: SignalSummary) -> list[Msg]:
     """How to read an anomalous arrival rate: more requests can explain a latency rise
     (load); fewer requests is rather a symptom — clients giving up or retrying less, an
@@ -305,8 +330,17 @@ def analyze_load(
                 detail=[_rate_msg(rate), *_rate_direction(rate)],
             )
         )
-    out.append(length_shift(prompt_mix, "long_prompts"))
-    out.append(length_shift(output_mix, "output_mix"))
+    qps = _get(summaries, "serving.qps:value", "access.qps:value")
+    for mix, fid, tps in (
+        (prompt_mix, "long_prompts", "serving.prompt_tps:value"),
+        (output_mix, "output_mix", "serving.gen_tps:value"),
+    ):
+        found = length_shift(mix, fid)
+        if found.status == "no_data":
+            # No length histogram (or no observations): tokens per request from the token
+            # and request rates, when both are there.
+            found = per_request_shift(_get(summaries, tps), qps, fid) or found
+        out.append(found)
 
     out.append(
         before_gpu(

@@ -13,10 +13,12 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
+from cockpit.analysis.conclusion import Conclusion, conclude
 from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
-from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
+from cockpit.collect.drilldown import DrilldownReport
+from cockpit.collect.history import collect_history
 from cockpit.collect.load import LoadReport, collect_load
 from cockpit.models.messages import Msg
 from cockpit.sources.base import SourceError, SourceFailure
@@ -37,6 +39,7 @@ class AnalyzeReport(BaseModel):
     load: LoadReport
     alerts: list[FiredAlert] = Field(default_factory=list)
     alerts_failure: SourceFailure | None = None
+    conclusion: Conclusion = Field(default_factory=Conclusion)
 
 
 async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
@@ -47,10 +50,11 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     """
     import asyncio
 
+    from cockpit.collect import steps
     from cockpit.collect.alerts import collect_alerts
     from cockpit.collect.breakdown import COHORT_SIGNALS
 
-    dd = await collect_drilldown(ctx, window)
+    dd = await steps.drilldown(ctx, window)
     window = dd.window
     anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
     from cockpit.collect.base import detection_for
@@ -62,7 +66,13 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
         for sid in COHORT_SIGNALS
     ]
-    keys = list(dict.fromkeys(anomalous + cohort_keys))
+    # The gateway's 5xx per controller pod names the gateway when it is the suspect.
+    gateway_keys = [
+        s.key
+        for s in dd.drilldown.anomalous()
+        if s.signal in ("access.error_ratio_5xx", "access.timeouts")
+    ]
+    keys = list(dict.fromkeys(anomalous + cohort_keys + gateway_keys))
 
     async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
         try:
@@ -70,8 +80,11 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         except SourceError as exc:
             return [], exc.failure
 
-    bset, load, (fired, alerts_failure) = await asyncio.gather(
-        collect_breakdowns(ctx, window, keys), collect_load(ctx, window), alerts()
+    bset, load, (fired, alerts_failure), history = await asyncio.gather(
+        collect_breakdowns(ctx, window, keys),
+        collect_load(ctx, window),
+        alerts(),
+        collect_history(ctx, history_window(window)),
     )
     anomalous_set = set(anomalous)
     br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory)
@@ -95,7 +108,65 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         load=load,
         alerts=fired,
         alerts_failure=alerts_failure,
+        conclusion=conclude(
+            dd.drilldown,
+            br,
+            load.findings,
+            history.inventory,
+            history.items,
+            deployment=ctx.settings.service.deployment,
+            gateway=_top_entity(bset, gateway_keys) or _gateway_stack(det),
+        ),
     )
+
+
+def history_window(window: Window) -> Window:
+    """The span the conclusion reads history over: the window and as long again before it
+    (its quiet baseline), so that a release rolled out just before the impact is seen."""
+    from cockpit.collect.base import make_window
+
+    return make_window(window.end, window.span * 2, window.baseline)
+
+
+def _gateway_stack(det: Any) -> str:
+    """The name of the detected access-layer stack (``ingress-nginx``), or ``""``."""
+    for meta in getattr(det, "metas", {}).values():
+        if getattr(meta, "stack", "") == "access":
+            return str(getattr(meta, "name", ""))
+    return ""
+
+
+def _top_entity(bset: BreakdownSet, keys: list[str]) -> str:
+    """The entity with the highest value of the first of ``keys`` that was split."""
+    for b in bset.breakdowns:
+        if b.key in keys and b.values:
+            return max(b.values, key=lambda v: v.value).entity
+    return ""
+
+
+def conclusion_json(c: Conclusion, lang: str) -> dict[str, Any]:
+    """The ``conclusion`` object of the JSON (see ``docs/analyze-json.md``)."""
+    return {
+        "primary_layer": c.primary_layer,
+        "scope": c.scope,
+        "suspect": c.suspect.model_dump(mode="json"),
+        "cause": c.cause,
+        "confidence": c.confidence,
+        "text": c.text(lang),
+        "line_msg": c.line().model_dump(mode="json"),
+        "evidence": {
+            part: {"msgs": _msgs(ms), "text": [m.text(lang) for m in ms]}
+            for part, ms in c.evidence.items()
+        },
+        "alternatives": [
+            {
+                "cause": a.cause,
+                "evidence_msgs": _msgs(a.evidence),
+                "evidence_text": [m.text(lang) for m in a.evidence],
+            }
+            for a in c.alternatives
+        ],
+    }
 
 
 def _args(m: Msg | None) -> dict[str, Any] | None:
@@ -244,4 +315,5 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
         ],
         "alerts_error": report.alerts_failure.message if report.alerts_failure else None,
         "timing": {"queries": dd.queries, "slowest_s": dd.slowest_s},
+        "conclusion": conclusion_json(report.conclusion, lang),
     }

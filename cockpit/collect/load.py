@@ -11,7 +11,7 @@ from cockpit.analysis.load import Bucket, Finding, LengthMix, analyze_load
 from cockpit.analysis.profiles import Detection
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
-from cockpit.collect.signals import collect_summaries, plan
+from cockpit.collect.signals import plan
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext
@@ -95,9 +95,14 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
     }
     planned = plan(det, scope, window, LOAD_SIGNALS, ctx.lang, stats)
     runner = runner_for(ctx)
-    res = await collect_summaries(runner, planned, window)
+    # Step C's values and verdicts, read (shared), never computed a second time.
+    from cockpit.collect import steps
+
+    dd = await steps.drilldown(ctx, window)
+    by_key = {s.key: s for s in dd.drilldown.summaries}
+    summaries = [by_key[p.key] for p in planned if p.key in by_key]
     # The baseline may have fallen back to the quiet window: mixes use the same one.
-    mixes = mix_specs(det, scope, res.window)
+    mixes = mix_specs(det, scope, dd.window)
     mix_res = await runner.run(mixes.values())
     mix_models: dict[str, LengthMix] = {}
     for sid in ("serving.prompt_len", "serving.output_len"):
@@ -109,12 +114,12 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
                 base=_buckets(mix_res.get(f"mix:{sid}/base")),
             )
     findings = analyze_load(
-        res.summaries, mix_models.get("serving.prompt_len"), mix_models.get("serving.output_len")
+        summaries, mix_models.get("serving.prompt_len"), mix_models.get("serving.output_len")
     )
     return LoadReport(
         findings=findings,
-        summaries=res.summaries,
+        summaries=summaries,
         prompt_mix=mix_models.get("serving.prompt_len"),
         output_mix=mix_models.get("serving.output_len"),
-        window=res.window,
+        window=dd.window,
     )

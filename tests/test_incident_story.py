@@ -1,0 +1,172 @@
+"""One story per incident: ``cockpit analyze --json`` concludes the ground truth of each of
+the six incidents (primary layer, scope, suspect, cause), and every rendering of a signal
+(A's row, C's row, F's table, a reading rule, a playbook item, step I's recovery row; the export's
+evidence is not covered here) shows the same value and verdict, a signal over its SLO
+never normal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.scenarios.promserver import PromServer
+
+COCKPIT = str(Path(sys.executable).with_name("cockpit"))
+INCIDENTS = (
+    "gpu_lost",
+    "bad_release",
+    "sglang_long_prompts",
+    "throttled_gpu",
+    "gateway_burst",
+    "kv_overload",
+)
+
+
+def _analyze(srv: PromServer, *extra: str) -> dict[str, Any]:
+    sc = srv.scenario
+    at = datetime.fromtimestamp(sc.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    proc = subprocess.run(
+        [
+            COCKPIT,
+            "analyze",
+            "--prometheus-url",
+            srv.url,
+            "--at",
+            at,
+            "-n",
+            sc.scope["namespace"],
+            "--deployment",
+            sc.scope["deployment"],
+            "--json",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COCKPIT_CONFIG": "/nonexistent/config.toml",
+            "LANG": "C.UTF-8",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", INCIDENTS)
+def test_analyze_concludes_the_ground_truth(prometheus_scenario: Any, name: str) -> None:
+    srv = prometheus_scenario(name)
+    truth = srv.scenario.ground_truth
+    c = _analyze(srv)["conclusion"]
+    assert (c["primary_layer"], c["scope"], c["cause"]) == (
+        truth.primary_layer,
+        truth.scope,
+        truth.cause,
+    )
+    s, want = c["suspect"], truth.suspect
+    assert s["kind"] == want.kind
+    if want.kind == "gpu":
+        assert (s["pod"], s["node"], s["gpu_index"], s["uuid"]) == (
+            want.pod,
+            want.node,
+            str(want.gpu_index),
+            want.uuid,
+        )
+        assert want.node in s["name"] and f"GPU {want.gpu_index}" in s["name"]
+    if want.kind == "revision":
+        assert (s["old_revision"], s["new_revision"]) == (want.old_revision, want.new_revision)
+        assert (s["old_version"], s["new_version"]) == (want.old_version, want.new_version)
+    if want.deployment and want.kind in ("service", "revision"):
+        assert s["deployment"] == want.deployment
+    # every part cites its evidence, and the one line says it all
+    assert all(c["evidence"][part]["text"] for part in ("layer", "scope", "suspect", "cause"))
+    assert c["confidence"] in ("high", "medium")
+    assert c["text"].startswith("Most likely: ")
+
+
+async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
+    """Every screen's reading of the incident, in process, from one context."""
+    from cockpit.analysis.playbooks.run import run_playbook
+    from cockpit.analysis.playbooks.spec import load_playbook
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+    from cockpit.collect.playbooks import collect_playbook_data
+    from cockpit.collect.recovery import signals_from_golden
+    from cockpit.config import PrometheusSettings, ServiceSettings, Settings
+    from cockpit.sources.base import Sources
+    from cockpit.sources.prometheus import PrometheusSource
+    from testkit import make_ctx
+
+    sc = srv.scenario
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url),
+        service=ServiceSettings(namespace=sc.scope["namespace"], deployment=sc.scope["deployment"]),
+    )
+    ctx = make_ctx(
+        tmp_path,
+        lang="en",
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        settings=settings,
+        frozen_at=sc.now_dt,
+    )
+    try:
+        window = screen_window(ctx)
+        golden = await steps.golden(ctx, window)
+        dd = await steps.drilldown(ctx, window)
+        load = await steps.load(ctx, window)
+        data = await collect_playbook_data(ctx, "ttft_spike")
+        items = run_playbook(load_playbook("ttft_spike"), data)
+    finally:
+        await ctx.sources.close()
+    return {
+        "golden": golden,
+        "dd": dd,
+        "load": load,
+        "playbook": data,
+        "items": items,
+        "recovery": signals_from_golden(dd.drilldown.summaries),
+    }
+
+
+@pytest.mark.parametrize("name", INCIDENTS)
+async def test_every_rendering_of_a_signal_agrees(
+    prometheus_scenario: Any, tmp_path: Path, name: str
+) -> None:
+    from cockpit.analysis.golden import reading_msg
+    from cockpit.collect.playbooks import PROFILE_SIGNALS
+
+    srv = prometheus_scenario(name)
+    story = await _story(srv, tmp_path)
+    rows = {s.key: s for s in story["dd"].drilldown.summaries}
+    # A's rows are C's rows: the same objects, so the same value and verdict
+    for row in story["golden"].rows:
+        if row.key in rows:
+            assert rows[row.key] is row, row.key
+    # F's table reads C's rows
+    for s in story["load"].summaries:
+        assert rows[s.key] is s, s.key
+    # a reading rule quotes the rows as the table shows them
+    for rule in story["dd"].drilldown.rules:
+        for key, reading in zip(rule.evidence, rule.readings, strict=True):
+            assert reading == reading_msg(rows[key])
+    # the playbook's signals read C's now, baseline and verdict
+    for pname, sig in story["playbook"].metrics.items():
+        sid, quantile = PROFILE_SIGNALS.get(pname, ("", -1.0))
+        stat = {0.99: "p99", None: "value"}.get(quantile)  # type: ignore[call-overload]
+        row = rows.get(f"{sid}:{stat}")
+        if row is None or row.now.value is None:
+            continue
+        assert (sig.now.value, sig.verdict) == (row.now.value, row.verdict), pname
+        assert sig.worse() == (row.verdict == "anomalous"), pname
+    # step I's rows carry C's verdict, and a row anomalous in C is never recovered
+    for r in story["recovery"]:
+        assert r.verdict_now == rows[r.key].verdict
+    # no signal over its SLO is called normal anywhere
+    over = [s for s in rows.values() if s.slo_breach_at is not None]
+    assert all(s.verdict == "anomalous" for s in over)
