@@ -374,3 +374,55 @@ def test_oom_advice_names_only_the_engine_that_printed_it(
     if "train.py" in prefix:
         # a training process gets no serving flag at all
         assert not any(flag in i for i in ids for flag in ("max_num_seqs", "prefill", "eager"))
+
+
+def test_crash_loop_follows_what_made_it_exit() -> None:
+    oom10 = CASES["oom-10"]["artifact"]
+    loop = "  Warning  BackOff  2m (x12 over 20m)  kubelet  Back-off restarting failed container\n"
+    e = explain_text(oom10 + loop)
+    assert [(f.kind, f.role) for f in e.findings] == [
+        ("cuda_oom", "primary"),
+        ("crash_loop", "consequence"),
+    ]
+    alone = explain_text(loop + "    Restart Count:  12\n")
+    f = alone.findings[0]
+    assert (alone.category, f.cause, f.role) == ("other", "crash_loop_undetermined", "primary")
+    assert "kubectl logs" in " ".join(to_json(alone, "en")["findings"][0]["meaning"].split())
+    killed = explain_text(loop + "      Reason:       OOMKilled\n      Exit Code:    137\n")
+    assert killed.findings[0].cause == "container_oomkilled"
+
+
+BENCH = """============ Serving Benchmark Result ============
+Successful requests:                     1000
+Maximum request concurrency:             8
+Mean TTFT (ms):                          4213.55
+P99 TTFT (ms):                           9876.10
+"""
+
+
+def test_capped_client_benchmark_ttft() -> None:
+    server = (
+        "INFO 07-24 09:55:30 loggers.py:116] Engine 000: Avg prompt throughput: 900.0 tokens/s, "
+        "Avg generation throughput: 400.0 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV "
+        "cache usage: 12.0%\n"
+    )
+    e = explain_text(BENCH + server)
+    f = next(f for f in e.findings if f.kind == "serving")
+    assert (f.category, f.cause) == ("ttft_spike", "client_side_concurrency_cap")
+    assert f.fields["client_concurrency_cap"] == 8 and f.fields["server_waiting_max"] == 0
+    undecided = explain_text(BENCH).findings[0]
+    assert undecided.cause == "client_ttft_undetermined"
+    assert any(c == "serve.server_waiting" for c in undecided.next_check_ids)
+
+
+def test_engine_log_advice_is_the_engines_own() -> None:
+    from cockpit.analysis.engine_logs import for_engine
+
+    ids = ["raise_gpu_mem_util_or_tp", "lower_max_num_seqs", "kv_fp8", "partial_prefills"]
+    assert for_engine(ids, None) == ids  # vLLM's own log lines
+    assert for_engine(ids, "sglang") == [
+        "raise_mem_fraction_or_tp",
+        "lower_max_running_requests",
+        "kv_fp8_sglang",
+    ]
+    assert for_engine(ids, "tgi") == ["more_shards_tgi", "lower_max_batch_total_tokens"]

@@ -10,6 +10,7 @@ cause leads and the rest are listed as consequences (formats.md §C3–C4, §A3)
   (``uncorrectable ECC error encountered``, ``unspecified launch failure``) → the pod's
   crash loop; the device plugin marking it unhealthy → allocatable drops → admission
   errors and Pending pods on that node.
+* A container's crash loop (``CrashLoopBackOff``) after the error that made it exit.
 * Device plugin: not reporting devices (no devices found, container runtime not set up
   for GPUs) → ``Insufficient nvidia.com/gpu`` → Pending.
 """
@@ -137,6 +138,9 @@ def _causes(cause: Finding, effect: Finding) -> bool:
         return True
     if ck == "cuda_error" and ek == "nccl" and cause.category == "xid_hw":
         return True
+    if ek == "crash_loop" and effect.fields.get("cause") == "crash_loop_undetermined":
+        # what made the container exit, when the paste shows it
+        return ck in ("cuda_error", "cuda_oom", "nccl") or _is_hw_xid(cause)
     return ck == "device_plugin" and ek in ("failed_scheduling", "admission")
 
 

@@ -226,3 +226,18 @@ def update_engine_args(args: EngineArgs, line: str) -> None:
                     args.model_params_b = p
                     args.model = args.model or token
                     break
+
+
+def flags_for_engine(
+    ids: list[str], engine: str | None, table: dict[str, dict[str | None, str]]
+) -> list[str]:
+    """Advice ids with flags only of the engine that printed the text: an id in ``table``
+    becomes ``table[id][engine]`` (``None`` key: no serving engine) or is dropped when the
+    engine has no such flag; other ids stay. Order kept, repeats dropped."""
+    out: list[str] = []
+    for i in ids:
+        variants = table.get(i)
+        picked = i if variants is None else variants.get(engine)
+        if picked and picked not in out:
+            out.append(picked)
+    return out

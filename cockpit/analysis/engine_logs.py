@@ -29,6 +29,7 @@ from collections import deque
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.engine_args import flags_for_engine
 from cockpit.analysis.logtext import clip, has_keyword, to_float, to_int
 
 CATEGORY = "ttft_spike"
@@ -332,6 +333,7 @@ class EngineLogAnalyzer:
         if r.cause == "few_requests_idle":
             r.category = IDLE_CATEGORY
         r.next_check_ids, r.mitigation_ids = _advice(r.cause)
+        r.mitigation_ids = for_engine(r.mitigation_ids, r.engine)
         return r
 
 
@@ -355,6 +357,35 @@ def _advice(cause: str) -> tuple[list[str], list[str]]:
     if cause != "few_requests_idle":
         checks = [*checks, "ttft.queue_time", "ttft.tpot_rule", "ttft.slow_replica", "ttft.changes"]
     return checks, mitigations
+
+
+# Mitigations naming vLLM's flags, per engine (vLLM "Engine Arguments", SGLang "Server
+# Arguments", TGI launcher docs); a missing entry drops the advice for that engine.
+_ENGINE_FLAGS: dict[str, dict[str | None, str]] = {
+    "raise_gpu_mem_util_or_tp": {
+        "vllm": "raise_gpu_mem_util_or_tp",
+        "sglang": "raise_mem_fraction_or_tp",
+        "tgi": "more_shards_tgi",
+    },
+    "lower_max_num_seqs": {
+        "vllm": "lower_max_num_seqs",
+        "sglang": "lower_max_running_requests",
+        "tgi": "lower_max_batch_total_tokens",
+    },
+    "kv_fp8": {"vllm": "kv_fp8", "sglang": "kv_fp8_sglang"},
+    "chunked_prefill": {
+        "vllm": "chunked_prefill",
+        "sglang": "chunked_prefill_sglang",
+        "tgi": "lower_max_batch_prefill_tokens",
+    },
+    "partial_prefills": {"vllm": "partial_prefills"},
+}
+
+
+def for_engine(ids: list[str], engine: str | None) -> list[str]:
+    """Mitigation ids with flags only of the engine whose log it is (vLLM's when the
+    engine is not named: these lines are vLLM's own unless SGLang/TGI is detected)."""
+    return flags_for_engine(ids, (engine or "vllm").lower(), _ENGINE_FLAGS)
 
 
 def explain_engine_log_text(text: str) -> EngineLogReport | None:

@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis import engine_args
 from cockpit.analysis.context_facts import MEMORY_PROFILE_KEYWORDS, Fact, MemoryProfile
-from cockpit.analysis.engine_args import EngineArgs, update_engine_args
+from cockpit.analysis.engine_args import EngineArgs, flags_for_engine, update_engine_args
 from cockpit.analysis.logtext import (
     GIB,
     SIZE_RE,
@@ -869,14 +869,7 @@ _ENGINE_FLAGS: dict[str, dict[str | None, str]] = {
 def for_engine(ids: list[str], engine: str | None) -> list[str]:
     """Mitigation ids with engine flags only for the engine that printed the text: each
     flag-bound id becomes that engine's own (:data:`_ENGINE_FLAGS`) or is dropped."""
-    key = (engine or "").lower() or None
-    out: list[str] = []
-    for i in ids:
-        variants = _ENGINE_FLAGS.get(i)
-        picked = i if variants is None else variants.get(key)
-        if picked and picked not in out:
-            out.append(picked)
-    return out
+    return flags_for_engine(ids, (engine or "").lower() or None, _ENGINE_FLAGS)
 
 
 def size_text(value_gib: float | None) -> str:
