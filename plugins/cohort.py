@@ -110,14 +110,7 @@ class CohortPanel(Panel):
     def display_name(self, name: str, kind: str) -> str:
         """``name`` the way every screen names it (the raw name when the inventory does
         not know it)."""
-        inv = self.inventory
-        if inv is None:
-            return name
-        if kind == "pod" and name in inv.pods:
-            return inv.name(pod=name)
-        if kind == "gpu" and name in inv.gpus:
-            return inv.name(gpu=name)
-        return name
+        return self.inventory.name_of(name, kind) if self.inventory is not None else name
 
     def _offer_inventory(self) -> None:
         """Complete the suspect field from the inventory and say what it holds."""
@@ -181,7 +174,7 @@ class CohortPanel(Panel):
             t(
                 "metrics.text.cohort_outliers",
                 lang,
-                suspect=c.suspect,
+                suspect=self.display_name(c.suspect, c.suspect_kind),
                 names=signal_names(*data.outliers).text(lang) or "-",
             )
         )

@@ -248,6 +248,17 @@ class WindowInventory(BaseModel):
             parts.append(where)
         return " on ".join(parts)
 
+    def name_of(self, key: str, kind: str) -> str:
+        """A suspect ``key`` of ``kind`` (``pod``, ``gpu``, ``node``, ``revision``) named by
+        :meth:`name` / :meth:`revision_name`; the key itself when the window never saw it."""
+        if kind == "pod" and key in self.pods:
+            return self.name(pod=key)
+        if kind == "gpu" and key in self.gpus:
+            return self.name(gpu=key)
+        if kind == "revision" and key in self.revisions:
+            return self.revision_name(key)
+        return key
+
     def revision_name(self, rs: str) -> str:
         """``qwen-chat-899bda8d50 (v1.9.0)``: a revision with its version when known."""
         r = self.revisions.get(rs)
@@ -688,8 +699,9 @@ def merge_changes(kube: list[ChangeItem], metrics: list[ChangeItem]) -> list[Cha
 
 
 def silent_gpu_msg(inv: WindowInventory, g: GpuEntity) -> Msg:
-    """``gpu-node-b GPU 0 (GPU-0588…) stopped reporting at 13:40:15 (held by …); last:
-    util 84 %, 69 °C, 540 W, Xid 79``: a GPU present earlier in the window and silent now."""
+    """``qwen-chat-…-lfdea on gpu-node-b GPU 0 (GPU-0588…) stopped reporting at 13:40:15;
+    last values: 84 %, 69 °C, 540 W, Xid 79``: a GPU present earlier in the window and
+    silent now (named with the pod that last held it)."""
     last = []
     units = {
         "hardware.gpu_util": " %",
@@ -709,7 +721,6 @@ def silent_gpu_msg(inv: WindowInventory, g: GpuEntity) -> Msg:
         args={
             "gpu": inv.name(gpu=g.uuid),
             "at": _hm(g.last_seen or inv.end),
-            "pods": ", ".join(short_pod(p) for p in g.pods) or "-",
             "last": ", ".join(last) or "-",
         },
     )
@@ -728,10 +739,12 @@ def with_lost_gpus(snap: GpuNodeSnapshot, inv: WindowInventory) -> list[Msg]:
             continue
         if g.index in present and not g.uuid.startswith("GPU-"):
             continue
+        holder = inv.pods.get(g.pods[-1]) if g.pods else None
         snap.gpus.append(
             GpuSnapshot(
                 index=int(g.index),
                 uuid=g.uuid if g.uuid.startswith("GPU-") else None,
+                pod=f"{holder.namespace}/{holder.name}" if holder and holder.namespace else None,
                 lost=True,
                 lost_reason=silent_gpu_msg(inv, g).text("en"),
             )

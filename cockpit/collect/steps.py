@@ -57,6 +57,8 @@ class ScopeResult(BaseModel):
             that failed, of those run: failed ones decide nothing, so an ``unknown`` blast
             radius with failures is "the metrics source failed", not "no anomaly".
         failure_kind: The class of the first failure (an ``ErrorKind`` value), if any.
+        suspect_name: The suspect as every screen names it (its pod, node, GPU index and
+            UUID from the window's inventory: :meth:`WindowInventory.name_of`).
     """
 
     blast_radius: BlastRadius
@@ -64,6 +66,7 @@ class ScopeResult(BaseModel):
     failed: int = 0
     queried: int = 0
     failure_kind: str = ""
+    suspect_name: str = ""
 
 
 async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> ScopeResult:
@@ -86,12 +89,16 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     kind = failed[0].failure_kind if failed else ""
     if not kind and failed_split:
         kind = failed_split[0].failure.split(":", 1)[0]
+    from cockpit.collect.history import collect_history
+
+    inv = (await collect_history(ctx, window)).inventory
     return ScopeResult(
         blast_radius=br,
         anomalous=sorted(keys),
         failed=len(failed) + len(failed_split),
         queried=len(queried) + len(used),
         failure_kind=kind,
+        suspect_name=inv.name_of(br.suspect, br.suspect_kind) if br.suspect else "",
     )
 
 

@@ -25,7 +25,8 @@ def blast_line(res: ScopeResult, lang: str) -> str:
     br = res.blast_radius
     line = t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))
     if br.suspect:
-        line += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {br.suspect}"
+        name = res.suspect_name or br.suspect
+        line += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {name}"
     if br.scope == "unknown" and res.failed:
         line += t(
             "metrics.scope.failed_queries",
