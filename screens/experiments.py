@@ -127,10 +127,14 @@ class ExperimentsScreen(StepScreen):
         if inc.experiments:
             table.move_cursor(row=len(inc.experiments) - 1)
         self.show_detail()
-        self.query_one("#exp-hypothesis", Select).set_options(
+        select = self.query_one("#exp-hypothesis", Select)
+        chosen = select.value
+        select.set_options(
             # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
             [(Text(h.statement[:60]), h.id) for h in inc.hypotheses]
         )
+        if any(h.id == chosen for h in inc.hypotheses):
+            select.value = chosen  # a refresh does not drop the user's choice
 
     def show_detail(self) -> None:
         """The highlighted experiment in full, wrapped, under the table."""
@@ -167,6 +171,10 @@ class ExperimentsScreen(StepScreen):
         bid = event.button.id or ""
         if self.editor.handle(bid):
             self.incident_changed()
+            if bid == "exp-edit" and (exp := self.editor.row(self.editor.editing)) is not None:
+                # The hypothesis the row tests goes into the form with its other fields.
+                select = self.query_one("#exp-hypothesis", Select)
+                select.value = exp.hypothesis_id or Select.BLANK
         elif bid == "exp-add":
             hyp = self.query_one("#exp-hypothesis", Select).value
             hypothesis_id = hyp if isinstance(hyp, str) else ""

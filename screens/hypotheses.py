@@ -154,7 +154,9 @@ class HypothesesScreen(StepScreen):
             "hyp-open": HypothesisStatus.OPEN,
         }.get(bid)
         hyp_id = self._selected_id()
-        if status is not None and hyp_id is not None:
+        if status is not None and hyp_id is None:
+            self.query_one("#hyp-error", Static).update(t("ledger.pick_row", self.lang))
+        elif status is not None and hyp_id is not None:
             self.ctx.session.set_hypothesis_status(hyp_id, status)
             self.incident_changed()
 

@@ -73,6 +73,7 @@ async def test_hypotheses_are_edited_deleted_and_shown_whole_at_80x24(tmp_path):
 
 async def test_h_takes_one_variable_as_a_sentence_and_edits_and_deletes(tmp_path):
     ctx = make_ctx(tmp_path, lang="en")
+    hyp = ctx.session.add_hypothesis("too many sequences", "P99 stays at 128")
     app = CockpitApp(ctx=ctx, start_step="H")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -97,14 +98,18 @@ async def test_h_takes_one_variable_as_a_sentence_and_edits_and_deletes(tmp_path
         await press(pilot, screen, "exp-add")
         assert "one variable" in rendered(screen.query_one("#exp-error"))
         assert len(ctx.session.incident.experiments) == 1
-        # Edit: the form holds the row's fields; the change is saved in place.
+        # Edit: the form holds the row's fields; the change is saved in place, and the
+        # hypothesis it tests stays linked.
+        ctx.session.edit_row("experiments", exp.id, hypothesis_id=hyp.id)
         screen.query_one("#exp-table").move_cursor(row=0)
         await press(pilot, screen, "exp-edit")
         assert screen.query_one("#exp-from").value == "256"
+        assert screen.query_one("#exp-hypothesis").value == hyp.id
         screen.query_one("#exp-to").value = "96"
         await press(pilot, screen, "exp-add")
         assert ctx.session.incident.experiments[0].to_value == "96"
         assert ctx.session.incident.experiments[0].after == "190 ms"
+        assert ctx.session.incident.experiments[0].hypothesis_id == hyp.id
         await press(pilot, screen, "exp-delete")
         assert ctx.session.incident.experiments == []
     assert stored(ctx).experiments == []
@@ -160,3 +165,15 @@ async def test_an_old_style_experiment_shows_its_change(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "cordoned" in rendered(app.screen.query_one("#exp-detail"))
+
+
+async def test_row_buttons_without_a_row_say_so(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        for button in ("hyp-supported", "hyp-edit", "hyp-delete"):
+            screen.query_one("#hyp-error").update("")
+            await press(pilot, screen, button)
+            assert rendered(screen.query_one("#hyp-error")) == "先在表中选中一行。"
