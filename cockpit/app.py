@@ -82,22 +82,29 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
     /* One-row buttons: every line counts at 80x24. */
     Button { height: 1; min-width: 6; border: none; margin: 0 1 0 0; padding: 0 1; }
     Button:focus { text-style: bold reverse; }
+    /* Focus is always visible: every focusable widget shows it, and a panel lights its
+       border while focus is inside it (its own chords work then). */
+    Input:focus { background: $accent 30%; }
+    TextArea:focus { border: tall $accent; }
+    DataTable:focus, OptionList:focus { outline-left: thick $accent; }
+    Select:focus > SelectCurrent { border: tall $accent; }
+    Panel:focus-within { border: round $accent; }
     """
 
     BINDINGS = [
-        Binding("f2", "protect", "Protect first", show=False, priority=True),
+        # Printable keys are text, never commands (see ``help.keys``): steps and actions
+        # are on F-keys, Alt/Ctrl chords and the palette only. Priority: a chord works in a
+        # text field too (an Input would otherwise take Alt+N as the letter n).
         Binding("f1", "help", "Help", show=False, priority=True),
-        Binding("question_mark", "help", "Help", show=False),
-        Binding("n", "next_step", "Next", show=False),
-        Binding("b", "prev_step", "Back", show=False),
-        Binding("alt+right", "next_step", "Next", show=False, priority=True),
-        Binding("alt+left", "prev_step", "Back", show=False, priority=True),
+        Binding("f2", "protect", "Protect first", show=False, priority=True),
+        Binding("alt+right,alt+n", "next_step", "Next", show=False, priority=True),
+        Binding("alt+left,alt+b", "prev_step", "Back", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
         Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
         Binding("f8", "history", "History", show=False, priority=True),
         *[
-            Binding(str(i + 1), f"goto('{s}')", f"{s}", show=False)
+            Binding(f"alt+{i + 1}", f"goto('{s}')", f"{s}", show=False, priority=True)
             for i, s in enumerate("ABCDEFGHI")
         ],
     ]
@@ -217,10 +224,10 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
         from cockpit.i18n import t
 
         shown = {
+            "f1": t("key.help", lang),
             "f2": t("key.protect", lang),
-            "n": t("flow.next", lang),
-            "b": t("flow.back", lang),
-            "question_mark": t("key.help", lang),
+            "alt+right": t("flow.next", lang),
+            "alt+left": t("flow.back", lang),
             "f6": t("key.paste", lang),
             "f7": t("key.playbooks", lang),
         }
@@ -387,7 +394,9 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
         from cockpit.ui.help import HelpScreen
 
         lang = self.ctx.lang if self.ctx else "en"
-        if not isinstance(self.screen, HelpScreen):
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)  # F1 again closes it
+        else:
             self.push_screen(HelpScreen(lang))
 
     def action_refresh_panels(self) -> None:

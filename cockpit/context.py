@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cockpit.clock import Clock
@@ -86,6 +87,8 @@ class AppContext:
         gpu_node: The node the GPU panel shows (empty: the node of a GPU that stopped
             reporting, else the first).
         playbook_loader: Where playbook screens get their data (``None``: the sources).
+        at: The time under investigation given with ``--at`` (UTC; ``None`` without it):
+            the title bar says it instead of the mode.
     """
 
     settings: Settings
@@ -101,6 +104,7 @@ class AppContext:
     bundle_meta: BundleMeta | None = None
     gpu_node: str = ""
     playbook_loader: PlaybookLoader | None = None
+    at: datetime | None = None
 
     def __post_init__(self) -> None:
         self.mode = Mode(self.mode)  # a plain "demo" from a caller compares by identity too

@@ -70,7 +70,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
 from cockpit.history import corrections, entry_line
-from cockpit.i18n import name_of, t
+from cockpit.i18n import fmt_number, name_of, t
 from cockpit.incident import (
     ActionItem,
     Change,
@@ -526,7 +526,7 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     for name in TIME_FIELDS:
         md.item(1, md.tr(f"export.time.{name}"), md.when(getattr(tpl.times, name), local=True))
     durations = [
-        md.tr(f"export.duration.{name}", minutes=f"{value:g}")
+        md.tr(f"export.duration.{name}", minutes=fmt_number(value, 6))
         for name, value in (
             ("detect", tpl.times.minutes_to_detect),
             ("mitigate", tpl.times.minutes_to_mitigate),

@@ -7,7 +7,8 @@ table with a ``zh`` and an ``en`` string::
     zh = "下一步"
     en = "Next"
 
-``t("flow.next", "en")`` returns ``"Next"``. Placeholders use ``str.format`` syntax.
+``t("flow.next", "en")`` returns ``"Next"``. Placeholders use ``str.format`` syntax; a
+``g`` field never comes out in exponent notation (see :func:`fmt_number`).
 A missing key raises ``KeyError`` in tests (see ``tests/test_i18n.py``, which also checks
 that every key exists in both languages) and falls back to the key itself at run time.
 """
@@ -15,11 +16,56 @@ that every key exists in both languages) and falls back to the key itself at run
 from __future__ import annotations
 
 import locale
+import math
 import os
+import re
+import string
 import tomllib
 from functools import cache
 from importlib import resources
 from typing import Any
+
+LARGE = 1e4
+"""From here on a ``g``-formatted number is written whole with thousands separators
+(``13,360`` rather than ``1.336e+04``)."""
+
+_G_SPEC = re.compile(r"([+\- ]?)(?:\.(\d+))?g")
+
+
+SMALL = 1e-4
+"""Below this (and above zero) :func:`fmt_number` writes four decimals, where ``g`` would
+switch to an exponent."""
+
+
+def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
+    """``value`` as ``format(value, f"{sign}.{digits}g")``, except that a number that
+    would come out in exponent notation because it is large is written whole with
+    thousands separators: ``9,000`` and ``74,120`` rather than ``9e+03`` and
+    ``7.412e+04``; and that a number below 0.0001 (but not zero) is written to four
+    decimals: ``+0.0000`` rather than ``+8.7e-06``. NaN and infinities are left to ``g``."""
+    if math.isfinite(value) and abs(value) >= min(10**digits, LARGE):
+        return f"{value:{sign},.0f}"
+    if 0 < abs(value) < SMALL:
+        return f"{value:{sign}.4f}"
+    text = f"{value:{sign}.{digits}g}"
+    if "e" in text and math.isfinite(value):
+        # Rounded up to the next power of ten (9999.7 with four digits): written whole.
+        return f"{value:{sign},.0f}"
+    return text
+
+
+class _Formatter(string.Formatter):
+    """``str.format`` whose ``g`` fields go through :func:`fmt_number`."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        m = _G_SPEC.fullmatch(format_spec)
+        if m and isinstance(value, int | float) and not isinstance(value, bool):
+            return fmt_number(float(value), int(m.group(2) or 6), m.group(1))
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "zh"
@@ -56,7 +102,7 @@ def t(key: str, lang: str = DEFAULT_LANG, /, **kwargs: object) -> str:
     text = entry.get(lang) or entry.get("en") or entry.get("zh") or key
     if kwargs:
         try:
-            return text.format(**kwargs)
+            return _FORMATTER.format(text, **kwargs)
         except (KeyError, IndexError, ValueError):
             return text
     return text

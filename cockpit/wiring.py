@@ -338,6 +338,9 @@ def build_context(
     if meta is not None:
         settings = _with_bundle_scope(settings, meta)
     ctx = AppContext(settings=settings, sources=sources, clock=clock, lang=lang, mode=mode)
+    if getattr(args, "at", None) is not None:
+        # The time under investigation (``--at``): the header shows it instead of [live].
+        ctx.at = clock.now()
     # Read here, off the UI's event loop; a command prints them, the TUI shows them as
     # notices once it runs.
     ctx.warnings = config_warnings(lang)

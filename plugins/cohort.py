@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Input, Static
 from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
 from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
-from cockpit.i18n import in_both, t
+from cockpit.i18n import fmt_number, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import signal_names
 from cockpit.models.signals import SIGNALS
@@ -35,7 +35,7 @@ from cockpit.ui.table import PlainTable
 def _num(v: float | None, unit: str = "") -> str:
     if v is None:
         return "—"
-    text = f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    text = f"{v:,.0f}" if abs(v) >= 100 else fmt_number(v, 3)
     return f"{text} {unit}".strip()
 
 
@@ -58,8 +58,8 @@ class CohortPanel(Panel):
     """
 
     BINDINGS: ClassVar[list[Any]] = [
-        Binding("c", "cycle_cohort", "Cohort"),
-        Binding("p", "pin", "Pin"),
+        Binding("alt+c", "cycle_cohort", "Cohort", priority=True),
+        Binding("alt+p", "pin", "Pin", priority=True),
     ]
 
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
@@ -259,7 +259,7 @@ class CohortPanel(Panel):
         self.ctx.session.pin(
             Evidence(
                 label=f"{data.cohort.suspect} {row.key}",
-                value=f"{row.suspect:.4g}",
+                value=fmt_number(row.suspect),
                 unit=row.unit,
                 at=self.ctx.clock.now(),
                 query=row.query,

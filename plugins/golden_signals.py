@@ -22,10 +22,11 @@ from cockpit.analysis.golden import SignalSummary
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
-from cockpit.i18n import in_both, t
+from cockpit.i18n import fmt_number, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import unit_text
 from cockpit.sources.base import ErrorKind, SourceError
+from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel
@@ -64,16 +65,16 @@ def change_text(s: SignalSummary) -> str:
     if s.ratio is not None:
         return f"×{s.ratio:.2f}"
     if s.now.ok and s.baseline.ok:
-        return f"{(s.now.value or 0) - (s.baseline.value or 0):+.3g}"
+        return fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
     return ""
 
 
-class GoldenRow(Horizontal, can_focus=True):
-    """One golden-signal value: name, now, baseline, change, verdict and sparkline."""
+class GoldenRow(Horizontal):
+    """One golden-signal value: name, now, baseline, change, verdict and sparkline (a row
+    of :class:`GoldenRows`, which takes the focus for all of them)."""
 
     DEFAULT_CSS = """
     GoldenRow { height: 1; }
-    GoldenRow:focus { background: $accent 30%; }
     GoldenRow > .g-name { width: 22; }
     GoldenRow > .g-now { width: 14; }
     GoldenRow > .g-base { width: 14; }
@@ -89,13 +90,10 @@ class GoldenRow(Horizontal, can_focus=True):
     minimum width would overflow the row at 80 columns, and the clipped cells would be the
     newest ones."""
 
-    BINDINGS: ClassVar[list[Any]] = [Binding("p", "pin", "Pin")]
-
     def __init__(self, summary: SignalSummary, lang: str) -> None:
         super().__init__(id=f"golden-{summary.key.replace('.', '-').replace(':', '--')}")
         self.summary = summary
         self.lang = lang
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         s, lang = self.summary, self.lang
@@ -153,7 +151,7 @@ class GoldenRow(Horizontal, can_focus=True):
         base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—"
         return Evidence(
             label=s.label(self.lang),
-            value=f"{s.now.value:.4g}",
+            value=fmt_number(s.now.value),
             unit=s.unit,
             at=s.at,
             query=s.query,
@@ -165,14 +163,87 @@ class GoldenRow(Horizontal, can_focus=True):
             ),
         )
 
-    def action_pin(self) -> None:
+    def pin(self) -> None:
         """Pin the value as evidence (value, unit, time, PromQL)."""
         ev = self.evidence()
         panel = next((a for a in self.ancestors if isinstance(a, GoldenSignalsPanel)), None)
         if ev is None or panel is None or panel.ctx.session is None:
+            self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
         panel.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
+
+
+class GoldenRows(Vertical, can_focus=True):
+    """The golden-signal rows as one Tab stop: ↑/↓ (Home/End) choose a row, Alt+P pins it.
+
+    A table is one stop in the Tab order, not one per row (Tab reaches the fields after it
+    at once); the chosen row is highlighted while the rows have focus.
+    """
+
+    DEFAULT_CSS = """
+    GoldenRows { height: auto; }
+    GoldenRows:focus { outline-left: thick $accent; }
+    GoldenRows:focus > GoldenRow.-current { background: $accent 40%; text-style: bold; }
+    """
+
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
+        Binding("home", "move(-1000)", show=False),
+        Binding("end", "move(1000)", show=False),
+        Binding("alt+p", "pin", "Pin", priority=True),
+    ]
+
+    def __init__(self, lang: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.cursor = 0
+        """Index of the chosen row."""
+        self.can_focus = False  # a Tab stop once there are rows
+        localize_bindings(self, lang)
+
+    def rows(self) -> list[GoldenRow]:
+        """The rows, top to bottom."""
+        return [w for w in self.children if isinstance(w, GoldenRow)]
+
+    def current(self) -> GoldenRow | None:
+        """The chosen row (``None`` without rows)."""
+        rows = self.rows()
+        return rows[self.cursor] if rows else None
+
+    def choose(self, index: int) -> None:
+        """Choose row ``index`` (clamped to the rows there are) and show it."""
+        rows = self.rows()
+        self.can_focus = bool(rows)
+        self.cursor = max(0, min(index, len(rows) - 1)) if rows else 0
+        for i, row in enumerate(rows):
+            row.set_class(i == self.cursor, "-current")
+        if rows:
+            rows[self.cursor].scroll_visible()
+
+    def choose_key(self, key: str) -> None:
+        """Choose the row of signal ``key`` (``access.latency:p99``)."""
+        keys = [r.summary.key for r in self.rows()]
+        if key in keys:
+            self.choose(keys.index(key))
+
+    def action_move(self, delta: int) -> None:
+        self.choose(self.cursor + delta)
+
+    def action_pin(self) -> None:
+        """Pin the chosen row's value as evidence."""
+        row = self.current()
+        if row is not None:
+            row.pin()
+
+    def on_click(self, event: Any) -> None:
+        """A click chooses the row under the pointer."""
+        widget = getattr(event, "widget", None)
+        row = widget if isinstance(widget, GoldenRow) else None
+        if row is None and widget is not None:
+            row = next((a for a in widget.ancestors if isinstance(a, GoldenRow)), None)
+        if row is not None and row in self.rows():
+            self.choose(self.rows().index(row))
 
 
 class GoldenSignalsPanel(Panel):
@@ -197,7 +268,7 @@ class GoldenSignalsPanel(Panel):
     GoldenSignalsPanel #golden-alert { width: 1fr; height: auto; margin: 0 1 0 0; }
     """
 
-    BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
+    BINDINGS: ClassVar[list[Any]] = [Binding("alt+r", "refresh", "Refresh", priority=True)]
 
     class BreachFound(Message):
         """The first SLO breach in the data (the screen offers it as the impact start).
@@ -226,7 +297,7 @@ class GoldenSignalsPanel(Panel):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="golden-head", markup=False)
-        yield Vertical(id="golden-rows")
+        yield GoldenRows(self.lang, id="golden-rows")
         yield Static("", id="golden-breach", markup=False)
         with Horizontal(id="golden-alert-row"):
             yield Static("", id="golden-alert", markup=False)
@@ -279,7 +350,7 @@ class GoldenSignalsPanel(Panel):
         async with self._rows_lock:
             if generation != self._rows_generation:
                 return  # a newer render is queued; it will do the swap
-            rows = self.query_one("#golden-rows", Vertical)
+            rows = self.query_one("#golden-rows", GoldenRows)
             await rows.remove_children()
             new = [GoldenRow(s, self.lang) for s in data.rows]
             await rows.mount_all(new)
@@ -293,6 +364,7 @@ class GoldenSignalsPanel(Panel):
                 await rows.mount(
                     Static(t("metrics.golden.top_bucket_hint", self.lang), classes="hint")
                 )
+            rows.choose(rows.cursor)
 
     def render_data(self, data: GoldenSignals) -> None:
         lang = self.lang
@@ -332,7 +404,7 @@ class GoldenSignalsPanel(Panel):
         b = data.breach
         unit = "%" if b.signal == "error_ratio" else "ms"  # Breach: ms or % (see its docs)
         name = t(f"metrics.slo_signal.{b.signal}", lang)
-        detail = f"{name} = {b.value:.4g} {unit}, SLO {b.slo:.4g} {unit}" + (
+        detail = f"{name} = {fmt_number(b.value)} {unit}, SLO {fmt_number(b.slo)} {unit}" + (
             t("metrics.golden.derived", lang) if b.derived else ""
         )
         text = t(
@@ -359,10 +431,12 @@ class GoldenSignalsPanel(Panel):
         button = self.query_one("#golden-use-detect", Button)
         if data.alerts_error:
             label.update(t("metrics.golden.alerts_error", lang, error=data.alerts_error))
+            hand_on_focus(button)
             button.display = False
             return
         if not data.alerts:
             label.update(t("metrics.text.no_alerts", lang))
+            hand_on_focus(button)
             button.display = False
             return
         first = data.alerts[0]

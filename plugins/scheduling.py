@@ -16,13 +16,13 @@ from textual.widgets import DataTable, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import fmt_number, t
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
 
 
 def _n(v: float | None) -> str:
-    return "?" if v is None else f"{v:g}"
+    return "?" if v is None else fmt_number(v, 6)
 
 
 class SchedulingPanel(Panel):
@@ -38,7 +38,9 @@ class SchedulingPanel(Panel):
     POLL_INTERVAL = 30.0
     FETCH_TIMEOUT = 60.0
 
-    BINDINGS: ClassVar[list[Any]] = [Binding("c", "copy_command", "Copy command")]
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("alt+c", "copy_command", "Copy command", priority=True)
+    ]
 
     DEFAULT_CSS = """
     SchedulingPanel .sched--summary { height: auto; }

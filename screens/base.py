@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Static
 
 from cockpit.context import AppContext
 from cockpit.flow import step
 from cockpit.i18n import t
+from cockpit.incident import Mode
 from cockpit.ui.fields import BoundTextArea
+from cockpit.ui.focus import KeepsTextOnFocus
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
@@ -48,7 +49,7 @@ TITLE_CHARS = 60
 it whole)."""
 
 
-class StepScreen(ContainsWorkerErrors, Screen[None]):
+class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
     DEFAULT_CSS = """
@@ -62,7 +63,15 @@ class StepScreen(ContainsWorkerErrors, Screen[None]):
 
     BINDINGS: ClassVar[list[Any]] = [
         Binding("escape", "leave_field", "Leave the field", show=False),
+        # With nothing focused the page still scrolls (a focused field passes these keys
+        # up to the page itself).
+        Binding("pagedown", "page(1)", show=False),
+        Binding("pageup", "page(-1)", show=False),
+        Binding("down", "line(1)", show=False),
+        Binding("up", "line(-1)", show=False),
     ]
+    AUTO_FOCUS = ""
+    """Nothing has focus when a step opens: the first Tab lands on its first field."""
 
     STEP: ClassVar[str] = ""
     PANELS_FIRST: ClassVar[bool] = False
@@ -88,12 +97,23 @@ class StepScreen(ContainsWorkerErrors, Screen[None]):
             # A long title without spaces would not wrap in the one-line bar: it would
             # push the service and mode out of sight.
             title = title[: TITLE_CHARS - 1] + "…"
-        parts = [f"[{t(f'mode.{self.ctx.mode}', self.lang)}] {title}"]
+        parts = [f"[{self.mode_text()}] {title}"]
         svc = inc.service.describe()
         if svc:
             parts.append(svc)
         parts.append(t("app.title", self.lang))
         return " · ".join(parts)
+
+    def mode_text(self) -> str:
+        """``live`` / ``replay`` / ``demo``; with ``--at``, the time being investigated
+        (``as of 2026-11-29 20:40 UTC``, after ``replay ·`` for a replay): the data on
+        screen is of that time, not live."""
+        mode = t(f"mode.{self.ctx.mode}", self.lang)
+        at = self.ctx.at
+        if at is None:
+            return mode
+        when = t("mode.at", self.lang, at=f"{at:%Y-%m-%d %H:%M} UTC")
+        return when if self.ctx.mode is Mode.LIVE else f"{mode} · {when}"
 
     def compose(self) -> ComposeResult:
         assert self.ctx.session is not None
@@ -101,7 +121,8 @@ class StepScreen(ContainsWorkerErrors, Screen[None]):
         st = step(self.STEP)
         yield Static(self.title_line(), id="title-bar", markup=False)
         yield Stepper(self.lang, self.STEP, inc.path, inc.scope_branch, id="stepper")
-        with VerticalScroll(id="step-body"):
+        # Not a Tab stop of its own: Tab goes from field to field (the keys above scroll it).
+        with VerticalScroll(id="step-body", can_focus=False):
             yield Static(f"[b]{st.id.value} · {st.title(self.lang)}[/b]", id="step-title")
             yield Static(t(f"step.{self.STEP}.guide", self.lang), id="guide")
             if self.PANELS_FIRST:
@@ -136,8 +157,16 @@ class StepScreen(ContainsWorkerErrors, Screen[None]):
                 elif isinstance(field, TextArea):
                     field.text = value
 
+    def action_page(self, sign: int) -> None:
+        body = self.query_one("#step-body", VerticalScroll)
+        body.scroll_page_down() if sign > 0 else body.scroll_page_up()
+
+    def action_line(self, sign: int) -> None:
+        body = self.query_one("#step-body", VerticalScroll)
+        body.scroll_down() if sign > 0 else body.scroll_up()
+
     def action_leave_field(self) -> None:
-        """Escape: leave the text field so the step keys (n, b, 1–9, p) work again."""
+        """Escape: leave the text field (nothing has focus; typing then does nothing)."""
         self.set_focus(None)
 
     def on_screen_resume(self) -> None:

@@ -17,7 +17,7 @@ from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import BoundInput, TextInput
+from cockpit.ui.fields import BoundInput, TextInput, example_times
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -112,7 +112,7 @@ class ChangesScreen(StepScreen):
                 try:
                     at = parse_time(when, self.ctx.clock.now())
                 except TimeParseError:
-                    err.update(t("times.unparsed", self.lang, text=when))
+                    err.update(t("times.unparsed", self.lang, text=when, **example_times(self.ctx)))
                     return
             kind = self.query_one("#chg-kind", Select).value
             self.ctx.session.add_change(

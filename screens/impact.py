@@ -14,6 +14,7 @@ from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundInput, BoundTextArea, TextInput, TimesForm
+from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.table import PlainTable
 from cockpit.ui.timeline import TimelineTable
@@ -131,7 +132,9 @@ class ImpactScreen(StepScreen):
             self.incident_changed()
         elif event.button.id == "breach-use" and self._breach is not None:
             self.query_one(TimesForm).set_time("start", self._breach)
-            self.query_one("#breach-offer").set_class(False, "-shown")
+            offer = self.query_one("#breach-offer")
+            hand_on_focus(offer)
+            offer.set_class(False, "-shown")
 
     def _add_or_save_note(self) -> None:
         """A note on the timeline at the incident clock's now, or the edited entry saved."""
@@ -167,4 +170,7 @@ class ImpactScreen(StepScreen):
         if current is not None:
             text += "  " + t("breach.current", self.lang, at=fmt_time(current))
         self.query_one("#breach-text", Static).update(text)
-        self.query_one("#breach-offer").set_class(current != at, "-shown")
+        offer = self.query_one("#breach-offer")
+        if current == at:
+            hand_on_focus(offer)
+        offer.set_class(current != at, "-shown")

@@ -16,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -39,6 +39,7 @@ from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.incident import ItemStatus
 from cockpit.ui.fields import TextInput
+from cockpit.ui.focus import KeepsTextOnFocus
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.table import PlainTable
@@ -71,7 +72,7 @@ async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> Playboo
     )
 
 
-class PlaybookScreen(ContainsWorkerErrors, Screen[None]):
+class PlaybookScreen(ContainsWorkerErrors, KeepsTextOnFocus):
     """The checklist of one scenario with automated checks and evidence.
 
     Args:
@@ -93,14 +94,12 @@ class PlaybookScreen(ContainsWorkerErrors, Screen[None]):
     AUTO_FOCUS = "#pb-table"
     BINDINGS = [
         Binding("escape", "close", "Back"),
-        Binding("r", "run", "Run checks"),
-        Binding("p", "pin", "Pin"),
-        Binding("o", "mark('ok')", "OK"),
-        Binding("x", "mark('problem')", "Problem"),
-        Binding("s", "record", "Record"),
-        # The flow's steps still change with n/b here; the footer keeps to this screen.
-        Binding("n", "app.next_step", "Next", show=False),
-        Binding("b", "app.prev_step", "Back", show=False),
+        # Chords only: a printable key here is text (the scope field), never a command.
+        Binding("alt+r", "run", "Run checks", priority=True),
+        Binding("alt+p", "pin", "Pin", priority=True),
+        Binding("alt+o", "mark('ok')", "OK", priority=True),
+        Binding("alt+x", "mark('problem')", "Problem", priority=True),
+        Binding("alt+s", "record", "Record", priority=True),
     ]
 
     def __init__(self, ctx: AppContext, playbook_id: str, loader: Loader | None = None) -> None:
@@ -338,7 +337,7 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
     """
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Close"),
-        # The list is numbered: its number opens a scenario (as 1–9 pick a step).
+        # The list is numbered and holds no text field: its number opens a scenario.
         *[Binding(str(n), f"pick({n})", show=False) for n in range(1, 10)],
     ]
 

@@ -11,7 +11,7 @@ from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, S
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.history import short
-from cockpit.i18n import t
+from cockpit.i18n import fmt_number, t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
@@ -23,7 +23,7 @@ from cockpit.ui.table import PlainTable
 def _num(v: float | None) -> str:
     if v is None:
         return "—"
-    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+    return fmt_number(v, 3) if abs(v) < 100 else f"{v:,.0f}"
 
 
 class VerifyScreen(StepScreen):

@@ -33,6 +33,6 @@ async def test_useful_and_step_frames_are_marked(
         # The demo's step A: one row per golden signal, name/now/baseline/change/verdict/spark.
         rows, cols = _labels(useful)[0].split("x")
         assert int(rows) >= 4 and int(cols) == 6
-        await pilot.press("3")
+        await pilot.press("alt+3")
         await pilot.pause(0.2)
         assert _labels(steps)[:2] == ["A", "C"]

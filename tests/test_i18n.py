@@ -63,7 +63,8 @@ def test_failure_hint_follows_the_ui_language():
 
 
 def test_formatting_and_fallback():
-    assert t("times.unparsed", "en", text="xx").startswith("Cannot read the time xx")
+    example = {"hm": "20:45", "full": "2026-11-29 20:45"}
+    assert t("times.unparsed", "en", text="xx", **example).startswith("Cannot read the time xx")
     assert t("no.such.key", "zh") == "no.such.key"
 
 

@@ -212,6 +212,6 @@ async def test_playbook_on_a_replayed_bundle(
             await pilot.pause()
         for item in planted:
             assert screen.results[item].status is ItemStatus.PROBLEM, (item, screen.results[item])
-        await pilot.press("s")  # record the results in the incident
+        await pilot.press("alt+s")  # record the results in the incident
         await pilot.pause()
     assert pid in ctx.session.incident.playbooks

@@ -58,7 +58,7 @@ async def test_walk_playbook_from_a_step(tmp_path: Path, pid: str) -> None:
         table.move_cursor(row=row)
         await pilot.pause()
         before = len(ctx.session.incident.evidence)
-        await pilot.press("p")
+        await pilot.press("alt+p")
         await pilot.pause()
         assert len(ctx.session.incident.evidence) > before
         pinned = ctx.session.incident.evidence[-1]
@@ -70,8 +70,8 @@ async def test_walk_playbook_from_a_step(tmp_path: Path, pid: str) -> None:
         if asks:
             table.move_cursor(row=[i.id for i in book.items].index(asks[0]))
             await pilot.pause()
-            await pilot.press("o")
-        await pilot.press("s")
+            await pilot.press("alt+o")
+        await pilot.press("alt+s")
         await pilot.pause()
         rec = ctx.session.incident.playbooks[pid]
         assert len(rec.items) == len(book.items)

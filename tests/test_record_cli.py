@@ -333,3 +333,27 @@ def test_record_after_a_hang_says_nothing_was_recorded(
     assert "nothing was recorded" in got.err and "holds no call" in got.err
     assert "Review offline" not in got.out
     assert open_replay(args[2]).call_count == 0
+
+
+def test_export_latest_says_which_incident_and_that_others_are_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = IncidentStore(tmp_path)
+    older = empty_incident()
+    older.id, older.title = "inc-older000", "GPU node 7 throttles"
+    newer = empty_incident()
+    newer.id, newer.title = "inc-newer000", "P99 up for qwen"
+    newer.updated_at = older.updated_at + timedelta(minutes=5)
+    closed = empty_incident()
+    closed.id, closed.status = "inc-closed00", "closed"
+    closed.updated_at = older.updated_at - timedelta(minutes=5)
+    for inc in (older, newer, closed):
+        store.save(inc)
+    assert main(["export", "latest", "--state-dir", str(tmp_path), "--lang", "en"]) == 0
+    err = capsys.readouterr().err
+    assert "incident inc-newer000 (P99 up for qwen, open" in err
+    assert "1 other incident(s) are open: inc-older000." in err and "inc-closed00" not in err
+    store.save(older.model_copy(update={"status": "closed"}))
+    assert main(["export", "latest", "--state-dir", str(tmp_path), "--lang", "zh"]) == 0
+    err = capsys.readouterr().err
+    assert "导出最近更新的事故 inc-newer000" in err and "未关闭" not in err

@@ -37,7 +37,7 @@ import json
 from typing import Any
 
 from cockpit.analysis.explain import Explanation, Finding
-from cockpit.i18n import catalog, t
+from cockpit.i18n import catalog, fmt_number, t
 
 SCHEMA = "cockpit.explain/1"
 
@@ -117,7 +117,7 @@ def to_json(expl: Explanation, lang: str) -> dict[str, Any]:
 
 def _scalar(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:g}"
+        return fmt_number(value, 6)
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)

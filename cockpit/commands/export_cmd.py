@@ -7,7 +7,8 @@ through OSC 52 (works over ssh and in tmux/screen; see :mod:`cockpit.clipboard`)
 ``--clipboard`` and no ``-o`` nothing is printed to stdout.
 
 ``ID`` is an incident id, ``latest`` (the most recently updated incident, open or
-closed) or the path of an incident file.
+closed; stderr says which one it took and names the other open ones) or the path of an
+incident file.
 
 An existing file is not overwritten unless ``--force`` is given (a postmortem draft edited
 by hand would be lost), and a missing directory is not created (a typo in the path is
@@ -57,9 +58,25 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 def _resolve(store: IncidentStore, ref: str, lang: str) -> Incident | None:
     """The incident ``ref`` names, or ``None`` after printing why not."""
     if ref == "latest":
-        inc = store.latest()
-        if inc is None:
+        incidents = [i for _, i in store.list() if isinstance(i, Incident)]
+        if not incidents:
             err(t("export.cmd.no_incidents", lang, dir=str(store.root)))
+            return None
+        inc = incidents[0]
+        # Say which one was taken, and that it was a choice when others are open too.
+        err(
+            t(
+                "export.cmd.took_latest",
+                lang,
+                id=inc.id,
+                title=inc.title or "—",
+                updated=f"{inc.updated_at:%Y-%m-%d %H:%M} UTC",
+                status=inc.status,
+            )
+        )
+        others = [i.id for i in incidents[1:] if i.status == "open"]
+        if others:
+            err(t("export.cmd.others_open", lang, n=len(others), ids=", ".join(others)))
         return inc
     candidate = Path(ref)
     try:

@@ -33,7 +33,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def _f(v: float | None) -> str:
-    return "?" if v is None else f"{v:g}"
+    from cockpit.i18n import fmt_number
+
+    return "?" if v is None else fmt_number(v, 6)
 
 
 def render_text(report: Any, lang: str) -> str:

@@ -9,52 +9,13 @@ text fields kept for ``cockpit analyze --json`` are the same messages rendered i
 
 from __future__ import annotations
 
-import math
-import re
-import string
-from typing import Any, Union
+from typing import Union
 
 from pydantic import BaseModel, Field
 
-from cockpit.i18n import catalog
+from cockpit.i18n import _FORMATTER, catalog
+from cockpit.i18n import fmt_number as fmt_number  # formatting lives with the catalogue
 from cockpit.models.signals import SIGNALS
-
-LARGE = 1e4
-"""From here on a ``g``-formatted number is written whole with thousands separators
-(``13,360`` rather than ``1.336e+04``)."""
-
-_G_SPEC = re.compile(r"([+\- ]?)(?:\.(\d+))?g")
-
-
-SMALL = 1e-4
-"""Below this (and above zero) :func:`fmt_number` writes four decimals, where ``g`` would
-switch to an exponent."""
-
-
-def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
-    """``value`` as ``format(value, f"{sign}.{digits}g")``, except that a number that
-    would come out in exponent notation because it is large is written whole with
-    thousands separators: ``9,000`` and ``74,120`` rather than ``9e+03`` and
-    ``7.412e+04``; and that a number below 0.0001 (but not zero) is written to four
-    decimals: ``+0.0000`` rather than ``+8.7e-06``. NaN and infinities are left to ``g``."""
-    if math.isfinite(value) and abs(value) >= min(10**digits, LARGE):
-        return f"{value:{sign},.0f}"
-    if 0 < abs(value) < SMALL:
-        return f"{value:{sign}.4f}"
-    return f"{value:{sign}.{digits}g}"
-
-
-class _Formatter(string.Formatter):
-    """``str.format`` whose ``g`` fields go through :func:`fmt_number`."""
-
-    def format_field(self, value: Any, format_spec: str) -> Any:
-        m = _G_SPEC.fullmatch(format_spec)
-        if m and isinstance(value, int | float) and not isinstance(value, bool):
-            return fmt_number(float(value), int(m.group(2) or 6), m.group(1))
-        return super().format_field(value, format_spec)
-
-
-_FORMATTER = _Formatter()
 
 Arg = Union[str, int, float, "Msg"]
 """A message argument: a number (formatted by the message's own format spec), a string

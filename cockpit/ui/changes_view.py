@@ -36,7 +36,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
     ChangesView .changes--diff { height: auto; color: $text-muted; }
     ChangesView .changes--status.-error { color: $error; }
     """
-    BINDINGS: ClassVar[list[Any]] = [Binding("s", "toggle_suspect", "Suspect")]
+    BINDINGS: ClassVar[list[Any]] = [Binding("alt+s", "toggle_suspect", "Suspect", priority=True)]
 
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
         kwargs.setdefault("id", "changes-view")

@@ -28,7 +28,7 @@ def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
         return value_msg(s).text(lang)
     if r.ok:
         v = r.value
-        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+        return f"{v:,.0f}" if abs(v) >= 100 else fmt_number(v, 3)
     if which == "now":
         if s.missing:
             # The metric and how to enable it are listed under the layer verdicts.
@@ -41,15 +41,15 @@ class DrilldownView(MetricsView):
     """Layers, rules and the signal table of step C."""
 
     DEFAULT_CSS = """
-    DrilldownView #dd-table { height: auto; max-height: 30; }
+    DrilldownView #dd-table { height: auto; }
     DrilldownView .dd-layer { height: auto; }
     DrilldownView .dd-layer.-anomalous { color: $error; }
     DrilldownView .dd-layer.-no_data { color: $warning; }
     """
 
     BINDINGS: ClassVar[list[Any]] = [
-        Binding("p", "pin", "Pin"),
-        Binding("o", "baseline", "Baseline"),
+        Binding("alt+p", "pin", "Pin", priority=True),
+        Binding("alt+o", "baseline", "Baseline", priority=True),
     ]
 
     def compose_body(self) -> ComposeResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -15,6 +15,14 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.session import TIME_FIELDS, check_time_order
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
+
+
+def example_times(ctx: AppContext) -> dict[str, str]:
+    """Example times for hints, in the incident's clock (UTC, the time under investigation
+    with ``--at`` or a replay), a quarter of an hour before it: ``{"hm": "20:45",
+    "full": "2026-11-29 20:45"}`` for the message arguments ``{hm}`` and ``{full}``."""
+    ex = ctx.clock.now() - timedelta(minutes=15)
+    return {"hm": f"{ex:%H:%M}", "full": f"{ex:%Y-%m-%d %H:%M}"}
 
 
 class TextInput(Input):
@@ -104,7 +112,7 @@ class BoundInput(Vertical):
         yield Label(t(self.label_key, self.ctx.lang))
         yield TextInput(
             value=self.ctx.session.get_text(self.field),
-            placeholder=t(f"{self.label_key}.hint", self.ctx.lang),
+            placeholder=t(f"{self.label_key}.hint", self.ctx.lang, **example_times(self.ctx)),
             id=f"input-{self.field}",
             compact=True,
         )
@@ -205,13 +213,14 @@ class TimesForm(Vertical):
     def compose(self) -> ComposeResult:
         assert self.ctx.session is not None
         times = self.ctx.session.incident.times
+        placeholder = t("times.placeholder", self.ctx.lang, **example_times(self.ctx))
         with Horizontal():
             for name in TIME_FIELDS:
                 with Vertical(classes="time-cell"):
                     yield Label(t(f"times.{name}", self.ctx.lang))
                     yield TextInput(
                         value=fmt_time(getattr(times, name)),
-                        placeholder="21:05 | -15m | 2026-11-29 21:05",
+                        placeholder=placeholder,
                         id=f"time-{name}",
                         compact=True,
                     )
@@ -281,6 +290,7 @@ class TimesForm(Vertical):
             t(
                 "times.unparsed_field",
                 self.ctx.lang,
+                **example_times(self.ctx),
                 field=t(f"times.{name}", self.ctx.lang),
                 text=text,
             )

@@ -1,4 +1,4 @@
-"""The ``?`` help screen: keys, the flowchart, and the handbook's rules."""
+"""The F1 help screen: keys, the flowchart, and the handbook's rules."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90%; max-width: 120; height: 90%; border: thick $primary; background: $surface; }
     """
-    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    BINDINGS = [Binding("escape,f1", "close", "Close")]
 
     def __init__(self, lang: str) -> None:
         super().__init__()
@@ -33,6 +33,8 @@ class HelpScreen(ModalScreen[None]):
             f"# {t('help.title', lang)}",
             "",
             t("help.keys", lang),
+            "",
+            t("help.typing", lang),
             "",
             f"## {t('help.flow', lang)}",
             "",

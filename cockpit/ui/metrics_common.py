@@ -56,7 +56,7 @@ class MetricsView(ContainsWorkerErrors, Vertical):
     MetricsView .section { text-style: bold; margin: 1 0 0 0; color: $accent; }
     """
 
-    BINDINGS: ClassVar[list[Any]] = [Binding("r", "refresh", "Refresh")]
+    BINDINGS: ClassVar[list[Any]] = [Binding("alt+r", "refresh", "Refresh", priority=True)]
     TIMEOUT: ClassVar[float] = 90.0
 
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:

@@ -27,7 +27,7 @@ class SharedView(MetricsView):
     SharedView #sh-table { height: auto; max-height: 20; }
     """
 
-    BINDINGS: ClassVar[list[Any]] = [Binding("p", "pin", "Pin")]
+    BINDINGS: ClassVar[list[Any]] = [Binding("alt+p", "pin", "Pin", priority=True)]
 
     def compose_body(self) -> ComposeResult:
         yield Static(t("metrics.text.load", self.lang), classes="section")

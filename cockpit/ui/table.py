@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
@@ -21,7 +22,41 @@ def plain(cell: object) -> object:
 
 
 class PlainTable(DataTable[Any]):
-    """``DataTable`` with literal text cells (see the module docstring)."""
+    """``DataTable`` with literal text cells (see the module docstring).
+
+    A table as tall as its rows (no scrolling of its own) is part of the page: PageUp and
+    PageDown move its cursor by a page of the screen and, at its first or last row, go on
+    scrolling the page, so the keys neither skip the table nor stop inside it.
+    """
+
+    def _page(self) -> Widget | None:
+        """The nearest ancestor that scrolls vertically (the step's page)."""
+        return next(
+            (a for a in self.ancestors if isinstance(a, Widget) and a.allow_vertical_scroll),
+            None,
+        )
+
+    def _page_by(self, sign: int) -> bool:
+        """Page with the outer scroll; False when the table scrolls by itself."""
+        page = self._page()
+        if self.max_scroll_y > 0 or page is None:
+            return False
+        last = self.row_count - 1
+        edge = self.cursor_row <= 0 if sign < 0 else self.cursor_row >= last
+        if self.cursor_type == "none" or self.row_count == 0 or edge:
+            page.scroll_page_up() if sign < 0 else page.scroll_page_down()
+            return True
+        step = max(1, page.scrollable_content_region.height - 2)
+        self.move_cursor(row=max(0, min(last, self.cursor_row + sign * step)))
+        return True
+
+    def action_page_down(self) -> None:
+        if not self._page_by(1):
+            super().action_page_down()
+
+    def action_page_up(self) -> None:
+        if not self._page_by(-1):
+            super().action_page_up()
 
     def add_row(
         self,

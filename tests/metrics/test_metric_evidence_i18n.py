@@ -168,7 +168,7 @@ def test_layer_evidence_and_reasons_in_both_languages() -> None:
     dd = drilldown(sums)
     access = dd.layer("access")
     assert access.lines_text("en") == access.lines
-    assert "access.latency:p99: 180 ms → 620 ms (×3.44 ≥ ×1.5)" in access.lines
+    assert "gateway latency P99: 180 ms → 620 ms (×3.44 ≥ ×1.5)" in access.lines
     zh = [line for v in dd.layers for line in v.lines_text("zh")]
     assert "网关延迟 P99：基线 180 ms → 当前 620 ms（×3.44，达到上升阈值 ×1.5）" in zh
     assert any("低于下降阈值 ×0.9" in line for line in zh)

@@ -86,7 +86,7 @@ async def test_drilldown_view_layers_rules_and_pin(
         assert table.row_count >= 30
         table.focus()
         table.move_cursor(row=table.get_row_index("hardware.temp:value"))
-        await pilot.press("p")
+        await pilot.press("alt+p")
         await pilot.pause()
         assert ctx.session is not None
         ev = ctx.session.incident.evidence[-1]
@@ -143,7 +143,7 @@ async def test_cohort_panel_highlights_and_changes_cohort(
         row = table.get_row("hardware.temp:value")
         assert "离群" in str(row[-1])
         table.focus()
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await wait_for(
             pilot, lambda: panel.data is not None and panel.data.cohort.kind == "node_gpus"
         )
@@ -191,7 +191,7 @@ async def test_golden_panel_rows_sparklines_and_breach(
 ) -> None:
     from textual.widgets import Sparkline
 
-    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenRows, GoldenSignalsPanel
 
     srv = prometheus_scenario("worked_example")
     ctx = ctx_for(srv, tmp_path, span="2h")
@@ -224,8 +224,10 @@ async def test_golden_panel_rows_sparklines_and_breach(
         # Both numbers of the breach carry their unit.
         breach = text_of(app, "#golden-breach")
         assert re.search(r"= [0-9.]+ ms, SLO [0-9.]+ ms", breach), breach
-        rows["access.latency:p99"].focus()
-        await pilot.press("p")
+        golden_rows = app.query_one("#golden-rows", GoldenRows)
+        golden_rows.choose_key("access.latency:p99")
+        golden_rows.focus()
+        await pilot.press("alt+p")
         await pilot.pause()
         assert ctx.session is not None
         ev = ctx.session.incident.evidence[-1]

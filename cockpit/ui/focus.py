@@ -1,0 +1,46 @@
+"""Focus never falls to nowhere: a widget about to be hidden or removed hands focus on.
+
+Printable keys are text (see ``help.typing``): with focus on nothing, a sentence typed
+after pressing a button that goes away would be lost. :func:`hand_on_focus` moves focus
+to the next focusable widget first, so the typing lands in the next field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Input
+
+
+def hand_on_focus(leaving: Widget) -> None:
+    """Before ``leaving`` is hidden or removed: when focus is on it or inside it, focus the
+    next focusable widget of the screen's focus chain that is outside it (wrapping round to
+    the first). Nothing happens when focus is elsewhere or the widget is not on a screen."""
+    try:
+        screen = leaving.screen
+    except Exception:
+        return
+    focused = screen.focused
+    if focused is None or (focused is not leaving and leaving not in focused.ancestors):
+        return
+    chain = screen.focus_chain
+    start = chain.index(focused) + 1 if focused in chain else 0
+    for widget in chain[start:] + chain[:start]:
+        if widget is not leaving and leaving not in widget.ancestors:
+            widget.focus()
+            return
+
+
+class KeepsTextOnFocus(Screen[Any]):
+    """A screen whose text fields keep their text when focused: Textual's ``Input`` selects
+    all of it on focus, so the first key typed would replace a title or a time. Mixed into
+    every screen that holds fields (the cursor goes to where it was, at the end at first)."""
+
+    def set_focus(
+        self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False
+    ) -> None:
+        if isinstance(widget, Input):
+            widget.select_on_focus = False
+        super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)

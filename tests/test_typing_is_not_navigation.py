@@ -1,0 +1,270 @@
+"""Typing is never navigation: a sentence typed on any step, with focus on any widget or on
+nothing, changes nothing but the focused field.
+
+The demo bundle (every panel loaded) gives each step its real widgets: golden-signal rows,
+the drilldown and cohort tables, the changes list, buttons, drop-downs and text fields.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from textual import events
+from textual.keys import _character_to_key
+from textual.widget import Widget
+from textual.widgets import Input, TextArea
+
+from cockpit.app import STEP_SCREENS, CockpitApp
+from cockpit.collect.cache import screen_window
+from demo_ctx import demo_ctx
+
+SENTENCE = "Xid 79 on node 3: pod b, cpu 0 np"
+"""Letters, digits, space and punctuation: ``n``/``b``/digits were step keys, ``c``/``o``/
+``p`` panel actions."""
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"collect.title": "…", "path.0": "A", …}`` of a JSON-shaped value."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    if isinstance(value, list):
+        out = {f"{prefix}len": len(value)}
+        for i, v in enumerate(value):
+            out.update(_leaves(v, f"{prefix}{i}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def _fields(app: CockpitApp) -> dict[str, str]:
+    """What every text field of the screen holds, by widget id."""
+    out: dict[str, str] = {}
+    for w in app.screen.query(Input):
+        out[w.id or repr(w)] = w.value
+    for a in app.screen.query(TextArea):
+        out[a.id or repr(a)] = a.text
+    return out
+
+
+def _state(app: CockpitApp) -> dict[str, Any]:
+    ctx = app.ctx
+    assert ctx is not None and ctx.session is not None
+    incident = ctx.session.incident.model_dump(mode="json")
+    incident.pop("updated_at", None)
+    return {
+        "screen": app.screen,
+        "step": app.current_step(),
+        "incident": _leaves(incident),
+        "baseline": screen_window(ctx).baseline,
+        "cohort": [
+            (getattr(p, "kind", None), getattr(p, "suspect", None))
+            for p in app.screen.query("CohortPanel")
+        ],
+        "clipboard": app.clipboard,
+        "fields": _fields(app),
+    }
+
+
+def _assert_only_typed(before: dict[str, Any], after: dict[str, Any], where: str) -> None:
+    assert after["screen"] is before["screen"], where
+    assert after["step"] == before["step"], where
+    assert after["baseline"] == before["baseline"], where
+    assert after["cohort"] == before["cohort"], where
+    assert after["clipboard"] == before["clipboard"], where
+    inc_b, inc_a = before["incident"], after["incident"]
+    # The path (steps visited) and evidence (pins) are leaves like any other: the only
+    # change allowed in the incident is the typed text in the focused field's value.
+    changed = {k for k in inc_a.keys() | inc_b.keys() if inc_a.get(k) != inc_b.get(k)}
+    # The change history records the typing: one field set, nothing deleted or restored.
+    history = {k for k in changed if k.startswith("history.")}
+    rows = {k.split(".")[1] for k in history if k != "history.len"}
+    assert len({inc_a[f"history.{i}.target"] for i in rows}) <= 1, (where, history)
+    assert {inc_a[f"history.{i}.op"] for i in rows} <= {"set"}, (where, history)
+    changed -= history
+    # One field at most: a list field (affected models) splits the sentence at its commas.
+    assert len({re.sub(r"(\.\d+|\.len)+$", "", k) for k in changed}) <= 1, (where, changed)
+    for key in changed:
+        value = inc_a.get(key)
+        if key.endswith(".len"):
+            continue
+        assert isinstance(value, str) and value.strip(), (where, key)
+        assert SENTENCE in value or value.strip() in SENTENCE, (where, key, value)
+
+
+async def _type(app: CockpitApp, pilot: Any) -> None:
+    """Type the sentence as a terminal delivers it: key events in a burst, as fast typing
+    (or a paste without bracketed paste) arrives."""
+    for char in SENTENCE:
+        key = char if char.isalnum() else _character_to_key(char)
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app.post_message(event)
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def _check_focus_on(app: CockpitApp, pilot: Any, widget: Widget | None) -> None:
+    where = f"{app.current_step()} {widget!r}"
+    if widget is None:
+        app.screen.set_focus(None)
+    else:
+        widget.focus()
+    await pilot.pause()
+    focused = app.screen.focused
+    before = _state(app)
+    await _type(app, pilot)
+    after = _state(app)
+    _assert_only_typed(before, after, where)
+    changed = {k for k, v in after["fields"].items() if before["fields"].get(k) != v}
+    if isinstance(focused, Input) and (focused.type != "text" or focused.restrict):
+        # A number field takes only the digits: still nowhere else.
+        assert changed <= {focused.id}, where
+    elif isinstance(focused, (Input, TextArea)):
+        value = focused.value if isinstance(focused, Input) else focused.text
+        assert SENTENCE in value, where
+        # Focus selects nothing: the text already there is kept, not replaced.
+        assert before["fields"][focused.id] in value, where
+        assert changed == {focused.id}, where
+    else:
+        assert changed == set(), where
+
+
+@pytest.mark.parametrize("step", list(STEP_SCREENS))
+async def test_typing_on_every_widget_of_a_step_only_types(tmp_path, step):
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.current_step() == step
+        path = list(ctx.session.incident.path)
+        await _check_focus_on(app, pilot, None)
+        chain = list(app.screen.focus_chain)
+        assert len(chain) >= 2
+        for widget in chain:
+            if widget.is_mounted and widget.focusable:
+                await _check_focus_on(app, pilot, widget)
+        await _check_focus_on(app, pilot, None)
+        assert ctx.session.incident.path == path
+
+
+async def test_a_button_that_goes_away_hands_focus_to_the_next_field(tmp_path):
+    """A's "Use as start" hides itself once used: focus moves on to the next field, so
+    what is typed next is text in that field, not keys pressed into nowhere."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        button = app.screen.query_one("#breach-use")
+        assert button.parent is not None and button.parent.has_class("-shown")
+        button.focus()
+        await pilot.pause()
+        path = list(ctx.session.incident.path)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert ctx.session.incident.times.start is not None
+        assert not button.parent.has_class("-shown")
+        focused = app.screen.focused
+        assert isinstance(focused, Input) and focused.id == "input-time_range"
+        await _check_focus_on(app, pilot, focused)
+        assert ctx.session.incident.path == path
+
+
+def _look(widget: Widget) -> tuple[Any, ...]:
+    """What the eye sees of a widget's focus: its colours, border, outline and text style
+    (and those of a drop-down's visible part, or of the panel around it)."""
+    from cockpit.ui.panel import Panel
+
+    parts = [widget, *widget.query("SelectCurrent")]
+    parts += [a for a in widget.ancestors if isinstance(a, Panel)]
+    return tuple(
+        (
+            str(w.styles.background),
+            str(w.styles.border),
+            str(w.styles.outline),
+            str(w.styles.text_style),
+            str(w.styles.color),
+        )
+        for w in parts
+    )
+
+
+@pytest.mark.parametrize("step", ["A", "C", "G"])
+async def test_focus_is_visible_and_tab_walks_fields(tmp_path, step):
+    """Nothing has focus when a step opens; the first Tab lands on its first field; every
+    Tab stop looks different when focused; a table is one Tab stop; Esc leaves a field."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert screen.focused is None
+        chain = list(screen.focus_chain)
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is chain[0]
+        assert not screen.query("GoldenRow:focus")  # the rows are one stop, not eleven
+        if step == "A":
+            assert [w.id for w in chain[:2]] == ["golden-rows", "golden-use-detect"] or [
+                w.id for w in chain[:2]
+            ] == ["golden-rows", "input-title"]
+        for widget in chain:
+            screen.set_focus(None)
+            await pilot.pause()
+            plain = _look(widget)
+            widget.focus()
+            await pilot.pause()
+            assert _look(widget) != plain, repr(widget)
+        field = next(w for w in chain if isinstance(w, (Input, TextArea)))
+        field.focus()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.focused is None
+
+
+async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
+    """C's table is as tall as its rows (no scrolling of its own): PageDown from its first
+    row moves through it a page at a time and then goes on down the page, never trapped
+    inside it; PageUp comes back the same way. With nothing focused PageDown scrolls too."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import DataTable
+
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        body = app.screen.query_one("#step-body", VerticalScroll)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert body.scroll_y > 0
+        body.scroll_home(animate=False)
+        table = app.screen.query_one("#dd-table", DataTable)
+        assert table.row_count > 20 and table.max_scroll_y == 0
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.pause()
+        rows_seen = [table.cursor_row]
+        for _ in range(30):
+            await pilot.press("pagedown")
+            await pilot.pause()
+            rows_seen.append(table.cursor_row)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+        assert table.cursor_row == table.row_count - 1
+        assert len(set(rows_seen)) > 2  # a page at a time, not straight to the end
+        assert body.scroll_y == body.max_scroll_y  # and past the table to the page's end
+        for _ in range(30):
+            await pilot.press("pageup")
+            await pilot.pause()
+            if body.scroll_y == 0:
+                break
+        assert table.cursor_row == 0 and body.scroll_y == 0
+        assert app.current_step() == "C"
