@@ -176,4 +176,16 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     if entry.op is HistoryOp.RESTORE and entry.new is not None and entry.old is None:
         return t("history.line.undelete", lang, what=what)
     key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"
-    return t(key, lang, what=what, old=value_text(entry.old, lang), new=value_text(entry.new, lang))
+    return t(
+        key, lang, what=what, old=_shown(entry, entry.old, lang), new=_shown(entry, entry.new, lang)
+    )
+
+
+def _shown(entry: HistoryEntry, value: object, lang: str) -> str:
+    """A value as the screens name it: the answer at D and a hypothesis' status in words
+    (``单实例``, ``已推翻``), anything else by :func:`value_text`."""
+    if entry.target == "scope_branch" and value in ("single", "shared"):
+        return t(f"history.branch.{value}", lang)
+    if entry.target.endswith(".status") and value in ("open", "supported", "refuted"):
+        return t(f"hyp.status.{value}", lang)
+    return value_text(value, lang)

@@ -246,3 +246,22 @@ def test_an_incident_of_the_first_schema_loads_with_its_changes_structured(tmp_p
     assert inc.schema_version == 2 and inc.history == []
     store.save(inc)
     assert json.loads(store.path_for("inc-old").read_text())["schema_version"] == 2
+
+
+def test_history_lines_name_fields_and_values_as_the_screens_do(session):
+    from cockpit.history import entry_line
+
+    session.set_branch("single")
+    session.set_branch("shared")
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    session.set_hypothesis_status(hyp.id, HypothesisStatus.REFUTED)
+    session.set_time("start", T0)
+    session.set_time("start", T0 + timedelta(minutes=5))
+    lines = [entry_line(session.incident, h, "zh") for h in session.incident.history]
+    assert lines == [
+        "D 的回答（单实例/共享）：（空） → 单实例 / 单节点",
+        "D 的回答（单实例/共享）：单实例 / 单节点 → 非单点（共享）",
+        "假设 1「fragmentation」 · 状态：待定 → 已推翻",
+        "开始：（空） → 2026-11-29 20:00:00Z",
+        "开始：2026-11-29 20:00:00Z → 2026-11-29 20:05:00Z",
+    ]
