@@ -29,8 +29,10 @@ back into the secret. Diffs show a masked value as ``••• (changed)``
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import hmac
+import itertools
 import os
 import re
 import urllib.parse
@@ -111,6 +113,50 @@ def _pair(m: re.Match[str]) -> str:
     if not secret_name(m.group(1)) or m.group(4).startswith(MASK):
         return m.group()
     return f"{m.group(1)}{m.group(2)}{m.group(3)}{mask(m.group(4))}"
+
+
+_WORD_HINTS = {w: re.compile(re.escape(w) + r"[a-z0-9_.-]*\s*[=:]") for w in sorted(SECRET_WORDS)}
+_LITERAL_HINTS = {"bearer": re.compile(r"bearer\s"), "basic": re.compile(r"basic\s")}
+_USERINFO_HINT = re.compile(r"://[^/\s@]*@")
+_LETTERS_ONLY = {i: 32 for i in range(128) if not chr(i).isalpha()}
+
+
+def hinted_lines(low: str, starts: list[int], vocab: str) -> set[int]:
+    """Indices of the lines of a block that :func:`redact_text` may change — a superset,
+    found with one literal-prefixed scan per secret word the block holds at all.
+
+    Args:
+        low: The block's lines joined with ``\n``, lower-cased.
+        starts: Offset in ``low`` of each line's first character.
+        vocab: The block's letter runs joined with spaces (a word absent from it cannot
+            occur in the block, so its scan is skipped).
+
+    A line matches when it holds a secret word followed by the rest of a name and
+    ``=``/``:`` (headers, ``name=value`` pairs), ``bearer``/``basic`` and whitespace, or
+    URL userinfo (``://…@``); every substitution of :func:`redact_text` needs one of them.
+    """
+    positions: list[int] = []
+    for word, rx in (*_WORD_HINTS.items(), *_LITERAL_HINTS.items()):
+        if word in vocab:
+            positions += [m.start() for m in rx.finditer(low)]
+    if "@" in low and "://" in low:
+        positions += [m.start() for m in _USERINFO_HINT.finditer(low)]
+    return {bisect.bisect_right(starts, p) - 1 for p in positions}
+
+
+def redact_lines(lines: list[str]) -> list[str]:
+    """:func:`redact_text` of each line, run only on the lines :func:`hinted_lines` finds
+    (the list itself when none may hold a secret)."""
+    low = "\n".join(lines).lower()
+    starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
+    vocab = " ".join(set(low.translate(_LETTERS_ONLY).split()))
+    hits = hinted_lines(low, starts, vocab)
+    if not hits:
+        return lines
+    out = list(lines)
+    for i in hits:
+        out[i] = redact_text(out[i])
+    return out
 
 
 def redact_text(text: str) -> str:

@@ -426,3 +426,43 @@ def test_engine_log_advice_is_the_engines_own() -> None:
         "kv_fp8_sglang",
     ]
     assert for_engine(ids, "tgi") == ["more_shards_tgi", "lower_max_batch_total_tokens"]
+
+
+SECRET_SAMPLES = [
+    "curl https://alice:s3cret@example.com/v1/models",
+    "Authorization: Bearer abcdefghijklmnop",
+    "authorization=Basic dXNlcjpwYXNzd29yZA==",
+    "Cookie: session=abcdef123456",
+    "HF_TOKEN=hf_abcdefghijkl",
+    '--api-key "sk-123456789"',
+    "apiKey: 0123456789abcdef",
+    "db.password: hunter22",
+    "x-api-key=abcdef123",
+    "X-Auth-Token: 1234567890",
+    "DSN=postgres://u:p@h/db",
+    "max_tokens=512 tokens/s 1234 step 10 loss 1.0",
+]
+
+
+@pytest.mark.parametrize("line", SECRET_SAMPLES)
+def test_secret_hint_covers_what_redaction_changes(line: str) -> None:
+    from cockpit.redact import redact_lines, redact_text
+
+    block = ["step 1 loss 2.0", line, "tokens/s 123"]
+    assert redact_lines(block) == [redact_text(x) for x in block]
+
+
+@SETTINGS
+@given(
+    text=st.lists(
+        st.sampled_from(
+            ["a", "=", ":", " ", "@", "://", "key", "Token", "pass", "bearer ", "Basic ", "x", "9"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_redacting_only_hinted_lines_changes_nothing(text: str) -> None:
+    from cockpit.redact import redact_lines, redact_text
+
+    lines = text.split("x")
+    assert redact_lines(lines) == [redact_text(x) for x in lines]

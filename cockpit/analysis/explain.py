@@ -40,7 +40,7 @@ from cockpit.analysis import (
     serving,
     utilization,
 )
-from cockpit.redact import redact_text
+from cockpit.redact import hinted_lines, redact_text
 
 WHOLE_TEXT_LIMIT = 4 * 1024 * 1024
 SELECTED_TEXT_LIMIT = 4 * 1024 * 1024
@@ -654,12 +654,15 @@ class _Dispatcher:
 
     def block(self, first_no: int, lines: list[str]) -> None:
         lines = strip_ansi(lines)
-        lows = [ln.lower() for ln in lines]
-        joined = "\n".join(lows)
-        starts = [0]
-        for ln in lows[:-1]:
-            starts.append(starts[-1] + len(ln) + 1)
-        self._vocab = " ".join(set(joined.translate(_NON_ALPHA).split()))
+        lows, joined, starts = self._index(lines)
+        # Credentials in a pasted log never reach a finding, the record or an export: the
+        # lines that may hold one are redacted before any analyzer sees them.
+        hits = hinted_lines(joined, starts, self._vocab)
+        if hits:
+            lines = list(lines)
+            for i in hits:
+                lines[i] = redact_text(lines[i])
+            lows, joined, starts = self._index(lines)
         for name in list(self.streams):
             try:
                 self._feed_stream(name, first_no, lines, lows, joined, starts)
@@ -670,6 +673,16 @@ class _Dispatcher:
                 self._feed_text(name, first_no, lines, joined, starts)
             except Exception as exc:
                 self._fail(name, exc)
+
+    def _index(self, lines: list[str]) -> tuple[list[str], str, list[int]]:
+        """Lower-cased lines, their join, each line's offset in it; sets the vocabulary."""
+        lows = [ln.lower() for ln in lines]
+        joined = "\n".join(lows)
+        starts = [0]
+        for ln in lows[:-1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        self._vocab = " ".join(set(joined.translate(_NON_ALPHA).split()))
+        return lows, joined, starts
 
     def _feed_stream(
         self,
@@ -844,8 +857,7 @@ def _explain_blocks(
                 continue
             n_part = len(part)
             size += sum(map(len, part)) + n_part
-            # Credentials in a pasted log never reach a finding, the record or an export.
-            disp.block(n + 1, [redact_text(line) for line in part])
+            disp.block(n + 1, part)
             n += n_part
     findings = disp.finish()
     looked = list(dict.fromkeys([*(k.name for k in kinds), *KNOWN_KIND_NAMES]))
