@@ -131,7 +131,6 @@ KEYWORDS = (
     "text-generation",
     "text_generation",
     "sglang",
-    "--",
 )
 
 _CC_HAVE = re.compile(

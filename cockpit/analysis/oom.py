@@ -117,9 +117,7 @@ KEYWORDS = (
     "tp0]",
     "cudagraph",
     *MEMORY_PROFILE_KEYWORDS,
-    "time-slic",
-    "timeslic",
-    "time slic",
+    "slic",
     "shared gpu",
     "replicas",
 )

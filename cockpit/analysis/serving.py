@@ -46,7 +46,6 @@ KEYWORDS = (
     "vllm",
     "sglang",
     "triton",
-    "--",
 )
 
 _REJECT = re.compile(
