@@ -286,7 +286,7 @@ def hostile_bundle(
     """A bundle recorded from the hostile Kubernetes cluster and Prometheus (with a
     hostile note in its header); what ``record`` printed is checked clean."""
     url, now = hostile_prom
-    out = tmp_path_factory.mktemp("bundle") / "hostile.jsonl.gz"
+    out = tmp_path_factory.mktemp("bundle") / "hostile bundle.jsonl.gz"
     argv = ["--lang", "en", "record", "-o", str(out), "--prometheus-url", url, *SCOPE]
     argv += ["--kubeconfig", str(kubeconfig), "--context", "hostile", "--at", now]
     argv += ["--window", "30m", "--note", f"note {HOSTILE}"]
@@ -299,7 +299,7 @@ def hostile_bundle(
         mp.setenv("XDG_STATE_HOME", str(out.parent / "xdg"))
         assert main(argv) in (0, 1)
     assert_clean(printed.getvalue(), "record", shown=False)
-    assert "calls" in printed.getvalue()
+    assert f"cockpit --replay '{out}'" in printed.getvalue()  # a command: quoted
     return out
 
 

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cockpit.commandline import arg
 from cockpit.commands._argtypes import positive_int, positive_seconds
 from cockpit.incident import Mode
 
@@ -260,7 +261,8 @@ async def _record(
     if stats.total == 0:
         print(t("record.nothing_recorded", lang, path=out, size=size), file=sys.stderr)
         return 1
-    print(t("record.done", lang, path=out, size=size, calls=stats.total))
+    done = t("record.done", lang, path=out, size=size, calls=stats.total, quoted=arg(str(out)))
+    print(done)
     if not stats.ok:
         failed = sum(stats.failed.values())
         print(t("record.nothing", lang, path=out, failed=failed), file=sys.stderr)
