@@ -54,6 +54,22 @@ def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
     return text
 
 
+UNKNOWN = "—"
+"""How every screen shows a value that is not known (never ``0``, never ``?``); the reason,
+when there is one, is shown beside it or in the status line."""
+
+
+def fmt_value(value: float | None, unit: str = "") -> str:
+    """A measured value for a table cell: whole with thousands separators from 100 on
+    (``1,234 ms``), else three significant digits (``56.7 ms``, ``3.14 %``, ``0.0998 %``,
+    ``0``); :data:`UNKNOWN` when ``value`` is ``None`` or not finite. ``unit`` follows
+    after a space (already translated, see ``cockpit.models.messages.unit_text``)."""
+    if value is None or not math.isfinite(value):
+        return UNKNOWN
+    text = f"{value:,.0f}" if abs(value) >= 100 else fmt_number(value, 3)
+    return f"{text} {unit}".strip()
+
+
 class _Formatter(string.Formatter):
     """``str.format`` whose ``g`` fields go through :func:`fmt_number`."""
 

@@ -228,11 +228,7 @@ def open_session(
             )
             incident = Incident(mode=mode, lang=lang, service=scope)
             if mode is Mode.DEMO:
-                incident.title = (
-                    "演示：晚高峰 P99 延迟升高"
-                    if lang == "zh"
-                    else "Demo: evening-peak P99 latency rise"
-                )
+                incident.title = t("demo.title", lang)
     except CorruptIncident as exc:
         raise BootError(exc.message(lang)) from exc
     except FileNotFoundError as exc:

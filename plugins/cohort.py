@@ -23,20 +23,13 @@ from textual.widgets import DataTable, Input, Static
 from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
 from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
-from cockpit.i18n import fmt_number, in_both, t
+from cockpit.i18n import fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import signal_names
 from cockpit.models.signals import SIGNALS
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
-
-
-def _num(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "—"
-    text = f"{v:,.0f}" if abs(v) >= 100 else fmt_number(v, 3)
-    return f"{text} {unit}".strip()
 
 
 class CohortPanel(Panel):
@@ -188,8 +181,8 @@ class CohortPanel(Panel):
                 name += f" {stat.upper()}"
             table.add_row(
                 name,
-                _num(r.suspect, r.unit),
-                _num(r.cohort_median, r.unit),
+                fmt_value(r.suspect, r.unit),
+                fmt_value(r.cohort_median, r.unit),
                 str(r.cohort_n),
                 f"×{r.ratio:.2f}" if r.ratio is not None else "",
                 f"◀ {t('metrics.cohort.outlier', lang)}" if r.outlier else "",
@@ -268,14 +261,14 @@ class CohortPanel(Panel):
                 note=t(
                     "evidence.cohort_pin_note",
                     self.lang,
-                    median=_num(row.cohort_median, row.unit),
+                    median=fmt_value(row.cohort_median, row.unit),
                     definition=data.cohort.definition(self.lang),
                 ),
                 note_i18n=in_both(
                     lambda lang: t(
                         "evidence.cohort_pin_note",
                         lang,
-                        median=_num(row.cohort_median, row.unit),
+                        median=fmt_value(row.cohort_median, row.unit),
                         definition=data.cohort.definition(lang),
                     )
                 ),

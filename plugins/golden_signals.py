@@ -22,7 +22,7 @@ from cockpit.analysis.golden import SignalSummary
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
-from cockpit.i18n import fmt_number, in_both, t
+from cockpit.i18n import UNKNOWN, fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import unit_text
 from cockpit.sources.base import ErrorKind, SourceError
@@ -45,19 +45,6 @@ def _failure_message(s: SignalSummary) -> str:
     text = s.now.reason or ""
     prefix = f"{s.failure_kind}: "
     return text[len(prefix) :] if text.startswith(prefix) else text
-
-
-def fmt_value(v: float | None, unit: str) -> str:
-    """A number with its unit and sensible precision; ``—`` when unknown."""
-    if v is None:
-        return "—"
-    if abs(v) >= 100:
-        text = f"{v:,.0f}"
-    elif abs(v) >= 10:
-        text = f"{v:.1f}"
-    else:
-        text = f"{v:.2f}"
-    return f"{text} {unit}".strip()
 
 
 def change_text(s: SignalSummary) -> str:
@@ -125,12 +112,12 @@ class GoldenRow(Horizontal):
                 if s.top_bucket is not None
                 else fmt_value(s.now.value, unit_text(s.unit, lang))
                 if s.now.ok
-                else (s.reason_text(lang) or "—"),
+                else (s.reason_text(lang) or UNKNOWN),
                 classes="g-now",
                 markup=False,
             )
         yield Static(
-            fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else "—",
+            fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else UNKNOWN,
             classes="g-base",
             markup=False,
         )
@@ -148,7 +135,7 @@ class GoldenRow(Horizontal):
         s = self.summary
         if not s.now.ok:
             return None
-        base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else "—"
+        base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
         return Evidence(
             label=s.label(self.lang),
             value=fmt_number(s.now.value),

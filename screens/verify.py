@@ -11,19 +11,13 @@ from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, S
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.history import short
-from cockpit.i18n import fmt_number, t
+from cockpit.i18n import fmt_value, t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return fmt_number(v, 3) if abs(v) < 100 else f"{v:,.0f}"
 
 
 class VerifyScreen(StepScreen):
@@ -218,10 +212,10 @@ class VerifyScreen(StepScreen):
                     lang,
                     bound=t(f"verify.bound.{line.direction.value}", lang),
                     name=signal_label(line.key, lang) if line.key else line.name,
-                    last=_num(line.last),
-                    worst=_num(line.worst_in_hold),
-                    baseline=_num(line.baseline),
-                    limit=_num(line.limit),
+                    last=fmt_value(line.last),
+                    worst=fmt_value(line.worst_in_hold),
+                    baseline=fmt_value(line.baseline),
+                    limit=fmt_value(line.limit),
                     unit=unit_text(line.unit, lang),
                     since=fmt_time(line.within_since),
                 )

@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
+from cockpit.i18n import t
 from cockpit.knowledge.catalogues import clock_reason_catalogue
 
 
@@ -96,35 +97,12 @@ class ClockDecoding(BaseModel):
         return self.severity is ClockSeverity.TROUBLE
 
 
-_SHORT = {
-    "en": {
-        0x1: "idle",
-        0x2: "app clocks",
-        0x4: "SW power cap",
-        0x8: "HW slowdown",
-        0x10: "sync boost",
-        0x20: "SW thermal",
-        0x40: "HW thermal",
-        0x80: "HW power brake",
-        0x100: "display clocks",
-    },
-    "zh": {
-        0x1: "空闲",
-        0x2: "应用时钟",
-        0x4: "软件功耗上限",
-        0x8: "硬件降频",
-        0x10: "同步加速",
-        0x20: "软件温控",
-        0x40: "硬件温控",
-        0x80: "硬件功率制动",
-        0x100: "显示时钟",
-    },
-}
-
-
 def short_name(bit: int, lang: str = "en") -> str:
-    """A few words for one bit (table cells)."""
-    return _SHORT.get(lang, _SHORT["en"]).get(bit, hex(bit))
+    """A few words for one bit (table cells; ``gpu.clock_short.<bit>`` of the catalogue),
+    the bit in hex when the catalogue has no words for it."""
+    key = f"gpu.clock_short.{bit}"
+    text = t(key, lang)
+    return hex(bit) if text == key else text
 
 
 def decode_clock_reasons(mask: int, lang: str = "en") -> ClockDecoding:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
+from cockpit.i18n import UNKNOWN
 from cockpit.models import Availability, Reading
 from cockpit.models.gpu import GpuSnapshot
 
@@ -95,11 +96,11 @@ class GpuRow(BaseModel):
 
 
 def fmt(r: Reading, digits: int = 0) -> str:
-    """``N/A`` (unsupported), ``?`` (unknown) or the number."""
+    """``N/A`` (unsupported), :data:`~cockpit.models.messages.UNKNOWN` or the number."""
     if r.status is Availability.UNSUPPORTED:
         return "N/A"
     if not r.ok or r.value is None:
-        return "?"
+        return UNKNOWN
     return f"{r.value:.{digits}f}"
 
 

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cockpit.i18n import fmt_value
 from cockpit.neutral import json_text
 
 if TYPE_CHECKING:
@@ -178,14 +179,6 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
     return {"head": head, "scope": scope, "data": data}
 
 
-def _fmt(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "—"
-    from cockpit.models.messages import fmt_number
-
-    return f"{fmt_number(v)}{(' ' + unit) if unit else ''}"
-
-
 def outside_bundle(report: AnalyzeReport) -> bool:
     """Every query of the drilldown was missing from the replayed bundle: the window asked
     for is not the one recorded."""
@@ -292,8 +285,8 @@ def render_text(
                     lang,
                     key=row.key,
                     name=signal_label(row.key, lang),
-                    suspect=_fmt(row.suspect, row.unit),
-                    median=_fmt(row.cohort_median, row.unit),
+                    suspect=fmt_value(row.suspect, row.unit),
+                    median=fmt_value(row.cohort_median, row.unit),
                     n=row.cohort_n,
                 )
                 + flag

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 from cockpit.analysis.golden import SignalSummary, value_msg
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
-from cockpit.i18n import in_both, t
+from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import fmt_number, unit_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
@@ -27,14 +27,13 @@ def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
     if which in ("now", "instant") and s.top_bucket is not None:
         return value_msg(s).text(lang)
     if r.ok:
-        v = r.value
-        return f"{v:,.0f}" if abs(v) >= 100 else fmt_number(v, 3)
+        return fmt_value(r.value)
     if which == "now":
         if s.missing:
             # The metric and how to enable it are listed under the layer verdicts.
             return t("metrics.text.missing", lang, metric=s.missing[0])[:40]
-        return "n/a" if r.status.value == "unsupported" else "—"
-    return "—"
+        return "n/a" if r.status.value == "unsupported" else UNKNOWN
+    return UNKNOWN
 
 
 class DrilldownView(MetricsView):
@@ -174,7 +173,7 @@ class DrilldownView(MetricsView):
         s = self.selected()
         if s is None or s.now.value is None or self.ctx.session is None:
             return
-        base = fmt_number(s.baseline.value) if s.baseline.value is not None else "—"
+        base = fmt_number(s.baseline.value) if s.baseline.value is not None else UNKNOWN
         ev = Evidence(
             label=s.label(self.lang),
             value=fmt_number(s.now.value),
