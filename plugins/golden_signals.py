@@ -133,12 +133,13 @@ class GoldenRow(Horizontal):
     def evidence(self) -> Evidence | None:
         """The pinned form of this value (``None`` when there is no value)."""
         s = self.summary
-        if not s.now.ok:
+        now = s.now.value
+        if not s.now.ok or now is None:
             return None
         base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
         return Evidence(
             label=s.label(self.lang),
-            value=fmt_number(s.now.value),
+            value=fmt_number(now),
             unit=s.unit,
             at=s.at,
             query=s.query,
