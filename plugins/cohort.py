@@ -251,7 +251,7 @@ class CohortPanel(Panel):
             return
         self.ctx.session.pin(
             Evidence(
-                label=f"{data.cohort.suspect} {row.key}",
+                label=f"{self.display_name(data.cohort.suspect, data.cohort.suspect_kind)} {row.key}",
                 value=fmt_number(row.suspect),
                 unit=row.unit,
                 at=self.ctx.clock.now(),

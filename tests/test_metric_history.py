@@ -345,3 +345,48 @@ async def test_e_takes_a_revision(prometheus_scenario: Get, tmp_path: Path) -> N
             "kubectl -n llm rollout status deployment/qwen-chat",
         ],
     )
+
+
+def test_kubernetes_pods_join_the_inventory() -> None:
+    """Pods the API lists now add their node, ReplicaSet, hash and version; metrics keep
+    the pods already gone."""
+    from cockpit.analysis.history import HistoryInput, build_window_inventory, merge_kube_pods
+    from cockpit.models import Sample, Series
+    from cockpit.models.kube import Meta, OwnerRef, PodLite, PodSpecLite
+
+    t0 = 1_800_000_000.0
+    old = Series(
+        labels={"pod": "vllm-5d8f7c9b6-aaaaa", "namespace": "llm", "node": "n1"},
+        samples=[Sample(t0, t0), Sample(t0 + 600, t0 + 600)],
+    )
+    h = HistoryInput(start=t0, end=t0 + 3600, pod_info_ts=[old])
+    inv = build_window_inventory(h)
+    new = PodLite(
+        meta=Meta(
+            name="vllm-7b6c5d4e3-bbbbb",
+            namespace="llm",
+            labels={"pod-template-hash": "7b6c5d4e3", "app.kubernetes.io/version": "2.0"},
+            owners=[OwnerRef(kind="ReplicaSet", name="vllm-7b6c5d4e3")],
+            created=datetime.fromtimestamp(t0 + 1200, UTC),
+        ),
+        spec=PodSpecLite(node_name="n2"),
+    )
+    merge_kube_pods(inv, [new])
+    assert "kubernetes" in inv.sources
+    assert sorted(inv.revisions) == ["vllm-5d8f7c9b6", "vllm-7b6c5d4e3"]
+    r = inv.revisions["vllm-7b6c5d4e3"]
+    assert (r.deployment, r.hash, r.version, r.first_seen) == (
+        "vllm",
+        "7b6c5d4e3",
+        "2.0",
+        t0 + 1200,
+    )
+    assert inv.pods["vllm-7b6c5d4e3-bbbbb"].node == "n2"
+    assert inv.resolve("2.0") == ("revision", "vllm-7b6c5d4e3")
+    # the old revision left in the window: a rollout, from metrics and the API together
+    from cockpit.analysis.history import rollout_items
+
+    (item,) = rollout_items(inv)
+    assert item.summary.startswith(
+        "rollout of vllm: vllm-5d8f7c9b6 (1 pods) → vllm-7b6c5d4e3 (2.0)"
+    )

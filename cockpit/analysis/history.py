@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.changes import ChangeItem, DiffLine
 from cockpit.models import Series
 from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
+from cockpit.models.kube import PodLite
 
 if TYPE_CHECKING:
     from cockpit.analysis.golden import SignalSummary
@@ -876,3 +877,44 @@ def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> Suspect
             if kind == "pod":
                 out.name = inv.name(pod=out.pod)  # type: ignore[union-attr]
     return out
+
+
+KUBE_VERSION_LABELS = ("app.kubernetes.io/version", "version", "app.version")
+"""Pod labels that carry a release version, read from the Kubernetes API."""
+
+
+def merge_kube_pods(inv: WindowInventory, pods: list[PodLite]) -> None:
+    """Add what the Kubernetes API says about the pods that exist now: node, owning
+    ReplicaSet (the revision), ``pod-template-hash`` and version labels, and creation time
+    as the first time seen when the metrics did not go back that far. Metrics keep the
+    pods that are gone; the API fills what kube-state-metrics does not export."""
+    for pod in pods:
+        name = pod.meta.name
+        p = inv.pods.setdefault(name, PodEntity(name=name))
+        p.namespace = p.namespace or pod.meta.namespace
+        p.node = p.node or pod.spec.node_name
+        rs = next((o.name for o in pod.meta.owners if o.kind == "ReplicaSet"), "")
+        p.revision = p.revision or rs
+        p.version = p.version or _first(pod.meta.labels, KUBE_VERSION_LABELS)
+        created = pod.meta.created.timestamp() if pod.meta.created else None
+        if created is not None and (p.first_seen is None or created < p.first_seen):
+            p.first_seen = max(created, inv.start)
+        p.last_seen = inv.end
+        if p.node:
+            inv.nodes.setdefault(p.node, [])
+        if p.revision:
+            r = inv.revisions.setdefault(p.revision, RevisionEntity(name=p.revision))
+            m = _RS.match(p.revision)
+            r.deployment = r.deployment or (m.group("deploy") if m else p.revision)
+            r.hash = (
+                r.hash
+                or pod.meta.labels.get("pod-template-hash", "")
+                or (m.group("hash") if m else "")
+            )
+            r.version = r.version or p.version
+            p.deployment = p.deployment or r.deployment
+            if name not in r.pods:
+                r.pods.append(name)
+            r.seen(p.first_seen or inv.start, inv.end)
+    if pods and "kubernetes" not in inv.sources:
+        inv.sources.append("kubernetes")

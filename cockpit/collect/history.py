@@ -172,8 +172,38 @@ async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
         **{k: v for k, v in got.items() if k in fields},
     )
     inv = build_window_inventory(h)
+    failures += await _merge_kubernetes(ctx, inv, scope)
     await _last_values(ctx, window, inv, det)
     return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
+
+
+async def _merge_kubernetes(
+    ctx: AppContext, inv: WindowInventory, scope: dict[str, str]
+) -> list[str]:
+    """The pods Kubernetes lists now (when it is configured and reachable) merged into the
+    inventory; a failure is returned as text, never raised (metrics alone still serve)."""
+    import asyncio
+
+    from cockpit.analysis.history import merge_kube_pods
+    from cockpit.sources.base import SourceError
+
+    kube = ctx.sources.kube
+    if kube is None:
+        return []
+    selector = ctx.settings.service.selector or ""
+    try:
+        pods = await asyncio.wait_for(
+            kube.list_pods(scope.get("namespace") or None, label_selector=selector), 20
+        )
+    except (SourceError, TimeoutError) as exc:
+        return [f"kubernetes: {exc}"]
+    pod_re = scope.get("pod", "")
+    if pod_re:
+        import re
+
+        pods = [p for p in pods if re.fullmatch(pod_re, p.meta.name)]
+    merge_kube_pods(inv, pods)
+    return []
 
 
 async def _last_values(ctx: AppContext, window: Window, inv: WindowInventory, det: object) -> None:
