@@ -278,5 +278,11 @@ async def gather_all_changes(
         hist = await collect_history(ctx, window)
         report.items = merge_changes(report.items, hist.items)
         report.sources.append("metrics")
-        report.notes += [f"prometheus: {f}" for f in hist.failures]
+        if hist.failures:
+            # one line, not one per query: a bundle without these queries fails them all
+            first = hist.failures[0]
+            report.notes.append(
+                f"prometheus: {len(hist.failures)} history queries failed; the first: "
+                f"{first[:200]}{'…' if len(first) > 200 else ''}"
+            )
     return report
