@@ -5,17 +5,10 @@ from __future__ import annotations
 import re
 
 from cockpit.analysis.nccl import NcclAnalyzer, NcclReport
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import GPU_RESOURCE, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    still_open,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.incident import ItemStatus
 
 # PyTorch's default NCCL process-group timeout: 10 min since torch 2.2
@@ -46,13 +39,19 @@ def world_size(data: PlaybookData) -> int | None:
     return None
 
 
+def _watchdog_report(data: PlaybookData) -> NcclReport | ItemResult:
+    """The NCCL analysis of the pods' logs, or the result saying why there is none."""
+    if not data.has("kube"):
+        return res.not_available("kube")
+    r = _report(data)
+    return res.still_open("playbook.finding.nccl.no_watchdog") if r is None else r
+
+
 def nccl_first_rank(data: PlaybookData) -> ItemResult:
     """The first failing rank and its first error — never the last watchdog line."""
-    if not data.has("kube"):
-        return not_available("kube")
-    r = _report(data)
-    if r is None:
-        return still_open("playbook.finding.nccl.no_watchdog")
+    r = _watchdog_report(data)
+    if isinstance(r, ItemResult):
+        return r
     ev: list[CheckEvidence] = []
     if r.first_error is not None:
         ev.append(
@@ -74,7 +73,7 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
                 source="logs",
             )
         )
-    return problem(
+    return res.problem(
         "playbook.finding.nccl.first_rank",
         ev,
         rank=r.first_failing_rank if r.first_failing_rank is not None else "?",
@@ -85,29 +84,27 @@ def nccl_first_rank(data: PlaybookData) -> ItemResult:
 
 def nccl_sequence(data: PlaybookData) -> ItemResult:
     """Same collective (OpType/Numel) at the same SeqNum on every rank?"""
-    if not data.has("kube"):
-        return not_available("kube")
-    r = _report(data)
-    if r is None:
-        return still_open("playbook.finding.nccl.no_watchdog")
+    r = _watchdog_report(data)
+    if isinstance(r, ItemResult):
+        return r
     ev = [
         CheckEvidence(label=f"rank {k}", value=v, source="logs")
         for k, v in list(r.ops_at_seq.items())[:16]
     ]
     if "collective_mismatch" in r.flags:
-        return problem(
+        return res.problem(
             "playbook.finding.nccl.mismatch",
             ev,
             seq=r.mismatch_seq if r.mismatch_seq is not None else "?",
             odd=", ".join(map(str, r.odd_one_out_ranks)) or "?",
         )
-    return ok("playbook.finding.nccl.same", ev, seq=r.min_seq if r.min_seq is not None else "?")
+    return res.ok("playbook.finding.nccl.same", ev, seq=r.min_seq if r.min_seq is not None else "?")
 
 
 def nccl_alive_xid(data: PlaybookData) -> ItemResult:
     """Ranks' pods alive and not restarted; Xid on their nodes (GPU source or logs)."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ev: list[CheckEvidence] = []
     bad = []
     for p in data.pods:
@@ -131,7 +128,7 @@ def nccl_alive_xid(data: PlaybookData) -> ItemResult:
             xids.append(f"{pod}: Xid {m.group(1)}")
     ev += [CheckEvidence(label="Xid", value=x, source="gpu") for x in xids[:10]]
     if bad or xids:
-        return problem(
+        return res.problem(
             "playbook.finding.nccl.alive_problem", ev, pods=", ".join(bad) or "-", xids=len(xids)
         )
     missing = [] if data.has("gpu") else ["gpu"]
@@ -146,7 +143,7 @@ def nccl_alive_xid(data: PlaybookData) -> ItemResult:
 def nccl_versions_env(data: PlaybookData) -> ItemResult:
     """Images, NCCL/CUDA env vars and driver versions that differ between ranks."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     diffs: list[CheckEvidence] = []
     by_key: dict[str, dict[str, str]] = {}
     for p in data.pods:
@@ -177,7 +174,7 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
                 )
             )
     if diffs:
-        return problem("playbook.finding.nccl.versions_differ", diffs, n=len(diffs))
+        return res.problem("playbook.finding.nccl.versions_differ", diffs, n=len(diffs))
     return ItemResult(
         status=ItemStatus.OK,
         finding_key="playbook.finding.nccl.versions_same",
@@ -189,11 +186,11 @@ def nccl_versions_env(data: PlaybookData) -> ItemResult:
 def nccl_timeout_raised(data: PlaybookData) -> ItemResult:
     """Was the timeout raised instead of fixing the cause?"""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     r = _report(data)
     if r is None or r.timeout_ms is None:
-        return still_open("playbook.finding.nccl.timeout_unknown")
+        return res.still_open("playbook.finding.nccl.timeout_unknown")
     ev = [CheckEvidence(label="Timeout(ms)", value=str(r.timeout_ms), unit="ms", source="logs")]
     if r.timeout_ms > DEFAULT_TIMEOUT_MS:
-        return problem("playbook.finding.nccl.timeout_raised", ev, ms=r.timeout_ms)
-    return ok("playbook.finding.nccl.timeout_default", ev, ms=r.timeout_ms)
+        return res.problem("playbook.finding.nccl.timeout_raised", ev, ms=r.timeout_ms)
+    return res.ok("playbook.finding.nccl.timeout_default", ev, ms=r.timeout_ms)

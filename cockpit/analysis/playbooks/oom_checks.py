@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from cockpit.analysis.oom import OomReport, explain_oom_text
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import engine_args_of, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    result,
-    still_open,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.incident import ItemStatus
 
 # Per-token KV bytes = 2 (K and V) × layers × KV heads × head dim × dtype bytes
@@ -34,7 +26,7 @@ def _oom(data: PlaybookData) -> OomReport | None:
 def oom_phase(data: PlaybookData) -> ItemResult:
     """Start-up / after a while / one long request / rising concurrency, from restarts and logs."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ev: list[CheckEvidence] = []
     killed = []
     for pod in data.pods:
@@ -79,10 +71,10 @@ def oom_phase(data: PlaybookData) -> ItemResult:
             key = "oom.phase.concurrency"
         else:
             key = "oom.phase.runtime"
-        return problem(f"playbook.finding.{key}", ev, stage=r.stage or "-", likely=r.likely)
+        return res.problem(f"playbook.finding.{key}", ev, stage=r.stage or "-", likely=r.likely)
     if killed:
-        return problem("playbook.finding.oom.phase.host_oomkilled", ev, pods=", ".join(killed))
-    return ok("playbook.finding.oom.phase.none", ev)
+        return res.problem("playbook.finding.oom.phase.host_oomkilled", ev, pods=", ".join(killed))
+    return res.ok("playbook.finding.oom.phase.none", ev)
 
 
 def oom_budget(data: PlaybookData) -> ItemResult:
@@ -112,8 +104,8 @@ def oom_budget(data: PlaybookData) -> ItemResult:
     if params_b is None or gpu_total_gib is None:
         missing = [s for s in ("kube", "gpu") if not data.has(s)]
         if missing and params_b is None:
-            return not_available(*missing)
-        return still_open(
+            return res.not_available(*missing)
+        return res.still_open(
             "playbook.finding.oom.budget.need_model",
             params=params_b or "?",
             gpu=f"{gpu_total_gib:.1f}" if gpu_total_gib else "?",
@@ -151,7 +143,7 @@ def oom_budget(data: PlaybookData) -> ItemResult:
         if weights_gib >= budget or (kv_gib is not None and need > budget)
         else ItemStatus.OK
     )
-    return result(
+    return res.result(
         status,
         "playbook.finding.oom.budget.result",
         ev,
@@ -204,15 +196,15 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
             unalloc = next(
                 (e.value for e in metric_ev if e.label_key.endswith("torch_unallocated")), "—"
             )
-            return still_open(
+            return res.still_open(
                 "playbook.finding.oom.allocator.metrics_only",
                 metric_ev,
                 reserved=reserved,
                 unallocated=unalloc,
             )
         if not data.has("kube"):
-            return not_available("kube")
-        return still_open("playbook.finding.oom.allocator.no_message")
+            return res.not_available("kube")
+        return res.still_open("playbook.finding.oom.allocator.no_message")
     ev = [
         CheckEvidence(**L("requested"), value=f"{r.requested_gib}", unit="GiB", source="logs"),
         CheckEvidence(**L("free"), value=f"{r.free_gib}", unit="GiB", source="logs"),
@@ -236,7 +228,7 @@ def oom_allocator(data: PlaybookData) -> ItemResult:
             )
         )
     frag = "fragmentation" in r.classes
-    return result(
+    return res.result(
         ItemStatus.PROBLEM if frag else ItemStatus.OK,
         "playbook.finding.oom.allocator." + ("fragmentation" if frag else "no_fragmentation"),
         ev + metric_ev,
@@ -275,18 +267,18 @@ def oom_other_process(data: PlaybookData) -> ItemResult:
                         )
                     )
     elif r is None:
-        return not_available("gpu")
+        return res.not_available("gpu")
     if ev:
-        return problem("playbook.finding.oom.other_process.found", ev, n=len(ev))
-    return ok("playbook.finding.oom.other_process.none")
+        return res.problem("playbook.finding.oom.other_process.found", ev, n=len(ev))
+    return res.ok("playbook.finding.oom.other_process.none")
 
 
 def oom_limits(data: PlaybookData) -> ItemResult:
     """Max-token / concurrency / batched-token limits in the engine args."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     if not data.pods:
-        return still_open("playbook.finding.no_pods")
+        return res.still_open("playbook.finding.no_pods")
     args = engine_args_of(data.pods[0])
     missing = [
         flag
@@ -310,16 +302,16 @@ def oom_limits(data: PlaybookData) -> ItemResult:
         )
     ]
     if missing:
-        return problem("playbook.finding.oom.limits.missing", ev, flags=", ".join(missing))
-    return ok("playbook.finding.oom.limits.present", ev)
+        return res.problem("playbook.finding.oom.limits.missing", ev, flags=", ".join(missing))
+    return res.ok("playbook.finding.oom.limits.present", ev)
 
 
 def oom_remedy(data: PlaybookData) -> ItemResult:
     """The handbook's mitigations and long-term fixes, matched to the OOM class."""
     r = _oom(data)
     if r is None:
-        return still_open("playbook.finding.oom.remedy.unknown")
-    return problem(
+        return res.still_open("playbook.finding.oom.remedy.unknown")
+    return res.problem(
         "playbook.finding.oom.remedy.matched",
         [CheckEvidence(**L("oom_class"), value=r.likely, source="logs")],
         likely=r.likely,

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import GPU_RESOURCE
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    result,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.analysis.scheduling import explain_failed_scheduling
 from cockpit.incident import ItemStatus
 from cockpit.models.kube import NodeLite, parse_quantity
@@ -50,7 +43,7 @@ def _pending(data: PlaybookData) -> list[str]:
 def pend_allocatable(data: PlaybookData) -> ItemResult:
     """GPU allocatable per GPU node (0 or missing → the device plugin is not reporting)."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     gpu_nodes = [n for n in data.nodes if _is_gpu_node(n)]
     ev = [
         CheckEvidence(
@@ -61,20 +54,20 @@ def pend_allocatable(data: PlaybookData) -> ItemResult:
         for n in gpu_nodes[:20]
     ]
     if not gpu_nodes:
-        return problem("playbook.finding.pend.no_gpu_nodes", ev)
+        return res.problem("playbook.finding.pend.no_gpu_nodes", ev)
     zero = [n.meta.name for n in gpu_nodes if not _gpu_alloc(n)]
     if zero:
-        return problem("playbook.finding.pend.alloc_zero", ev, nodes=", ".join(zero))
-    return ok("playbook.finding.pend.alloc_ok", ev, n=len(gpu_nodes))
+        return res.problem("playbook.finding.pend.alloc_zero", ev, nodes=", ".join(zero))
+    return res.ok("playbook.finding.pend.alloc_ok", ev, n=len(gpu_nodes))
 
 
 def pend_requests(data: PlaybookData) -> ItemResult:
     """The Pending pods' GPU requests vs the largest node's allocatable."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     pend = [p for p in data.pods if p.phase == "Pending"]
     if not pend:
-        return result(ItemStatus.NA, "playbook.finding.pend.none_pending")
+        return res.result(ItemStatus.NA, "playbook.finding.pend.none_pending")
     biggest = max((_gpu_alloc(n) or 0.0 for n in data.nodes), default=0.0)
     ev = []
     too_big = []
@@ -87,19 +80,19 @@ def pend_requests(data: PlaybookData) -> ItemResult:
             too_big.append(p.meta.name)
     ev.append(CheckEvidence(**L("largest_allocatable"), value=f"{biggest:g}", source="kube"))
     if too_big:
-        return problem(
+        return res.problem(
             "playbook.finding.pend.request_too_big", ev, pods=", ".join(too_big), max=f"{biggest:g}"
         )
-    return ok("playbook.finding.pend.request_fits", ev, max=f"{biggest:g}")
+    return res.ok("playbook.finding.pend.request_fits", ev, max=f"{biggest:g}")
 
 
 def pend_placement(data: PlaybookData) -> ItemResult:
     """Affinity / taints from the FailedScheduling events (the scheduler's own words)."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     msgs = [e for e in data.events if e.reason == "FailedScheduling"]
     if not msgs:
-        return result(
+        return res.result(
             ItemStatus.OPEN if _pending(data) else ItemStatus.NA, "playbook.finding.pend.no_events"
         )
     latest = max(msgs, key=lambda e: (e.last is not None, e.last))
@@ -112,14 +105,14 @@ def pend_placement(data: PlaybookData) -> ItemResult:
     # The scheduler's verdict, not the raw histogram: "didn't match affinity" on CPU nodes
     # is noise for a GPU pod (formats.md §C5).
     if exp.likely in PLACEMENT_CAUSES:
-        return problem("playbook.finding.pend.placement", ev, likely=exp.likely)
-    return ok("playbook.finding.pend.placement_ok", ev, likely=exp.likely)
+        return res.problem("playbook.finding.pend.placement", ev, likely=exp.likely)
+    return res.ok("playbook.finding.pend.placement_ok", ev, likely=exp.likely)
 
 
 def pend_device_plugin(data: PlaybookData) -> ItemResult:
     """Device-plugin DaemonSet desired/ready and GPU nodes without allocatable."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ev = [
         CheckEvidence(label=f"DaemonSet {k}", value=f"desired {d} ready {r}", source="kube")
         for k, (d, r) in sorted(data.daemonsets.items())
@@ -128,10 +121,10 @@ def pend_device_plugin(data: PlaybookData) -> ItemResult:
     zero = [n.meta.name for n in gpu_nodes if not _gpu_alloc(n)]
     broken = [k for k, (d, r) in data.daemonsets.items() if d == 0 or r < d]
     if zero or broken or (gpu_nodes and not data.daemonsets):
-        return problem(
+        return res.problem(
             "playbook.finding.pend.plugin",
             ev,
             nodes=", ".join(zero) or "-",
             ds=", ".join(broken) or ("<none found>" if not data.daemonsets else "-"),
         )
-    return ok("playbook.finding.pend.plugin_ok", ev)
+    return res.ok("playbook.finding.pend.plugin_ok", ev)

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import pod_command_line, ratio
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    still_open,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.analysis.rollout import explain_rollout_text
 
 # Probe paths that answer before the model is loaded and warmed up (vllm#15313,
@@ -35,21 +28,21 @@ def _versions(data: PlaybookData) -> dict[str, list[str]]:
 def roll_diff(data: PlaybookData) -> ItemResult:
     """Image digest and engine args that differ between the service's pods."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     versions = _versions(data)
     ev = [
         CheckEvidence(label=", ".join(sorted(pods))[:120], value=key, source="kube")
         for key, pods in versions.items()
     ]
     if len(versions) > 1:
-        return problem("playbook.finding.roll.versions", ev, n=len(versions))
-    return ok("playbook.finding.roll.one_version", ev)
+        return res.problem("playbook.finding.roll.versions", ev, n=len(versions))
+    return res.ok("playbook.finding.roll.one_version", ev)
 
 
 def roll_readiness(data: PlaybookData) -> ItemResult:
     """Readiness that passes before load and warm-up (probe path; Ready while warming)."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ev: list[CheckEvidence] = []
     weak = []
     for p in data.pods:
@@ -75,14 +68,14 @@ def roll_readiness(data: PlaybookData) -> ItemResult:
     if warming and report is not None:
         ev.append(CheckEvidence(**L("log"), value=report.warmup_line or "", source="logs"))
     if weak or warming:
-        return problem("playbook.finding.roll.readiness_weak", ev, pods=", ".join(weak) or "-")
-    return ok("playbook.finding.roll.readiness_ok", ev)
+        return res.problem("playbook.finding.roll.readiness_weak", ev, pods=", ".join(weak) or "-")
+    return res.ok("playbook.finding.roll.readiness_ok", ev)
 
 
 def roll_mixed_versions(data: PlaybookData) -> ItemResult:
     """Old and new replicas serving side by side."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ready = [
         p
         for p in data.pods
@@ -103,8 +96,8 @@ def roll_mixed_versions(data: PlaybookData) -> ItemResult:
         )
     ]
     if len(digests) > 1:
-        return problem("playbook.finding.roll.mixed", ev, n=len(digests))
-    return ok("playbook.finding.roll.not_mixed", ev)
+        return res.problem("playbook.finding.roll.mixed", ev, n=len(digests))
+    return res.ok("playbook.finding.roll.not_mixed", ev)
 
 
 def roll_finish_reason(data: PlaybookData) -> ItemResult:
@@ -149,11 +142,11 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
             jumps.append(report.cause)
     if not ev:
         return (
-            not_available("metrics")
+            res.not_available("metrics")
             if not data.has("metrics")
-            else still_open("playbook.finding.no_signal")
+            else res.still_open("playbook.finding.no_signal")
         )
     if jumps:
-        return problem("playbook.finding.roll.finish_jump", ev, what=", ".join(jumps))
+        return res.problem("playbook.finding.roll.finish_jump", ev, what=", ".join(jumps))
     compared = [n for n in ("finish_length_share", "http_400_share") if data.signal(n)]
-    return ok("playbook.finding.roll.finish_same", ev, signals=", ".join(compared) or "logs")
+    return res.ok("playbook.finding.roll.finish_same", ev, signals=", ".join(compared) or "logs")

@@ -6,18 +6,10 @@ import statistics
 from datetime import timedelta
 
 from cockpit.analysis.engine_logs import explain_engine_log_text
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import ratio, restarts
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    result,
-    still_open,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.incident import ItemStatus
 from cockpit.models.messages import fmt_number
 
@@ -58,7 +50,7 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
 def ttft_queue(data: PlaybookData) -> ItemResult:
     """Queue time up? Arrival rate and long-prompt share changed?"""
     if not data.has("metrics"):
-        return not_available("metrics")
+        return res.not_available("metrics")
     ev: list[CheckEvidence] = []
     rose: list[str] = []
     compared: list[str] = []
@@ -72,22 +64,22 @@ def ttft_queue(data: PlaybookData) -> ItemResult:
             if sig.worse() and r > 1:
                 rose.append(name)
     if not ev:
-        return still_open("playbook.finding.no_signal")
+        return res.still_open("playbook.finding.no_signal")
     if not compared:
         # Values now but nothing to compare them with: unknown, not "as usual".
-        return still_open("playbook.finding.no_baseline", ev)
+        return res.still_open("playbook.finding.no_baseline", ev)
     if rose:
-        return problem("playbook.finding.ttft.queue_rose", ev, signals=", ".join(rose))
-    return ok("playbook.finding.ttft.queue_flat", ev)
+        return res.problem("playbook.finding.ttft.queue_rose", ev, signals=", ".join(rose))
+    return res.ok("playbook.finding.ttft.queue_flat", ev)
 
 
 def ttft_prefill(data: PlaybookData) -> ItemResult:
     """Prefill head-of-line blocking, KV saturation or preemption in the engine log."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     r = explain_engine_log_text(data.all_logs()) if data.logs else None
     if r is None:
-        return still_open("playbook.finding.ttft.no_engine_log")
+        return res.still_open("playbook.finding.ttft.no_engine_log")
     ev = [
         CheckEvidence(
             **L("engine_log"),
@@ -96,7 +88,7 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
         )
     ]
     bad = r.cause in ("long_prompt_head_of_line", "kv_cache_saturation", "preemption_recompute")
-    return result(
+    return res.result(
         ItemStatus.PROBLEM if bad else ItemStatus.OK,
         "playbook.finding.ttft.engine",
         ev,
@@ -107,7 +99,7 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
 def ttft_scaling(data: PlaybookData) -> ItemResult:
     """Scaling, cold loads or a rollout: young pods, restarts, several image digests."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     ev: list[CheckEvidence] = []
     starts = [p.start_time for p in data.pods if p.start_time is not None]
     newest = max(starts) if starts else None
@@ -136,8 +128,8 @@ def ttft_scaling(data: PlaybookData) -> ItemResult:
         ev.append(e)
     cache_drop = hit is not None and hit < 1 / ROSE
     if young or len(digests) > 1 or restarted or cache_drop:
-        return problem("playbook.finding.ttft.scaling", ev)
-    return ok("playbook.finding.ttft.no_scaling", ev)
+        return res.problem("playbook.finding.ttft.scaling", ev)
+    return res.ok("playbook.finding.ttft.no_scaling", ev)
 
 
 def ttft_slow_replica(data: PlaybookData) -> ItemResult:
@@ -145,9 +137,9 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
     s = data.metrics.get("ttft_p99")
     if s is None or not s.per_instance:
         return (
-            not_available("metrics")
+            res.not_available("metrics")
             if not data.has("metrics")
-            else still_open("playbook.finding.no_signal")
+            else res.still_open("playbook.finding.no_signal")
         )
     values = s.per_instance
     ev = [
@@ -161,7 +153,7 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
         for k, v in sorted(values.items())
     ]
     if len(values) < 2:
-        return result(ItemStatus.NA, "playbook.finding.ttft.one_replica", ev)
+        return res.result(ItemStatus.NA, "playbook.finding.ttft.one_replica", ev)
     slow = []
     for k, v in values.items():
         peers = [x for kk, x in values.items() if kk != k]
@@ -169,21 +161,23 @@ def ttft_slow_replica(data: PlaybookData) -> ItemResult:
         if med > 0 and v / med >= SLOW_REPLICA:
             slow.append(k)
     if slow:
-        return problem("playbook.finding.ttft.slow_replica", ev, replicas=", ".join(sorted(slow)))
-    return ok("playbook.finding.ttft.replicas_even", ev)
+        return res.problem(
+            "playbook.finding.ttft.slow_replica", ev, replicas=", ".join(sorted(slow))
+        )
+    return res.ok("playbook.finding.ttft.replicas_even", ev)
 
 
 def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     """TPOT normal + TTFT worse → queueing/prefill; both worse → overload/GPU/shared."""
     if not data.has("metrics"):
-        return not_available("metrics")
+        return res.not_available("metrics")
     rt, et = _rose(data, "ttft_p99")
     rp, ep = _rose(data, "tpot_p99")
     ev = [e for e in (et, ep) if e is not None]
     if rt is None or rp is None:
         # Both signals there but one without a baseline is "no baseline", not "no signal".
         have = data.signal("ttft_p99") is not None and data.signal("tpot_p99") is not None
-        return still_open(
+        return res.still_open(
             "playbook.finding.no_baseline" if have else "playbook.finding.no_signal", ev
         )
     ttft, tpot = data.signal("ttft_p99"), data.signal("tpot_p99")
@@ -194,5 +188,5 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     elif bad_t and bad_p:
         key = "playbook.finding.ttft.rule_overload"
     else:
-        return ok("playbook.finding.ttft.rule_no_spike", ev)
-    return problem(key, ev, ttft=f"{rt:.1f}", tpot=f"{rp:.1f}")
+        return res.ok("playbook.finding.ttft.rule_no_spike", ev)
+    return res.problem(key, ev, ttft=f"{rt:.1f}", tpot=f"{rp:.1f}")

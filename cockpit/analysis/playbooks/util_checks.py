@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
+from cockpit.analysis.playbooks import result as res
 from cockpit.analysis.playbooks.common import engine_args_of
 from cockpit.analysis.playbooks.data import PlaybookData
-from cockpit.analysis.playbooks.result import (
-    CheckEvidence,
-    ItemResult,
-    L,
-    not_available,
-    ok,
-    problem,
-    result,
-    still_open,
-)
+from cockpit.analysis.playbooks.result import CheckEvidence, ItemResult, L
 from cockpit.analysis.utilization import MIN_WEIGHTS_PER_SHARD_GIB, explain_util_text
 from cockpit.incident import ItemStatus
 
@@ -50,10 +42,10 @@ def util_gaps(data: PlaybookData) -> ItemResult:
         found = True
         ev.append(CheckEvidence(**L("log"), value=report.cause, source="logs"))
     if not ev and not data.has("metrics"):
-        return not_available("metrics")
+        return res.not_available("metrics")
     if found:
-        return problem("playbook.finding.util.gaps", ev)
-    return result(
+        return res.problem("playbook.finding.util.gaps", ev)
+    return res.result(
         ItemStatus.OK if ev else ItemStatus.OPEN,
         "playbook.finding.util.no_gaps" if ev else "playbook.finding.no_signal",
         ev,
@@ -66,9 +58,9 @@ def util_sm(data: PlaybookData) -> ItemResult:
     sm = data.signal("sm_active")
     if util is None or sm is None:
         return (
-            not_available("metrics")
+            res.not_available("metrics")
             if not data.has("metrics")
-            else still_open("playbook.finding.no_signal")
+            else res.still_open("playbook.finding.no_signal")
         )
     u, s = util.now.value or 0.0, sm.now.value or 0.0
     ev = [
@@ -78,14 +70,14 @@ def util_sm(data: PlaybookData) -> ItemResult:
         CheckEvidence(label="SM active", value=f"{s:.2f}", source="metrics", query=sm.query),
     ]
     if u >= BUSY_UTIL_PCT and s < LOW_SM_ACTIVE:
-        return problem("playbook.finding.util.low_sm", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
-    return ok("playbook.finding.util.sm_ok", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
+        return res.problem("playbook.finding.util.low_sm", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
+    return res.ok("playbook.finding.util.sm_ok", ev, util=f"{u:.0f}", sm=f"{s:.2f}")
 
 
 def util_collectives(data: PlaybookData) -> ItemResult:
     """Collectives dominate: tensor-parallel size vs model size (pod args)."""
     if not data.has("kube"):
-        return not_available("kube")
+        return res.not_available("kube")
     for pod in data.pods:
         args = engine_args_of(pod)
         tp, params = args.tensor_parallel_size, args.model_params_b
@@ -99,11 +91,11 @@ def util_collectives(data: PlaybookData) -> ItemResult:
                 )
             ]
             if per_shard < MIN_WEIGHTS_PER_SHARD_GIB:
-                return problem(
+                return res.problem(
                     "playbook.finding.util.over_sharded", ev, tp=tp, params=f"{params:g}"
                 )
-            return ok("playbook.finding.util.tp_ok", ev, tp=tp, params=f"{params:g}")
-    return still_open("playbook.finding.no_signal")
+            return res.ok("playbook.finding.util.tp_ok", ev, tp=tp, params=f"{params:g}")
+    return res.still_open("playbook.finding.no_signal")
 
 
 def util_idle(data: PlaybookData) -> ItemResult:
@@ -112,9 +104,9 @@ def util_idle(data: PlaybookData) -> ItemResult:
     waiting = data.signal("requests_waiting")
     if running is None:
         return (
-            not_available("metrics")
+            res.not_available("metrics")
             if not data.has("metrics")
-            else still_open("playbook.finding.no_signal")
+            else res.still_open("playbook.finding.no_signal")
         )
     total = (running.now.value or 0.0) + ((waiting.now.value or 0.0) if waiting else 0.0)
     ev = [
@@ -127,5 +119,5 @@ def util_idle(data: PlaybookData) -> ItemResult:
         )
     ]
     if total < IDLE_REQUESTS:
-        return ok("playbook.finding.util.idle", ev)
-    return result(ItemStatus.NA, "playbook.finding.util.not_idle", ev, n=f"{total:.1f}")
+        return res.ok("playbook.finding.util.idle", ev)
+    return res.result(ItemStatus.NA, "playbook.finding.util.not_idle", ev, n=f"{total:.1f}")
