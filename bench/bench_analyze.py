@@ -1,0 +1,144 @@
+"""``cockpit analyze`` (steps C–F, the window's history and the conclusion) on the lost-GPU
+incident against the slowest single query it sends, with network latency injected in front
+of a real Prometheus, as a ratio measured in the same run.
+
+Target: analyze wall / its slowest single query ≤ 1.5×.
+
+The queries are those one analysis sends (recorded through a delegating source); each is
+then timed alone, one by one, and the slowest of them is timed alone again in every repeat,
+back to back with an analysis, so that drift of the machine between repeats cancels out of
+the paired ratio. Latency is added at the TCP level as in ``bench_drilldown`` (a separate
+relay process that only delays the bytes a client sends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DELAY_S = 0.25
+"""One-way latency added to every request (a distant Prometheus/Thanos)."""
+REPEATS = 7
+SCENARIO = "gpu_lost"
+
+
+class _Recorder:
+    """A metrics source that records every range and instant query it forwards."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    async def range(self, *args: Any, **kw: Any) -> Any:
+        self.calls.append(("range", args))
+        return await self.inner.range(*args, **kw)
+
+    async def instant(self, *args: Any, **kw: Any) -> Any:
+        self.calls.append(("instant", args))
+        return await self.inner.instant(*args, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _context(url: str, now: float, scope: dict[str, str], record: bool = False) -> Any:
+    from cockpit.clock import Clock
+    from cockpit.config import PrometheusSettings, ServiceSettings, Settings
+    from cockpit.context import AppContext
+    from cockpit.models import from_epoch
+    from cockpit.sources.base import Sources
+    from cockpit.sources.prometheus import PrometheusSource
+
+    settings = Settings(
+        prometheus=PrometheusSettings(url=url, timeout_s=60),
+        service=ServiceSettings(namespace=scope["namespace"], deployment=scope["deployment"]),
+    )
+    src: Any = PrometheusSource(settings.prometheus)
+    if record:
+        src = _Recorder(src)
+    return AppContext(
+        settings=settings,
+        sources=Sources(metrics=src),
+        clock=Clock(frozen_at=from_epoch(now)),
+        lang="en",
+    )
+
+
+async def _analysis(url: str, now: float, scope: dict[str, str], record: bool = False) -> Any:
+    """One analysis (detection first, outside the timing, as every screen shares it):
+    ``(wall s, recorded calls or None)``."""
+    from cockpit.collect.analyze import run_analysis
+    from cockpit.collect.base import detection_for
+    from cockpit.collect.cache import screen_window
+
+    ctx = _context(url, now, scope, record)
+    window = screen_window(ctx)
+    await detection_for(ctx, window.end)
+    src = ctx.sources.metrics
+    if record:
+        src.calls.clear()
+    t0 = time.perf_counter()
+    report = await run_analysis(ctx, window)
+    wall = time.perf_counter() - t0
+    await src.close()
+    assert report.conclusion.cause == "gpu_lost", report.conclusion.cause
+    return wall, (list(src.calls) if record else None)
+
+
+async def _alone(url: str, now: float, scope: dict[str, str], call: Any) -> float:
+    """One recorded query alone, from a new source."""
+    ctx = _context(url, now, scope)
+    src = ctx.sources.metrics
+    kind, args = call
+    t0 = time.perf_counter()
+    await getattr(src, kind)(*args)
+    wall = time.perf_counter() - t0
+    await src.close()
+    return wall
+
+
+def main() -> list[str]:
+    from cockpit.scenarios import get_scenario
+    from cockpit.scenarios.promserver import start
+    from tests.backends.tcpdelay import TcpDelayProcess
+
+    scenario = get_scenario(SCENARIO)
+    scope = scenario.scope
+    with tempfile.TemporaryDirectory() as tmp, start(scenario, Path(tmp)) as srv:
+        u = urllib.parse.urlsplit(srv.url)
+        assert u.hostname and u.port
+        relay = TcpDelayProcess(u.hostname, u.port, DELAY_S)
+        with relay as url:
+            _, calls = asyncio.run(_analysis(url, scenario.now, scope, record=True))
+            timed = [(asyncio.run(_alone(url, scenario.now, scope, c)), c) for c in calls]
+            _, slowest_call = max(timed, key=lambda x: x[0])
+            alone: list[float] = []
+            walls: list[float] = []
+            for _ in range(REPEATS):
+                alone.append(asyncio.run(_alone(url, scenario.now, scope, slowest_call)))
+                walls.append(asyncio.run(_analysis(url, scenario.now, scope))[0])
+    paired = statistics.median(w / a for w, a in zip(walls, alone, strict=True))
+    return [
+        f"analyze on the {SCENARIO} incident: {len(calls)} queries, "
+        f"+{DELAY_S * 1000:.0f} ms one-way latency each ({relay.implementation} relay); "
+        f"medians of {REPEATS} runs",
+        f"analyze wall / its slowest single query alone (target <= 1.5x): "
+        f"{statistics.median(walls):.3f} s / {statistics.median(alone):.3f} s; "
+        f"median of the paired ratios {paired:.2f}x",
+        f"one by one the same queries take {sum(t for t, _ in timed):.2f} s",
+    ]
+
+
+if __name__ == "__main__":
+    for line in main():
+        print(line)
