@@ -21,6 +21,7 @@ from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.ui.fields import TextInput
 from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons, selected_key
+from cockpit.ui.likely_view import LikelyView
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -45,6 +46,9 @@ class HypothesesScreen(StepScreen):
 
     def compose_step(self) -> ComposeResult:
         lang = self.lang
+        if self.ctx.sources.metrics is not None:
+            # What the analysis concludes, to state (and try to refute) as a hypothesis.
+            yield LikelyView(self.ctx, id="hyp-likely")
         yield Label(t("hyp.statement", lang))
         yield TextInput(placeholder=t("hyp.statement.hint", lang), id="hyp-statement", compact=True)
         yield Label(t("hyp.falsifier", lang))

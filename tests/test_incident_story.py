@@ -120,6 +120,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
         golden = await steps.golden(ctx, window)
         dd = await steps.drilldown(ctx, window)
         load = await steps.load(ctx, window)
+        likely = await steps.likely(ctx, window)
         data = await collect_playbook_data(ctx, "ttft_spike")
         items = run_playbook(load_playbook("ttft_spike"), data)
     finally:
@@ -128,6 +129,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
         "golden": golden,
         "dd": dd,
         "load": load,
+        "likely": likely,
         "playbook": data,
         "items": items,
         "recovery": signals_from_golden(dd.drilldown.summaries),
@@ -155,6 +157,10 @@ async def test_every_rendering_of_a_signal_agrees(
     for rule in story["dd"].drilldown.rules:
         for key, reading in zip(rule.evidence, rule.readings, strict=True):
             assert reading == reading_msg(rows[key])
+    # steps D and G say the same "most likely" as cockpit analyze
+    truth = srv.scenario.ground_truth
+    c = story["likely"]
+    assert (c.primary_layer, c.scope, c.cause) == (truth.primary_layer, truth.scope, truth.cause)
     # the playbook's signals read C's now, baseline and verdict
     for pname, sig in story["playbook"].metrics.items():
         sid, quantile = PROFILE_SIGNALS.get(pname, ("", -1.0))

@@ -259,11 +259,12 @@ def _thermal(dd: Drilldown, br: BlastRadius, inv: WindowInventory | None) -> _Ca
     if not hot or br.scope != "single_gpu" or br.suspect_kind != "gpu":
         return None
     sus = _gpu_suspect(inv, br.suspect)
+    own = [m for m in br.line_msgs if m.args.get("entity") == br.suspect] or br.line_msgs
     ev = {
         "cause": [reading_msg(s) for s in hot],
         "layer": [reading_msg(s) for s in hot[:1]],
-        "scope": br.line_msgs[:3],
-        "suspect": br.line_msgs[:3],
+        "scope": own[:3],
+        "suspect": own[:3],
     }
     return _Candidate(
         cause="thermal_throttle", layer="hardware", scope="single_gpu", suspect=sus, evidence=ev

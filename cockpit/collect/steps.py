@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
 from cockpit.analysis.cohort import CohortComparison, CohortKind, auto_cohort, compare
+from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.cache import cached
@@ -133,3 +135,28 @@ async def cohort(
 async def load(ctx: AppContext, window: Window, refresh: bool = False) -> LoadReport:
     """Step F."""
     return await cached(ctx, "load", window, lambda: collect_load(ctx, window), refresh)
+
+
+async def likely(ctx: AppContext, window: Window, refresh: bool = False) -> Conclusion:
+    """The one "most likely" conclusion of steps D and G (the same as ``cockpit analyze``'s):
+    from C, D and F through the shared cache and the window's history."""
+
+    async def make() -> Conclusion:
+        from cockpit.analysis.conclusion import conclude
+        from cockpit.collect.analyze import history_window
+        from cockpit.collect.history import collect_history
+
+        dd = await drilldown(ctx, window, refresh)
+        res, ld, hist = await asyncio.gather(
+            scope(ctx, window), load(ctx, window), collect_history(ctx, history_window(window))
+        )
+        return conclude(
+            dd.drilldown,
+            res.blast_radius,
+            ld.findings,
+            hist.inventory,
+            hist.items,
+            deployment=ctx.settings.service.deployment,
+        )
+
+    return await cached(ctx, "likely", window, make, refresh)

@@ -16,6 +16,7 @@ from textual.widgets import Button, Static
 from cockpit.collect.steps import ScopeResult
 from cockpit.flow import Branch
 from cockpit.i18n import t
+from cockpit.ui.likely_view import LikelyView
 from cockpit.ui.metrics_common import MetricsView
 
 
@@ -65,6 +66,7 @@ class ScopeView(MetricsView):
     def compose_body(self) -> ComposeResult:
         yield Static("", id="scope-verdict", markup=False)
         yield Static("", id="scope-lines", markup=False)
+        yield LikelyView(self.ctx, id="scope-likely")
         with Horizontal():
             yield Button(
                 t("metrics.scope.accept", self.lang),
