@@ -288,7 +288,7 @@ def _gateway(dd: Drilldown, load: list[Finding], gateway: str) -> _Candidate | N
         return None
     bad = _bad(dd, "access.error_ratio_5xx", "access.timeouts")
     ev = {
-        "cause": _finding_msgs(f),
+        "cause": [reading_msg(s) for s in bad] + _finding_msgs(f),
         "layer": [reading_msg(s) for s in bad] or _finding_msgs(f),
         "scope": [msg("evidence.blast.access_only")],
         "suspect": [msg("metrics.likely.gateway", gateway=gateway or "-")],

@@ -216,7 +216,16 @@ def reading_msg(s: SignalSummary) -> Msg:
     """One signal's reading as a line: name, value now, change against the baseline and
     verdict (``TPOT P99 42 ms (×1.67, anomalous)``) — the same numbers and verdict as its
     row in screens A and C, for the lines of the other screens (D, F, G, playbooks, I)."""
-    change = msg("evidence.value.ratio", ratio=s.ratio) if s.ratio is not None else ""
+    change: Msg | str = msg("evidence.value.ratio", ratio=s.ratio) if s.ratio is not None else ""
+    if s.slo_breach_at is not None and s.slo is not None:
+        # anomalous for its SLO, whatever the ratio: say so beside the value
+        change = msg(
+            "evidence.value.slo",
+            slo=s.slo,
+            unit=unit_suffix(s.unit),
+            at=f"{s.slo_breach_at:%H:%M}",
+            change=change,
+        )
     return msg(
         "evidence.reading",
         key=s.key,
