@@ -96,6 +96,6 @@ def test_the_headline_says_why_it_differs_from_a_signal() -> None:
     assert br.scope == "everything"
     assert any(s.scope == "single_instance" for s in br.per_signal)
     differs = [line for line in br.lines if "the verdict is everything" in line]
-    assert differs and "serving.queue:value" in differs[0]
+    assert differs and "queue length" in differs[0]
     zh = br.lines_text("zh")
     assert any("结论是" in line for line in zh)
