@@ -63,12 +63,14 @@ class PrometheusSettings(BaseModel):
     timeout_s: float = Field(default=10.0, gt=0, le=300)
     """Per-query timeout in seconds."""
     max_concurrency: int = Field(default=64, ge=1, le=64)
-    """Queries in flight at once against this server. A screen asks ~30–70 queries; with
-    a distant server each wave of this many costs a round trip, so the default lets every
+    """The most queries in flight at once against this server. A screen asks ~30–70
+    queries; with a distant server each wave costs a round trip, so the ceiling lets every
     query of a screen be in flight at once (bench_drilldown: 64 queries at +250 ms take
-    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). Prometheus evaluates at most
-    ``--query.max-concurrency`` (default 20) queries at once and queues the rest, so this
-    adds no evaluation load; lower it for a server that rate-limits (HTTP 429)."""
+    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). The limit in force starts at 8 and adapts
+    below this ceiling: it grows while answers come back at a steady latency and backs
+    off when their latency climbs (a Prometheus queueing them or short of CPU,
+    :class:`cockpit.collect.runner.AdaptiveLimit`). Lower it for a server that
+    rate-limits (HTTP 429)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers (``X-Scope-OrgID`` for Mimir, say)."""
     max_response_mb: float = Field(default=16.0, gt=0, le=4096)

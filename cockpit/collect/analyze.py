@@ -20,6 +20,7 @@ from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport
 from cockpit.collect.history import collect_history
 from cockpit.collect.load import LoadReport, collect_load
+from cockpit.collect.runner import RunnerStats
 from cockpit.models.messages import Msg
 from cockpit.sources.base import SourceError, SourceFailure
 
@@ -27,6 +28,21 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 SCHEMA = 1
+
+
+class Timing(BaseModel):
+    """What the run asked of Prometheus (``timing`` of the JSON).
+
+    Attributes:
+        stats: The queries the run sent (every step's, each at most once) and the asks
+            another step's query answered (:class:`RunnerStats`).
+        wall_s: Wall time of the whole run (seconds).
+        peak_concurrency: The most queries in flight at once.
+    """
+
+    stats: RunnerStats = Field(default_factory=RunnerStats)
+    wall_s: float = 0.0
+    peak_concurrency: int = 0
 
 
 class AnalyzeReport(BaseModel):
@@ -40,6 +56,7 @@ class AnalyzeReport(BaseModel):
     alerts: list[FiredAlert] = Field(default_factory=list)
     alerts_failure: SourceFailure | None = None
     conclusion: Conclusion = Field(default_factory=Conclusion)
+    timing: Timing = Field(default_factory=Timing)
 
 
 async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
@@ -49,11 +66,16 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         SourceError: when nothing can be planned (metric-name listing failed).
     """
     import asyncio
+    import time
 
     from cockpit.collect import steps
     from cockpit.collect.alerts import collect_alerts
+    from cockpit.collect.base import runner_for
     from cockpit.collect.breakdown import COHORT_SIGNALS
 
+    t0 = time.perf_counter()
+    runner = runner_for(ctx)
+    sent0, shared0 = len(runner.stats.log), runner.stats.shared
     dd = await steps.drilldown(ctx, window)
     window = dd.window
     anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
@@ -117,6 +139,11 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             deployment=ctx.settings.service.deployment,
             gateway=_top_entity(bset, gateway_keys) or _gateway_stack(det),
         ),
+        timing=Timing(
+            stats=runner.stats.since(sent0, shared0),
+            wall_s=time.perf_counter() - t0,
+            peak_concurrency=runner.peak_in_flight,
+        ),
     )
 
 
@@ -177,6 +204,25 @@ def _args(m: Msg | None) -> dict[str, Any] | None:
 def _msgs(ms: list[Msg]) -> list[dict[str, Any]]:
     """Messages as ``[{"key", "args"}]``."""
     return [m.model_dump(mode="json") for m in ms]
+
+
+def _timing_json(t: Timing) -> dict[str, Any]:
+    """The ``timing`` object of the JSON (seconds rounded to the millisecond)."""
+    st = t.stats
+    return {
+        "queries": st.sent,
+        "shared": st.shared,
+        "own_s": round(st.own_s, 3),
+        "wait_s": round(st.wait_s, 3),
+        "slowest_s": round(st.slowest_s, 3),
+        "slowest_query": st.slowest_query,
+        "wall_s": round(t.wall_s, 3),
+        "peak_concurrency": t.peak_concurrency,
+        "all": [
+            {"query": q, "kind": k, "own_s": round(own, 4), "wait_s": round(wait, 4), "ok": ok}
+            for q, k, own, wait, ok in st.log
+        ],
+    }
 
 
 def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
@@ -314,6 +360,6 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             for a in report.alerts
         ],
         "alerts_error": report.alerts_failure.message if report.alerts_failure else None,
-        "timing": {"queries": dd.queries, "slowest_s": dd.slowest_s},
+        "timing": _timing_json(report.timing),
         "conclusion": conclusion_json(report.conclusion, lang),
     }

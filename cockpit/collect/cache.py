@@ -1,7 +1,8 @@
 """Share one collection between screens: C's drilldown feeds D, D's breakdowns feed E.
 
 Results are kept in ``ctx.metrics.results`` by name and window, so moving between steps does not
-re-run the same queries; ``refresh=True`` (the user's refresh key) runs them again.
+re-run the same queries; ``refresh=True`` (the user's refresh key) runs them again (and
+drops the answers the context's query runner keeps, :meth:`QueryRunner.forget`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ async def cached(
     """The cached result of ``make()`` for ``(name, window)``; concurrent callers share it."""
     key = _key(name, window)
     slot = ctx.metrics.results.get(key)
+    if refresh:
+        forget_answers(ctx)
     if refresh or slot is None or slot.cancelled():
         slot = asyncio.ensure_future(make())
         ctx.metrics.results[key] = slot
@@ -41,6 +44,13 @@ async def cached(
         if slot.done() and (slot.cancelled() or slot.exception() is not None):
             ctx.metrics.results.pop(key, None)
         raise
+
+
+def forget_answers(ctx: AppContext) -> None:
+    """A refresh: drop the answers the context's query runner keeps, so that the next
+    ask of each query reaches the server again (:meth:`QueryRunner.forget`)."""
+    if ctx.metrics.runner is not None:
+        ctx.metrics.runner.forget()
 
 
 def peek(ctx: AppContext, name: str, window: Window) -> Any:

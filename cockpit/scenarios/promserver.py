@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -253,6 +254,8 @@ class PromServer:
         data_dir: Its TSDB directory.
         ready_s: Seconds from start to ``/-/ready``.
         backfill: What producing the blocks cost.
+        query_log: Prometheus's own query log (``global: query_log_file``): one JSON
+            line per query it evaluated (``params.query``, ``start``, ``end``, ``step``).
     """
 
     url: str
@@ -262,6 +265,7 @@ class PromServer:
     ready_s: float
     backfill: BackfillStats = field(default_factory=BackfillStats)
     _log: Path | None = None
+    query_log: Path | None = None
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 10 s)."""
@@ -288,6 +292,12 @@ class PromServer:
 CONFIG = "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\nscrape_configs: []\n"
 
 
+def config_text(query_log: Path) -> str:
+    """The server's configuration: no scrape, every query logged to ``query_log``."""
+    head, rest = CONFIG.split("\n", 1)
+    return f"{head}\n  query_log_file: {json.dumps(str(query_log))}\n{rest}"
+
+
 def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> PromServer:
     """Start Prometheus on a copy of the scenario's blocks under ``workdir``.
 
@@ -304,7 +314,8 @@ def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> P
         shutil.rmtree(data)
     shutil.copytree(blocks, data)
     config = workdir / "prometheus.yml"
-    config.write_text(CONFIG, encoding="utf-8")
+    query_log = workdir / "queries.log"
+    config.write_text(config_text(query_log), encoding="utf-8")
     log = workdir / "prometheus.log"
     last_error = ""
     for _attempt in range(3):
@@ -332,7 +343,14 @@ def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> P
                     with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as resp:
                         if resp.status == 200:
                             return PromServer(
-                                url, scenario, data, proc, time.perf_counter() - t0, stats, log
+                                url,
+                                scenario,
+                                data,
+                                proc,
+                                time.perf_counter() - t0,
+                                stats,
+                                log,
+                                query_log,
                             )
                 except (urllib.error.URLError, ConnectionError, TimeoutError):
                     pass

@@ -156,6 +156,9 @@ class Panel(ContainsWorkerErrors, Vertical):
         instead of fetching (``fetch`` may assume its sources exist)."""
         if self._show_missing():
             return
+        from cockpit.collect.cache import forget_answers
+
+        forget_answers(self.ctx)  # asked to fetch again: the server, not kept answers
         self.refresh_requested = True
         self._start()
 
