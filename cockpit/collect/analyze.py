@@ -76,38 +76,48 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     t0 = time.perf_counter()
     runner = runner_for(ctx)
     sent0, shared0 = len(runner.stats.log), runner.stats.shared
-    dd = await steps.drilldown(ctx, window)
-    window = dd.window
-    anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
     from cockpit.collect.base import detection_for
     from cockpit.collect.signals import stats_for
 
-    det = await detection_for(ctx, window.end)  # the drilldown's, cached
-
+    asked = window  # the cache key every step shares (the drilldown may fall back to quiet)
+    det = await detection_for(ctx, window.end)
     cohort_keys = [
         f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
         for sid in COHORT_SIGNALS
     ]
+
+    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
+        try:
+            return await collect_alerts(ctx, asked), None
+        except SourceError as exc:
+            return [], exc.failure
+
+    # What does not depend on step C's verdicts starts with it: the cohort signals' split,
+    # the alerts and the window's history (one round trip less on a distant Prometheus).
+    dd, cohort_set, (fired, alerts_failure), history = await asyncio.gather(
+        steps.drilldown(ctx, asked),
+        collect_breakdowns(ctx, asked, cohort_keys),
+        alerts(),
+        collect_history(ctx, history_window(asked)),
+    )
+    anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
     # The gateway's 5xx per controller pod names the gateway when it is the suspect.
     gateway_keys = [
         s.key
         for s in dd.drilldown.anomalous()
         if s.signal in ("access.error_ratio_5xx", "access.timeouts")
     ]
-    keys = list(dict.fromkeys(anomalous + cohort_keys + gateway_keys))
+    extra = [k for k in dict.fromkeys(anomalous + gateway_keys) if k not in cohort_keys]
 
-    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
-        try:
-            return await collect_alerts(ctx, window), None
-        except SourceError as exc:
-            return [], exc.failure
+    async def more() -> BreakdownSet | None:
+        return await collect_breakdowns(ctx, asked, extra) if extra else None
 
-    bset, load, (fired, alerts_failure), history = await asyncio.gather(
-        collect_breakdowns(ctx, window, keys),
-        collect_load(ctx, window),
-        alerts(),
-        collect_history(ctx, history_window(window)),
-    )
+    extra_set, load = await asyncio.gather(more(), collect_load(ctx, asked))
+    bset = cohort_set
+    if extra_set is not None:
+        bset = cohort_set.model_copy(
+            update={"breakdowns": cohort_set.breakdowns + extra_set.breakdowns}
+        )
     anomalous_set = set(anomalous)
     br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory)
     if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
