@@ -397,7 +397,8 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
     quiet: dict[tuple[str, int, str], tuple[Msg, list[str]]] = {}
     for s in per:
         if s.outliers:
-            for o in s.outliers:
+            ranked = sorted(s.outliers, key=_severity)
+            for o in ranked[:TOP_OUTLIERS]:
                 ratio = (
                     msg("evidence.blast.ratio", ratio=o.ratio)
                     if o.ratio is not None
@@ -425,6 +426,8 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
                         scope=msg(f"metrics.scope.{s.scope}"),
                     )
                 )
+            if len(ranked) > TOP_OUTLIERS:
+                br.add_line(_the_rest(s.key, ranked[TOP_OUTLIERS:], units.get(s.key, "")))
         else:
             note = s.note_msg or Msg(key="evidence.scope.no_standout")
             group = quiet.setdefault((note.model_dump_json(), s.entities, s.scope), (note, []))
@@ -446,6 +449,40 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         br.max_z_msg = msg("evidence.blast.max_z", n=n, bound=max_z(n))
         br.max_z_note = br.max_z_msg.text("en")
     return br
+
+
+TOP_OUTLIERS = 3
+"""Outliers of one signal given a line each, the most extreme first; the rest are summed
+up in one line (a service of 200 replicas that all slowed would otherwise list 200 lines
+before anything else). Every outlier stays in :attr:`SignalScope.outliers`."""
+
+
+def _severity(o: Outlier) -> tuple[float, float]:
+    """Sort key: the largest robust score first (an infinite one — peers all equal — before
+    any), then the ratio furthest from 1."""
+    score = math.inf if o.score is None else abs(o.score)
+    ratio = math.inf if not o.ratio else max(o.ratio, 1 / o.ratio)
+    return (-score, -ratio)
+
+
+def _the_rest(key: str, rest: list[Outlier], unit: str) -> Msg:
+    """One line for the outliers of ``key`` past the first :data:`TOP_OUTLIERS`: how many,
+    of which kind, the range of their values and, when all are positive, how close they
+    are to each other (largest ÷ smallest)."""
+    lo = min(o.value for o in rest)
+    hi = max(o.value for o in rest)
+    kind = "gpus" if all(o.kind == "gpu" for o in rest) else "replicas"
+    spread: Msg | str = msg("evidence.blast.spread", spread=hi / lo) if lo > 0 else ""
+    return msg(
+        f"evidence.blast.more_{kind}",
+        key=key,
+        name=signal_names(key),
+        n=len(rest),
+        low=lo,
+        high=hi,
+        unit=unit_suffix(unit),
+        spread=spread,
+    )
 
 
 UNHEALTHY_SIGNALS = ("infra.restarts", "infra.not_ready")

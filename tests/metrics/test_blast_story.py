@@ -99,3 +99,25 @@ def test_the_headline_says_why_it_differs_from_a_signal() -> None:
     assert differs and "queue length" in differs[0]
     zh = br.lines_text("zh")
     assert any("结论是" in line for line in zh)
+
+
+def test_two_hundred_replicas_give_the_top_outliers_and_a_count_of_the_rest() -> None:
+    """40 of 200 replicas slowed (on 20 nodes): three lines name the worst, one line
+    counts the other 37 with their range and spread; every outlier is still kept."""
+    pods = {f"vllm-aaa-{i:03d}": "vllm-aaa" for i in range(200)}
+    inv = inventory(pods)
+    values = {p: 100.0 + (i % 7) * 0.1 for i, p in enumerate(sorted(pods))}
+    slow = sorted(pods)[:40]
+    for i, p in enumerate(slow):
+        values[p] = 400.0 + i  # the last ones the worst
+    b = per_pod(inv, "serving.ttft:p99", values)
+    br = decide([b], inv)
+    per = next(s for s in br.per_signal if s.key == "serving.ttft:p99")
+    assert len(per.outliers) == 40
+    named = [line for line in br.lines if line.startswith("TTFT P99: vllm-aaa-")]
+    assert len(named) == 3
+    assert [p in line for p, line in zip(slow[::-1][:3], named, strict=True)] == [True] * 3
+    assert "TTFT P99: and 37 more replicas, from 400 to 436, within ×1.09 of each other" in br.lines
+    assert len(br.lines) == 4
+    zh = br.lines_text("zh")
+    assert any("另有 37 个副本同样偏离，取值 400–436，彼此相差在 ×1.09 以内" in x for x in zh)
