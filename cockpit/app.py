@@ -94,19 +94,17 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
     BINDINGS = [
         # Printable keys are text, never commands (see ``help.keys``): steps and actions
         # are on F-keys, Alt/Ctrl chords and the palette only. Priority: a chord works in a
-        # text field too (an Input would otherwise take Alt+N as the letter n).
+        # text field too (an Input would otherwise insert the chord's letter). No Alt+digit
+        # or Alt+B: terminals send them as characters (ESC 3 is £) or as Ctrl+Left.
         Binding("f1", "help", "Help", show=False, priority=True),
         Binding("f2", "protect", "Protect first", show=False, priority=True),
-        Binding("alt+right,alt+n", "next_step", "Next", show=False, priority=True),
-        Binding("alt+left,alt+b", "prev_step", "Back", show=False, priority=True),
+        Binding("alt+right,f4", "next_step", "Next", show=False, priority=True),
+        Binding("alt+left,f3", "prev_step", "Back", show=False, priority=True),
+        Binding("ctrl+g", "step_menu", "Go to step", show=False, priority=True),
         Binding("f5", "refresh_panels", "Refresh", show=False, priority=True),
         Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
         Binding("f8", "history", "History", show=False, priority=True),
-        *[
-            Binding(f"alt+{i + 1}", f"goto('{s}')", f"{s}", show=False, priority=True)
-            for i, s in enumerate("ABCDEFGHI")
-        ],
     ]
 
     def __init__(
@@ -485,20 +483,27 @@ class CockpitApp(ContainsWorkerErrors, App[None]):
                 lambda pid=pb.id: self.open_playbook(pid),
             )
 
+    def _choose(self, menu: Screen[str | None], then: Any) -> None:
+        """Show the list ``menu`` (unless one like it is on top already) and pass what is
+        chosen in it to ``then`` (nothing when it is closed without a choice)."""
+        if self.ctx is None or self.ctx.session is None or type(self.screen) is type(menu):
+            return
+        self.push_screen(menu, lambda chosen: then(chosen) if chosen else None)
+
+    def action_step_menu(self) -> None:
+        """Ctrl+G: choose a step from a numbered list (Alt+digit never reaches the app:
+        terminals send it as a character)."""
+        from cockpit.ui.stepmenu import StepMenuScreen
+
+        lang = self.ctx.lang if self.ctx else "en"
+        self._choose(StepMenuScreen(lang, self.current_step()), self.goto)
+
     def action_playbooks(self) -> None:
         """F7: choose one of the six scenario playbooks."""
-        if self.ctx is None or self.ctx.session is None:
-            return
         from cockpit.screens.playbook import PlaybookMenuScreen
 
-        if isinstance(self.screen, PlaybookMenuScreen):
-            return
-
-        def chosen(pid: str | None) -> None:
-            if pid:
-                self.open_playbook(pid)
-
-        self.push_screen(PlaybookMenuScreen(self.ctx.lang), chosen)
+        lang = self.ctx.lang if self.ctx else "en"
+        self._choose(PlaybookMenuScreen(lang), self.open_playbook)
 
     def open_playbook(self, playbook_id: str) -> None:
         """Open the playbook screen of ``playbook_id`` on top of the current step."""

@@ -71,7 +71,7 @@ async def test_walk_a_to_i_and_export_measured_numbers(tmp_path, worked_example_
             "golden-hardware-gpu_util--value",
         ):
             row = screen.query_one(f"#{key}")
-            row.action_pin()
+            row.pin()
         await pilot.pause()
         pinned = {e.label: e for e in session.incident.evidence}
         assert len(pinned) == 4
@@ -90,13 +90,13 @@ async def test_walk_a_to_i_and_export_measured_numbers(tmp_path, worked_example_
 
         # B → C → D (shared) → F → G → H → I, with the keys and buttons a user has.
         screen.set_focus(None)
-        await pilot.press("alt+n")
+        await pilot.press("alt+right")
         await _settle(app, pilot)
         assert app.current_step() == "B"
-        await pilot.press("alt+n")
+        await pilot.press("alt+right")
         await _settle(app, pilot)
         assert app.current_step() == "C"
-        await pilot.press("alt+n")
+        await pilot.press("alt+right")
         await _settle(app, pilot)
         assert app.current_step() == "D"
         app.screen.query_one("#branch-shared").press()
@@ -104,7 +104,7 @@ async def test_walk_a_to_i_and_export_measured_numbers(tmp_path, worked_example_
         assert app.current_step() == "F"
         assert session.incident.scope_branch == "shared"
         app.screen.set_focus(None)
-        await pilot.press("alt+n")
+        await pilot.press("alt+right")
         await _settle(app, pilot)
         assert app.current_step() == "G"
         g = app.screen
@@ -192,7 +192,7 @@ async def test_prometheus_failures_are_shown_in_place(
             # The rest keeps working: edit a field, move on, come back.
             app.screen.query_one("#input-title").value = f"title {expect}"
             app.screen.set_focus(None)
-            await pilot.press("alt+n")
+            await pilot.press("alt+right")
             await pilot.pause()
             assert app.current_step() == "B"
         ctx.session.flush()

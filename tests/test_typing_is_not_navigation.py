@@ -8,10 +8,11 @@ the drilldown and cohort tables, the changes list, buttons, drop-downs and text 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
-from textual import events
+from textual import constants, events
 from textual.keys import _character_to_key
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -268,3 +269,70 @@ async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
                 break
         assert table.cursor_row == 0 and body.scroll_y == 0
         assert app.current_step() == "C"
+
+
+def test_every_command_key_is_what_a_terminal_sends():
+    """The keys of steps and actions arrive as those keys from a real terminal: Alt+digit
+    does not (``ESC 3`` reads as ``£``) nor Alt+B (``ESC b`` reads as Ctrl+Left), so none
+    of the app's or the panels' commands is bound to them."""
+    from textual._xterm_parser import XTermParser
+
+    from cockpit.plugins.cohort import CohortPanel
+    from cockpit.ui.drilldown_view import DrilldownView
+
+    def keys(data: str) -> list[str]:
+        """The keys Textual reads from ``data``, after the wait that tells a lone Esc
+        from the start of a sequence."""
+        parser = XTermParser()
+        read = list(parser.feed(data))
+        time.sleep(constants.ESCAPE_DELAY + 0.05)
+        read += list(parser.tick())
+        return [e.key for e in read if isinstance(e, events.Key)]
+
+    sent = {
+        "\x1b[1;3C": "alt+right",
+        "\x1b[1;3D": "alt+left",
+        "\x1bOS": "f4",
+        "\x1bOR": "f3",
+        "\x07": "ctrl+g",
+        "\x1bp": "alt+p",
+        "\x1bc": "alt+c",
+        "\x1bo": "alt+o",
+    }
+    for data, key in sent.items():
+        assert keys(data) == [key], (data, keys(data))
+    assert keys("\x1b3") == ["pound_sign"] and keys("\x1bb") == ["ctrl+left"]
+    bound = {
+        k
+        for cls in (CockpitApp, CohortPanel, DrilldownView)
+        for b in cls.BINDINGS
+        for k in b.key.split(",")
+    }
+    assert {"alt+right", "alt+left", "f3", "f4", "ctrl+g", "alt+p", "alt+c", "alt+o"} <= bound
+    for key in bound:
+        assert not (len(key) == 1 and key.isprintable()), key
+        assert key not in {f"alt+{d}" for d in "0123456789b"}, key
+
+
+async def test_ctrl_g_lists_the_steps_and_a_number_goes_there(tmp_path):
+    from testkit import make_ctx
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        menu = app.screen.query_one("#step-menu")
+        assert menu.option_count == 9 and menu.highlighted == 1
+        assert "4. D · " in str(menu.get_option_at_index(3).prompt)
+        await pilot.press("4")
+        await pilot.pause()
+        assert app.current_step() == "D"
+        await pilot.press("ctrl+g", "down", "enter")
+        await pilot.pause()
+        assert app.current_step() == "E"
+        await pilot.press("ctrl+g", "escape")
+        await pilot.pause()
+        assert app.current_step() == "E"
+    assert ctx.session.incident.path == ["B", "D", "E"]
