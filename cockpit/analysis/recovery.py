@@ -51,8 +51,10 @@ class RecoverySignal(BaseModel):
         baseline_noise: The baseline window's 95th-percentile sample on the bad side (its
             5th for lower-is-worse): a sample no worse than the baseline itself often was
             is within the band.
-        verdict_now: The signal's verdict now as steps A and C give it: ``anomalous``
-            there is never recovered here.
+        verdict_now: The verdict of the signal's current value, as steps A and C judge it
+            (:func:`cockpit.collect.recovery.verdict_now`: an SLO breach earlier in the
+            window no longer counts once the value is back under the SLO): ``anomalous``
+            is never recovered here.
         context: Demand (:data:`DEMAND_SIGNALS`): shown, never deciding.
     """
 

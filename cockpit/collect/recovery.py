@@ -72,6 +72,21 @@ def _left_band(row: SignalSummary, sig: RecoverySignal) -> bool:
     return any(not within(sig, v, limit) for v in row.spark)
 
 
+def verdict_now(row: SignalSummary) -> str:
+    """The verdict of the row's current value: its own verdict, except that a sustained
+    SLO breach earlier in the window (:func:`cockpit.analysis.golden.apply_slo`, which makes
+    the whole row ``anomalous`` for steps A and C) no longer counts once the value is back
+    under the SLO; the value is then judged against its baseline alone
+    (:func:`cockpit.analysis.golden.judge_msg`). Without a current value the row's verdict
+    stands (no data is never recovery)."""
+    from cockpit.analysis.golden import judge_msg
+
+    now = row.now.value
+    if row.slo_breach_at is None or row.slo is None or now is None or now > row.slo:
+        return row.verdict
+    return judge_msg(row.signal, now, row.baseline.value, row.unit)[0]
+
+
 def signals_from_golden(
     rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE, lang: str = "en"
 ) -> list[RecoverySignal]:
@@ -104,10 +119,10 @@ def signals_from_golden(
             query=row.query,
             signal_id=row.signal if known else "",
             baseline_noise=_noise(row, direction) if known else None,
-            verdict_now=row.verdict,
+            verdict_now=verdict_now(row),
             context=row.signal in DEMAND_SIGNALS,
         )
-        quiet = row.spark and row.verdict != "anomalous" and not _left_band(row, sig)
+        quiet = row.spark and sig.verdict_now != "anomalous" and not _left_band(row, sig)
         if quiet and not sig.context:
             continue
         out.append(sig)

@@ -257,3 +257,31 @@ def test_the_impact_start_is_never_after_the_first_alert() -> None:
     assert offered_start(b, []) == b
     later = FiredAlert(name="X", labels={}, first=NOW + timedelta(minutes=1), last=NOW)
     assert offered_start(b, [later]) == b
+
+
+def test_a_breach_earlier_in_the_window_does_not_fail_a_recovered_signal() -> None:
+    # gateway 5xx at 5 % during the incident (its SLO 0.5 %), back at 0 % for the last
+    # half hour against a 0 % baseline: steps A and C call the window anomalous (it
+    # breached), but the value now is within its band and under its SLO — recovered
+    row = summary(
+        "access.error_ratio_5xx:value",
+        "%",
+        series([5.0] * 30 + [0.0] * 30),
+        series([0.0] * 60),
+    )
+    assert apply_slo(row, 0.5, signal="error_ratio", derived=False) is not None
+    assert row.verdict == "anomalous"
+    [sig] = signals_from_golden([row])
+    assert sig.verdict_now == "normal"
+    res = check_recovery([sig], NOW, hold_minutes=15)
+    assert res.lines[0].status is LineStatus.RECOVERED
+    assert res.recovered is True
+    # still over the SLO now: not recovered
+    hot = summary(
+        "access.error_ratio_5xx:value",
+        "%",
+        series([5.0] * 60),
+        series([0.0] * 60),
+    )
+    apply_slo(hot, 0.5, signal="error_ratio", derived=False)
+    assert check_recovery(signals_from_golden([hot]), NOW, hold_minutes=15).recovered is False
