@@ -655,7 +655,7 @@ def alert_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
         pod = s.labels.get("pod", "")
         where = inv.name(pod=pod) if pod else s.labels.get("node") or s.labels.get("namespace", "")
         msg = Msg(key="metrics.change.alert", args={"alert": name, "where": where})
-        out.append(_item(f"metrics/alert/{name}/{where}/{at}", at, "alert", msg))
+        out.append(_item(f"metrics/alert/{name}/{where}", at, "alert", msg))
     return out
 
 

@@ -2,8 +2,10 @@
 GPU panel and ``cockpit changes``), collected once per window and shared.
 
 Range queries over the incident window (kube-state-metrics names from metrics_kb.md
-§7.0 and pod-metrics.md; DCGM and the engine through the detected profiles), at a step
-of at least 30 s and at most 720 points. Presence queries are ``timestamp(...)`` so a
+§7.0 and pod-metrics.md; DCGM and the engine through the detected profiles) on one time
+grid whatever the window: a 15 s step (the alert query's, :data:`cockpit.collect.alerts.ALERTS_STEP_S`)
+aligned to multiples of the step since the epoch, coarser only past :data:`MAX_POINTS`
+points. So an event has the same time on every screen, whichever window asked for it. Presence queries are ``timestamp(...)`` so a
 vanished series ends at its last sample, not 5 minutes later (the lookback), and Xid is
 ``max_over_time`` per step so a 30-second burst shows. GPUs are read on the nodes the
 service's pods ran on (every GPU there, idle ones too).
@@ -11,6 +13,7 @@ service's pods ran on (every GPU there, idle ones too).
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -32,8 +35,9 @@ if TYPE_CHECKING:
     from cockpit.collect.kube_gather import ChangesReport as ChangesReportT
     from cockpit.context import AppContext
 
-MAX_POINTS = 720
-MIN_STEP_S = 30.0
+MAX_POINTS = 10_000
+"""At most this many points per series (Prometheus refuses more than 11,000)."""
+MIN_STEP_S = 15.0
 LAST_VALUE_SIGNALS = (
     "hardware.gpu_util",
     "hardware.temp",
@@ -53,9 +57,22 @@ class HistoryReport(BaseModel):
 
 
 def history_step(window: Window) -> float:
-    """Range step: the screen's step, at least 30 s, at most :data:`MAX_POINTS` points."""
+    """Range step in seconds: :data:`MIN_STEP_S`, or a multiple of it when the window would
+    have more than :data:`MAX_POINTS` points. Independent of the screen's step, so every
+    window up to ~41 h reads events on the same grid."""
     span = window.span.total_seconds()
-    return max(MIN_STEP_S, window.step_s, span / MAX_POINTS)
+    return MIN_STEP_S * max(1, math.ceil(span / MAX_POINTS / MIN_STEP_S))
+
+
+def history_grid(window: Window, step: float) -> tuple[datetime, datetime]:
+    """``(start, end)`` of the range queries: the window's ends floored to multiples of
+    ``step`` since the epoch, so two windows sample the same instants."""
+    from cockpit.models import from_epoch
+
+    def floor(at: datetime) -> datetime:
+        return from_epoch(math.floor(at.timestamp() / step) * step)
+
+    return floor(window.start), floor(window.end)
 
 
 def _ns(scope: dict[str, str]) -> str:
@@ -88,12 +105,13 @@ async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     step = history_step(window)
+    grid_start, grid_end = history_grid(window, step)
     ns = _ns(scope)
     pod_re = scope.get("pod", "")
     pods_sel = _and(ns, f'pod=~"{pod_re}"' if pod_re else "")
 
     def spec(key: str, query: str) -> QuerySpec:
-        return QuerySpec(key=key, query=query, start=window.start, end=window.end, step_s=step)
+        return QuerySpec(key=key, query=query, start=grid_start, end=grid_end, step_s=step)
 
     owner_rs = _and(pods_sel, 'owner_kind="ReplicaSet"')
     owner_deploy = _and(ns, 'owner_kind="Deployment"')

@@ -1,0 +1,60 @@
+"""One fact, one computation: the screens, commands and the export read an event's time
+from the window's history, and windows of different lengths or unaligned ends (step B's
+24 h before impact start, the 12 h of the conclusion, step C's 6 h) give the same time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from cockpit.analysis.history import merge_changes
+from cockpit.collect.base import make_window
+from cockpit.collect.history import collect_history
+from cockpit.models import from_epoch
+from cockpit.scenarios import incidents
+from cockpit.scenarios.promserver import PromServer
+from tests.test_metric_history import ctx_for
+
+Get = Callable[[str], PromServer]
+SPANS = (timedelta(hours=6), timedelta(hours=12), timedelta(hours=30, seconds=37))
+"""Step C's window, the conclusion's (twice it) and step B's (24 h before impact start,
+ending at a wall-clock second that is on no grid)."""
+
+
+async def _event_times(srv: PromServer, tmp_path: Path, kind: str) -> list[dict[str, str]]:
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    out = []
+    try:
+        for i, span in enumerate(SPANS):
+            end = from_epoch(srv.scenario.now - (4 if i == 2 else 0))
+            hist = await collect_history(ctx, make_window(end, span, "quiet"))
+            items = merge_changes([], [*hist.items, *hist.items])
+            out.append({it.key: it.at.isoformat() for it in items if it.kind == kind and it.at})
+            assert len([it for it in items if it.kind == kind]) == len(out[-1])
+    finally:
+        await ctx.sources.close()
+    return out
+
+
+async def test_xid_time_is_the_same_in_every_window(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("gpu_lost")
+    got = await _event_times(srv, tmp_path, "xid")
+    assert got[0] and got[0] == got[1] == got[2]
+    (at,) = set(got[0].values())
+    assert at == from_epoch(incidents.LOST_XID_AT).isoformat()
+
+
+@pytest.mark.parametrize("name", ["bad_release", "gpu_lost"])
+async def test_alert_time_is_the_same_in_every_window(
+    prometheus_scenario: Get, tmp_path: Path, name: str
+) -> None:
+    srv = prometheus_scenario(name)
+    got = await _event_times(srv, tmp_path, "alert")
+    assert got[0] == got[1] == got[2]
+    if name == "bad_release":
+        assert got[0]
