@@ -58,3 +58,27 @@ async def test_alert_time_is_the_same_in_every_window(
     assert got[0] == got[1] == got[2]
     if name == "bad_release":
         assert got[0]
+
+
+def test_changes_command_at_the_served_time_tells_the_xid_time(prometheus_scenario: Get) -> None:
+    """``cockpit changes --at`` reads the served incident, not the wall clock, and gives
+    the Xid the time every screen gives it."""
+    import json
+    import subprocess
+
+    from tests.test_metric_history import COCKPIT
+
+    srv = prometheus_scenario("gpu_lost")
+    at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
+    proc = subprocess.run(
+        [COCKPIT, "changes", "--prometheus-url", srv.url, "--at", at, "-n", "llm", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    xids = [i for i in json.loads(proc.stdout)["items"] if i["kind"] == "xid"]
+    assert [i["at"] for i in xids] == [
+        from_epoch(incidents.LOST_XID_AT).isoformat().replace("+00:00", "Z")
+    ]

@@ -30,7 +30,18 @@ def test_unknown_scenario_is_a_usage_error(capsys) -> None:  # type: ignore[no-u
     assert "unknown scenario 'no_such'" in capsys.readouterr().err
 
 
-def test_serves_and_the_printed_analyze_command_works() -> None:
+def _json_of(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a printed ``cockpit …`` command with ``--json``, without a config file."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("cockpit")), *command[1:], "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+
+
+def test_serves_and_the_printed_analyze_and_changes_commands_work() -> None:
     """The server stays up until interrupted, and the analyze command it prints finds the
     scenario's diagnosis (one throttling GPU) against it."""
     proc = subprocess.Popen(
@@ -41,19 +52,19 @@ def test_serves_and_the_printed_analyze_command_works() -> None:
     )
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(3)]
+        lines = [proc.stdout.readline() for _ in range(4)]
         assert lines[0].startswith("thermal_replica served at http://127.0.0.1:"), lines
         command = lines[2].split()
         assert command[:2] == ["cockpit", "analyze"] and "--deployment" in command
-        out = subprocess.run(
-            [str(Path(sys.executable).with_name("cockpit")), *command[1:], "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
-        )
+        out = _json_of(command)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["blast_radius"]["scope"] == "single_gpu"
+        changes = lines[3].split()
+        assert changes[:2] == ["cockpit", "changes"] and "--at" in changes
+        got = _json_of(changes)
+        assert got.returncode == 0, got.stderr
+        at = changes[changes.index("--at") + 1].removesuffix("Z")
+        assert json.loads(got.stdout)["until"].startswith(at), got.stdout[:300]
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0

@@ -27,3 +27,9 @@ def positive_seconds(text: str) -> float:
     if not math.isfinite(value) or not 0 < value <= 86400:
         raise argparse.ArgumentTypeError(f"must be more than 0 and at most 86400 s, not {text}")
     return value
+
+
+def add_at(p: argparse.ArgumentParser, help_text: str) -> None:
+    """A command's ``--at TIME`` (read by :func:`cockpit.wiring.build_context`, which
+    freezes the clock there); absent unless given, so a ``--at`` before the command holds."""
+    p.add_argument("--at", metavar="TIME", help=help_text, default=argparse.SUPPRESS)

@@ -1,4 +1,4 @@
-"""``cockpit changes [--since 24h]``: rollouts, Helm upgrades, node and config changes,
+"""``cockpit changes [--since 24h] [--at TIME]``: rollouts, Helm upgrades, node and config changes,
 restarts and Warning events of the service's namespace, time-ordered, with diffs.
 
 From Kubernetes when it is configured, and from the metrics history when Prometheus is
@@ -16,6 +16,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from cockpit.commands._argtypes import add_at
 from cockpit.neutral import json_text
 
 
@@ -28,7 +29,13 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description="Recent changes of the service's namespace, time-ordered, with diffs.",
     )
     p.add_argument("--since", default="24h", help="window length before --until (default 24h)")
-    p.add_argument("--until", default="", help="end of the window, ISO 8601 UTC (default now)")
+    p.add_argument(
+        "--until", default="", help="end of the window, ISO 8601 UTC (default --at, or now)"
+    )
+    add_at(
+        p,
+        "the time under investigation: the window ends there (UTC, e.g. 2026-11-29T15:00; default now)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 

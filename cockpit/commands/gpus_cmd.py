@@ -17,7 +17,7 @@ from typing import Any
 
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_none_text, gpu_row
-from cockpit.commands._argtypes import positive_seconds
+from cockpit.commands._argtypes import add_at, positive_seconds
 from cockpit.models.gpu import GpuNodeSnapshot
 from cockpit.neutral import json_text, write_control
 
@@ -38,12 +38,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--node", metavar="NODE", help="read dcgm-exporter series for NODE via Prometheus"
     )
-    p.add_argument(
-        "--at",
-        metavar="TIME",
-        help="evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)",
-        default=argparse.SUPPRESS,  # keep a --at given before the command
-    )
+    add_at(p, "evaluation time for DCGM series (UTC, e.g. 2026-11-29T21:00; default now)")
     p.add_argument(
         "--interval", type=positive_seconds, default=1.0, help="refresh interval in seconds"
     )

@@ -132,6 +132,7 @@ def _serve(scenario: Any, seconds: float | None) -> int:
             print(f'{scenario.name} served at {srv.url} ("now" = {at})')
             print(f"  cockpit --prometheus-url {srv.url} --at {at} {flags}")
             print(f"  cockpit analyze --prometheus-url {srv.url} --at {at} {flags}")
+            print(f"  cockpit changes --prometheus-url {srv.url} --at {at} {flags}")
             print("Ctrl-C stops it.", flush=True)
             deadline = None if seconds is None else time.monotonic() + seconds
             while deadline is None or time.monotonic() < deadline:
