@@ -35,7 +35,12 @@ from cockpit.analysis.gpu_text import (
     sparkline,
 )
 from cockpit.analysis.xid import explain_xid_text, xid_event_text
-from cockpit.collect.gpu_plans import worst_node
+from cockpit.collect.gpu_plans import (
+    add_window_losses,
+    silent_gpu_node,
+    window_history,
+    worst_node,
+)
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
@@ -165,11 +170,10 @@ class GpuPanel(Panel):
                 hint=self._nvml_error or "",
             )
         dcgm = DcgmSource(metrics, clock=ctx.clock.now)
-        hist = await self._history_report(ctx)
+        hist = await window_history(ctx)
         node = ctx.gpu_node or self._auto_node
-        silent_nodes = sorted({g.node for g in hist.inventory.silent_gpus()} if hist else set())
-        if not node and silent_nodes:
-            node = self._auto_node = silent_nodes[0]
+        if not node and (silent := silent_gpu_node(hist)):
+            node = self._auto_node = silent
             self._auto_note = t("gpu.node_silent", self.lang, node=node)
         if time.monotonic() - self._gpu_nodes_read >= NODES_EVERY_S:
             self._gpu_nodes = await dcgm.nodes()
@@ -188,13 +192,8 @@ class GpuPanel(Panel):
         if self._auto_note and not ctx.gpu_node:
             notes.append(self._auto_note)
         snap = await dcgm.node_snapshot(str(node))
-        absent: list[Msg] = []
-        xids = list(self._xids)
-        if hist is not None:
-            from cockpit.analysis.history import with_lost_gpus, xid_events
-
-            absent = with_lost_gpus(snap, hist.inventory)
-            xids += xid_events(hist.inventory, hist.items, str(node))
+        absent, seen = add_window_losses(snap, hist, str(node))
+        xids = list(self._xids) + seen
         past = None
         past_at = ctx.clock.now()
         if self._past_node != str(node):
@@ -214,17 +213,6 @@ class GpuPanel(Panel):
             absent=absent,
             nodes=list(self._gpu_nodes),
         )
-
-    async def _history_report(self, ctx: AppContext) -> Any:
-        """The window's metrics history (shared, cached per window), or None when it
-        could not be read: the panel still shows the node's GPUs now."""
-        from cockpit.collect.cache import screen_window
-        from cockpit.collect.history import collect_history
-
-        try:
-            return await collect_history(ctx, screen_window(ctx))
-        except SourceError:
-            return None
 
     def record_xid_events(self, events: list[XidEvent]) -> None:
         """Keep Xid events and put each on the incident timeline (kind ``xid``)."""

@@ -82,3 +82,42 @@ def test_changes_command_at_the_served_time_tells_the_xid_time(prometheus_scenar
     assert [i["at"] for i in xids] == [
         from_epoch(incidents.LOST_XID_AT).isoformat().replace("+00:00", "Z")
     ]
+
+
+@pytest.mark.parametrize("node_flag", [True, False])
+async def test_gpus_command_shows_the_lost_gpu_the_panel_shows(
+    prometheus_scenario: Get, tmp_path: Path, node_flag: bool
+) -> None:
+    """``cockpit gpus --once [--node N] --at T`` reads the GPU panel's computation: the
+    GPUs that went silent in the window are listed lost, and without ``--node`` the node
+    that lost one is shown."""
+    import json
+    import subprocess
+
+    from tests.test_metric_history import COCKPIT
+
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        w = make_window(from_epoch(srv.scenario.now), timedelta(hours=6), "quiet")
+        inv = (await collect_history(ctx, w)).inventory
+    finally:
+        await ctx.sources.close()
+    silent = {(g.node, int(g.index)) for g in inv.silent_gpus()}
+    assert (truth.node, truth.gpu_index) in silent
+    at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
+    node = ["--node", truth.node] if node_flag else []
+    proc = subprocess.run(
+        [COCKPIT, "gpus", "--once", "--json", "--prometheus-url", srv.url, "--at", at, *node],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    snap = doc["snapshot"]
+    assert snap["node"] == truth.node
+    lost = {(snap["node"], g["index"]) for g in snap["gpus"] if g.get("lost")}
+    assert lost == {s for s in silent if s[0] == truth.node}

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from cockpit.sources.base import SourceError
 
 if TYPE_CHECKING:
+    from cockpit.collect.history import HistoryReport
     from cockpit.context import AppContext
-    from cockpit.models.gpu import GpuNodeSnapshot
+    from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
+    from cockpit.models.messages import Msg
     from cockpit.sources.dcgm import DcgmSource
 
 MAX_NODES = 64
@@ -73,3 +75,36 @@ async def worst_node(dcgm: DcgmSource, nodes: list[str], at: datetime) -> GpuNod
         if best is None or score > best[0]:
             best = (score, snap)
     return best[1] if best else None
+
+
+async def window_history(ctx: AppContext) -> HistoryReport | None:
+    """The screens' window history (shared, cached per window; the GPU panel and
+    ``cockpit gpus`` read GPUs that went silent from it), or None when Prometheus could
+    not be read: the node's GPUs now still show."""
+    from cockpit.collect.cache import screen_window
+    from cockpit.collect.history import collect_history
+
+    try:
+        return await collect_history(ctx, screen_window(ctx))
+    except SourceError:
+        return None
+
+
+def silent_gpu_node(hist: HistoryReport | None) -> str:
+    """The first node (by name) with a GPU that went silent in the window, or ``""``: the
+    node to show when none was asked for (a lost GPU outranks a busy one)."""
+    nodes = sorted({g.node for g in hist.inventory.silent_gpus() if g.node} if hist else set())
+    return nodes[0] if nodes else ""
+
+
+def add_window_losses(
+    snap: GpuNodeSnapshot, hist: HistoryReport | None, node: str
+) -> tuple[list[Msg], list[XidEvent]]:
+    """Add to ``snap`` the GPUs of ``node`` that reported earlier in the window and are
+    silent now (marked lost), and return ``(one line per GPU added, the Xid events the
+    window saw on the node)``; ``([], [])`` without a history."""
+    from cockpit.analysis.history import with_lost_gpus, xid_events
+
+    if hist is None:
+        return [], []
+    return with_lost_gpus(snap, hist.inventory), xid_events(hist.inventory, hist.items, node)

@@ -97,7 +97,12 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
     Sources come from :mod:`cockpit.wiring`, so ``--demo``/``--replay`` answer from the
     bundle and ``--at`` freezes the evaluation time, as in the TUI.
     """
-    from cockpit.collect.gpu_plans import worst_node
+    from cockpit.collect.gpu_plans import (
+        add_window_losses,
+        silent_gpu_node,
+        window_history,
+        worst_node,
+    )
     from cockpit.i18n import t
     from cockpit.sources.base import ErrorKind, SourceError
     from cockpit.sources.dcgm import DcgmSource
@@ -132,7 +137,12 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
             )
         at = ctx.clock.now()
         dcgm = DcgmSource(metrics, clock=ctx.clock.now)
+        # The GPU panel's computation: GPUs that went silent in the window are lost.
+        hist = await window_history(ctx)
         node = args.node
+        if not node and (silent := silent_gpu_node(hist)):
+            node = silent
+            notes.append(t("gpu.node_silent", lang, node=node))
         if not node:
             nodes = await dcgm.nodes(at)
             if not nodes:
@@ -143,7 +153,10 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
                     notes.append(t("gpu.node_worst", lang, node=snap.node or "?", count=len(nodes)))
                     return snap, notes, None
             node = nodes[0]
-        return await dcgm.node_snapshot(str(node), at), notes, None
+        snap = await dcgm.node_snapshot(str(node), at)
+        absent, _xids = add_window_losses(snap, hist, str(node))
+        notes += [m.text(lang) for m in absent]
+        return snap, notes, None
     finally:
         await ctx.sources.close()
 
