@@ -12,11 +12,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
+from cockpit.ui.keyorder import KeysInOrder
 from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def save_error_text(error: BaseException, lang: str) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
-class CockpitApp(ContainsWorkerErrors, App[None]):
+class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     """cockpit's TUI.
 
     Args:
