@@ -98,3 +98,19 @@ def test_large_numbers_are_written_whole_not_in_exponent_notation():
 
     m = Msg(key="evidence.reason.small_change", args={"unit": "", "delta": 1240.0, "min_delta": 5})
     assert m.text("en") == "change +1,240 below 5"
+
+
+def test_no_hint_names_a_printable_key_as_a_command():
+    # Printable keys are text, never commands: a hint saying "press s" names a key that
+    # only types an "s"; the actions are on Alt/Ctrl chords and F-keys.
+    lone_key = {
+        "en": re.compile(r"\b[Pp]ress ([A-Za-z0-9])(?![\w+])"),
+        "zh": re.compile(r"按\s*([A-Za-z0-9])(?![\w+])"),
+    }
+    bad = [
+        f"{key} ({lang}): {text}"
+        for key, texts in catalog().items()
+        for lang, text in texts.items()
+        if lang in lone_key and lone_key[lang].search(text)
+    ]
+    assert not bad
