@@ -65,3 +65,20 @@ async def test_tab_after_a_burst_moves_along_the_action_item_row(tmp_path):
             "act-deadline": "2026-12-15",
             "act-verify": "alert fires",
         }
+
+
+async def test_a_step_change_then_tab_then_typing_lands_in_the_first_field(tmp_path):
+    # F4 (next step) + Tab + text in one burst: the Tab waits for the new step, lands on
+    # its first field, and the text is in it, not lost on the step left behind
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await burst(app, pilot, ["f4", "tab", *"max_num_seqs"])
+        assert app.screen.name == "step-H"
+        assert app.focused is app.screen.query_one("#exp-variable", Input)
+        assert app.focused.value == "max_num_seqs"
+        await burst(app, pilot, ["f3", "tab", *"KV cache full"])
+        assert app.screen.name == "step-G"
+        assert app.focused is app.screen.query_one("#hyp-statement", Input)
+        assert app.focused.value == "KV cache full"
