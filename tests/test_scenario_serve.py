@@ -67,7 +67,7 @@ def test_serves_and_the_printed_analyze_and_changes_commands_work() -> None:
         assert json.loads(got.stdout)["until"].startswith(at), got.stdout[:300]
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=60) == 0  # stop: SIGTERM, SIGKILL after 10 s, rm
 
 
 def _children(pid: int) -> list[int]:
