@@ -170,9 +170,16 @@ async def test_every_rendering_of_a_signal_agrees(
             continue
         assert (sig.now.value, sig.verdict) == (row.now.value, row.verdict), pname
         assert sig.worse() == (row.verdict == "anomalous"), pname
-    # step I's rows carry C's verdict, and a row anomalous in C is never recovered
+    # step I's rows carry C's verdict of the value now: the same, except a row C calls
+    # anomalous only for an SLO breach earlier in the window, now back under its SLO
+    from cockpit.collect.recovery import verdict_now
+
     for r in story["recovery"]:
-        assert r.verdict_now == rows[r.key].verdict
+        row = rows[r.key]
+        assert r.verdict_now == verdict_now(row)
+        if r.verdict_now != row.verdict:
+            assert row.slo_breach_at is not None and row.slo is not None
+            assert row.now.value is not None and row.now.value <= row.slo
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
