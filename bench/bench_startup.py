@@ -143,11 +143,14 @@ def _step_jumps(cockpit: list[str]) -> tuple[float, float]:
             time.sleep(0.5)  # let A settle (its other panels, the sparklines)
             jumps = []
             for key, label in (("3", "C"), ("1", "A"), ("3", "C")):
-                # Ctrl+G opens the list of steps; the step's number is the jump timed.
+                # Ctrl+G opens the list of steps, the step's number highlights it, and the
+                # Enter that goes there is the jump timed.
                 os.write(master, b"\x07")
                 time.sleep(0.3)
-                pressed = time.time()
                 os.write(master, key.encode())
+                time.sleep(0.2)
+                pressed = time.time()
+                os.write(master, b"\r")
                 jumps.append((label, wait_for(steps, label, pressed) - pressed))
                 time.sleep(0.5)
             return jumps[0][1], jumps[2][1]

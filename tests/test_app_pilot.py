@@ -18,7 +18,7 @@ async def test_keys_walk_and_record_the_path(tmp_path):
         await pilot.press("alt+right")
         await pilot.pause()
         assert app.current_step() == "B"
-        await pilot.press("ctrl+g", "7")
+        await pilot.press("ctrl+g", "7", "enter")
         await pilot.pause()
         assert app.current_step() == "G"
         await pilot.press("f3")  # G's predecessor depends on the branch; none chosen -> E
@@ -395,7 +395,7 @@ async def test_f5_on_a_panel_without_its_source_still_says_why(tmp_path):
     checked = set()
     async with app.run_test(size=(140, 50)) as pilot:
         for key in "123456789":
-            await pilot.press("ctrl+g", key)
+            await pilot.press("ctrl+g", key, "enter")
             await pilot.pause()
             await pilot.press("f5")
             await app.workers.wait_for_complete()
@@ -417,7 +417,7 @@ async def test_a_burst_of_step_keys_keeps_its_order(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         app.screen.set_focus(None)
-        await pilot.press(*[k for d in "9153278" for k in ("ctrl+g", d)])
+        await pilot.press(*[k for d in "9153278" for k in ("ctrl+g", d, "enter")])
         await pilot.pause(0.5)
         assert app.current_step() == "H"
     assert ctx.session.incident.path == ["A", "I", "A", "E", "C", "B", "G", "H"]

@@ -33,7 +33,7 @@ async def test_useful_and_step_frames_are_marked(
         # The demo's step A: one row per golden signal, name/now/baseline/change/verdict/spark.
         rows, cols = _labels(useful)[0].split("x")
         assert int(rows) >= 4 and int(cols) == 6
-        await pilot.press("ctrl+g", "3")
+        await pilot.press("ctrl+g", "3", "enter")
         for _ in range(40):
             await pilot.pause(0.05)
             if "C" in _labels(steps):

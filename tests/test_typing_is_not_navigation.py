@@ -314,7 +314,7 @@ def test_every_command_key_is_what_a_terminal_sends():
         assert key not in {f"alt+{d}" for d in "0123456789b"}, key
 
 
-async def test_ctrl_g_lists_the_steps_and_a_number_goes_there(tmp_path):
+async def test_ctrl_g_lists_the_steps_a_number_highlights_and_enter_goes(tmp_path):
     from testkit import make_ctx
 
     ctx = make_ctx(tmp_path, lang="zh")
@@ -327,6 +327,19 @@ async def test_ctrl_g_lists_the_steps_and_a_number_goes_there(tmp_path):
         assert menu.option_count == 9 and menu.highlighted == 1
         assert "4. D · " in str(menu.get_option_at_index(3).prompt)
         await pilot.press("4")
+        await pilot.pause()
+        # the number highlights; the list stays open and nothing moved
+        assert app.screen.query_one("#step-menu") is menu and menu.highlighted == 3
+        assert ctx.session.incident.path == ["B"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.current_step() == "D"
+        # a sentence typed into the list moves nothing; it only highlights
+        await pilot.press("ctrl+g", *"Xid 79 on node 3")
+        await pilot.pause()
+        assert app.screen.query_one("#step-menu").highlighted == 2
+        assert ctx.session.incident.path == ["B", "D"]
+        await pilot.press("escape")
         await pilot.pause()
         assert app.current_step() == "D"
         await pilot.press("ctrl+g", "down", "enter")

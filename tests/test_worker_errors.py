@@ -87,7 +87,7 @@ async def test_a_step_worker_that_raises_is_contained(tmp_path: Path, step: str)
         await _settle(app, pilot)
         _assert_contained(app, ctx, tmp_path)
         ctx.session.set_text("symptoms", "typed after the failure")
-        await pilot.press("ctrl+g", "1")  # the app still navigates
+        await pilot.press("ctrl+g", "1", "enter")  # the app still navigates
         await pilot.pause()
         assert app.current_step() == "A"
     _assert_saved(ctx)

@@ -1,8 +1,9 @@
 """Ctrl+G: go to a step of the flow from a short numbered list.
 
 Terminals send Alt+digit as characters (Option+3 is ``£`` on a Mac, and Textual reads
-``ESC 3`` so), so a jump key cannot be an Alt chord: Ctrl+G opens this list instead. It
-holds no text field, so its numbers and Enter choose (as in F7's list of scenarios).
+``ESC 3`` so), so a jump key cannot be an Alt chord: Ctrl+G opens this list instead. A
+number only highlights its step and Enter goes there, so a sentence typed into the list by
+mistake (``Xid 79 on node 3``) moves nothing: typing is never navigation.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ class StepMenuScreen(ModalScreen[str | None]):
             menu.highlighted = ids.index(self.current)
 
     def action_pick(self, number: int) -> None:
-        """Go to the step numbered ``number`` (1 = A … 9 = I)."""
+        """Highlight the step numbered ``number`` (1 = A … 9 = I); Enter goes there."""
         if 1 <= number <= len(STEPS):
-            self.dismiss(STEPS[number - 1].id.value)
+            self.query_one(OptionList).highlighted = number - 1
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
