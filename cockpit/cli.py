@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "gpus": "per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
     "explain": "explain a pasted artifact (OOM, NCCL, Xid, FailedScheduling, engine logs…)",
     "playbook": "a scenario playbook's checklist with its automated checks",
+    "drill": "practise on a recorded incident and get a scorecard",
 }
 """Every subcommand and its one-line summary (the order of ``cockpit --help``)."""
 COMMAND_MODULES = tuple(COMMANDS)

@@ -43,7 +43,17 @@ ENV_KEYS = (
     "COCKPIT_KUBERNETES__CONTEXT",
 )
 
-COMMANDS = ("explain", "pending", "changes", "gpus", "doctor", "list", "playbook", "export")
+COMMANDS = (
+    "explain",
+    "pending",
+    "changes",
+    "gpus",
+    "doctor",
+    "list",
+    "playbook",
+    "export",
+    "drill_list",
+)
 """The blocks that document a command's whole output (the others are shared objects)."""
 
 UNSEEN_OK: set[tuple[str, str]] = {
@@ -369,6 +379,13 @@ def test_list(env: Path, capsys: pytest.CaptureFixture[str], checker: Checker) -
     for row in doc:
         checker.check("list", [row])
     assert run_json(capsys, "list", "--json", "--state-dir", str(env / "none")) == []
+
+
+def test_drill_list(env: Path, capsys: pytest.CaptureFixture[str], checker: Checker) -> None:
+    for lang in ("en", "zh"):
+        doc = run_json(capsys, "drill", "--list", "--json", "--lang", lang)
+        checker.check("drill_list", doc)
+        assert "worked_example" in {d["id"] for d in doc}
 
 
 def test_playbook(

@@ -3,6 +3,8 @@
 - ``xid.json``: NVIDIA Xid codes (meaning, likely cause, NVIDIA's immediate-action bucket,
   what to check), English with a ``zh`` translation; sources in its ``_meta`` and per entry.
 - ``clock_reasons.json``: the NVML/DCGM clock-event reason bits; sources in its ``_meta``.
+- ``causes.toml``: the cause classes a diagnosis concludes, each with its layer (names in
+  the i18n entries ``metrics.cause.<id>``); sources in its header.
 
 Every entry is a pydantic model with unknown keys forbidden, so a misspelt field or a
 wrong type in a knowledge file fails at load (and in the suite), instead of reading as
@@ -15,6 +17,7 @@ Raises (both loaders):
 from __future__ import annotations
 
 import json
+import tomllib
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -106,3 +109,24 @@ def clock_reason_catalogue() -> dict[int, ClockReasonEntry]:
     """``clock_reasons.json`` by bit value."""
     cat = ClockReasonCatalogue.model_validate(_read("clock_reasons.json"))
     return {r.value: r for r in cat.reasons}
+
+
+class CauseClass(_Entry):
+    """One cause class of ``causes.toml``.
+
+    Attributes:
+        id: Its key (``memory_fragmentation``); its name is ``metrics.cause.<id>``.
+        layer: The layer of step C it is found in (``""`` for ``unknown``).
+    """
+
+    id: str
+    layer: Literal["access", "serving", "runtime", "hardware", "infrastructure", ""]
+
+
+@cache
+def cause_classes() -> dict[str, CauseClass]:
+    """``causes.toml`` by id, in the file's order."""
+    raw = tomllib.loads(
+        (resources.files("cockpit.knowledge") / "causes.toml").read_text(encoding="utf-8")
+    )
+    return {k: CauseClass.model_validate({"id": k, **v}) for k, v in raw.items()}

@@ -1,0 +1,58 @@
+"""``cockpit drill``: practise on a recorded incident.
+
+``cockpit drill --list [--json]`` lists the drills shipped in the package: id, title,
+difficulty and what each teaches, never its answers. ``--json`` prints::
+
+    [{"id", "title", "difficulty", "teaches"}]
+
+(titles and what it teaches in ``--lang``). Exit status 0; 2 when the configuration
+cannot be loaded or a shipped drill is broken (the message names its file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cockpit.i18n import t
+from cockpit.neutral import json_text
+
+from ._record_common import err, settings_or_none
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add the ``drill`` subcommand."""
+    p = subparsers.add_parser(
+        "drill",
+        parents=parents,
+        help="practise on a recorded incident and get a scorecard",
+        description="Drills: recorded incidents with an answer key, shipped in the package.",
+    )
+    p.add_argument("--list", action="store_true", help="list the drills (no answers)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cockpit drill``; returns the exit status."""
+    from cockpit.drills.catalogue import DrillError, catalogue
+
+    settings = settings_or_none(args)
+    if settings is None:
+        return 2
+    lang = settings.resolved_lang()
+    try:
+        drills = catalogue()
+    except DrillError as exc:
+        err(str(exc))
+        return 2
+    listing = [d.key.listing(lang) for d in drills.values()]
+    if args.json:
+        print(json_text(json.dumps(listing, ensure_ascii=False, indent=2)))
+        return 0
+    for row in listing:
+        level = t(f"drill.difficulty.{row['difficulty']}", lang)
+        print(f"{row['id']}  [{level}]  {row['title']}")
+        print(f"    {row['teaches']}")
+    return 0
