@@ -24,6 +24,12 @@ others whose evidence is present stay open as alternatives):
 ``kv_cache_overload``
     KV cache at its ceiling or preemptions up (runtime anomalous) with the queue growing.
     Layer runtime, scope everything, suspect the service (capacity).
+``demand_surge``
+    More requests than in the baseline (step F ``arrival_rate`` fired upward: the arrival
+    rate at ≥ ×1.25, golden.py's traffic threshold) while the queue grows or the queue time
+    is anomalous. Layer serving, scope everything, suspect the service (capacity). With a
+    KV-cache overload it is the same capacity story: its evidence joins that cause's
+    instead of standing as an alternative.
 ``long_prompts``
     The prompt-length mix shifted (step F ``long_prompts``, from the length histogram or
     tokens per request). Layer serving, scope everything, suspect a client.
@@ -322,6 +328,37 @@ def _kv(dd: Drilldown, deployment: str) -> _Candidate | None:
     )
 
 
+def _surge(dd: Drilldown, load: list[Finding], deployment: str) -> _Candidate | None:
+    f = _finding(load, "arrival_rate")
+    if f is None or f.numbers.get("ratio", 0.0) <= 1.0:
+        return None
+    queue = _by_key(dd).get("serving.queue:value")
+    waiting = _bad(dd, "serving.queue_time")
+    growing = queue is not None and bool(queue_growing(queue))
+    if not growing and not waiting:
+        return None
+    backed_up = ([queue] if growing and queue is not None else []) + waiting[:1]
+    ev = {
+        "cause": _finding_msgs(f) + [reading_msg(s) for s in backed_up],
+        "layer": [reading_msg(s) for s in backed_up],
+        "scope": [msg("metrics.likely.all_replicas")],
+        "suspect": [
+            msg(
+                "metrics.likely.capacity_demand",
+                deployment=deployment or "-",
+                ratio=f.numbers["ratio"],
+            )
+        ],
+    }
+    return _Candidate(
+        cause="demand_surge",
+        layer="serving",
+        scope="everything",
+        suspect=Suspect(kind="service", name=deployment, deployment=deployment),
+        evidence=ev,
+    )
+
+
 def _long_prompts(dd: Drilldown, load: list[Finding], deployment: str) -> _Candidate | None:
     f = _finding(load, "long_prompts")
     if f is None:
@@ -379,6 +416,12 @@ def conclude(
         gateway: The gateway's pod when known (names the suspect of gateway errors).
     """
     items = items or []
+    kv = _kv(dd, deployment)
+    surge = _surge(dd, load, deployment)
+    if kv is not None and surge is not None:
+        # More demand filling the KV cache is one capacity story, told once.
+        kv.evidence["cause"] += surge.evidence["cause"][:1]
+        surge = None
     found = [
         c
         for c in (
@@ -386,7 +429,8 @@ def conclude(
             _release(dd, inv, items),
             _thermal(dd, br, inv),
             _gateway(dd, load, gateway),
-            _kv(dd, deployment),
+            kv,
+            surge,
             _long_prompts(dd, load, deployment),
             _instance(br, inv),
         )

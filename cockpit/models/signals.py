@@ -55,6 +55,9 @@ SIGNALS: dict[str, SignalInfo] = {
     ),
     "serving.gen_tps": SignalInfo("serving", "traffic", "output tokens/s", "输出 tokens/s", "down"),
     "serving.error_ratio": SignalInfo("serving", "errors", "error ratio", "错误率"),
+    # Requests their client gave up on (disconnects, cancels): a symptom of waiting, never
+    # counted as the servers' error ratio (SGLang num_aborted_requests_total).
+    "serving.client_aborts": SignalInfo("serving", "errors", "client aborts", "客户端中止"),
     "serving.queue": SignalInfo("serving", "saturation", "queue length", "队列长度"),
     "serving.running": SignalInfo(
         "serving", "saturation", "running requests", "运行中请求", "both"
