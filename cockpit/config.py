@@ -150,6 +150,24 @@ class KubernetesSettings(BaseModel):
     asked for its tail). A larger one fails that request, naming it and this limit."""
 
 
+class LogsSettings(BaseModel):
+    """How the layered logs are read (``[logs]``; ``cockpit logs`` and the logs panel)."""
+
+    max_mb: float = Field(default=2.0, gt=0, le=64)
+    """Largest part of one container's log read, in MiB (``limitBytes``); the report
+    says when a log was cut there."""
+    tail_lines: int = Field(default=50_000, ge=1, le=1_000_000)
+    """At most that many lines per log (``tailLines``)."""
+    timeout_s: float = Field(default=30.0, gt=0, le=300)
+    """Time one log read may take, in seconds."""
+    gateway_namespace: str = "ingress-nginx"
+    """Namespace of the gateway's controller pods (the access logs)."""
+    gateway_selector: str = "app.kubernetes.io/component=controller"
+    """Label selector of the gateway's controller pods in that namespace."""
+    cohort: int = Field(default=2, ge=0, le=20)
+    """Pods of the suspect's cohort whose logs are read next to the suspect's."""
+
+
 class Settings(BaseSettings):
     """Everything cockpit can be configured with."""
 
@@ -167,6 +185,8 @@ class Settings(BaseSettings):
     """The service under investigation."""
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
     """Kubernetes API access."""
+    logs: LogsSettings = Field(default_factory=LogsSettings)
+    """Layered logs (limits, the gateway's pods)."""
     state_dir: Path | None = None
     """Where incidents are kept; default the XDG state dir (``~/.local/state/cockpit``)."""
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)

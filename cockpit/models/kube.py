@@ -751,6 +751,9 @@ class PodLog(_M):
         container: Container it came from ("" = the default one).
         previous: From the previous (terminated) instance.
         tail_lines: Lines asked for.
+        since_time: The ``sinceTime`` asked for (``None``: the whole log).
+        limit_bytes: The ``limitBytes`` asked for (``None``: no limit).
+        truncated: The answer reached ``limit_bytes``: the log goes on past it.
     """
 
     namespace: str
@@ -758,6 +761,9 @@ class PodLog(_M):
     container: str = ""
     previous: bool = False
     tail_lines: int | None = None
+    since_time: datetime | None = None
+    limit_bytes: int | None = None
+    truncated: bool = False
     text: str = ""
 
 

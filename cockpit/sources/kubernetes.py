@@ -31,6 +31,7 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -598,9 +599,26 @@ class KubeSource:
         previous: bool = False,
         tail_lines: int | None = 200,
         timestamps: bool = False,
+        since_time: datetime | None = None,
+        limit_bytes: int | None = None,
     ) -> PodLog:
-        """The tail of a pod's log (``previous`` = the last terminated instance;
-        ``timestamps`` = each line prefixed with the kubelet's RFC 3339 time)."""
+        """A pod's log (``GET .../pods/NAME/log``, the call behind the client's
+        ``read_namespaced_pod_log``), with secrets redacted as it enters.
+
+        Args:
+            previous: The last terminated instance of the container (a restarted or
+                crash-looping one).
+            tail_lines: At most that many lines from the end (``None``: no tail).
+            timestamps: Each line prefixed with the kubelet's RFC 3339 time.
+            since_time: Only lines written at or after this time (``sinceTime``, whole
+                seconds, UTC).
+            limit_bytes: At most that many bytes (``limitBytes``); the answer is then
+                marked ``truncated`` when it is that long.
+
+        Raises:
+            SourceError: classified (400 for a ``previous`` container that never
+                terminated, 404 for an unknown pod).
+        """
         await self.connect()
         ns = self._scope(namespace) or self.namespace
         q: list[tuple[str, Any]] = []
@@ -612,6 +630,10 @@ class KubeSource:
             q.append(("tailLines", tail_lines))
         if timestamps:
             q.append(("timestamps", "true"))
+        if since_time is not None:
+            q.append(("sinceTime", since_time.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        if limit_bytes is not None:
+            q.append(("limitBytes", limit_bytes))
         path = self._path("/api/v1", "pods", ns, name) + "/log"
         data = await self._run(lambda: self._request("GET", path, q, accept="*/*", namespace=ns))
         return PodLog(
@@ -620,6 +642,9 @@ class KubeSource:
             container=container,
             previous=previous,
             tail_lines=tail_lines,
+            since_time=since_time,
+            limit_bytes=limit_bytes,
+            truncated=limit_bytes is not None and len(data) >= limit_bytes,
             text=redact_text(data.decode("utf-8", "replace")),
         )
 

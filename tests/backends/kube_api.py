@@ -12,7 +12,8 @@ What it implements:
   ``fieldSelector`` (any dotted path, ``=``/``==``/``!=``), ``labelSelector`` (equality,
   set-based, existence), ``limit``/``continue`` pagination;
 - ``meta.k8s.io/v1 Table`` answers for ``kubectl get``;
-- pod logs (``container``, ``previous``, ``tailLines``);
+- pod logs (``container``, ``previous``, ``tailLines``, ``timestamps``, ``sinceTime``,
+  ``sinceSeconds``, ``limitBytes`` applied in the kubelet's order);
 - ``SelfSubjectAccessReview`` POST answered from configured rules (allowed by default);
 - a request log, and fault injection per path (status, delay, times, truncated JSON, a 403
   with an RBAC ``Status`` message).
@@ -608,13 +609,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(400, _status_body(400, "BadRequest", msg))
                 return
             text = ""
+        since = _since_of(q)
+        if since is not None:
+            text = "".join(_lines_since(text, since))
         if q.get("timestamps") not in ("true", "True", "1"):
             text = _TS_PREFIX.sub("", text)
         tail = q.get("tailLines")
         if tail:
             lines = text.splitlines(keepends=True)
             text = "".join(lines[-int(tail) :]) if int(tail) > 0 else ""
-        self._send(200, text.encode(), "text/plain")
+        body = text.encode()
+        limit = q.get("limitBytes")
+        if limit:
+            body = body[: int(limit)]
+        self._send(200, body, "text/plain")
 
     def _ssar(self, cluster: Cluster, body_in: bytes) -> None:
         try:
@@ -638,6 +646,28 @@ class _Handler(BaseHTTPRequestHandler):
 
 _TS_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}T[\d:.]+Z ", re.MULTILINE)
 """Fixture logs carry kubelet-style timestamps; they are sent only with ``timestamps=true``."""
+
+
+def _since_of(q: dict[str, str]) -> float | None:
+    """``sinceTime`` (RFC 3339) or ``sinceSeconds`` (before now) as Unix seconds."""
+    if q.get("sinceTime"):
+        return datetime.fromisoformat(q["sinceTime"].replace("Z", "+00:00")).timestamp()
+    if q.get("sinceSeconds"):
+        return time.time() - int(q["sinceSeconds"])
+    return None
+
+
+def _lines_since(text: str, since: float) -> Iterator[str]:
+    """The lines of ``text`` whose kubelet timestamp is at or after ``since`` (a line
+    without one follows the line before it, as a continuation of a multi-line entry)."""
+    keep = True
+    for line in text.splitlines(keepends=True):
+        m = _TS_PREFIX.match(line)
+        if m is not None:
+            stamp = m.group().strip().replace("Z", "+00:00")
+            keep = datetime.fromisoformat(stamp).timestamp() >= since
+        if keep:
+            yield line
 
 
 def _guess_resource(path: str) -> str:

@@ -1,0 +1,550 @@
+"""Layered logs as evidence (seed 003 §三 "日志与监控体系搭建").
+
+The seed names four kinds of log — access (request ID, path, status, latency), service
+(batch size, queue length, inference time, memory allocation), runtime (CUDA errors, NCCL
+warnings, OOM stacks) and system (driver, Xid, temperature, power) — each carrying a
+request or batch ID so that a user's request can be followed down to the GPU. This module
+reads pod log texts into those layers, with the same engine as ``cockpit explain``
+(:func:`cockpit.analysis.explain.explain_lines`): per layer the first error, counts, the
+lines and their time, and a request ID of an access line followed into the serving pods'
+logs.
+
+Pure: texts in, models out. Texts come with the kubelet's RFC 3339 timestamp on every line
+(``timestamps=true``); a line's time is that stamp.
+
+Layers:
+- ``access``: the gateway controller's log (ingress-nginx's default ``upstreaminfo``
+  format, its JSON variant, Envoy's default format): status, upstream, duration, request
+  ID.
+- ``service``: the serving pods' log (engine stats lines, HTTP errors, engine errors):
+  every explain finding that is not a runtime one.
+- ``runtime``: the CUDA / NCCL / OOM lines inside the serving pods' log (explain kinds
+  :data:`RUNTIME_KINDS`).
+- ``system``: driver and Xid messages are kernel messages, not pod logs; they come from
+  NVML events and DCGM (the GPU panel, ``cockpit gpus``). The report says where they can
+  or cannot be read (:func:`system_layer`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cockpit.analysis.explain import explain_lines
+
+LAYERS = ("access", "service", "runtime", "system")
+"""The seed's four kinds of log, in the order they are shown."""
+Layer = Literal["access", "service", "runtime", "system"]
+
+RUNTIME_KINDS = frozenset({"cuda_oom", "nccl", "cuda_error", "xid"})
+"""Explain kinds that are runtime lines (CUDA errors, NCCL, OOM; seed 003 §三)."""
+
+MAX_FINDING_LINES = 8
+"""Lines kept per finding (the first ones; ``count`` says how many there were)."""
+MAX_FOLLOW = 200
+"""Request IDs of access lines looked for in the serving logs (errors first)."""
+MAX_TRACES = 20
+"""Followed requests kept in the report."""
+MAX_HOPS = 5
+"""Serving lines kept per followed request."""
+
+_KUBELET_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
+_ERROR_LINE = re.compile(
+    r"^(?:\S+Z )?(?:\[rank\d+\]:)?(?:"
+    r"(?:ERROR|CRITICAL|FATAL)\b|\[?E\d{4} \d\d:|Traceback \(most recent call last\)|"
+    r"[\w.]*(?:Error|Exception): |"
+    r"\{.*\"(?:level|severity)\"\s*:\s*\"(?:error|ERROR|fatal|FATAL|critical|CRITICAL)\")",
+    re.MULTILINE,
+)
+_RUNTIME_WORD = re.compile(
+    r"cuda|nccl|out of memory|outofmemory|cublas|cudnn|illegal memory|processgroup|"
+    r"watchdog|NVRM|Xid",
+    re.IGNORECASE,
+)
+# ingress-nginx's default log-format-upstream ("upstreaminfo"), $req_id last.
+_NGINX = re.compile(
+    r'(?P<addr>\S+) - \S+ \[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+)[^"]*" '
+    r'(?P<status>\d{3}) \d+ "[^"]*" "[^"]*" \d+ (?P<duration>[\d.]+) '
+    r"\[(?P<upstream_name>[^\]]*)\] \[[^\]]*\] (?P<upstream>\S+(?:, \S+)*) \S+(?:, \S+)* "
+    r"\S+(?:, \S+)* (?P<upstream_status>\S+(?:, \S+)*)(?: (?P<req_id>[0-9a-fA-F-]{8,64}))?"
+)
+# Envoy's default access log format (duration in ms, x-request-id quoted).
+_ENVOY = re.compile(
+    r'\[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) \S+ \d+ \d+ '
+    r'(?P<duration_ms>\d+) \S+ "[^"]*" "[^"]*" "(?P<req_id>[^"]*)" "[^"]*" "(?P<upstream>[^"]*)"'
+)
+_ID_TOKEN = re.compile(
+    r"(?<![0-9A-Za-z])(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+class LogLine(BaseModel):
+    """One log line a finding rests on.
+
+    Attributes:
+        pod / container: Where it was read.
+        previous: From the previous (terminated) instance of the container.
+        at: The kubelet's timestamp of the line (UTC), ``None`` when it has none.
+        text: The line without that timestamp, cut to 400 characters (already
+            neutralised and redacted by the source).
+    """
+
+    pod: str
+    container: str = ""
+    previous: bool = False
+    at: datetime | None = None
+    text: str
+
+
+class LogFinding(BaseModel):
+    """What the engine found in one layer (merged across pods).
+
+    Attributes:
+        key: Stable identifier ``<layer>/<kind>/<cause>``.
+        layer: ``access``, ``service`` or ``runtime``.
+        kind / cause / category: The explain finding's (``access_errors`` for 5xx and 499
+            answers of the gateway).
+        first_at: Time of the earliest line it rests on (UTC), ``None`` when unknown.
+        offset_s: ``first_at`` minus the incident start in seconds (``None`` without a
+            start or a time): its place on the incident timeline.
+        count: Lines it rests on, over every pod.
+        pods: Pods it was found in, first seen first.
+        lines: The first :data:`MAX_FINDING_LINES` of those lines, in time order.
+        fields: The engine's extracted fields of the first pod it was found in.
+    """
+
+    key: str
+    layer: str
+    kind: str
+    cause: str | None = None
+    category: str = ""
+    first_at: datetime | None = None
+    offset_s: float | None = None
+    count: int = 0
+    pods: list[str] = Field(default_factory=list)
+    lines: list[LogLine] = Field(default_factory=list)
+    fields: dict[str, object] = Field(default_factory=dict)
+
+
+class AccessSummary(BaseModel):
+    """The gateway's access lines of the window.
+
+    Attributes:
+        requests: Access lines recognised.
+        with_request_id: Of those, lines that carry a request ID.
+        status: Count per status class (``2xx``, ``4xx``, ``499``, ``5xx``…).
+        upstreams: Count per upstream (service name or address).
+        slowest_s: The longest duration of a request, in seconds (``None`` when no line
+            carries one).
+    """
+
+    requests: int = 0
+    with_request_id: int = 0
+    status: dict[str, int] = Field(default_factory=dict)
+    upstreams: dict[str, int] = Field(default_factory=dict)
+    slowest_s: float | None = None
+
+
+class LayerReport(BaseModel):
+    """One layer.
+
+    Attributes:
+        layer: ``access``, ``service``, ``runtime`` or ``system``.
+        read: Some log of this layer was read (``False``: see ``not_read``).
+        lines: Lines of this layer read (runtime: serving lines naming CUDA, NCCL, OOM,
+            a watchdog or the driver).
+        error_lines: Lines at error level (ERROR, CRITICAL, FATAL, glog ``E``, a
+            traceback or exception line, a JSON error) in this layer.
+        first_error: The earliest of those.
+        findings: The engine's findings, the earliest first.
+        access: The access summary (access layer only).
+        not_read: Why nothing of this layer was read, as an i18n key under
+            ``logs.not_read.`` (with ``not_read_args``), empty when read.
+    """
+
+    layer: str
+    read: bool = False
+    lines: int = 0
+    error_lines: int = 0
+    first_error: LogLine | None = None
+    findings: list[LogFinding] = Field(default_factory=list)
+    access: AccessSummary | None = None
+    not_read: str = ""
+    not_read_args: dict[str, str] = Field(default_factory=dict)
+
+
+class TracedRequest(BaseModel):
+    """A request followed from the gateway into the serving pods.
+
+    Attributes:
+        request_id: The ID both logs carry.
+        status: The gateway's status code for it.
+        access: The access line.
+        serving: Serving lines carrying the ID (at most :data:`MAX_HOPS`).
+    """
+
+    request_id: str
+    status: int | None = None
+    access: LogLine
+    serving: list[LogLine] = Field(default_factory=list)
+
+
+class RequestIdReport(BaseModel):
+    """Whether a request can be followed across layers (seed 003: unified request_id).
+
+    Attributes:
+        status: ``followed`` (some access line's ID is in a serving log),
+            ``not_in_serving`` (access lines carry IDs, the serving logs read do not),
+            ``no_ids`` (access lines carry no request ID), ``no_access`` (no access line
+            was read).
+        access_ids: Distinct request IDs of the access lines looked for.
+        followed: Requests found on both sides, errors first.
+    """
+
+    status: Literal["followed", "not_in_serving", "no_ids", "no_access"] = "no_access"
+    access_ids: int = 0
+    followed: list[TracedRequest] = Field(default_factory=list)
+
+
+def split_stamp(line: str) -> tuple[datetime | None, str]:
+    """The kubelet timestamp of ``line`` (``2026-12-01T00:10:05.123456789Z ``) and the
+    rest; ``(None, line)`` without one."""
+    m = _KUBELET_TS.match(line)
+    if m is None:
+        return None, line
+    frac = (m.group(2) or "").ljust(6, "0")[:6]
+    try:
+        at = datetime.fromisoformat(m.group(1)).replace(microsecond=int(frac), tzinfo=UTC)
+    except ValueError:
+        return None, line
+    return at, line[m.end() :]
+
+
+def _line(pod: str, container: str, previous: bool, raw: str) -> LogLine:
+    at, text = split_stamp(raw)
+    return LogLine(pod=pod, container=container, previous=previous, at=at, text=text[:400])
+
+
+class PodPart(BaseModel):
+    """What one log read contributed (merged into the report by :func:`merge`)."""
+
+    layer_lines: dict[str, int] = Field(default_factory=dict)
+    error_lines: dict[str, int] = Field(default_factory=dict)
+    first_error: dict[str, LogLine] = Field(default_factory=dict)
+    findings: list[LogFinding] = Field(default_factory=list)
+    access: AccessSummary | None = None
+    access_ids: dict[str, tuple[int | None, LogLine]] = Field(default_factory=dict)
+    serving_hits: dict[str, list[LogLine]] = Field(default_factory=dict)
+
+
+def _errors(text: str, pod: str, container: str, previous: bool, part: PodPart) -> None:
+    """Count error-level lines per layer and keep the first of each."""
+    for m in _ERROR_LINE.finditer(text):
+        end = text.find("\n", m.start())
+        raw = text[m.start() : end if end >= 0 else len(text)]
+        layer = "runtime" if _RUNTIME_WORD.search(raw) else "service"
+        part.error_lines[layer] = part.error_lines.get(layer, 0) + 1
+        if layer not in part.first_error:
+            part.first_error[layer] = _line(pod, container, previous, raw)
+
+
+def _runtime_lines(text: str) -> int:
+    """Lines naming a runtime word (each line once)."""
+    n = 0
+    line_end = -1
+    for m in _RUNTIME_WORD.finditer(text):
+        if m.start() <= line_end:
+            continue
+        n += 1
+        line_end = text.find("\n", m.start())
+        if line_end < 0:
+            break
+    return n
+
+
+def _findings(
+    lines: list[str], layer_of: dict[str, str], pod: str, container: str, previous: bool
+) -> list[LogFinding]:
+    expl = explain_lines(lines)
+    out: list[LogFinding] = []
+    for f in expl.findings:
+        layer = layer_of.get(f.kind) or ("runtime" if f.kind in RUNTIME_KINDS else "service")
+        numbers = sorted({e.line for e in f.evidence if 0 < e.line <= len(lines)})
+        if not numbers and 0 < f.first_line <= len(lines):
+            numbers = [f.first_line]
+        picked = [_line(pod, container, previous, lines[n - 1]) for n in numbers]
+        times = [ln.at for ln in picked if ln.at is not None]
+        out.append(
+            LogFinding(
+                key=f"{layer}/{f.kind}/{f.cause or ''}",
+                layer=layer,
+                kind=f.kind,
+                cause=f.cause,
+                category=f.category,
+                first_at=min(times) if times else None,
+                count=len(picked),
+                pods=[pod],
+                lines=picked[:MAX_FINDING_LINES],
+                fields=f.fields,
+            )
+        )
+    return out
+
+
+def analyse_serving(
+    pod: str, container: str, previous: bool, text: str, wanted: Iterable[str] = ()
+) -> PodPart:
+    """One serving pod's log: service and runtime findings, error lines, and the lines
+    that carry one of the ``wanted`` request IDs (lower-case)."""
+    part = PodPart()
+    lines = text.splitlines()
+    part.layer_lines["service"] = len(lines)
+    part.layer_lines["runtime"] = _runtime_lines(text)
+    _errors(text, pod, container, previous, part)
+    part.findings = _findings(lines, {}, pod, container, previous)
+    want = set(wanted)
+    if want:
+        for m in _ID_TOKEN.finditer(text):
+            rid = m.group().lower()
+            if rid not in want:
+                continue
+            hits = part.serving_hits.setdefault(rid, [])
+            if len(hits) < MAX_HOPS:
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                raw = text[start : end if end >= 0 else len(text)]
+                hits.append(_line(pod, container, previous, raw))
+    return part
+
+
+def _access_fields(rest: str) -> tuple[int, float | None, str, str] | None:
+    """(status, duration s, upstream, request ID) of one access line, ``None`` when it is
+    not one."""
+    m = _NGINX.search(rest)
+    if m is not None:
+        dur = _float(m.group("duration"))
+        up = m.group("upstream_name") or m.group("upstream")
+        return int(m.group("status")), dur, up, (m.group("req_id") or "").lower()
+    m = _ENVOY.search(rest)
+    if m is not None:
+        ms = _float(m.group("duration_ms"))
+        rid = m.group("req_id")
+        return (
+            int(m.group("status")),
+            None if ms is None else ms / 1000,
+            m.group("upstream"),
+            "" if rid == "-" else rid.lower(),
+        )
+    if rest.startswith("{") and '"status"' in rest:
+        try:
+            doc = json.loads(rest)
+        except ValueError:
+            return None
+        if not isinstance(doc, dict):
+            return None
+        try:
+            status = int(str(doc.get("status")))
+        except (TypeError, ValueError):
+            return None
+        dur = _float(str(doc.get("request_time", doc.get("duration", ""))))
+        rid = str(doc.get("req_id") or doc.get("request_id") or doc.get("x_request_id") or "")
+        up = str(doc.get("proxy_upstream_name") or doc.get("upstream_addr") or "")
+        return status, dur, up, rid.lower()
+    return None
+
+
+def _float(v: str | None) -> float | None:
+    try:
+        return float(v) if v not in (None, "", "-") else None
+    except ValueError:
+        return None
+
+
+def _status_class(status: int) -> str:
+    return "499" if status == 499 else f"{status // 100}xx"
+
+
+def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPart:
+    """One gateway controller pod's log: the access summary, the error answers (5xx and
+    499) as a finding, the request IDs to follow (errors first, then the slowest), and the
+    engine's findings over its other lines (upstream timeouts, resets)."""
+    part = PodPart()
+    summary = AccessSummary()
+    errors: list[LogLine] = []
+    candidates: list[tuple[int, float, str, int, LogLine]] = []
+    lines = text.splitlines()
+    others: list[str] = []
+    for raw in lines:
+        at, rest = split_stamp(raw)
+        fields = _access_fields(rest)
+        if fields is None:
+            others.append(raw)
+            continue
+        status, dur, upstream, rid = fields
+        summary.requests += 1
+        cls = _status_class(status)
+        summary.status[cls] = summary.status.get(cls, 0) + 1
+        if upstream:
+            summary.upstreams[upstream] = summary.upstreams.get(upstream, 0) + 1
+        if dur is not None and (summary.slowest_s is None or dur > summary.slowest_s):
+            summary.slowest_s = dur
+        bad = status >= 500 or status == 499
+        line = None
+        if bad:
+            line = LogLine(pod=pod, container=container, previous=previous, at=at, text=rest[:400])
+            errors.append(line)
+        if rid:
+            summary.with_request_id += 1
+            line = line or LogLine(
+                pod=pod, container=container, previous=previous, at=at, text=rest[:400]
+            )
+            candidates.append((0 if bad else 1, -(dur or 0.0), rid, status, line))
+            if len(candidates) > 4 * MAX_FOLLOW:
+                candidates.sort(key=lambda c: (c[0], c[1]))
+                del candidates[MAX_FOLLOW:]
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    for _, _, rid, status, line in candidates:
+        if len(part.access_ids) >= MAX_FOLLOW:
+            break
+        part.access_ids.setdefault(rid, (status, line))
+    part.access = summary
+    part.layer_lines["access"] = len(lines)
+    _errors(text, pod, container, previous, part)
+    part.error_lines = {"access": sum(part.error_lines.values()) + len(errors)}
+    firsts = [ln for ln in (*part.first_error.values(), *errors[:1])]
+    dated = [ln for ln in firsts if ln.at is not None]
+    part.first_error = {"access": min(dated, key=_at)} if dated else {}
+    if errors:
+        by: dict[str, int] = {}
+        for ln in errors:
+            m = re.search(r'" (\d{3}) ', ln.text)
+            code = m.group(1) if m else "5xx"
+            by[code] = by.get(code, 0) + 1
+        part.findings.append(
+            LogFinding(
+                key="access/access_errors/",
+                layer="access",
+                kind="access_errors",
+                category="ttft_spike",
+                first_at=errors[0].at,
+                count=len(errors),
+                pods=[pod],
+                lines=errors[:MAX_FINDING_LINES],
+                fields={"by_status": by},
+            )
+        )
+    part.findings += _findings(
+        others, {k: "access" for k in ("serving", "engine_log")}, pod, container, previous
+    )
+    return part
+
+
+def _at(line: LogLine) -> datetime:
+    return line.at or datetime.max.replace(tzinfo=UTC)
+
+
+def merge(
+    parts: Iterable[tuple[str, PodPart]],
+    incident_start: datetime | None,
+    system: LayerReport,
+) -> tuple[list[LayerReport], RequestIdReport]:
+    """The layers and the request-ID report from every read's part.
+
+    Args:
+        parts: ``(role, part)`` with role ``gateway`` or ``serving``.
+        incident_start: The incident's start, for each finding's ``offset_s``.
+        system: The system layer (:func:`system_layer`).
+    """
+    layers = {name: LayerReport(layer=name) for name in ("access", "service", "runtime")}
+    merged: dict[str, LogFinding] = {}
+    access_ids: dict[str, tuple[int | None, LogLine]] = {}
+    hits: dict[str, list[LogLine]] = {}
+    any_access = False
+    for role, part in parts:
+        names = ("access",) if role == "gateway" else ("service", "runtime")
+        for name in names:
+            lay = layers[name]
+            lay.read = True
+            lay.lines += part.layer_lines.get(name, 0)
+            lay.error_lines += part.error_lines.get(name, 0)
+            first = part.first_error.get(name)
+            if first is not None and (lay.first_error is None or _at(first) < _at(lay.first_error)):
+                lay.first_error = first
+        if part.access is not None:
+            acc = layers["access"].access or AccessSummary()
+            any_access = any_access or part.access.requests > 0
+            acc.requests += part.access.requests
+            acc.with_request_id += part.access.with_request_id
+            for k, v in part.access.status.items():
+                acc.status[k] = acc.status.get(k, 0) + v
+            for k, v in part.access.upstreams.items():
+                acc.upstreams[k] = acc.upstreams.get(k, 0) + v
+            if part.access.slowest_s is not None:
+                acc.slowest_s = max(acc.slowest_s or 0.0, part.access.slowest_s)
+            layers["access"].access = acc
+        for rid, entry in part.access_ids.items():
+            access_ids.setdefault(rid, entry)
+        for rid, found in part.serving_hits.items():
+            hits.setdefault(rid, []).extend(found)
+        for f in part.findings:
+            cur = merged.get(f.key)
+            if cur is None:
+                merged[f.key] = f.model_copy(deep=True)
+                continue
+            cur.count += f.count
+            cur.pods += [p for p in f.pods if p not in cur.pods]
+            cur.lines = sorted(cur.lines + f.lines, key=_at)[:MAX_FINDING_LINES]
+            if f.first_at is not None and (cur.first_at is None or f.first_at < cur.first_at):
+                cur.first_at = f.first_at
+    for f in merged.values():
+        if f.first_at is not None and incident_start is not None:
+            f.offset_s = (f.first_at - incident_start).total_seconds()
+        layers[f.layer].findings.append(f)
+    for lay in layers.values():
+        lay.findings.sort(key=lambda f: (f.first_at or datetime.max.replace(tzinfo=UTC), f.key))
+    ids = RequestIdReport(access_ids=len(access_ids))
+    if not any_access:
+        ids.status = "no_access"
+    elif not access_ids:
+        ids.status = "no_ids"
+    else:
+        for rid, (status, line) in access_ids.items():
+            if rid in hits and len(ids.followed) < MAX_TRACES:
+                ids.followed.append(
+                    TracedRequest(
+                        request_id=rid,
+                        status=status,
+                        access=line,
+                        serving=sorted(hits[rid], key=_at)[:MAX_HOPS],
+                    )
+                )
+        ids.status = "followed" if ids.followed else "not_in_serving"
+    return [layers["access"], layers["service"], layers["runtime"], system], ids
+
+
+def system_layer(gpu_reason: str | None, metrics_reason: str | None) -> LayerReport:
+    """The system layer: Xid and driver messages are kernel messages, never in a pod's
+    log; they are read from NVML events on this host (the GPU panel) and from DCGM's Xid
+    field for a node (``cockpit gpus --node``).
+
+    Args:
+        gpu_reason: Why NVML cannot be read here (``None`` when it can).
+        metrics_reason: Why DCGM metrics cannot be read (``None`` when they can).
+    """
+    if gpu_reason is None or metrics_reason is None:
+        where = "nvml" if gpu_reason is None and metrics_reason is not None else "dcgm"
+        if gpu_reason is None and metrics_reason is None:
+            where = "both"
+        return LayerReport(layer="system", not_read=f"elsewhere_{where}")
+    return LayerReport(
+        layer="system",
+        not_read="unreadable",
+        not_read_args={"nvml": gpu_reason, "dcgm": metrics_reason},
+    )

@@ -1,0 +1,204 @@
+"""Where layered logs come from: the :class:`LogSource` protocol and its Kubernetes
+implementation over :class:`~cockpit.sources.kubernetes.KubeSource`.
+
+:class:`KubeLogSource` only sends ``GET .../pods/NAME/log`` (and lists pods): every read
+has ``timestamps=true``, ``sinceTime`` (the start of the incident window), ``limitBytes``
+(``[logs] max_mb``) and ``tailLines`` (``[logs] tail_lines``), under a timeout
+(``[logs] timeout_s``). A container that restarted or is crash-looping is read
+``previous=true`` first: the instance that died holds the error. Secrets are redacted by
+the Kubernetes source as the text enters; here colour sequences are dropped and every
+other control character is written out visibly (:func:`cockpit.neutral.neutralise`), so
+a log line is harmless wherever it is shown.
+
+Because it calls the Kubernetes source's methods, ``cockpit record`` tees its calls into
+a bundle and ``--replay`` answers them, like any other Kubernetes call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from cockpit.config import LogsSettings
+from cockpit.models.kube import PodLite
+from cockpit.neutral import neutralise
+from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+
+Role = Literal["gateway", "suspect", "cohort", "named", "serving"]
+_SGR = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+class LogRead(BaseModel):
+    """One container's log as read (or why it could not be).
+
+    Attributes:
+        namespace / pod / container: What was read.
+        role: ``gateway`` (access logs), ``suspect``, ``cohort``, ``named`` (asked for by
+            name) or ``serving`` (another pod of the service).
+        previous: The previous (terminated) instance of the container.
+        since: The ``sinceTime`` asked for (UTC, whole seconds).
+        text: The lines, each with the kubelet's timestamp; neutralised and redacted.
+        bytes: Size of the answer in bytes.
+        truncated: The answer reached ``limitBytes``: the log goes on past it.
+        restarts: The container's restart count when read.
+        failure: Why it could not be read (then ``text`` is empty).
+    """
+
+    namespace: str
+    pod: str
+    container: str = ""
+    role: Role = "serving"
+    previous: bool = False
+    since: datetime | None = None
+    text: str = ""
+    bytes: int = 0
+    truncated: bool = False
+    restarts: int = 0
+    failure: SourceFailure | None = None
+
+
+@runtime_checkable
+class LogSource(Protocol):
+    """Reads pods' logs for a window.
+
+    Raises:
+        SourceError: from :meth:`pods` only; :meth:`read_pod` puts failures in the reads.
+    """
+
+    name: str
+
+    async def pods(
+        self, namespace: str | None, label_selector: str = "", field_selector: str = ""
+    ) -> list[PodLite]:
+        """Pods to read (``namespace`` ``None``: the default one)."""
+        ...
+
+    async def pod(self, name: str, namespace: str | None) -> PodLite:
+        """One pod."""
+        ...
+
+    async def read_pod(self, pod: PodLite, role: Role, since: datetime) -> list[LogRead]:
+        """The log of ``pod``'s main container since ``since``: the previous instance
+        first when the container restarted, then the current one."""
+        ...
+
+
+def main_container(pod: PodLite) -> str:
+    """The container whose log is read: ``kubectl.kubernetes.io/default-container`` when
+    the pod names one, else the first container."""
+    named = pod.meta.annotations.get("kubectl.kubernetes.io/default-container", "")
+    names = [c.name for c in pod.spec.containers]
+    if named in names:
+        return named
+    return names[0] if names else ""
+
+
+def _clean(text: str) -> str:
+    """Colour sequences dropped, other control characters written out visibly."""
+    if "\x1b" in text:
+        text = _SGR.sub("", text)
+    return neutralise(text)
+
+
+class KubeLogSource:
+    """:class:`LogSource` over the Kubernetes source (live, recorded or replayed).
+
+    Args:
+        kube: A :class:`~cockpit.sources.kubernetes.KubeSource` (or its recorder or
+            replay, which answer the same methods).
+        settings: ``[logs]`` (limits and timeout).
+    """
+
+    name = "kubernetes"
+
+    def __init__(self, kube: Any, settings: LogsSettings) -> None:
+        self.kube = kube
+        self.settings = settings
+
+    async def pods(
+        self, namespace: str | None, label_selector: str = "", field_selector: str = ""
+    ) -> list[PodLite]:
+        """Pods by label and field selector."""
+        pods: list[PodLite] = await self.kube.list_pods(
+            namespace, field_selector=field_selector, label_selector=label_selector
+        )
+        return pods
+
+    async def pod(self, name: str, namespace: str | None) -> PodLite:
+        """One pod by name."""
+        pod: PodLite = await self.kube.get_pod(name, namespace)
+        return pod
+
+    async def read(
+        self, namespace: str, pod: str, container: str, previous: bool, since: datetime
+    ) -> LogRead:
+        """One container's log since ``since`` (whole seconds), bounded by the settings.
+
+        Raises:
+            SourceError: classified; ``TIMEOUT`` after ``[logs] timeout_s``.
+        """
+        limit = int(self.settings.max_mb * 2**20)
+        since = since.astimezone(UTC).replace(microsecond=0)
+        try:
+            log = await asyncio.wait_for(
+                self.kube.pod_log(
+                    pod,
+                    namespace,
+                    container=container,
+                    previous=previous,
+                    tail_lines=self.settings.tail_lines,
+                    timestamps=True,
+                    since_time=since,
+                    limit_bytes=limit,
+                ),
+                self.settings.timeout_s,
+            )
+        except TimeoutError:
+            raise SourceError.of(
+                "kubernetes",
+                ErrorKind.TIMEOUT,
+                f"the log of {namespace}/{pod} was not read within "
+                f"{self.settings.timeout_s:g} s (logs.timeout_s)",
+                hint_key="hint.kube.timeout",
+            ) from None
+        text = _clean(log.text)
+        return LogRead(
+            namespace=namespace,
+            pod=pod,
+            container=container,
+            previous=previous,
+            since=since,
+            text=text,
+            bytes=len(log.text.encode("utf-8", "replace")),
+            truncated=log.truncated,
+        )
+
+    async def read_pod(self, pod: PodLite, role: Role, since: datetime) -> list[LogRead]:
+        """The previous instance first when the container restarted or is crash-looping,
+        then the current one; a failed read is kept with its failure."""
+        container = main_container(pod)
+        status = next((c for c in pod.container_statuses if c.name == container), None)
+        restarts = status.restart_count if status is not None else 0
+        crash = status is not None and status.waiting_reason == "CrashLoopBackOff"
+        order = [True, False] if restarts > 0 or crash else [False]
+        out: list[LogRead] = []
+        for previous in order:
+            try:
+                r = await self.read(pod.meta.namespace, pod.meta.name, container, previous, since)
+            except SourceError as exc:
+                r = LogRead(
+                    namespace=pod.meta.namespace,
+                    pod=pod.meta.name,
+                    container=container,
+                    previous=previous,
+                    since=since.astimezone(UTC).replace(microsecond=0),
+                    failure=exc.failure,
+                )
+            r.role = role
+            r.restarts = restarts
+            out.append(r)
+        return out

@@ -1,0 +1,218 @@
+"""Layered logs against the local Kubernetes API server (cluster ``logs``): the pod-log
+query parameters, the findings per layer on the incident timeline, the previous instance
+read first, the request ID followed from the gateway into the serving pod, pinning a
+finding, and the neutralised, redacted lines."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from cockpit.analysis.layered_logs import analyse_access, analyse_serving, merge, system_layer
+from cockpit.clock import Clock
+from cockpit.collect.logs import finding_evidence, gather_logs, render_lines
+from cockpit.config import LogsSettings, Settings
+from cockpit.context import AppContext
+from cockpit.incident import Incident, TimelineKind
+from cockpit.session import IncidentSession
+from cockpit.sources.base import Sources
+from cockpit.sources.kubernetes import KubeSource
+from cockpit.store import IncidentStore
+from tests.backends.kube_api import KubeApiServer
+from tests.fixtures.kube import layered_logs as fx
+from tests.fixtures.kube.objects import T0
+
+NOW = T0 + timedelta(minutes=30)
+
+
+def make_ctx(kubeconfig: Path, tmp_path: Path, **logs: object) -> AppContext:
+    inc = Incident(lang="en")
+    inc.service.namespace = fx.NS
+    inc.service.selector = "app=vllm"
+    inc.times.start = T0
+    session = IncidentSession(IncidentStore(tmp_path / "state"), inc)
+    kube = KubeSource(kubeconfig=kubeconfig, context="logs", timeout_s=5)
+    settings = Settings(logs=LogsSettings(**logs))  # type: ignore[arg-type]
+    settings.service.namespace = fx.NS
+    settings.service.selector = "app=vllm"
+    ctx = AppContext(
+        settings=settings,
+        sources=Sources(kube=kube),
+        clock=Clock(frozen_at=NOW),
+        lang="en",
+        session=session,
+    )
+    ctx.metrics.suspect = (fx.SUSPECT, "pod")
+    return ctx
+
+
+def test_pod_log_sends_window_limit_tail_previous_and_timestamps(
+    kubeconfig: Path, kube_api: KubeApiServer
+) -> None:
+    src = KubeSource(kubeconfig=kubeconfig, context="logs", timeout_s=5)
+    since = T0 - timedelta(minutes=10)
+
+    async def go() -> tuple[object, object]:
+        try:
+            whole = await src.pod_log(
+                fx.SUSPECT,
+                fx.NS,
+                "server",
+                previous=True,
+                tail_lines=100,
+                timestamps=True,
+                since_time=since,
+            )
+            cut = await src.pod_log(
+                fx.SUSPECT,
+                fx.NS,
+                "server",
+                previous=True,
+                tail_lines=2,
+                timestamps=True,
+                since_time=since,
+                limit_bytes=200,
+            )
+            return whole, cut
+        finally:
+            await src.close()
+
+    whole, cut = asyncio.run(go())
+    first = whole.text.splitlines()[0]
+    # The line of T0-40 min is before sinceTime: not sent.
+    assert first.startswith(fx.stamp(-8)[:19]), first
+    assert len(whole.text.splitlines()) == 5 and not whole.truncated
+    # tailLines then limitBytes, as the kubelet applies them.
+    assert len(cut.text.encode()) == 200 and cut.truncated
+    assert cut.text.startswith(fx.stamp(2)[:19])
+    q = [r for r in kube_api.requests_for("logs") if r.path.endswith(f"{fx.SUSPECT}/log")][-1].query
+    assert q["sinceTime"] == [since.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    assert q["limitBytes"] == ["200"] and q["tailLines"] == ["2"]
+    assert q["previous"] == ["true"] and q["timestamps"] == ["true"]
+    assert q["container"] == ["server"]
+
+
+def test_findings_per_layer_on_the_incident_timeline(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, tmp_path)
+    report = asyncio.run(gather_logs(ctx))
+    assert report.since == T0 - timedelta(minutes=10)
+    assert report.scope_note == "suspect" and report.suspect == fx.SUSPECT
+    reads = [(r.pod, r.role, r.previous) for r in report.reads]
+    # The crash-looping suspect's previous instance is read first, then its current one.
+    assert reads == [
+        (fx.GATEWAY, "gateway", False),
+        (fx.SUSPECT, "suspect", True),
+        (fx.SUSPECT, "suspect", False),
+        (fx.COHORT[0], "cohort", False),
+        (fx.COHORT[1], "cohort", False),
+    ]
+    layers = {lay.layer: lay for lay in report.layers}
+    assert list(layers) == ["access", "service", "runtime", "system"]
+
+    access = layers["access"]
+    assert access.access is not None
+    assert access.access.requests == 5  # the request of T0-40 min is outside the window
+    assert access.access.status == {"2xx": 2, "5xx": 2, "499": 1}
+    assert access.access.upstreams == {"llm-vllm-8000": 5}
+    assert access.access.slowest_s == 60.0
+    (errs,) = access.findings
+    assert errs.kind == "access_errors" and errs.count == 3
+    assert errs.fields["by_status"] == {"503": 1, "504": 1, "499": 1}
+    assert errs.first_at == T0 + timedelta(minutes=2.05) - timedelta(microseconds=0)
+    assert errs.offset_s == 123.0
+
+    service = layers["service"]
+    kv = [f for f in service.findings if f.cause == "kv_cache_saturation"]
+    assert kv[0].pods == [fx.SUSPECT] and kv[0].count == 3
+    # The cohort's stats lines say the opposite: no queue on the healthy replicas.
+    healthy = next(f for f in service.findings if f.cause == "no_server_queue")
+    assert sorted(healthy.pods) == sorted(fx.COHORT)
+    assert kv[0].fields["waiting_max"] == 85
+    assert kv[0].first_at == T0 - timedelta(minutes=8) and kv[0].offset_s == -480.0
+
+    runtime = layers["runtime"]
+    kinds = [(f.kind, f.offset_s) for f in runtime.findings]
+    assert kinds == [("cuda_oom", 126.0), ("nccl", 1203.0)]
+    oom = runtime.findings[0]
+    assert oom.lines[0].previous and "CUDA out of memory" in oom.lines[0].text
+    assert runtime.first_error is not None and runtime.first_error.at == oom.first_at
+    assert runtime.error_lines == 2
+    assert layers["system"].not_read == "unreadable"
+
+
+def test_request_id_followed_from_gateway_into_serving_pod(
+    kubeconfig: Path, tmp_path: Path
+) -> None:
+    report = asyncio.run(gather_logs(make_ctx(kubeconfig, tmp_path)))
+    ids = report.request_ids
+    assert ids.status == "followed" and ids.access_ids == 5
+    (tr,) = ids.followed
+    assert tr.request_id == fx.RID_FOLLOWED and tr.status == 503
+    assert tr.access.pod == fx.GATEWAY
+    (hop,) = tr.serving
+    assert hop.pod == fx.SUSPECT and hop.previous
+    assert f"chatcmpl-{fx.RID_FOLLOWED}" in hop.text
+    text = "\n".join(render_lines(report, "en"))
+    assert "requests followed from the gateway into the serving pods" in text
+
+
+def test_request_id_not_in_serving_logs_is_said() -> None:
+    gw = analyse_access("gw", "c", False, fx.GATEWAY_LOG)
+    sv = analyse_serving("p", "c", False, fx.COHORT_LOG, gw.access_ids)
+    layers, ids = merge([("gateway", gw), ("serving", sv)], T0, system_layer(None, None))
+    assert ids.status == "not_in_serving" and not ids.followed
+    no_ids = analyse_access("gw", "c", False, fx.GATEWAY_LOG.replace(fx.RID_FOLLOWED, "-"))
+    assert fx.RID_FOLLOWED not in no_ids.access_ids
+    _, none = merge([("serving", sv)], T0, system_layer(None, None))
+    assert none.status == "no_access"
+    assert layers[3].not_read == "elsewhere_both"
+
+
+def test_finding_pinned_lands_on_the_timeline(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, tmp_path)
+    report = asyncio.run(gather_logs(ctx))
+    oom = next(f for lay in report.layers for f in lay.findings if f.kind == "cuda_oom")
+    ev = finding_evidence(oom, report, "E")
+    assert ctx.session is not None
+    ctx.session.pin(ev)
+    pinned = ctx.session.incident.evidence[-1]
+    assert pinned.at == T0 + timedelta(minutes=2.1) - timedelta(microseconds=0)
+    assert pinned.source == "logs" and pinned.step == "E" and pinned.value == "1"
+    assert pinned.query == (
+        f"kubectl logs -n llm {fx.SUSPECT} -c server --previous --timestamps "
+        f"--since-time={(T0 - timedelta(minutes=10)).strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    )
+    assert "CUDA out of memory" in pinned.note
+    assert pinned.label_i18n["zh"].startswith("运行时日志")
+    assert "Runtime logs" in pinned.label_i18n["en"]
+    entries = [e for e in ctx.session.incident.timeline if e.kind is TimelineKind.EVIDENCE]
+    assert entries and entries[-1].at == pinned.at
+
+
+def test_lines_are_neutralised_and_redacted(kubeconfig: Path, tmp_path: Path) -> None:
+    report = asyncio.run(gather_logs(make_ctx(kubeconfig, tmp_path), layer="service"))
+    assert [lay.layer for lay in report.layers] == ["service"]
+    assert all(r.role != "gateway" for r in report.reads)
+    text = "\n".join(render_lines(report, "en", max_lines=20))
+    assert fx.SECRET not in text
+    assert "\x1b" not in text and "\x07" not in text
+    assert report.model_dump_json().count(fx.SECRET) == 0
+
+
+def test_byte_limit_is_reported(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, tmp_path, max_mb=300 / 2**20)
+    report = asyncio.run(gather_logs(ctx, layer="runtime"))
+    cut = [r for r in report.reads if r.truncated]
+    assert cut and all(r.bytes <= 300 for r in report.reads)
+    assert "reached the read limit" in "\n".join(render_lines(report, "en"))
+
+
+def test_no_gateway_said(kubeconfig: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(kubeconfig, tmp_path, gateway_namespace="kube-system")
+    report = asyncio.run(gather_logs(ctx, layer="access"))
+    (access,) = report.layers
+    assert not access.read and access.not_read == "no_gateway"
+    assert report.request_ids.status == "no_access"
+    text = "\n".join(render_lines(report, "zh"))
+    assert "kube-system" in text and "网关控制器" in text
