@@ -159,11 +159,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.command:
         func = args.func
         try:
-            return int(func(args) or 0)
+            code = int(func(args) or 0)
         except KeyboardInterrupt:
             return 130
         except BrokenPipeError:
             return 0
+        if code or not getattr(args, "open_tui", False):
+            return code
+        # A command that opens the TUI (``cockpit drill NAME``) prepared ``args`` for it.
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Without a terminal the TUI could only write escape codes into a pipe or a file,
         # and would leave an empty incident behind: say what to run instead.

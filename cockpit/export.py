@@ -29,7 +29,7 @@ Two formats:
       {
         "format": "cockpit.incident-export", "format_version": 1, "lang": "zh"|"en",
         "local_offset": "+08:00",
-        "record": {id, status, mode, service{namespace,selector,deployment,model},
+        "record": {id, status, mode, drill, service{namespace,selector,deployment,model},
                    created_at, updated_at},
         "labels": {"title": "事故", "impact": "影响", ...},   # template order
         "template": {                                           # template order
@@ -247,6 +247,8 @@ class RecordInfo(_Doc):
     id: str
     status: str
     mode: str
+    drill: str | None = None
+    """The drill's id when the incident is a drill (``cockpit drill NAME``), else ``None``."""
     service: ServiceScope
     created_at: datetime
     updated_at: datetime
@@ -396,6 +398,7 @@ def build_document(
             id=inc.id,
             status=inc.status,
             mode=inc.mode,
+            drill=inc.drill.id if inc.drill is not None else None,
             service=inc.service.model_copy(),
             created_at=inc.created_at,
             updated_at=inc.updated_at,
@@ -519,6 +522,8 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     title = tpl.title.value if tpl.title.value is not None else md.missing
     md.lines.append(f"# {labels['title']}{md.colon}{_one_line(title)}")
     md.lines.append("")
+    if doc.record.drill is not None:
+        md.lines += [f"> {md.tr('export.drill_note', drill=doc.record.drill)}", ""]
 
     md.item(0, labels["impact"], tpl.impact.value)
 
@@ -775,6 +780,8 @@ def _appendix_record(md: _Md, doc: ExportDocument) -> None:
     )
     md.item(0, md.tr("export.record.status"), status)
     md.item(0, md.tr("export.record.mode"), name_of("mode", r.mode, md.lang))
+    if r.drill is not None:
+        md.item(0, md.tr("export.record.drill"), r.drill)
     md.item(0, md.tr("export.record.service"), r.service.describe() or None)
     md.item(0, md.tr("export.record.created"), md.when(r.created_at))
     md.item(0, md.tr("export.record.updated"), md.when(r.updated_at))

@@ -330,6 +330,49 @@ class PlaybookRecord(_Model):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class DrillAnswer(_Model):
+    """The trainee's conclusion of a drill, in the answer key's terms
+    (:class:`cockpit.drills.key.AnswerKey`); empty / ``None`` = not answered yet.
+
+    Attributes:
+        layer: The primary layer (``access`` … ``infrastructure``).
+        scope: The answer at D: ``single`` or ``shared``.
+        suspect_kind, suspect_name, suspect_uuid: The suspect chosen from the bundle's
+            inventory (a GPU is ``node/index`` with its UUID).
+        cause_class: A cause id of ``cockpit/knowledge/causes.toml``.
+        impact_start, detected_at: When the impact began and when it was detected (UTC).
+        step: The step where it was last changed (``G`` or ``I``).
+        submitted_at: When the trainee said "this is my diagnosis" (wall clock, UTC);
+            ``None`` while still a draft.
+    """
+
+    layer: str = ""
+    scope: Branch | Literal[""] = ""
+    suspect_kind: str = ""
+    suspect_name: str = ""
+    suspect_uuid: str = ""
+    cause_class: str = ""
+    impact_start: datetime | None = None
+    detected_at: datetime | None = None
+    step: str = ""
+    submitted_at: datetime | None = None
+
+
+class DrillRun(_Model):
+    """An incident opened as a drill (``cockpit drill NAME``).
+
+    Attributes:
+        id: The drill's id (its answer key stays in the package, never in the record).
+        started_at: When the drill was opened (wall clock, UTC): time to diagnosis counts
+            from here to :attr:`DrillAnswer.submitted_at`.
+        answer: The trainee's structured conclusion.
+    """
+
+    id: str
+    started_at: datetime = Field(default_factory=utcnow)
+    answer: DrillAnswer = Field(default_factory=DrillAnswer)
+
+
 class HistoryOp(StrEnum):
     """What a :class:`HistoryEntry` records."""
 
@@ -384,6 +427,8 @@ class Incident(_Model):
     mode: Mode = Mode.LIVE
     bundle: str = ""
     """The evidence bundle a replay incident was opened on (``--resume`` reopens it)."""
+    drill: DrillRun | None = None
+    """Set when the incident is a drill (a replayed incident with an answer key)."""
     lang: str = "zh"
     service: ServiceScope = Field(default_factory=ServiceScope)
 

@@ -21,6 +21,7 @@ from cockpit.flow import Branch
 from cockpit.incident import (
     ActionItem,
     Change,
+    DrillAnswer,
     ErrorSample,
     Evidence,
     Experiment,
@@ -538,6 +539,53 @@ class IncidentSession:
         self.incident.hypotheses.append(hyp)
         self.save()
         return hyp
+
+    DRILL_ANSWER_PARTS = (
+        "layer",
+        "scope",
+        "suspect_kind",
+        "suspect_name",
+        "suspect_uuid",
+        "cause_class",
+        "impact_start",
+        "detected_at",
+    )
+    """What :meth:`set_drill_answer` may set (see :class:`cockpit.incident.DrillAnswer`)."""
+
+    def set_drill_answer(self, step: str, **parts: Any) -> None:
+        """Set parts of a drill's structured conclusion, given at ``step`` (G or I).
+
+        Raises:
+            RuleViolation: ``drill.not_a_drill`` when the incident is not a drill.
+            KeyError: a part that is not one of :data:`DRILL_ANSWER_PARTS`.
+        """
+        drill = self.incident.drill
+        if drill is None:
+            raise RuleViolation("drill.not_a_drill", "this incident is not a drill")
+        unknown = set(parts) - set(self.DRILL_ANSWER_PARTS)
+        if unknown:
+            raise KeyError(sorted(unknown)[0])
+        drill.answer = DrillAnswer.model_validate(
+            {**drill.answer.model_dump(), **parts, "step": step}
+        )
+        self.save()
+
+    def submit_drill_answer(self, step: str) -> None:
+        """Hand the drill's conclusion in (the scorecard reads it): stamps the time of
+        diagnosis. Handing it in again (after a correction) moves that time.
+
+        Raises:
+            RuleViolation: ``drill.not_a_drill``; ``drill.answer_empty`` when no part of the
+                conclusion is given.
+        """
+        drill = self.incident.drill
+        if drill is None:
+            raise RuleViolation("drill.not_a_drill", "this incident is not a drill")
+        a = drill.answer
+        if not any(getattr(a, p) for p in self.DRILL_ANSWER_PARTS):
+            raise RuleViolation("drill.answer_empty", "no part of the conclusion is given")
+        drill.answer = a.model_copy(update={"step": step, "submitted_at": utcnow()})
+        self.save()
 
     def set_hypothesis_status(self, hypothesis_id: str, status: HypothesisStatus) -> None:
         """Move a hypothesis to open / supported / refuted."""

@@ -229,6 +229,10 @@ def open_session(
             incident = Incident(mode=mode, lang=lang, service=scope)
             if mode is Mode.DEMO:
                 incident.title = t("demo.title", lang)
+            drill_id = getattr(args, "drill", None)
+            if drill_id:
+                incident.drill = _drill_run(drill_id)
+                incident.title = _drill_title(drill_id, lang)
     except CorruptIncident as exc:
         raise BootError(exc.message(lang)) from exc
     except FileNotFoundError as exc:
@@ -249,6 +253,18 @@ def open_session(
     if background:
         session.start_background()
     return session
+
+
+def _drill_run(drill_id: str) -> Any:
+    from cockpit.incident import DrillRun
+
+    return DrillRun(id=drill_id)
+
+
+def _drill_title(drill_id: str, lang: str) -> str:
+    from cockpit.drills.catalogue import get_drill
+
+    return get_drill(drill_id).key.title.text(lang)
 
 
 def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:

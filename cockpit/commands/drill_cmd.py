@@ -1,5 +1,10 @@
 """``cockpit drill``: practise on a recorded incident.
 
+``cockpit drill NAME`` opens the drill in the TUI like ``cockpit --replay`` of its bundle
+(the clock frozen at the incident's "now"), as an incident marked as a drill: steps G and
+I ask for the conclusion in structured form and the scorecard compares it with the
+drill's answer key. ``cockpit --resume`` reopens it like any incident.
+
 ``cockpit drill --list [--json]`` lists the drills shipped in the package: id, title,
 difficulty and what each teaches, never its answers. ``--json`` prints::
 
@@ -29,6 +34,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="practise on a recorded incident and get a scorecard",
         description="Drills: recorded incidents with an answer key, shipped in the package.",
     )
+    p.add_argument("name", nargs="?", metavar="NAME", help="the drill to open (see --list)")
     p.add_argument("--list", action="store_true", help="list the drills (no answers)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -47,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     except DrillError as exc:
         err(str(exc))
         return 2
+    if args.name and not args.list:
+        return _open(args, lang, drills)
     listing = [d.key.listing(lang) for d in drills.values()]
     if args.json:
         print(json_text(json.dumps(listing, ensure_ascii=False, indent=2)))
@@ -55,4 +63,20 @@ def run(args: argparse.Namespace) -> int:
         level = t(f"drill.difficulty.{row['difficulty']}", lang)
         print(f"{row['id']}  [{level}]  {row['title']}")
         print(f"    {row['teaches']}")
+    return 0
+
+
+def _open(args: argparse.Namespace, lang: str, drills: dict[str, Any]) -> int:
+    """Ask the command line to open drill ``args.name`` in the TUI (it sets
+    ``args.open_tui``; the command line owns the TUI); 2 for an unknown drill."""
+    drill = drills.get(args.name)
+    if drill is None:
+        err(t("drill.unknown", lang, id=args.name, ids=", ".join(drills)))
+        return 2
+    args.replay = str(drill.bundle)
+    args.demo = False
+    args.drill = drill.id
+    args.resume = None
+    args.at = None
+    args.open_tui = True
     return 0

@@ -5,10 +5,12 @@ newest first; closed ones only with ``--all``. Files that cannot be read are alw
 with their error, never hidden. ``--json`` prints a list of objects::
 
     [{"id", "path", "title", "status", "created_at", "updated_at", "current_step",
-      "error"}]
+      "drill", "error"}]
 
-where ``error`` is ``null`` for a readable incident and the other fields are ``null`` for
-an unreadable one (``id`` is then the file name without ``.json``).
+where ``drill`` is the drill's id for an incident opened with ``cockpit drill NAME``
+(``null`` otherwise; the table marks its title), ``error`` is ``null`` for a readable
+incident and the other fields are ``null`` for an unreadable one (``id`` is then the file
+name without ``.json``).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def rows(
                     "created_at": inc.created_at.isoformat().replace("+00:00", "Z"),
                     "updated_at": inc.updated_at.isoformat().replace("+00:00", "Z"),
                     "current_step": inc.current_step,
+                    "drill": inc.drill.id if inc.drill is not None else None,
                     "error": None,
                 }
             )
@@ -96,6 +99,7 @@ def rows(
                     "created_at": None,
                     "updated_at": None,
                     "current_step": None,
+                    "drill": None,
                     "error": inc.reason,
                 }
             )
@@ -127,10 +131,13 @@ def run(args: argparse.Namespace) -> int:
     for i, row in enumerate(selected):
         if row["error"] is None:
             status = t(f"export.record.status_{row['status']}", lang)
+            title = row["title"] or t("list.untitled", lang)
+            if row["drill"]:
+                title = t("list.drill_mark", lang, title=title)
             table.append(
                 [
                     row["id"],
-                    _clip(row["title"] or t("list.untitled", lang), TITLE_WIDTH),
+                    _clip(title, TITLE_WIDTH),
                     status,
                     _stamp(datetime.fromisoformat(row["created_at"])),
                     _stamp(datetime.fromisoformat(row["updated_at"])),
