@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from cockpit.drills.catalogue import BUNDLE, KEY, DrillError, catalogue, get_drill, load_drill
 from cockpit.drills.key import AnswerKey
-from cockpit.i18n import t
+from cockpit.i18n import catalog, t
 from cockpit.knowledge.catalogues import cause_classes
 from cockpit.scenarios.worked_example import scenario as worked_example
 
@@ -39,6 +39,8 @@ def test_the_worked_example_key_states_the_scenarios_ground_truth() -> None:
 
 
 def test_every_cause_class_has_a_name_in_both_languages() -> None:
+    named = {k.removeprefix("metrics.cause.") for k in catalog() if k.startswith("metrics.cause.")}
+    assert named == set(cause_classes()), "causes.toml and the metrics.cause.* names differ"
     for cause in cause_classes():
         zh, en = t(f"metrics.cause.{cause}", "zh"), t(f"metrics.cause.{cause}", "en")
         assert zh and en and zh != en, cause
