@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "explain": "explain a pasted artifact (OOM, NCCL, Xid, FailedScheduling, engine logs…)",
     "playbook": "a scenario playbook's checklist with its automated checks",
     "drill": "practise on a recorded incident and get a scorecard",
+    "alerts": "the alerts firing or recently resolved, to start an incident from",
 }
 """Every subcommand and its one-line summary (the order of ``cockpit --help``)."""
 COMMAND_MODULES = tuple(COMMANDS)
@@ -87,6 +88,12 @@ def build_parser(only: str | None = None, *, light: bool = False) -> argparse.Ar
         metavar="TIME",
         help="investigate as of TIME instead of now (UTC; e.g. 2026-11-27T12:55, -6h): "
         "for reviewing an incident after the fact",
+    )
+    parser.add_argument(
+        "--alert",
+        metavar="NAME|FINGERPRINT",
+        help="start the incident from this alert (see `cockpit alerts`): its scope, "
+        "detection time, paged SLI and title",
     )
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -98,6 +98,18 @@ class PrometheusSettings(BaseModel):
         return self
 
 
+class AlertmanagerSettings(PrometheusSettings):
+    """How to reach Alertmanager's API v2 (``/api/v2/alerts``, ``/api/v2/silences``):
+    the same URL, authentication, TLS, proxy, timeout and answer-size options as
+    :class:`PrometheusSettings`. Without ``url`` the alerts are read from Prometheus's
+    ``ALERTS`` / ``ALERTS_FOR_STATE`` series instead. Example::
+
+        [alertmanager]
+        url = "https://alertmanager.monitoring.svc:9093"
+        bearer_token_file = "/var/run/secrets/am-token"
+    """
+
+
 class ServiceSettings(BaseModel):
     """The service under investigation."""
 
@@ -181,6 +193,8 @@ class Settings(BaseSettings):
     """UI language, ``zh`` or ``en``; default from the locale (``zh`` when it starts with zh)."""
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     """Prometheus-compatible metrics backend."""
+    alertmanager: AlertmanagerSettings = Field(default_factory=AlertmanagerSettings)
+    """Alertmanager (optional): where the alerts that paged are read from."""
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     """The service under investigation."""
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)

@@ -54,6 +54,40 @@ class ServiceScope(_Model):
         return " / ".join(parts)
 
 
+class PagedBy(_Model):
+    """The alert the incident was started from (``cockpit --alert``, the alert picker).
+
+    Attributes:
+        name: ``alertname``.
+        fingerprint: Alertmanager's fingerprint of its labels (16 hex digits).
+        source: ``alertmanager`` or ``prometheus``.
+        state: ``firing``, ``pending`` or ``resolved`` when it was chosen.
+        starts_at: When it started firing (UTC), ``None`` when unknown.
+        expr: Its rule's PromQL expression (the paged SLI), empty when unknown.
+        sli: The golden signal that expression measures (``serving.e2e_latency:p99``),
+            empty when it is none of them.
+        pod, node: The pod and node its labels name.
+        silences: The silences muting it (``createdBy: comment``); empty when none.
+        silenced: Muted by a silence when it was chosen.
+        inhibited: Inhibited by another alert when it was chosen.
+        labels: Its labels (outside text, secrets masked).
+    """
+
+    name: str
+    fingerprint: str = ""
+    source: str = ""
+    state: str = ""
+    starts_at: datetime | None = None
+    expr: str = ""
+    sli: str = ""
+    pod: str = ""
+    node: str = ""
+    silences: list[str] = Field(default_factory=list)
+    silenced: bool = False
+    inhibited: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
 class IncidentTimes(_Model):
     """开始 / 检测 / 缓解 / 恢复时间 (all aware UTC; ``None`` = not yet known).
 
@@ -431,6 +465,8 @@ class Incident(_Model):
     """Set when the incident is a drill (a replayed incident with an answer key)."""
     lang: str = "zh"
     service: ServiceScope = Field(default_factory=ServiceScope)
+    paged_by: PagedBy | None = None
+    """The alert the incident started from; ``None`` when it was opened blank."""
 
     impact: str = ""
     times: IncidentTimes = Field(default_factory=IncidentTimes)

@@ -31,7 +31,9 @@ from cockpit.incident import (
     HypothesisStatus,
     Incident,
     IncidentStatus,
+    PagedBy,
     PlaybookRecord,
+    ServiceScope,
     TimelineEntry,
     TimelineKind,
 )
@@ -425,6 +427,29 @@ class IncidentSession:
             self._timeline(value, TimelineKind.IMPACT, f"{which}", source="user")
         self.save()
         return check_time_order({k: getattr(self.incident.times, k) for k in TIME_FIELDS})
+
+    def start_from_alert(
+        self, paged: PagedBy, title: str, scope: ServiceScope, detect: datetime | None
+    ) -> list[str]:
+        """Fill the incident from the alert that paged: the title, the service scope, the
+        detection time (with its timeline entry) and :attr:`Incident.paged_by`; the
+        alert's firing is put on the timeline. Title and time keep the values they
+        replace in the history.
+
+        Returns:
+            Ordering problems of the times after the change (see :meth:`set_time`).
+        """
+        inc = self.incident
+        inc.paged_by = paged
+        inc.service = scope
+        if title:
+            self.set_text("title", title)
+        if paged.starts_at is not None:
+            self._timeline(paged.starts_at, TimelineKind.ALERT, f"ALERT {paged.name}", "alert")
+        if detect is not None:
+            return self.set_time("detect", detect)
+        self.save()
+        return check_time_order({k: getattr(inc.times, k) for k in TIME_FIELDS})
 
     def add_error_sample(
         self, text: str, request_id: str = "", job_id: str = "", at: datetime | None = None

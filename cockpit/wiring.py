@@ -153,6 +153,10 @@ def build_sources(args: argparse.Namespace, settings: Settings) -> tuple[Sources
         sources.metrics = PrometheusSource(settings.prometheus)
     else:
         sources.set_missing("metrics", msg("source.missing.no_prometheus"))
+    if settings.alertmanager.url:
+        from cockpit.sources.alertmanager import AlertmanagerSource
+
+        sources.alerts = AlertmanagerSource(settings.alertmanager)
     _add_kube(sources, settings)
     _add_gpu(sources)
     return sources, _at_clock(args, Clock().now()) or Clock(), None
@@ -366,7 +370,46 @@ def build_context(
                 print(line, file=sys.stderr)
     if with_session:
         ctx.session = open_session(args, settings, mode, lang, meta, background=background)
+        if getattr(args, "alert", None):
+            start_from_alert(ctx, args.alert)
     return ctx
+
+
+def start_from_alert(ctx: AppContext, key: str) -> None:
+    """``--alert NAME|FINGERPRINT``: read the alerts (as ``cockpit alerts`` does) and
+    fill the incident from the one ``key`` names (see
+    :func:`cockpit.collect.paged.apply_alert`).
+
+    Raises:
+        BootError: no alert source, the alerts could not be read, or none matches.
+    """
+    import asyncio
+
+    from cockpit.collect.paged import apply_alert, collect_paged, failure_lines
+    from cockpit.i18n import t
+
+    async def read() -> Any:
+        try:
+            return await collect_paged(ctx)
+        finally:
+            # Their connections belong to this short-lived event loop: the next use
+            # opens new ones in the app's.
+            for src in (ctx.sources.metrics, ctx.sources.alerts):
+                if src is not None:
+                    await src.close()
+
+    alerts = asyncio.run(read())
+    if not alerts.source:
+        raise BootError(f"--alert: {t('alerts.no_source', ctx.lang)}")
+    from cockpit.analysis.paged import find_alert
+
+    chosen = find_alert(alerts.alerts, key)
+    if chosen is None:
+        why = "; ".join(failure_lines(alerts, ctx.lang))
+        raise BootError(
+            f"--alert: {t('alerts.not_found', ctx.lang, key=key)}" + (f" ({why})" if why else "")
+        )
+    apply_alert(ctx, chosen)
 
 
 def build_tui_context(args: argparse.Namespace) -> AppContext:

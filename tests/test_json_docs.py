@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ import pytest
 
 from cockpit.analysis.playbooks.spec import PLAYBOOK_IDS
 from cockpit.cli import main
+from cockpit.scenarios.promserver import PromServer
 from cockpit.store import IncidentStore
+from tests.backends.alertmanager import AlertmanagerServer, iso
 from tests.backends.kube_api import Fault, KubeApiServer
 from tests.backends.nvml import FakeNvml
 from tests.conftest import DATA, UNDIAGNOSED_CASES
@@ -53,6 +56,7 @@ COMMANDS = (
     "playbook",
     "export",
     "drill_list",
+    "alerts",
 )
 """The blocks that document a command's whole output (the others are shared objects)."""
 
@@ -428,6 +432,45 @@ def test_export(env: Path, capsys: pytest.CaptureFixture[str], checker: Checker)
                 str(root),
             )
             checker.check("export", doc)
+
+
+def test_alerts(
+    env: Path,
+    alertmanager_server: AlertmanagerServer,
+    worked_example_prom: PromServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checker: Checker,
+) -> None:
+    """Alertmanager (an alert silenced, one inhibited) and Prometheus ALERTS alone."""
+    now = datetime.now(UTC)
+    fire = {"startsAt": iso(now - timedelta(minutes=5)), "endsAt": iso(now + timedelta(hours=1))}
+    alertmanager_server.post_alerts(
+        [
+            {"labels": {"alertname": "DocsSilenced", "namespace": "llm"}, **fire},
+            {
+                "labels": {"alertname": "NodeDown", "node": "docs-n1", "severity": "critical"},
+                **fire,
+            },
+            {"labels": {"alertname": "DocsGPU", "node": "docs-n1", "severity": "warning"}, **fire},
+        ]
+    )
+    alertmanager_server.silence({"alertname": "DocsSilenced"}, "docs")
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", alertmanager_server.url)
+    doc = run_json(capsys, "alerts", "--json", "-n", "llm")
+    checker.check("alerts", doc)
+    assert any(a["silenced_by"] for a in doc["alerts"])
+    assert any(a["inhibited_by"] for a in doc["alerts"])
+    monkeypatch.delenv("COCKPIT_ALERTMANAGER__URL")
+    at = str(worked_example_prom.scenario.now)
+    prom = ("--prometheus-url", worked_example_prom.url, "--at", at)
+    doc = run_json(capsys, "alerts", *prom, "--json")
+    checker.check("alerts", doc)
+    assert doc["source"] == "prometheus" and doc["alerts"][0]["active_at"]
+    assert {f["detail"]["what"] for f in doc["failures"]} == set()  # rules: none loaded
+    doc = run_json(capsys, "alerts", "--prometheus-url", "http://127.0.0.1:9", "--json", rc=(2,))
+    checker.check("alerts", doc)
+    assert doc["failures"]
 
 
 def test_every_documented_object_was_checked(checker: Checker) -> None:

@@ -4,6 +4,7 @@
 missing=""
 command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
 command -v prometheus >/dev/null 2>&1 || case "$missing" in *prometheus*) ;; *) missing="$missing prometheus";; esac
+command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$missing prometheus-alertmanager"
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
 command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 [ -z "$missing" ] && exit 0

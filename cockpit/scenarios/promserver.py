@@ -194,6 +194,17 @@ def _kill_all(procs: list[subprocess.Popen[str]] | list[subprocess.Popen[bytes]]
             p.wait(timeout=10)
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process: SIGTERM, then SIGKILL when it has not ended after 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
     """The scenario's blocks, backfilled once per generator version and cached.
 
@@ -269,13 +280,7 @@ class PromServer:
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 10 s)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
 
     def __enter__(self) -> PromServer:
         return self
@@ -292,14 +297,22 @@ class PromServer:
 CONFIG = "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\nscrape_configs: []\n"
 
 
-def config_text(query_log: Path) -> str:
-    """The server's configuration: no scrape, every query logged to ``query_log``."""
+def config_text(query_log: Path, rule_file: Path | None = None) -> str:
+    """The server's configuration: no scrape, every query logged to ``query_log``, the
+    rules of ``rule_file`` loaded when given."""
     head, rest = CONFIG.split("\n", 1)
-    return f"{head}\n  query_log_file: {json.dumps(str(query_log))}\n{rest}"
+    rules = f"rule_files: [{json.dumps(str(rule_file))}]\n" if rule_file is not None else ""
+    return f"{head}\n  query_log_file: {json.dumps(str(query_log))}\n{rest}{rules}"
 
 
-def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> PromServer:
+def start(
+    scenario: Scenario, workdir: Path, *, blocks: Path | None = None, rules: str = ""
+) -> PromServer:
     """Start Prometheus on a copy of the scenario's blocks under ``workdir``.
+
+    ``rules`` is a rule file's YAML (``groups:`` of alerting and recording rules) to load:
+    ``/api/v1/rules`` then lists them. They are evaluated at wall-clock time, where a
+    scenario's history has no samples, so they write no ``ALERTS`` of their own.
 
     Raises:
         PromServerError: prometheus missing, exited early, or not ready within 60 s.
@@ -315,7 +328,11 @@ def start(scenario: Scenario, workdir: Path, *, blocks: Path | None = None) -> P
     shutil.copytree(blocks, data)
     config = workdir / "prometheus.yml"
     query_log = workdir / "queries.log"
-    config.write_text(config_text(query_log), encoding="utf-8")
+    rule_file = None
+    if rules:
+        rule_file = workdir / "rules.yml"
+        rule_file.write_text(rules, encoding="utf-8")
+    config.write_text(config_text(query_log, rule_file), encoding="utf-8")
     log = workdir / "prometheus.log"
     last_error = ""
     for _attempt in range(3):

@@ -145,6 +145,8 @@ class Sources:
         metrics: Prometheus-compatible query API (live, or replayed from a bundle).
         kube: Kubernetes read-only source (see ``cockpit.sources.kubernetes``).
         gpu: Local NVML source (see ``cockpit.sources.nvml``).
+        alerts: Alertmanager's API v2 (``cockpit.sources.alertmanager``), when
+            ``[alertmanager] url`` is configured; else alerts come from ``metrics``.
         missing: ``{"metrics": "no Prometheus URL configured", ...}`` (English, for logs
             and JSON output).
         missing_msgs: The same reasons as messages, when there is one, for the UI's
@@ -154,6 +156,7 @@ class Sources:
     metrics: MetricsSource | None = None
     kube: Any | None = None
     gpu: Any | None = None
+    alerts: Any | None = None
     missing: dict[str, str] = field(default_factory=dict)
     missing_msgs: dict[str, Msg] = field(default_factory=dict)
 
@@ -175,7 +178,7 @@ class Sources:
 
     async def close(self) -> None:
         """Close every source that has a ``close`` coroutine."""
-        for src in (self.metrics, self.kube, self.gpu):
+        for src in (self.metrics, self.kube, self.gpu, self.alerts):
             closer = getattr(src, "close", None)
             if closer is not None:
                 res = closer()

@@ -331,14 +331,14 @@ class PrometheusSource:
                 self._ssl = ssl.create_default_context(cafile=str(settings.ca_file))
             except (OSError, ssl.SSLError) as exc:
                 self._config_error = SourceError.of(
-                    SOURCE,
+                    self.name,
                     ErrorKind.NOT_CONFIGURED,
                     f"cannot load CA file {settings.ca_file}: {exc}",
                     hint_key="hint.prom.ca_file",
                 )
         if not self.base_url and self._config_error is None:
             self._config_error = SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.NOT_CONFIGURED,
                 "no Prometheus URL configured",
                 hint_key="hint.prom.no_url",
@@ -350,7 +350,7 @@ class PrometheusSource:
             and (parts.scheme not in ("http", "https") or not parts.hostname)
         ):
             self._config_error = SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.NOT_CONFIGURED,
                 f"not an http(s) URL: {self.base_url!r}",
                 hint_key="hint.prom.scheme",
@@ -404,7 +404,7 @@ class PrometheusSource:
                 return s.bearer_token_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 self._config_error = SourceError.of(
-                    SOURCE,
+                    self.name,
                     ErrorKind.NOT_CONFIGURED,
                     f"cannot read bearer token file {s.bearer_token_file}: {exc.strerror or exc}",
                     hint_key="hint.prom.token_file",
@@ -448,7 +448,7 @@ class PrometheusSource:
         """
         if step_s <= 0 or end < start:
             raise SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.BAD_QUERY,
                 f"invalid range: start={start.isoformat()} end={end.isoformat()} step={step_s}",
                 hint_key="hint.prom.bad_range",
@@ -485,6 +485,27 @@ class PrometheusSource:
         if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
             raise self._bad_data("label values are not a list of strings")
         return sorted(data)
+
+    async def rules(self) -> list[dict[str, Any]]:
+        """The alerting rules the server evaluates (``/api/v1/rules?type=alert``), as sent:
+        one object per rule (``name``, ``query`` — the rule's expression —, ``labels``,
+        ``annotations``, ``duration`` in seconds), every group's rules in order. The
+        objects are outside text: :mod:`cockpit.analysis.paged` reads them.
+
+        Raises:
+            SourceError: classified; ``bad_data`` when ``groups`` is not a list.
+        """
+        data = await self._api("/api/v1/rules", {"type": "alert"}, method="GET")
+        groups = data.get("groups") if isinstance(data, dict) else None
+        if not isinstance(groups, list):
+            raise self._bad_data("rules: 'groups' is not a list")
+        return [
+            r
+            for g in groups
+            if isinstance(g, dict) and isinstance(g.get("rules"), list)
+            for r in g["rules"]
+            if isinstance(r, dict) and r.get("type", "alerting") == "alerting"
+        ]
 
     async def ping(self) -> str:
         """One line saying what answered, for ``cockpit doctor``.
@@ -534,7 +555,7 @@ class PrometheusSource:
         if status is not None:
             detail["status"] = str(status)
         return SourceError.of(
-            SOURCE,
+            self.name,
             ErrorKind.BAD_DATA,
             f"unexpected response: {message}",
             hint_key="hint.prom.bad_data",
@@ -559,7 +580,7 @@ class PrometheusSource:
                         return _Answer(resp.status, await self._read_bounded(resp, path, query))
             except TimeoutError:
                 raise SourceError.of(
-                    SOURCE,
+                    self.name,
                     ErrorKind.TIMEOUT,
                     f"no answer from {self.base_url}{path} within {timeout:g} s",
                     hint_key="hint.prom.timeout",
@@ -610,7 +631,7 @@ class PrometheusSource:
             f"(prometheus.max_response_mb); not read"
         )
         raise SourceError.of(
-            SOURCE,
+            self.name,
             ErrorKind.BAD_DATA,
             message,
             hint_key="hint.prom.too_large",
@@ -638,7 +659,7 @@ class PrometheusSource:
             key = "hint.prom.broken"
         host = urllib.parse.urlsplit(self.base_url).hostname or self.base_url
         return SourceError.of(
-            SOURCE,
+            self.name,
             ErrorKind.UNAVAILABLE,
             f"{type(exc).__name__}: {text}",
             hint_key=key,
@@ -698,7 +719,7 @@ class PrometheusSource:
             detail["query"] = query
         if etype == "timeout":
             return SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.TIMEOUT,
                 message or "query timed out on the server",
                 hint_key="hint.prom.server_timeout",
@@ -711,14 +732,14 @@ class PrometheusSource:
                 words in message for words in ("too many samples", "exceeded maximum resolution")
             )
             return SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.BAD_QUERY,
                 message or f"HTTP {status} {etype}",
                 hint_key="hint.prom.too_big" if too_big else "hint.prom.rejected",
                 **detail,
             )
         return SourceError.of(
-            SOURCE,
+            self.name,
             ErrorKind.UNAVAILABLE,
             message or f"HTTP {status} {etype}",
             hint_key="hint.prom.internal",
@@ -744,7 +765,7 @@ class PrometheusSource:
             detail["query"] = query
         if status in (401, 403):
             return SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.ACCESS_DENIED,
                 f"HTTP {status} from {self.base_url}{path}: {excerpt}".rstrip(": "),
                 hint_key="hint.prom.denied",
@@ -752,7 +773,7 @@ class PrometheusSource:
             )
         if status in (400, 422):
             return SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.BAD_QUERY,
                 excerpt or f"HTTP {status}",
                 hint_key="hint.prom.rejected_plain",
@@ -763,7 +784,7 @@ class PrometheusSource:
                 (x for x in ("/api/v1", "/graph", "/query") if self.base_url.endswith(x)), ""
             )
             return SourceError.of(
-                SOURCE,
+                self.name,
                 ErrorKind.NOT_FOUND,
                 f"HTTP 404 for {self.base_url}{path}",
                 hint_key="hint.prom.url_suffix" if suffix else "hint.prom.not_found",
@@ -777,7 +798,7 @@ class PrometheusSource:
         else:
             key = "hint.prom.unexpected_status"
         return SourceError.of(
-            SOURCE,
+            self.name,
             ErrorKind.UNAVAILABLE,
             f"HTTP {status} from {self.base_url}{path}" + (f": {excerpt}" if excerpt else ""),
             hint_key=key,

@@ -1,0 +1,360 @@
+"""Starting an incident from the alert that paged: the alerts read from a real
+Alertmanager (alerts and a silence posted to it) and from a real Prometheus's ``ALERTS``
+alone (the worked example's backfilled history, its alerting rules loaded); choosing
+one fills the scope, the detection time, the paged SLI and the title."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import urllib.parse
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cockpit.analysis.paged import AlertState, fingerprint, from_alertmanager
+from cockpit.cli import build_parser, main
+from cockpit.collect.paged import AlertList, apply_alert, collect_paged
+from cockpit.context import AppContext
+from cockpit.models import from_epoch
+from cockpit.scenarios import get_scenario
+from cockpit.scenarios import worked_example as we
+from cockpit.scenarios.promserver import PromServer, start
+from cockpit.wiring import BootError, build_context
+from tests.backends.alertmanager import AlertmanagerServer, iso
+
+P99_EXPR = (
+    "histogram_quantile(0.99, sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket"
+    f'{{namespace="{we.NAMESPACE}"}}[5m]))) > 0.4'
+)
+THERMAL_EXPR = "max by (Hostname) (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS) > 0"
+RULES = f"""\
+groups:
+  - name: serving
+    rules:
+      - alert: VLLMHighP99Latency
+        expr: '{P99_EXPR}'
+        for: 3m
+        labels: {{severity: critical}}
+        annotations:
+          summary: P99 latency above 400 ms for 3 minutes
+      - alert: GPUThermalThrottling
+        expr: '{THERMAL_EXPR}'
+        for: 5m
+        labels: {{severity: warning}}
+        annotations:
+          summary: 'GPU {{{{ $labels.Hostname }}}} is throttling'
+"""
+
+
+@pytest.fixture(scope="module")
+def prom_with_rules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]:
+    """The worked example's Prometheus with its two alerting rules loaded."""
+    srv = start(get_scenario("worked_example"), tmp_path_factory.mktemp("prom-rules"), rules=RULES)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for key in list(os.environ):
+        if key.startswith("COCKPIT_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("COCKPIT_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("COCKPIT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("COCKPIT_LANG", "en")
+    return tmp_path
+
+
+def _prom_args(prom: PromServer, **kw: object) -> argparse.Namespace:
+    args = build_parser(light=True).parse_args(
+        ["--prometheus-url", prom.url, "-n", we.NAMESPACE, "--at", f"{we.NOW}"]
+    )
+    for k, v in kw.items():
+        setattr(args, k, v)
+    return args
+
+
+def _collect(ctx: AppContext) -> AlertList:
+    """``collect_paged`` in its own event loop, the connections closed after it."""
+
+    async def go() -> AlertList:
+        try:
+            return await collect_paged(ctx)
+        finally:
+            await ctx.sources.close()
+
+    return asyncio.run(go())
+
+
+def _firing(name: str) -> datetime:
+    return from_epoch(next(a.firing_at for a in we.ALERTS if a.name == name))
+
+
+# -- Prometheus ALERTS alone -------------------------------------------------------------------
+def test_prometheus_alerts_list_the_paging_alert_first_with_its_rule(
+    clean_env: Path, prom_with_rules: PromServer
+) -> None:
+    ctx = build_context(_prom_args(prom_with_rules), with_session=False)
+    got = _collect(ctx)
+    assert got.source == "prometheus" and got.read and not got.failures
+    names = [a.name for a in got.alerts]
+    # both of the scope and firing: the critical one (the page) before the warning
+    assert names[:2] == ["VLLMHighP99Latency", "GPUThermalThrottling"]
+    p99 = next(a for a in got.alerts if a.name == "VLLMHighP99Latency")
+    assert p99.state is AlertState.FIRING and p99.in_scope
+    assert p99.starts_at == _firing("VLLMHighP99Latency")
+    assert p99.active_at == from_epoch(we.ALERTS[0].pending_at)
+    assert p99.expr == P99_EXPR
+    assert p99.sli == "serving.e2e_latency:p99"
+    assert p99.summary == "P99 latency above 400 ms for 3 minutes"
+    thermal = next(a for a in got.alerts if a.name == "GPUThermalThrottling")
+    assert thermal.scope.node == "gpu-node-a1"
+    assert thermal.summary == ""  # a templated annotation is Prometheus's to render per alert
+    assert thermal.expr == THERMAL_EXPR and thermal.sli == "hardware.throttle"
+    # the fingerprint is Alertmanager's, from the alert's labels
+    assert p99.fingerprint == fingerprint(p99.labels)
+
+
+def test_choosing_a_prometheus_alert_fills_scope_detection_sli_and_title(
+    clean_env: Path, prom_with_rules: PromServer
+) -> None:
+    ctx = build_context(_prom_args(prom_with_rules))
+    got = _collect(ctx)
+    p99 = next(a for a in got.alerts if a.name == "VLLMHighP99Latency")
+    assert apply_alert(ctx, p99) == []
+    assert ctx.session is not None
+    inc = ctx.session.incident
+    assert inc.title == "VLLMHighP99Latency: P99 latency above 400 ms for 3 minutes"
+    assert (inc.service.namespace, inc.service.deployment) == (we.NAMESPACE, we.DEPLOYMENT)
+    assert inc.service.model == we.MODEL
+    assert ctx.settings.service.deployment == we.DEPLOYMENT
+    assert inc.times.detect == _firing("VLLMHighP99Latency")
+    assert inc.paged_by is not None
+    assert (inc.paged_by.expr, inc.paged_by.sli) == (P99_EXPR, "serving.e2e_latency:p99")
+    assert not inc.paged_by.silenced
+    # the detection time, not the GPU warning's later firing (the alert that paged)
+    assert inc.times.detect < _firing("GPUThermalThrottling")
+
+
+def test_alert_flag_opens_the_incident_from_a_name_or_a_fingerprint(
+    clean_env: Path, prom_with_rules: PromServer
+) -> None:
+    ctx = build_context(_prom_args(prom_with_rules, alert="GPUThermalThrottling"))
+    assert ctx.session is not None
+    inc = ctx.session.incident
+    assert inc.paged_by is not None and inc.paged_by.name == "GPUThermalThrottling"
+    assert inc.paged_by.node == "gpu-node-a1" and ctx.metrics.picked == ("gpu-node-a1", "node")
+    assert inc.times.detect == _firing("GPUThermalThrottling")
+    fp = inc.paged_by.fingerprint
+    ctx.session.store.release_all()
+    again = build_context(_prom_args(prom_with_rules, alert=fp.upper()))
+    assert again.session is not None and again.session.incident.paged_by is not None
+    assert again.session.incident.paged_by.fingerprint == fp
+    again.session.store.release_all()
+    with pytest.raises(BootError, match="NoSuchAlert"):
+        build_context(_prom_args(prom_with_rules, alert="NoSuchAlert"))
+
+
+def test_alerts_command_json_and_text(
+    clean_env: Path, prom_with_rules: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["alerts", "--prometheus-url", prom_with_rules.url, "-n", we.NAMESPACE]
+    assert main([*base, "--at", str(we.NOW), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "prometheus"
+    p99 = next(a for a in doc["alerts"] if a["name"] == "VLLMHighP99Latency")
+    assert p99["sli"] == "serving.e2e_latency:p99" and p99["state"] == "firing"
+    assert main([*base, "--at", str(we.NOW), "--lang", "zh"]) == 0
+    text = capsys.readouterr().out
+    assert "[告警中]  VLLMHighP99Latency" in text and "对应的 SLI：" in text
+    # an hour after the episode ended nothing fires: the resolved alerts are listed so
+    later = str(we.NOW + 3 * 3600)
+    assert main([*base, "--at", later, "--since", "4h", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {a["state"] for a in doc["alerts"]} == {"resolved"}
+    assert main(["alerts"]) == 2  # no source configured
+    assert "no alert source" in capsys.readouterr().err
+
+
+# -- Alertmanager ----------------------------------------------------------------------------
+def _generator(expr: str) -> str:
+    return "http://prometheus:9090/graph?" + urllib.parse.urlencode(
+        {"g0.expr": expr, "g0.tab": "1"}
+    )
+
+
+@pytest.fixture
+def am_alerts(alertmanager_server: AlertmanagerServer) -> dict[str, str]:
+    """Alerts as Prometheus posts them (each name unique to this test run), one silenced,
+    one inhibited by a NodeDown of its node; returns name → alertname."""
+    tag = datetime.now(UTC).strftime("%H%M%S%f")
+    now = datetime.now(UTC)
+    names = {
+        "p99": f"ServingP99High{tag}",
+        "ttft": f"TTFTHigh{tag}",
+        "gpu": f"GPUHot{tag}",
+        "down": "NodeDown",
+        "other": f"OtherTeam{tag}",
+    }
+    node = f"gpu-node-{tag}"
+    pod = "vllm-qwen-7d9f8c6b5-x2kq9"
+    alerts = [
+        {
+            "labels": {
+                "alertname": names["p99"],
+                "namespace": "llm",
+                "pod": pod,
+                "severity": "critical",
+            },
+            "annotations": {
+                "summary": "P99 above 400 ms\x1b]52;c;aGk=\x07",
+                "description": "runbook: reset with password=hunter2secret",
+            },
+            "startsAt": iso(now - timedelta(minutes=12)),
+            "endsAt": iso(now + timedelta(hours=1)),
+            "generatorURL": _generator(P99_EXPR),
+        },
+        {
+            "labels": {"alertname": names["ttft"], "namespace": "llm", "severity": "warning"},
+            "annotations": {"summary": "TTFT P95 high"},
+            "startsAt": iso(now - timedelta(minutes=20)),
+            "endsAt": iso(now + timedelta(hours=1)),
+            "generatorURL": _generator(
+                "histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket[5m]))) > 2"
+            ),
+        },
+        {
+            "labels": {"alertname": names["down"], "node": node, "severity": "critical"},
+            "startsAt": iso(now - timedelta(minutes=3)),
+            "endsAt": iso(now + timedelta(hours=1)),
+        },
+        {
+            "labels": {"alertname": names["gpu"], "node": node, "severity": "warning"},
+            "startsAt": iso(now - timedelta(minutes=3)),
+            "endsAt": iso(now + timedelta(hours=1)),
+        },
+        {
+            "labels": {"alertname": names["other"], "namespace": "batch", "severity": "critical"},
+            "startsAt": iso(now - timedelta(minutes=1)),
+            "endsAt": iso(now + timedelta(hours=1)),
+        },
+    ]
+    alertmanager_server.post_alerts(alerts)
+    alertmanager_server.silence({"alertname": names["ttft"]}, "known: canary rollback running")
+    names["node"], names["pod"] = node, pod
+    names["p99_starts"] = alerts[0]["startsAt"]  # type: ignore[assignment]
+    return names
+
+
+def _am_ctx(clean_env: Path, am: AlertmanagerServer, monkeypatch: pytest.MonkeyPatch, **kw: object):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", am.url)
+    args = build_parser(light=True).parse_args(["-n", "llm"])
+    for k, v in kw.items():
+        setattr(args, k, v)
+    return build_context(args)
+
+
+def test_alertmanager_alerts_are_marked_silenced_and_inhibited(
+    clean_env: Path,
+    alertmanager_server: AlertmanagerServer,
+    am_alerts: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ctx = _am_ctx(clean_env, alertmanager_server, monkeypatch)
+    got = _collect(ctx)
+    assert got.source == "alertmanager" and got.read
+    by_name = {a.name: a for a in got.alerts}
+    p99, ttft = by_name[am_alerts["p99"]], by_name[am_alerts["ttft"]]
+    gpu, other = by_name[am_alerts["gpu"]], by_name[am_alerts["other"]]
+    assert ttft.silenced and ttft.silences == ["oncall: known: canary rollback running"]
+    assert gpu.inhibited and not gpu.silenced
+    assert not p99.silenced and not p99.inhibited
+    assert not other.in_scope and p99.in_scope
+    order = [a.name for a in got.alerts]
+    # the configured scope's first, unmuted before muted; another namespace's last
+    assert order.index(p99.name) < order.index(ttft.name) < order.index(other.name)
+    assert p99.expr == P99_EXPR and p99.sli == "serving.e2e_latency:p99"
+    assert ttft.sli == "serving.ttft:p95"
+    # Alertmanager's fingerprint is the one computed from the labels
+    assert all(a.fingerprint == fingerprint(a.labels) for a in got.alerts)
+    # secrets are masked where they enter; control characters are kept for the boundary
+    assert "hunter2secret" not in p99.description
+    assert p99.summary.startswith("P99 above 400 ms")
+
+
+def test_choosing_an_alertmanager_alert_fills_the_incident(
+    clean_env: Path,
+    alertmanager_server: AlertmanagerServer,
+    am_alerts: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ctx = _am_ctx(clean_env, alertmanager_server, monkeypatch, alert=am_alerts["p99"])
+    assert ctx.session is not None
+    inc = ctx.session.incident
+    assert inc.title.startswith(f"{am_alerts['p99']}: P99 above 400 ms")
+    assert (inc.service.namespace, inc.service.deployment) == ("llm", "vllm-qwen")
+    assert ctx.metrics.picked == (am_alerts["pod"], "pod")
+    starts = datetime.fromisoformat(am_alerts["p99_starts"].replace("Z", "+00:00"))
+    assert inc.times.detect == starts
+    assert inc.paged_by is not None and inc.paged_by.sli == "serving.e2e_latency:p99"
+    assert any(e.text == f"ALERT {am_alerts['p99']}" for e in inc.timeline)
+    ctx.session.store.release_all()
+    silenced = _am_ctx(clean_env, alertmanager_server, monkeypatch, alert=am_alerts["ttft"])
+    assert silenced.session is not None
+    paged = silenced.session.incident.paged_by
+    assert paged is not None and paged.silenced
+    assert paged.silences == ["oncall: known: canary rollback running"]
+    silenced.session.store.release_all()
+
+
+def test_alerts_command_on_alertmanager_marks_and_neutralises(
+    clean_env: Path,
+    alertmanager_server: AlertmanagerServer,
+    am_alerts: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", alertmanager_server.url)
+    assert main(["alerts", "-n", "llm", "--lang", "en"]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\\x1b]52" in text
+    ttft_line = next(line for line in text.splitlines() if am_alerts["ttft"] in line)
+    assert "silenced (oncall: known: canary rollback running)" in ttft_line
+    gpu_line = next(line for line in text.splitlines() if am_alerts["gpu"] in line)
+    assert "inhibited by 1 alert(s)" in gpu_line
+    assert "hunter2secret" not in text
+
+
+def test_alertmanager_failures_are_reported_not_hidden(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cockpit.scenarios.promserver import free_port
+
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", f"http://127.0.0.1:{free_port()}")
+    assert main(["alerts", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["alerts"] == [] and {f["detail"]["what"] for f in doc["failures"]} >= {
+        "alerts",
+        "silences",
+    }
+    assert all(f["kind"] == "unavailable" for f in doc["failures"])
+
+
+def test_alertmanager_answers_are_read_defensively() -> None:
+    raw = [
+        {"labels": "not a dict"},
+        {"labels": {"alertname": "A", "api_token": "s3cr3t-value"}, "status": None},
+        {"labels": {"alertname": "B"}, "startsAt": "0001-01-01T00:00:00Z", "fingerprint": 7},
+        *[{"labels": {"alertname": f"N{i}"}} for i in range(600)],
+    ]
+    got = from_alertmanager(raw, [{"id": 3}, "x"])  # type: ignore[list-item]
+    assert len(got) == 499  # MAX_ALERTS entries read, the malformed one skipped
+    a = next(x for x in got if x.name == "A")
+    assert "s3cr3t-value" not in a.labels["api_token"]
+    b = next(x for x in got if x.name == "B")
+    assert b.starts_at is None and b.fingerprint == fingerprint({"alertname": "B"})
