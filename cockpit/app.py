@@ -124,6 +124,10 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self._start_step = start_step
         self._installed: set[str] = set()
         self._change_timer: Any = None
+        self.incident_version = 0
+        """How many coalesced incident changes the app has forwarded: a step screen that
+        comes back (from under F8's history, or from another step) and saw an older one
+        refreshes what it lists."""
         self._exit_guard: Any = None
         self._quit_anyway = False
         self._save_error_shown = ""
@@ -532,6 +536,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self._change_timer = None
         if self.ctx is None or self.ctx.session is None or not self.screen_stack:
             return
+        self.incident_version += 1
         self.screen.post_message(IncidentChanged(self.ctx.session.incident))
 
     def _save_result(self, error: BaseException | None) -> None:

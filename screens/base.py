@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from cockpit.context import AppContext
@@ -80,6 +81,11 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(name=f"step-{self.STEP}")
         self.ctx = ctx
+        self._seen_version: int | None = None
+        """The app's ``incident_version`` this screen last showed (``None`` before it was
+        first shown)."""
+        self._left_field: Widget | None = None
+        """The field Escape left last (Tab goes on from it)."""
         localize_bindings(self, ctx.lang)
 
     @property
@@ -167,8 +173,26 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
         body.scroll_down() if sign > 0 else body.scroll_up()
 
     def action_leave_field(self) -> None:
-        """Escape: leave the text field (nothing has focus; typing then does nothing)."""
+        """Escape: leave the text field (nothing has focus; typing then does nothing).
+        The next Tab or Shift+Tab goes on from the field left, not from the top of the
+        step (see :meth:`focus_next`)."""
+        self._left_field = self.focused
         self.set_focus(None)
+
+    def _resume_from_left_field(self) -> None:
+        left, self._left_field = self._left_field, None
+        if self.focused is None and left is not None and left in self.focus_chain:
+            self.set_focus(left, scroll_visible=False)
+
+    def focus_next(self, selector: Any = "*") -> Any:
+        """Tab: the next widget; after Escape left a field, the one after that field."""
+        self._resume_from_left_field()
+        return super().focus_next(selector)
+
+    def focus_previous(self, selector: Any = "*") -> Any:
+        """Shift+Tab: the previous widget; after Escape left a field, the one before it."""
+        self._resume_from_left_field()
+        return super().focus_previous(selector)
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None
@@ -178,6 +202,11 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
             self.ctx.session.visit(self.STEP)
         self.refresh_stepper()
         self.sync_fields()
+        version = getattr(self.app, "incident_version", 0)
+        if self._seen_version is not None and self._seen_version != version:
+            # Changed while another screen was on top (F8 restored a row, H added one).
+            self.incident_changed()
+        self._seen_version = version
         mark_after_paint(self, "COCKPIT_STEP_FRAME_FILE", self.STEP)
 
     def refresh_stepper(self) -> None:
@@ -191,6 +220,7 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
             return
 
     def on_incident_changed(self, event: IncidentChanged) -> None:
+        self._seen_version = getattr(self.app, "incident_version", 0)
         self.refresh_stepper()
         self.sync_fields()
         self.incident_changed()

@@ -337,7 +337,8 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
     """
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Close"),
-        # The list is numbered and holds no text field: its number opens a scenario.
+        # A number highlights its scenario and Enter opens it: a sentence typed into the
+        # list by mistake (``Xid 79 on node 3``) opens nothing.
         *[Binding(str(n), f"pick({n})", show=False) for n in range(1, 10)],
     ]
 
@@ -353,10 +354,10 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
         )
 
     def action_pick(self, number: int) -> None:
-        """Open the scenario numbered ``number`` in the list (nothing for a number past it)."""
-        books = all_playbooks()
-        if 1 <= number <= len(books):
-            self.dismiss(books[number - 1].id)
+        """Highlight the scenario numbered ``number`` (nothing for a number past the list);
+        Enter opens it."""
+        if 1 <= number <= len(all_playbooks()):
+            self.query_one(OptionList).highlighted = number - 1
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

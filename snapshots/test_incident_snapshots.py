@@ -104,4 +104,6 @@ def test_incident_gpu_panel(
 ) -> None:
     from test_gpu_panel_snapshots import PanelHost
 
-    assert snap_compare(PanelHost(_ctx(served(name), tmp_path)), terminal_size=(180, 52))
+    assert snap_compare(
+        PanelHost(_ctx(served(name), tmp_path)), terminal_size=(180, 52), run_before=_loaded
+    )

@@ -466,3 +466,22 @@ def test_redacting_only_hinted_lines_changes_nothing(text: str) -> None:
 
     lines = text.split("x")
     assert redact_lines(lines) == [redact_text(x) for x in lines]
+
+
+def test_a_line_s_own_time_as_a_date_of_the_incident() -> None:
+    from datetime import UTC, datetime
+
+    from cockpit.analysis.logtext import line_datetime
+
+    now = datetime(2026, 1, 2, 3, 0, tzinfo=UTC)
+    assert line_datetime("2026-01-02T02:59:58Z Xid 79", now) == datetime(
+        2026, 1, 2, 2, 59, 58, tzinfo=UTC
+    )
+    # A December line read on 2 January is from the year before.
+    assert line_datetime("Dec 31 23:00:00 node kernel: Xid 79", now) == datetime(
+        2025, 12, 31, 23, 0, tzinfo=UTC
+    )
+    # 29 February exists only in a leap year: 2024, not 2026 or 2025.
+    assert line_datetime("Feb 29 12:00:00 node kernel: NVRM", now) is None
+    assert line_datetime("[12345.678] NVRM: Xid 79", now) is None
+    assert line_datetime("2026-01-02T04:00:00Z later than now", now) is None

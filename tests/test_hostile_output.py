@@ -425,7 +425,7 @@ async def test_every_screen_of_a_replayed_hostile_bundle(
         await pilot.press("f7")
         await _settle(app, pilot)
         check("F7 playbooks")
-        await pilot.press("1")
+        await pilot.press("1", "enter")
         await _settle(app, pilot)
         check("F7 playbook")
         await pilot.press("escape")

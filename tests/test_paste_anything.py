@@ -4,6 +4,7 @@ every press says what it did."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,27 @@ async def test_f6_pins_a_note_cockpit_output_and_says_so(tmp_path, gpus_text):
         (f"cockpit gpus: GPU {i} (gpu-node-a1)", "WARN") for i in range(4)
     ]
     assert facts[0].note.startswith("«0    H100")
+
+
+async def test_f6_pins_a_finding_at_its_line_time_labelled_in_both_languages(tmp_path):
+    """A pasted Xid line written at 20:15:02 is evidence of 20:15:02, not of the moment it
+    was pinned; its label follows the language the incident is read in; and step G offers
+    it for linking as soon as F6 closes."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    line = "2026-11-29T20:15:02Z gpu-node-b kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("f6")
+        await pilot.pause()
+        await paste(pilot, app, line, "paste-pin")
+        await pilot.press("escape")
+        await pilot.pause()
+        (pinned,) = ctx.session.incident.evidence
+        assert pinned.at == datetime(2026, 11, 29, 20, 15, 2, tzinfo=UTC) != ctx.clock.now()
+        assert pinned.label.startswith("Pasted evidence: ")
+        assert pinned.label_i18n["zh"].startswith("粘贴的证据")
+        assert pinned.label_i18n["en"] == pinned.label
+        offered = app.screen.query_one("#hyp-evidence")._options
+        assert any(value == pinned.id for _, value in offered)

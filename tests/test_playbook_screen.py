@@ -189,7 +189,7 @@ async def test_rollback_command_is_filled_in(tmp_path: Path) -> None:
         assert "kubectl rollout undo deployment/vllm-qwen -n llm" in detail
 
 
-async def test_the_number_of_a_scenario_opens_it(tmp_path: Path) -> None:
+async def test_the_number_of_a_scenario_highlights_it_and_enter_opens_it(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     app = CockpitApp(ctx=ctx, start_step="C")
     async with app.run_test(size=(160, 50)) as pilot:
@@ -197,7 +197,14 @@ async def test_the_number_of_a_scenario_opens_it(tmp_path: Path) -> None:
         await pilot.press("f7")
         await pilot.pause()
         assert isinstance(app.screen, PlaybookMenuScreen)
+        # A sentence typed into the list by mistake opens nothing.
+        await pilot.press(*"Xid 79 on node 3")
+        await pilot.pause()
+        assert isinstance(app.screen, PlaybookMenuScreen)
         await pilot.press("4")
+        await pilot.pause()
+        assert isinstance(app.screen, PlaybookMenuScreen)
+        await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, PlaybookScreen)
         assert app.screen.playbook.id == PLAYBOOK_IDS[3] == "ttft_spike"

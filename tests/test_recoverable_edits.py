@@ -100,3 +100,27 @@ async def test_f8_restores_a_wiped_field_and_a_deleted_row(tmp_path):
         assert app.screen.query_one("#input-title", Input).value == "P99 上涨"
     assert stored(ctx).title == "P99 上涨"
     assert [h.id for h in stored(ctx).hypotheses] == [hyp.id]
+
+
+async def test_a_row_restored_with_f8_is_listed_on_its_step_when_f8_closes(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    hyp = ctx.session.add_hypothesis("KV cache fragmentation", "a restart leaves P99 high")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#hyp-table")
+        assert table.row_count == 1
+        app.screen.query_one("#hyp-delete").press()
+        await pilot.pause(0.3)
+        assert table.row_count == 0
+        app.screen.set_focus(None)
+        await pilot.press("f8")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HistoryScreen"
+        app.screen.query_one("#history-restore").press()
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.current_step() == "G"
+        assert [h.id for h in ctx.session.incident.hypotheses] == [hyp.id]
+        assert table.row_count == 1

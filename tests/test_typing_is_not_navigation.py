@@ -349,3 +349,72 @@ async def test_ctrl_g_lists_the_steps_a_number_highlights_and_enter_goes(tmp_pat
         await pilot.pause()
         assert app.current_step() == "E"
     assert ctx.session.incident.path == ["B", "D", "E"]
+
+
+async def test_an_action_button_that_stays_hands_focus_to_a_field(tmp_path):
+    """G's "Add hypothesis" and D's "Accept verdict" stay on screen after they act: focus
+    moves to a text field, so the next sentence typed is text there and a second Enter
+    does not add the row or record the verdict again."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#hyp-statement").value = "the KV cache fills"
+        screen.query_one("#hyp-falsifier").value = "usage stays under 90 %"
+        screen.query_one("#hyp-add").focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(ctx.session.incident.hypotheses) == 1
+        focused = app.screen.focused
+        assert isinstance(focused, Input) and focused.id == "hyp-statement"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(ctx.session.incident.hypotheses) == 1
+        await _check_focus_on(app, pilot, focused)
+
+    ctx = demo_ctx(tmp_path / "d", "en")
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        accept = app.screen.query_one("#scope-accept")
+        assert not accept.disabled
+        accept.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert ctx.session.incident.scope_branch is not None
+        focused = app.screen.focused
+        assert isinstance(focused, TextArea) and focused.id == "input-scope_verdict"
+        await _check_focus_on(app, pilot, focused)
+
+
+async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
+    """Escape leaves a field (typing then does nothing); the next Tab goes to the widget
+    after that field, not back to the top of the step (where Enter would press another
+    panel's button), and Shift+Tab to the one before it."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        chain = screen.focus_chain
+        field = next(w for w in chain if isinstance(w, Input))
+        index = chain.index(field)
+        assert index > 0, "a widget before the field makes the test meaningful"
+        field.focus()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.focused is None
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is chain[index + 1]
+        field.focus()
+        await pilot.press("escape", "shift+tab")
+        await pilot.pause()
+        assert screen.focused is chain[index - 1]

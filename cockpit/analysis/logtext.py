@@ -7,6 +7,7 @@ empty result) instead of raising when the text does not match.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 # PyTorch's caching allocator prints sizes with ``format_size`` (c10/cuda/
 # CUDACachingAllocator.cpp): ``N bytes``, ``x.xx KiB``, ``x.xx MiB``, ``x.xx GiB``.
@@ -132,6 +133,32 @@ def line_time(line: str) -> float | None:
         if val is not None and (best is None or m.start() < best[0]):
             best = (m.start(), val)
     return None if best is None else best[1]
+
+
+def line_datetime(line: str, now: datetime) -> datetime | None:
+    """When a log line says it was written: its first timestamp (see :func:`line_time`)
+    read as UTC in its own year (ISO 8601) or else ``now``'s year, or the year before when
+    that would be after ``now``;
+    ``None`` when the line carries no wall-clock time (dmesg's seconds since boot) or only
+    one after ``now``."""
+    seconds = line_time(line)
+    if seconds is None:
+        return None
+    day, rest = divmod(seconds, 86400)
+    month = max(m for m in range(1, 13) if _DAYS_BEFORE[m - 1] <= day)
+    dom = int(day) - _DAYS_BEFORE[month - 1] + 1
+    years: tuple[int, ...] = (now.year, now.year - 1)
+    iso = _ISO_TS.search(line)
+    if iso is not None and (int(iso.group(2)), int(iso.group(3))) == (month, dom):
+        years = (int(iso.group(1)),)  # the line's own year
+    for year in years:
+        try:
+            at = datetime(year, month, dom, tzinfo=UTC) + timedelta(seconds=rest)
+        except ValueError:  # 29 February of a common year
+            continue
+        if at <= now:
+            return at
+    return None
 
 
 def clock_text(seconds: float | None) -> str | None:

@@ -41,10 +41,11 @@ class Msg(BaseModel):
         human names of the signal keys in its ``keys`` argument (see :func:`signal_names`);
         a ``unit`` argument is rendered with :func:`unit_text` (it stays a plain string in
         the arguments, which ``analyze --json`` documents)."""
-        if self.key == SIGNAL_NAMES:
+        if self.key in (SIGNAL_NAMES, NAMES):
             keys = str(self.args.get("keys", ""))
             sep = "、" if lang == "zh" else ", "
-            return sep.join(signal_label(k, lang) for k in keys.split(",") if k)
+            name = signal_label if self.key == SIGNAL_NAMES else _message
+            return sep.join(name(k, lang) for k in keys.split(",") if k)
         entry = catalog().get(self.key)
         if entry is None:
             return self.key
@@ -70,6 +71,14 @@ def unit_text(unit: str, lang: str) -> str:
         return unit
     return unit[: len(unit) - len(unit.lstrip())] + entry["zh"]
 
+
+def _message(key: str, lang: str) -> str:
+    return Msg(key=key).text(lang)
+
+
+NAMES = "names"
+"""Message key of a list of names, each a catalogue key, joined in the language's way
+(``msg(NAMES, keys="gpu.group.ecc_dbe,gpu.group.nvlink")`` → ``ECC DBE, NVLink errors``)."""
 
 SIGNAL_NAMES = "signal.names"
 """Message key of :func:`signal_names` (rendered from the signal catalogue, not a template)."""

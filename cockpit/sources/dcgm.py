@@ -25,7 +25,7 @@ from datetime import datetime
 
 from cockpit.models import InstantVector, Reading, utcnow
 from cockpit.models.gpu import GpuNodeSnapshot, GpuSnapshot, GpuSourceKind, NvLinkState
-from cockpit.models.messages import msg
+from cockpit.models.messages import NAMES, msg
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
 
 SOURCE = "dcgm"
@@ -78,16 +78,16 @@ NVLINK_FIELDS: dict[str, str] = {
 }
 
 OFF_BY_DEFAULT: dict[str, tuple[str, ...]] = {
-    "throttle violations": ("DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION"),
-    "ECC DBE": ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
-    "retired pages": (
+    "throttle_violations": ("DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION"),
+    "ecc_dbe": ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
+    "retired_pages": (
         "DCGM_FI_DEV_RETIRED_SBE",
         "DCGM_FI_DEV_RETIRED_DBE",
         "DCGM_FI_DEV_RETIRED_PENDING",
     ),
-    "NVLink errors": tuple(NVLINK_FIELDS.values()),
-    "Xid counter": ("DCGM_EXP_XID_ERRORS_COUNT",),
-    "clock-event reasons": (
+    "nvlink_errors": tuple(NVLINK_FIELDS.values()),
+    "xid_counter": ("DCGM_EXP_XID_ERRORS_COUNT",),
+    "clock_event_reasons": (
         "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
     ),
@@ -261,6 +261,10 @@ def _build(
     unexported_groups = [
         group for group, names in OFF_BY_DEFAULT.items() if not any(n in seen_names for n in names)
     ]
+    if "xid_counter" in unexported_groups and any(n in seen_names for n in FIELDS["last_xid"][0]):
+        # Xid events are still read, from the last-Xid gauge: say so, or the warning
+        # reads as if the panel under it could show no Xid at all.
+        unexported_groups[unexported_groups.index("xid_counter")] = "xid_counter_gauge_read"
     unexported = sorted(
         n
         for names, _, _ in FIELDS.values()
@@ -337,7 +341,12 @@ def _build(
         gpus.append(s)
     gpus.sort(key=lambda g: (g.index, g.uuid or ""))
     warning_msgs = (
-        [msg("gpu.warn.unexported", groups=", ".join(unexported_groups))]
+        [
+            msg(
+                "gpu.warn.unexported",
+                groups=msg(NAMES, keys=",".join(f"gpu.group.{g}" for g in unexported_groups)),
+            )
+        ]
         if unexported_groups
         else []
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 
 def hand_on_focus(leaving: Widget) -> None:
@@ -29,6 +29,25 @@ def hand_on_focus(leaving: Widget) -> None:
     start = chain.index(focused) + 1 if focused in chain else 0
     for widget in chain[start:] + chain[:start]:
         if widget is not leaving and leaving not in widget.ancestors:
+            widget.focus()
+            return
+
+
+def focus_next_field(after: Widget) -> None:
+    """After ``after`` (an action button that stays on screen) did its work: focus the next
+    text field of the screen's focus chain (an ``Input`` or ``TextArea``, wrapping round),
+    so the next sentence typed lands in a field and Enter does not press the button again.
+    Nothing happens when focus has already moved elsewhere or the screen has no field."""
+    try:
+        screen = after.screen
+    except Exception:
+        return
+    if screen.focused is not None and screen.focused is not after:
+        return
+    chain = screen.focus_chain
+    start = chain.index(after) + 1 if after in chain else 0
+    for widget in chain[start:] + chain[:start]:
+        if isinstance(widget, Input | TextArea) and not widget.disabled:
             widget.focus()
             return
 

@@ -136,7 +136,13 @@ class LedgerEditor:
         self.end()
 
     def end(self) -> None:
-        """Leave editing: the form is empty again and adds new rows."""
+        """Leave editing: the form is empty again and adds new rows. When focus is on the
+        form's add or cancel button, it goes to the form's first field: the next row is
+        typed there, and Enter does not press the button again."""
+        buttons = {f"{self.prefix}-add", f"{self.prefix}-cancel"}
+        focused = self.screen.focused
+        if focused is not None and focused.id in buttons:
+            self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
         self.editing = None
         for input_id in self.fields.values():
             self.screen.query_one(f"#{input_id}", Input).value = ""

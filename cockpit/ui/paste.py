@@ -5,7 +5,8 @@ a FailedScheduling event; cockpit says what it is, what it means and what to che
 Anything can be pinned: cockpit's own output (``cockpit gpus``, ``pending``, ``changes``,
 ``analyze``) is read into its facts (:mod:`cockpit.analysis.cockpit_output`), one pinned
 piece of evidence each; text nothing recognises is pinned as a note, stamped with the
-incident clock. "Pin" explains the text first when it has not been explained yet, and
+incident clock; a recognised finding carries the time written on its log line when the
+line has one (else the incident clock), and its label in both languages. "Pin" explains the text first when it has not been explained yet, and
 every press says what it did."""
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
 from cockpit.analysis.cockpit_output import CockpitOutput
+from cockpit.analysis.logtext import line_datetime
 from cockpit.context import AppContext
-from cockpit.i18n import in_both, t
+from cockpit.i18n import LANGS, in_both, t
 from cockpit.incident import Evidence
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
@@ -215,15 +217,24 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
         assert self.ctx.session is not None and expl is not None
         from cockpit.analysis.explain_report import to_json
 
-        # The finding's title in the UI language ("CUDA 显存不足"), not its kind id.
-        titles = [x["title"] for x in to_json(expl, self.ctx.lang)["findings"]]
-        for f, title in zip(expl.findings, titles, strict=False):
+        # The finding's title in each language ("CUDA 显存不足"), not its kind id: the
+        # label follows the UI and the export's language, not the one of the pin.
+        titles = {lang: [x["title"] for x in to_json(expl, lang)["findings"]] for lang in LANGS}
+        now = self.ctx.clock.now()
+        for i, f in enumerate(expl.findings):
             value = f.cause or f.category
+
+            def label(lang: str, i: int = i, kind: str = f.kind) -> str:
+                title = titles[lang][i] if i < len(titles[lang]) else ""
+                return f"{t('paste.evidence_label', lang)}: {title or kind}"
+
+            line = self._lines[f.first_line - 1] if 0 < f.first_line <= len(self._lines) else ""
             self.ctx.session.pin(
                 Evidence(
-                    label=f"{t('paste.evidence_label', self.ctx.lang)}: {title or f.kind}",
+                    label=label(self.ctx.lang),
+                    label_i18n=in_both(label),
                     value=str(value),
-                    at=self.ctx.clock.now(),
+                    at=line_datetime(line, now) or now,
                     source="explain",
                     step=self.step,
                     note=_with_excerpt(_brief(f.fields), self._lines, f.first_line),

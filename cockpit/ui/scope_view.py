@@ -16,6 +16,7 @@ from textual.widgets import Button, Static
 from cockpit.collect.steps import ScopeResult
 from cockpit.flow import Branch
 from cockpit.i18n import t
+from cockpit.ui.focus import focus_next_field
 from cockpit.ui.likely_view import LikelyView
 from cockpit.ui.metrics_common import MetricsView
 
@@ -106,3 +107,6 @@ class ScopeView(MetricsView):
             markup=False,
         )
         self.post_message(self.VerdictAccepted(branch))
+        # Enter again would record the same verdict twice; the next sentence belongs in
+        # the verdict's own field.
+        focus_next_field(event.button)

@@ -45,6 +45,10 @@ async def test_node_with_capital_hostname_label(dcgm: DcgmSource) -> None:
         "Xid counter",
     ):
         assert group in warning
+    # The last-Xid gauge is exported: the warning says where Xid events come from.
+    assert "Xid events come from the last-Xid field" in warning
+    (zh,) = (m.text("zh") for m in snap.warning_msgs)
+    assert "退役页" in zh and "NVLink 错误" in zh and "retired pages" not in zh
     assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in snap.unexported
 
 
