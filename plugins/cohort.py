@@ -163,6 +163,9 @@ class CohortPanel(Panel):
             f"{self.display_name(c.suspect, c.suspect_kind)} · "
             + t("metrics.text.cohort", lang, definition=c.definition(lang))
         )
+        restarts = (
+            f" · {data.restarts.msg().text(lang)}" if data.restarts and data.restarts.n else ""
+        )
         self.query_one("#cohort-out", Static).update(
             t(
                 "metrics.text.cohort_outliers",
@@ -170,6 +173,7 @@ class CohortPanel(Panel):
                 suspect=self.display_name(c.suspect, c.suspect_kind),
                 names=signal_names(*data.outliers).text(lang) or "-",
             )
+            + restarts
         )
         for r in data.rows:
             if r.suspect is None and r.cohort_median is None:

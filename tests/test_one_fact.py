@@ -4,6 +4,7 @@ from the window's history, and windows of different lengths or unaligned ends (s
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +23,19 @@ Get = Callable[[str], PromServer]
 SPANS = (timedelta(hours=6), timedelta(hours=12), timedelta(hours=30, seconds=37))
 """Step C's window, the conclusion's (twice it) and step B's (24 h before impact start,
 ending at a wall-clock second that is on no grid)."""
+
+
+def _cockpit(*args: str) -> subprocess.CompletedProcess[str]:
+    """``cockpit ARGS…`` with no configuration, as a new user runs it."""
+    from tests.test_metric_history import COCKPIT
+
+    return subprocess.run(
+        [COCKPIT, *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
 
 
 async def _event_times(srv: PromServer, tmp_path: Path, kind: str) -> list[dict[str, str]]:
@@ -64,19 +78,10 @@ def test_changes_command_at_the_served_time_tells_the_xid_time(prometheus_scenar
     """``cockpit changes --at`` reads the served incident, not the wall clock, and gives
     the Xid the time every screen gives it."""
     import json
-    import subprocess
-
-    from tests.test_metric_history import COCKPIT
 
     srv = prometheus_scenario("gpu_lost")
     at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
-    proc = subprocess.run(
-        [COCKPIT, "changes", "--prometheus-url", srv.url, "--at", at, "-n", "llm", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
-    )
+    proc = _cockpit("changes", "--prometheus-url", srv.url, "--at", at, "-n", "llm", "--json")
     assert proc.returncode == 0, proc.stderr
     xids = [i for i in json.loads(proc.stdout)["items"] if i["kind"] == "xid"]
     assert [i["at"] for i in xids] == [
@@ -92,9 +97,6 @@ async def test_gpus_command_shows_the_lost_gpu_the_panel_shows(
     GPUs that went silent in the window are listed lost, and without ``--node`` the node
     that lost one is shown."""
     import json
-    import subprocess
-
-    from tests.test_metric_history import COCKPIT
 
     srv = prometheus_scenario("gpu_lost")
     truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
@@ -108,16 +110,69 @@ async def test_gpus_command_shows_the_lost_gpu_the_panel_shows(
     assert (truth.node, truth.gpu_index) in silent
     at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
     node = ["--node", truth.node] if node_flag else []
-    proc = subprocess.run(
-        [COCKPIT, "gpus", "--once", "--json", "--prometheus-url", srv.url, "--at", at, *node],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
-    )
+    proc = _cockpit("gpus", "--once", "--json", "--prometheus-url", srv.url, "--at", at, *node)
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     snap = doc["snapshot"]
     assert snap["node"] == truth.node
     lost = {(snap["node"], g["index"]) for g in snap["gpus"] if g.get("lost")}
     assert lost == {s for s in silent if s[0] == truth.node}
+
+
+async def test_restarts_in_the_window_are_one_count_that_b_d_and_e_quote(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """The crash-looping pod's restarts in the window are counted once (the window's
+    history): step B's change line, D's suspect line, E's cohort and ``analyze --json``
+    quote the same number, and the per-pod signal is named as the rate it is (restarts
+    per 5 min, the rate window), never as a count."""
+    import json
+
+    from cockpit.collect import steps
+    from cockpit.collect.base import Window
+    from cockpit.collect.cache import screen_window
+    from cockpit.models.messages import Msg
+    from cockpit.models.signals import SIGNALS
+
+    srv = prometheus_scenario("gpu_lost")
+    want = len(incidents._restart_times(incidents.LOST_GONE_AT + 20, incidents.NOW))
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        window = screen_window(ctx)
+        hist = await collect_history(ctx, window)
+        res = await steps.scope(ctx, window)
+        coh = await steps.cohort(ctx, window)
+    finally:
+        await ctx.sources.close()
+    victim = res.blast_radius.suspect
+    count = hist.inventory.restarts_in(victim)
+    assert count is not None and (count.n, count.reason) == (want, "Error")
+    # B: the change line of the victim's container
+    (b_item,) = [i for i in hist.items if i.kind == "restart"]
+    assert b_item.message is not None and b_item.message.args["n"] == want
+    # D: the suspect line quotes that count
+    (d_line,) = [m for m in res.blast_radius.line_msgs if m.key.startswith("evidence.blast.unh")]
+    assert d_line.key == "evidence.blast.unhealthy_restarted"
+    quoted = d_line.args["restarts"]
+    assert isinstance(quoted, Msg) and quoted.args["n"] == want
+    assert f"restarted {want} times in the window" in d_line.text("en")
+    # E: the cohort of that suspect carries it too
+    assert coh is not None and coh.restarts is not None and coh.restarts.n == want
+    # the per-pod signal is the rate window's count, and says so
+    assert Window.model_fields["rate_window"].default == "5m"
+    assert SIGNALS["infra.restarts"].en.endswith("per 5 min")
+    assert "container restarts per 5 min = " in d_line.text("en")
+    # analyze: the same count, in its cohort and in D's line
+    at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
+    deployment = srv.scenario.scope["deployment"]
+    proc = _cockpit(
+        "analyze", "--prometheus-url", srv.url, "--at", at, "-n", "llm",
+        "--deployment", deployment, "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["cohort"]["restarts_in_window"]["n"] == want
+    assert any(
+        f"restarted {want} times in the window" in line
+        for line in doc["blast_radius"]["evidence_text"]
+    )

@@ -10,8 +10,8 @@ for 4 replicas), so a fixed z threshold never fires on small deployments.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,6 +19,9 @@ from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import max_z, median, robust_score
 from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
 from cockpit.models.signals import SIGNALS
+
+if TYPE_CHECKING:
+    from cockpit.analysis.history import RestartCount
 
 Scope = Literal[
     "single_gpu", "single_instance", "single_node", "node_pool", "revision", "everything", "unknown"
@@ -310,8 +313,16 @@ def access_only() -> BlastRadius:
     return br
 
 
-def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
+def decide(
+    breakdowns: Iterable[Breakdown],
+    inv: Inventory,
+    restarts: Mapping[str, RestartCount] | None = None,
+) -> BlastRadius:
     """Decide the blast radius from the breakdowns of the anomalous signals.
+
+    ``restarts`` are the pods' restarts in the window (step B's count,
+    :meth:`~cockpit.analysis.history.WindowInventory.restart_counts`): a restarting suspect
+    is named with that count beside its restarts per 5 min.
 
     The scope pointed to by the most signals wins; ties go to the narrower scope. A GPU
     outlier that serves the outlier pod makes the verdict ``single_gpu`` (the narrowest
@@ -331,15 +342,26 @@ def decide(breakdowns: Iterable[Breakdown], inv: Inventory) -> BlastRadius:
         pod, (what, value) = next(iter(unhealthy.items()))
         br.scope, br.propose = "single_instance", "E"
         br.suspect, br.suspect_kind = pod, "pod"
-        br.add_line(
-            msg(
+        count = (restarts or {}).get(pod)
+        others = ", ".join(sorted(p for p in unhealthy if p != pod)) or "-"
+        if count is not None and count.n:
+            line = msg(
+                "evidence.blast.unhealthy_restarted",
+                pod=pod,
+                restarts=count.msg(),
+                name=signal_names(what),
+                value=value,
+                others=others,
+            )
+        else:
+            line = msg(
                 "evidence.blast.unhealthy",
                 pod=pod,
                 name=signal_names(what),
                 value=value,
-                others=", ".join(sorted(p for p in unhealthy if p != pod)) or "-",
+                others=others,
             )
-        )
+        br.add_line(line)
         _explain_others(br, per, "single_instance", "evidence.blast.differs_unhealthy")
         return br
     counts: dict[str, int] = {}

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
+from cockpit.analysis.history import RestartCount
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import median, robust_score
 
@@ -60,10 +61,17 @@ class CohortRow(BaseModel):
 
 
 class CohortComparison(BaseModel):
-    """The cohort, its rows, and the keys where the suspect is an outlier."""
+    """The cohort, its rows, and the keys where the suspect is an outlier.
+
+    Attributes:
+        restarts: The suspect pod's (or its GPU's pod's) restarts in the window, step B's
+            count (:meth:`~cockpit.analysis.history.WindowInventory.suspect_restarts`);
+            None when unknown. The ``infra.restarts`` row is restarts per 5 min.
+    """
 
     cohort: CohortDef
     rows: list[CohortRow] = Field(default_factory=list)
+    restarts: RestartCount | None = None
 
     @property
     def outliers(self) -> list[str]:

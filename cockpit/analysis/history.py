@@ -90,8 +90,48 @@ class GpuEntity(Entity):
     """Signal id → last value seen (filled for GPUs that went silent)."""
 
 
+class ContainerRestarts(BaseModel):
+    """A container's restarts in the history: ``(time, how many)`` at each step where
+    ``kube_pod_container_status_restarts_total`` rose (a counter reset counts its new
+    value), and the last terminated reason (``""`` when unknown)."""
+
+    container: str = ""
+    increases: list[tuple[float, float]] = Field(default_factory=list)
+    reason: str = ""
+
+    def count(self, t0: float | None = None, t1: float | None = None) -> int:
+        """Restarts at times in ``[t0, t1]`` (the whole history by default)."""
+        return round(
+            sum(n for t, n in self.increases if (t0 is None or t >= t0) and (t1 is None or t <= t1))
+        )
+
+
+class RestartCount(BaseModel):
+    """The one "restarts in the window" fact of a pod (step B's count, quoted by D and E).
+
+    Attributes:
+        pod: The pod.
+        n: Container restarts in the window (all containers).
+        reason: The last terminated reason of a restarted container (``""``: unknown).
+    """
+
+    pod: str
+    n: int
+    reason: str = ""
+
+    def msg(self) -> Msg:
+        """``restarted 19 times in the window (last terminated: Error)``, or ``no
+        restarts in the window``."""
+        if not self.n:
+            return Msg(key="metrics.restarts_none")
+        return Msg(
+            key="metrics.restarts_in_window", args={"n": self.n, "reason": self.reason or "?"}
+        )
+
+
 class PodEntity(Entity):
-    """A pod: placement, revision, version, GPUs; when its serving series last reported."""
+    """A pod: placement, revision, version, GPUs; when its serving series last reported;
+    its containers' restarts (only when kube-state-metrics reported its restart counter)."""
 
     name: str
     namespace: str = ""
@@ -102,6 +142,7 @@ class PodEntity(Entity):
     gpus: list[str] = Field(default_factory=list)
     serving_first: float | None = None
     serving_last: float | None = None
+    restarts: list[ContainerRestarts] | None = None
 
 
 class RevisionEntity(Entity):
@@ -221,6 +262,44 @@ class WindowInventory(BaseModel):
                 return "revision", r.name
         return None
 
+    def restarts_in(
+        self, pod: str, t0: float | None = None, t1: float | None = None
+    ) -> RestartCount | None:
+        """Container restarts of ``pod`` in ``[t0, t1]`` (default: this inventory's
+        window); None when no restart counter of that pod was read (unknown, never 0)."""
+        p = self.pods.get(pod)
+        if p is None or p.restarts is None:
+            return None
+        lo = self.start if t0 is None else t0
+        hi = self.end if t1 is None else t1
+        counted = [(c, c.count(lo, hi)) for c in p.restarts]
+        n = sum(k for _, k in counted)
+        reason = next((c.reason for c, k in counted if k and c.reason), "")
+        return RestartCount(pod=pod, n=n, reason=reason)
+
+    def suspect_restarts(
+        self, key: str, kind: str, t0: float | None = None, t1: float | None = None
+    ) -> RestartCount | None:
+        """:meth:`restarts_in` of a suspect: a pod, or the pod that holds (or last held)
+        a GPU; None for other kinds or when unknown."""
+        if kind == "gpu":
+            g = self.gpus.get(key)
+            key = g.pods[-1] if g is not None and g.pods else ""
+        elif kind != "pod":
+            return None
+        return self.restarts_in(key, t0, t1) if key else None
+
+    def restart_counts(
+        self, t0: float | None = None, t1: float | None = None
+    ) -> dict[str, RestartCount]:
+        """:meth:`restarts_in` of every pod whose restart counter was read."""
+        out = {}
+        for name in self.pods:
+            rc = self.restarts_in(name, t0, t1)
+            if rc is not None:
+                out[name] = rc
+        return out
+
     # -- naming -------------------------------------------------------------------------------
     def name(self, *, pod: str = "", node: str = "", gpu: str = "") -> str:
         """The one way every screen, panel, command and export names an entity.
@@ -327,6 +406,31 @@ def _gpu_key(labels: dict[str, str]) -> tuple[str, str, str]:
     return key, node, index
 
 
+def _add_restarts(inv: WindowInventory, h: HistoryInput) -> None:
+    """Each pod's containers' restarts and last terminated reasons, computed once here
+    (B's change list, D's blast radius and E's cohort all read them)."""
+    reasons: dict[tuple[str, str], str] = {}
+    for s in h.last_terminated:
+        if any(x.v > 0 for x in s.samples):
+            reasons[(s.labels.get("pod", ""), s.labels.get("container", ""))] = s.labels.get(
+                "reason", ""
+            )
+    for s in h.restarts:
+        pod, container = s.labels.get("pod", ""), s.labels.get("container", "")
+        if not pod:
+            continue
+        p = inv.pods.setdefault(pod, PodEntity(name=pod))
+        if p.restarts is None:
+            p.restarts = []
+        p.restarts.append(
+            ContainerRestarts(
+                container=container,
+                increases=_increases(s),
+                reason=reasons.get((pod, container), ""),
+            )
+        )
+
+
 def build_window_inventory(h: HistoryInput) -> WindowInventory:
     """Join the window's presence series into a :class:`WindowInventory`."""
     inv = WindowInventory(start=h.start, end=h.end, grace_s=max(180.0, 3 * h.step_s))
@@ -394,6 +498,7 @@ def build_window_inventory(h: HistoryInput) -> WindowInventory:
             p.seen(*span)
     if h.serving_ts:
         inv.sources.append("engine")
+    _add_restarts(inv, h)
     for p in inv.pods.values():
         if p.node:
             inv.nodes.setdefault(p.node, [])
@@ -494,37 +599,38 @@ def _increases(s: Series) -> list[tuple[float, float]]:
     return out
 
 
-def restart_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
-    """Restarts per container in the window, with the last terminated reason."""
-    reasons: dict[tuple[str, str], str] = {}
-    for s in h.last_terminated:
-        if any(x.v > 0 for x in s.samples):
-            reasons[(s.labels.get("pod", ""), s.labels.get("container", ""))] = s.labels.get(
-                "reason", ""
-            )
+def restart_items(inv: WindowInventory) -> list[ChangeItem]:
+    """Restarts per container in the window, with the last terminated reason (read from
+    the inventory's one count, :meth:`WindowInventory.restarts_in`)."""
     out = []
-    for s in h.restarts:
-        pod, container = s.labels.get("pod", ""), s.labels.get("container", "")
-        ups = _increases(s)
-        if not pod or not ups:
-            continue
-        n = sum(d for _, d in ups)
-        reason = reasons.get((pod, container), "")
-        msg = Msg(
-            key="metrics.change.restarts",
-            args={
-                "pod": inv.name(pod=pod),
-                "container": container,
-                "n": n,
-                "reason": reason or "?",
-                "first": _hm(ups[0][0]),
-                "last": _hm(ups[-1][0]),
-            },
-        )
-        sev = "problem" if reason in ("Error", "OOMKilled") or n >= 3 else "warn"
-        out.append(
-            _item(f"metrics/restart/{pod}/{container}", ups[0][0], "restart", msg, sev, detail="")
-        )
+    for pod, p in inv.pods.items():
+        for c in p.restarts or []:
+            ups = [(t, d) for t, d in c.increases if inv.start <= t <= inv.end]
+            if not ups:
+                continue
+            n = c.count(inv.start, inv.end)
+            msg = Msg(
+                key="metrics.change.restarts",
+                args={
+                    "pod": inv.name(pod=pod),
+                    "container": c.container,
+                    "n": n,
+                    "reason": c.reason or "?",
+                    "first": _hm(ups[0][0]),
+                    "last": _hm(ups[-1][0]),
+                },
+            )
+            sev = "problem" if c.reason in ("Error", "OOMKilled") or n >= 3 else "warn"
+            out.append(
+                _item(
+                    f"metrics/restart/{pod}/{c.container}",
+                    ups[0][0],
+                    "restart",
+                    msg,
+                    sev,
+                    detail="",
+                )
+            )
     return out
 
 
@@ -666,7 +772,7 @@ def metric_changes(h: HistoryInput, inv: WindowInventory | None = None) -> list[
     inv = inv or build_window_inventory(h)
     items = [
         *rollout_items(inv),
-        *restart_items(inv, h),
+        *restart_items(inv),
         *readiness_items(inv, h),
         *allocatable_items(h),
         *node_condition_items(h),

@@ -119,7 +119,8 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             update={"breakdowns": cohort_set.breakdowns + extra_set.breakdowns}
         )
     anomalous_set = set(anomalous)
-    br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory)
+    restarts = history.inventory.restart_counts(asked.start.timestamp(), asked.end.timestamp())
+    br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory, restarts)
     if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     cohort = None
@@ -132,6 +133,9 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             "previous_revision" if br.cohort_kind == "previous_revision" else None,
         )
         cohort = compare(cdef, bset.breakdowns, bset.inventory)
+        cohort.restarts = history.inventory.suspect_restarts(
+            br.suspect, br.suspect_kind, asked.start.timestamp(), asked.end.timestamp()
+        )
     return AnalyzeReport(
         drilldown=dd,
         breakdowns=bset,
@@ -333,6 +337,13 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "definition": report.cohort.cohort.definition(lang),
             "members": report.cohort.cohort.members,
             "outliers": report.cohort.outliers,
+            "restarts_in_window": None
+            if report.cohort.restarts is None
+            else {
+                "n": report.cohort.restarts.n,
+                "reason": report.cohort.restarts.reason,
+                "text": report.cohort.restarts.msg().text(lang),
+            },
             "rows": [
                 {
                     "key": r.key,

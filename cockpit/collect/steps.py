@@ -73,11 +73,16 @@ class ScopeResult(BaseModel):
 
 async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> ScopeResult:
     """Step D: blast radius of the anomalous signals."""
+    from cockpit.collect.history import collect_history
+
     dd = await drilldown(ctx, window, refresh)
-    bset = await breakdowns(ctx, window, refresh)
+    bset, hist = await asyncio.gather(
+        breakdowns(ctx, window, refresh), collect_history(ctx, window)
+    )
+    inv = hist.inventory
     keys = {s.key for s in dd.drilldown.anomalous() if s.layer != "access"}
     used = [b for b in bset.breakdowns if b.key in keys]
-    br = decide(used, bset.inventory)
+    br = decide(used, bset.inventory, inv.restart_counts())
     if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     if br.suspect:
@@ -91,9 +96,6 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     kind = failed[0].failure_kind if failed else ""
     if not kind and failed_split:
         kind = failed_split[0].failure.split(":", 1)[0]
-    from cockpit.collect.history import collect_history
-
-    inv = (await collect_history(ctx, window)).inventory
     return ScopeResult(
         blast_radius=br,
         anomalous=sorted(keys),
@@ -123,13 +125,17 @@ async def cohort(
         if kind is None and ctx.metrics.cohort_kind:
             # D concluded "one revision": E compares with the previous revision.
             kind = ctx.metrics.cohort_kind
-    bset = await breakdowns(ctx, window)
+    from cockpit.collect.history import collect_history
+
+    bset, hist = await asyncio.gather(breakdowns(ctx, window), collect_history(ctx, window))
     name, skind = suspect
     sk: Literal["pod", "gpu", "node"] = (
         "gpu" if skind == "gpu" else "node" if skind == "node" else "pod"
     )
     cdef = auto_cohort(name, sk, bset.inventory, bset.breakdowns, kind, members)
-    return compare(cdef, bset.breakdowns, bset.inventory)
+    out = compare(cdef, bset.breakdowns, bset.inventory)
+    out.restarts = hist.inventory.suspect_restarts(name, sk)
+    return out
 
 
 async def load(ctx: AppContext, window: Window, refresh: bool = False) -> LoadReport:

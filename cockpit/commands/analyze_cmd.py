@@ -274,6 +274,8 @@ def render_text(
                 names=signal_names(*c.outliers).text(lang) or "-",
             )
         )
+        if c.restarts is not None and c.restarts.n:
+            out.append(f"  {c.cohort.suspect}: {c.restarts.msg().text(lang)}")
         for row in c.rows:
             if row.suspect is None and row.cohort_median is None:
                 continue

@@ -82,7 +82,9 @@ SIGNALS: dict[str, SignalInfo] = {
         "hardware", "saturation", "thermal-throttled time", "温度降频时间"
     ),
     "hardware.xid": SignalInfo("hardware", "errors", "Xid changes", "Xid 变化"),
-    "infra.restarts": SignalInfo("infrastructure", "errors", "container restarts", "容器重启"),
+    "infra.restarts": SignalInfo(
+        "infrastructure", "errors", "container restarts per 5 min", "每 5 分钟容器重启"
+    ),
     "infra.oomkilled": SignalInfo(
         "infrastructure", "errors", "OOMKilled (host)", "OOMKilled（主机）"
     ),
