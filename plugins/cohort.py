@@ -262,6 +262,7 @@ class CohortPanel(Panel):
                 query=row.query,
                 source="prometheus",
                 step="E",
+                what=row.signal,
                 note=t(
                     "evidence.cohort_pin_note",
                     self.lang,

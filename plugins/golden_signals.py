@@ -144,6 +144,7 @@ class GoldenRow(Horizontal):
             at=s.at,
             query=s.query,
             source="prometheus",
+            what=s.signal,
             note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
             label_i18n=in_both(s.label),
             note_i18n=in_both(

@@ -57,6 +57,7 @@ COMMANDS = (
     "export",
     "drill_list",
     "alerts",
+    "drill_score",
 )
 """The blocks that document a command's whole output (the others are shared objects)."""
 
@@ -390,6 +391,27 @@ def test_drill_list(env: Path, capsys: pytest.CaptureFixture[str], checker: Chec
         doc = run_json(capsys, "drill", "--list", "--json", "--lang", lang)
         checker.check("drill_list", doc)
         assert "worked_example" in {d["id"] for d in doc}
+
+
+def test_drill_score(env: Path, capsys: pytest.CaptureFixture[str], checker: Checker) -> None:
+    from drill_ctx import drill_ctx
+
+    from cockpit.drills.catalogue import get_drill
+
+    root = env / "state"
+    ctx = drill_ctx(root, "worked_example", "en")
+    key, s = get_drill("worked_example").key, ctx.session
+    s.visit("A")
+    s.set_drill_answer("G", layer=key.primary_layer, suspect_kind="node", suspect_name="n1")
+    s.submit_drill_answer("G")
+    s.flush()
+    s.store.release_all()
+    for lang in ("en", "zh"):
+        doc = run_json(
+            capsys, "drill", "score", "latest", "--json", "--lang", lang, "--state-dir", str(root)
+        )
+        checker.check("drill_score", doc)
+        assert doc["missed"] and doc["evidence"] and doc["answers"][0]["correct"] is True
 
 
 def test_playbook(

@@ -12,6 +12,12 @@ difficulty and what each teaches, never its answers. ``--json`` prints::
 
 (titles and what it teaches in ``--lang``). Exit status 0; 2 when the configuration
 cannot be loaded or a shipped drill is broken (the message names its file).
+
+``cockpit drill score ID|latest [--json]`` prints the scorecard of a drill incident (the
+same as the TUI's scorecard screen); ``--json`` prints :class:`cockpit.drills.score.Scorecard`
+(documented in ``docs/json.md``). Exit status 0; 1 when the conclusion was not handed in
+yet (the scorecard would give the key away); 2 for an unknown incident, one that is not a
+drill, or a configuration that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -34,7 +40,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="practise on a recorded incident and get a scorecard",
         description="Drills: recorded incidents with an answer key, shipped in the package.",
     )
-    p.add_argument("name", nargs="?", metavar="NAME", help="the drill to open (see --list)")
+    p.add_argument(
+        "name", nargs="?", metavar="NAME", help="the drill to open (see --list), or 'score'"
+    )
+    p.add_argument(
+        "incident", nargs="?", metavar="ID", help="with 'score': the drill incident, or 'latest'"
+    )
     p.add_argument("--list", action="store_true", help="list the drills (no answers)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -53,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     except DrillError as exc:
         err(str(exc))
         return 2
+    if args.name == "score" and not args.list:
+        return _score(args, settings, lang, drills)
     if args.name and not args.list:
         return _open(args, lang, drills)
     listing = [d.key.listing(lang) for d in drills.values()]
@@ -79,4 +92,32 @@ def _open(args: argparse.Namespace, lang: str, drills: dict[str, Any]) -> int:
     args.resume = None
     args.at = None
     args.open_tui = True
+    return 0
+
+
+def _score(args: argparse.Namespace, settings: Any, lang: str, drills: dict[str, Any]) -> int:
+    """Print the scorecard of drill incident ``args.incident`` (see the module doc)."""
+    from cockpit.drills.score import NotSubmitted, card_text, score
+
+    from ._record_common import store_from_settings
+    from .export_cmd import _resolve
+
+    if not args.incident:
+        err(t("drill.score_needs_id", lang))
+        return 2
+    inc = _resolve(store_from_settings(settings), args.incident, lang)
+    if inc is None:
+        return 2
+    if inc.drill is None or inc.drill.id not in drills:
+        err(t("drill.not_a_drill_id", lang, id=inc.id))
+        return 2
+    try:
+        card = score(inc, drills[inc.drill.id].key, lang)
+    except NotSubmitted:
+        err(t("drill.not_submitted", lang, id=inc.id))
+        return 1
+    if args.json:
+        print(json_text(card.model_dump_json(indent=2)))
+    else:
+        print(card_text(card, lang), end="")
     return 0

@@ -75,14 +75,48 @@ class KeySuspect(_Key):
         return name == self.name
 
 
+PANELS = frozenset(
+    {
+        "golden_signals",
+        "timeline",
+        "changes",
+        "k8s_timeline",
+        "drilldown",
+        "scope",
+        "cohort",
+        "gpu",
+        "scheduling",
+        "shared",
+        "likely",
+        "hypotheses",
+        "experiments",
+        "recovery",
+        "playbook",
+        "logs",
+        "step",
+    }
+)
+"""The panels and sections a key may point at (each has a human name, ``drill.panel.<id>``):
+the panels' entry-point names (``golden_signals``, ``cohort``, ``gpu``, ``scheduling``,
+``k8s_timeline``, ``logs``), the sections of the steps' own screens (A's ``timeline``, B's
+``changes``, C's ``drilldown``, D's ``scope``, F's ``shared``, D/G's ``likely``, G's
+``hypotheses``, H's ``experiments``, I's ``recovery``), F7's ``playbook``, and ``step``
+for the step as a whole."""
+
+
 class Where(_Key):
-    """Where on screen a piece of evidence is: the flowchart step and the panel or
-    section of that step's screen (a panel's entry-point name such as ``golden_signals``,
-    ``cohort``, ``gpu``, ``scheduling``, ``k8s_timeline``, or a section of the step's own
-    screen such as ``drilldown``, ``likely``, ``load``, ``changes``)."""
+    """Where on screen a piece of evidence is: the flowchart step and a panel or section
+    of that step's screen (one of :data:`PANELS`)."""
 
     step: StepId
-    panel: str = Field(min_length=1)
+    panel: str
+
+    @field_validator("panel")
+    @classmethod
+    def _known_panel(cls, v: str) -> str:
+        if v not in PANELS:
+            raise ValueError(f"panel {v!r} is not one of {sorted(PANELS)}")
+        return v
 
 
 class DecisiveEvidence(_Key):
@@ -138,8 +172,8 @@ class AnswerKey(_Key):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, v: str) -> str:
-        if not DRILL_ID.match(v):
-            raise ValueError(f"drill id {v!r} must match {DRILL_ID.pattern}")
+        if not DRILL_ID.match(v) or v == "score":
+            raise ValueError(f"drill id {v!r} must match {DRILL_ID.pattern} and not be 'score'")
         return v
 
     @field_validator("cause_class")

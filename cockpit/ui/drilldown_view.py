@@ -182,6 +182,7 @@ class DrilldownView(MetricsView):
             query=s.query,
             source="prometheus",
             step="C",
+            what=s.signal,
             note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
             label_i18n=in_both(s.label),
             note_i18n=in_both(

@@ -237,6 +237,7 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
                     at=line_datetime(line, now) or now,
                     source="explain",
                     step=self.step,
+                    what=f.kind,
                     note=_with_excerpt(_brief(f.fields), self._lines, f.first_line),
                     query=f"line {f.first_line}" if f.first_line else "",
                 )

@@ -93,6 +93,7 @@ class SharedView(MetricsView):
             query=s.query,
             source="prometheus",
             step="F",
+            what=s.signal,
             note=s.reason_text(self.lang),
             label_i18n=in_both(s.label),
             note_i18n=in_both(s.reason_text),
