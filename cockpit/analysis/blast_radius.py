@@ -507,6 +507,8 @@ def _the_rest(key: str, rest: list[Outlier], unit: str) -> Msg:
     )
 
 
+UNHEALTHY_LINES = ("evidence.blast.unhealthy", "evidence.blast.unhealthy_restarted")
+"""The keys of the line that names a restarting or not-ready replica as the suspect."""
 UNHEALTHY_SIGNALS = ("infra.restarts", "infra.not_ready")
 """Per-pod signals that mark a replica as failing itself (restarts in the window, not
 ready), rather than slowed by the load it absorbed."""

@@ -44,7 +44,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.blast_radius import BlastRadius
+from cockpit.analysis.blast_radius import UNHEALTHY_LINES, BlastRadius
 from cockpit.analysis.changes import ChangeItem
 from cockpit.analysis.golden import SignalSummary, reading_msg
 from cockpit.analysis.history import WindowInventory
@@ -382,7 +382,7 @@ def _long_prompts(dd: Drilldown, load: list[Finding], deployment: str) -> _Candi
 def _instance(br: BlastRadius, inv: WindowInventory | None) -> _Candidate | None:
     if br.suspect_kind != "pod" or not br.line_msgs:
         return None
-    if br.line_msgs[0].key != "evidence.blast.unhealthy":
+    if br.line_msgs[0].key not in UNHEALTHY_LINES:
         return None
     name = inv.name(pod=br.suspect) if inv is not None else br.suspect
     return _Candidate(

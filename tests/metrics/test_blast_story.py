@@ -78,6 +78,22 @@ def test_a_crash_looping_replica_is_the_suspect_before_the_survivors() -> None:
     assert br.scope == "single_instance" and br.propose == "E"
     assert br.suspect == "vllm-aaa-3" and br.suspect_kind == "pod"
     assert "restarted or not ready" in br.lines[0]
+    # with the window's count (step B's) the line quotes it, and the conclusion is still
+    # this instance's failure
+    from cockpit.analysis.conclusion import conclude
+    from cockpit.analysis.history import RestartCount
+    from cockpit.analysis.layers import Drilldown
+
+    counted = decide([queue, restarts], inv, {"vllm-aaa-3": RestartCount(pod="vllm-aaa-3", n=12)})
+    assert counted.suspect == "vllm-aaa-3"
+    assert "restarted 12 times in the window" in counted.lines[0]
+    for d in (br, counted):
+        c = conclude(Drilldown(), d, [])
+        assert (c.cause, c.scope, c.suspect.pod) == (
+            "instance_failure",
+            "single_instance",
+            d.suspect,
+        )
     # half the replicas failing is no single instance: the usual vote decides
     half = per_pod(
         inv, "infra.restarts:value", {p: (3.0 if int(p[-1]) < 3 else 0.0) for p in ONE_REV}
