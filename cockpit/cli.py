@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "gpus": "per-GPU state (NVML here, or DCGM for --node) with decoded reasons",
     "explain": "explain a pasted artifact (OOM, NCCL, Xid, FailedScheduling, engine logs…)",
     "playbook": "a scenario playbook's checklist with its automated checks",
+    "logs": "layered logs of the suspect, its cohort and the gateway, as evidence",
     "drill": "practise on a recorded incident and get a scorecard",
     "alerts": "the alerts firing or recently resolved, to start an incident from",
 }

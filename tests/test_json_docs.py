@@ -58,6 +58,7 @@ COMMANDS = (
     "drill_list",
     "alerts",
     "drill_score",
+    "logs",
 )
 """The blocks that document a command's whole output (the others are shared objects)."""
 
@@ -493,6 +494,24 @@ def test_alerts(
     doc = run_json(capsys, "alerts", "--prometheus-url", "http://127.0.0.1:9", "--json", rc=(2,))
     checker.check("alerts", doc)
     assert doc["failures"]
+
+
+def test_logs(
+    env: Path,
+    kube_api: KubeApiServer,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    checker: Checker,
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    scope = ("--context", "logs", "-n", "llm", "-l", "app=vllm", "--json")
+    doc = run_json(capsys, "--at", "2026-03-10T12:30:00Z", "logs", *scope)
+    checker.check("logs", doc)
+    assert doc["request_ids"]["followed"] and doc["layers"][0]["access"]["requests"] == 5
+    doc = run_json(capsys, "--at", "2026-03-10T12:30:00Z", "logs", "--layer", "runtime", *scope)
+    checker.check("logs", doc)
+    assert [lay["layer"] for lay in doc["layers"]] == ["runtime"]
 
 
 def test_every_documented_object_was_checked(checker: Checker) -> None:

@@ -241,6 +241,7 @@ async def gather_logs(
     if layer in (None, "service", "runtime"):
         targets = await _targets(ctx, src, pod, report)
     gateways: list[PodLite] = []
+    gateways_failed = False
     if layer in (None, "access"):
         cfg = ctx.settings.logs
         try:
@@ -248,9 +249,10 @@ async def gather_logs(
             gateways = sorted(found, key=lambda p: p.meta.name)[:MAX_GATEWAY_PODS]
         except SourceError as exc:
             report.failures.append(exc.failure)
+            gateways_failed = True
     sem = asyncio.Semaphore(CONCURRENCY)
     infos: dict[int, list[ReadInfo]] = {}
-    parts: list[tuple[str, PodPart]] = []
+    parts: list[tuple[int, int, str, PodPart]] = []
 
     async def read(slot: int, p: PodLite, role: Role) -> list[LogRead]:
         async with sem:
@@ -261,12 +263,12 @@ async def gather_logs(
     async def gateway_ids() -> set[str]:
         ids: set[str] = set()
         for slot, p in enumerate(gateways):
-            for r in await read(slot, p, "gateway"):
+            for j, r in enumerate(await read(slot, p, "gateway")):
                 if r.failure is None:
                     part = await asyncio.to_thread(
                         analyse_access, r.pod, r.container, r.previous, r.text
                     )
-                    parts.append(("gateway", part))
+                    parts.append((slot, j, "gateway", part))
                     ids |= set(part.access_ids)
         return ids
 
@@ -275,12 +277,12 @@ async def gather_logs(
     async def serving(slot: int, p: PodLite, role: Role) -> None:
         reads = await read(slot, p, role)
         wanted = await asyncio.shield(ids_task)
-        for r in reads:
+        for j, r in enumerate(reads):
             if r.failure is None:
                 part = await asyncio.to_thread(
                     analyse_serving, r.pod, r.container, r.previous, r.text, wanted
                 )
-                parts.append(("serving", part))
+                parts.append((slot, j, "serving", part))
             r.text = ""  # analysed: only the findings are kept
 
     try:
@@ -292,15 +294,16 @@ async def gather_logs(
         if not ids_task.done():
             ids_task.cancel()
     report.reads = [i for slot in sorted(infos) for i in infos[slot]]
-    # Gateway parts first, then serving parts in the order the pods were asked for.
-    parts.sort(key=lambda rp: rp[0] != "gateway")
+    # In the order the logs were asked for (gateway first), whatever order they came in.
+    parts.sort(key=lambda p: (p[0], p[1]))
     sources = ctx.sources
     gpu_reason = None if sources.gpu is not None else sources.missing_text("gpu", "en", "-")
     metrics_reason = (
         None if sources.metrics is not None else sources.missing_text("metrics", "en", "-")
     )
-    layers, ids = merge(parts, incident_start, system_layer(gpu_reason, metrics_reason))
-    _not_read(layers, report, gateways, targets, ctx)
+    system = system_layer(gpu_reason, metrics_reason)
+    layers, ids = merge(((role, part) for _, _, role, part in parts), incident_start, system)
+    _not_read(layers, gateways or gateways_failed, targets, ctx)
     report.layers = [lay for lay in layers if layer is None or lay.layer == layer]
     report.request_ids = ids
     return report
@@ -308,12 +311,12 @@ async def gather_logs(
 
 def _not_read(
     layers: list[LayerReport],
-    report: LogReport,
-    gateways: list[PodLite],
+    gateways: object,
     targets: list[tuple[PodLite, Role]],
     ctx: AppContext,
 ) -> None:
-    """Say why a layer read nothing."""
+    """Say why a layer read nothing (``gateways``: some gateway pod was found, or listing
+    them failed)."""
     cfg = ctx.settings.logs
     for lay in layers:
         if lay.read or lay.layer == "system":
@@ -522,7 +525,17 @@ def render_lines(report: LogReport, lang: str, max_lines: int = 3) -> list[str]:
         out.append("  " + t(f"logs.request_ids.{ids.status}", lang, n=ids.access_ids))
         for tr in ids.followed[:max_lines]:
             out.append(f"  {tr.request_id} → {tr.status}")
-            out.append(f"    {layer_name('access', lang)}: {tr.access.text}")
+            out.append(f"    {tr.access.pod}: {tr.access.text}")
             for hop in tr.serving[:2]:
                 out.append(f"    {hop.pod}: {hop.text}")
     return out
+
+
+async def record_logs(ctx: AppContext, start: datetime, end: datetime) -> None:
+    """``cockpit record``'s ``logs`` plan: the reads ``cockpit logs`` and the panel make by
+    default (the suspect, its cohort and the gateway, from an hour before the recorded
+    time), so that ``--replay`` answers them."""
+    try:
+        await gather_logs(ctx)
+    except SourceError:
+        return  # recorded as a failure; the rest of the recording goes on
