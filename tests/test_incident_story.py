@@ -28,7 +28,7 @@ INCIDENTS = (
 )
 
 
-def _analyze(srv: PromServer, *extra: str) -> dict[str, Any]:
+def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     sc = srv.scenario
     at = datetime.fromtimestamp(sc.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     proc = subprocess.run(
@@ -53,6 +53,7 @@ def _analyze(srv: PromServer, *extra: str) -> dict[str, Any]:
             "PATH": "/usr/bin:/bin",
             "COCKPIT_CONFIG": "/nonexistent/config.toml",
             "LANG": "C.UTF-8",
+            **(env or {}),
         },
     )
     assert proc.returncode == 0, proc.stderr

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import max_z, median, robust_score
-from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
+from cockpit.models.messages import Arg, Msg, msg, signal_names, unit_suffix
 from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
@@ -131,6 +131,7 @@ class SignalScope(BaseModel):
     entities: int = 0
     note: str = ""
     note_msg: Msg | None = None
+    unit: str = ""
 
     def set_note(self, m: Msg) -> None:
         """Set :attr:`note_msg` and its English rendering :attr:`note`."""
@@ -157,6 +158,8 @@ class BlastRadius(BaseModel):
             empty (E's default for the suspect's kind).
         revisions: ``{revision: pods}`` that served in the window (from the inventory and
             the per-pod series); "one revision" needs two or more of them.
+        hidden: Serving signals whose service aggregate is within its threshold while a
+            few replicas stand out (:func:`note_hidden`), their outliers worst first.
     """
 
     scope: Scope = "unknown"
@@ -170,6 +173,7 @@ class BlastRadius(BaseModel):
     max_z_msg: Msg | None = None
     cohort_kind: str = ""
     revisions: dict[str, int] = Field(default_factory=dict)
+    hidden: list[SignalScope] = Field(default_factory=list)
 
     def add_line(self, m: Msg) -> None:
         """Append an evidence line (message and its English rendering)."""
@@ -266,7 +270,7 @@ def revisions_served(inv: Inventory, breakdowns: Iterable[Breakdown] = ()) -> di
 def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
     """The scope one anomalous signal points to. "One revision" needs two or more
     revisions serving in the window (with one, all replicas of it are everything)."""
-    res = SignalScope(key=b.key, scope="unknown", entities=len(b.values))
+    res = SignalScope(key=b.key, scope="unknown", entities=len(b.values), unit=b.unit)
     if len(b.values) < 3:
         res.set_note(msg("evidence.scope.too_few", n=len(b.values)))
         if b.values:
@@ -415,41 +419,14 @@ def decide(
                 revisions=", ".join(f"{r} ({n})" for r, n in br.revisions.items()),
             )
         )
-    units = {b.key: b.unit for b in bs}
     quiet: dict[tuple[str, int, str], tuple[Msg, list[str]]] = {}
     for s in per:
         if s.outliers:
             ranked = sorted(s.outliers, key=_severity)
             for o in ranked[:TOP_OUTLIERS]:
-                ratio = (
-                    msg("evidence.blast.ratio", ratio=o.ratio)
-                    if o.ratio is not None
-                    else msg("evidence.blast.peers_zero")
-                )
-                score: Msg | str = ""
-                if o.score is not None:
-                    score = (
-                        msg("evidence.blast.score", score=o.score)
-                        if o.score < 1000
-                        else msg("evidence.blast.score_big")
-                    )
-                br.add_line(
-                    msg(
-                        "evidence.blast.outlier",
-                        key=s.key,
-                        name=signal_names(s.key),
-                        entity=o.entity,
-                        value=o.value,
-                        median=o.peer_median,
-                        unit=unit_suffix(units.get(s.key, "")),
-                        ratio=ratio,
-                        score=score,
-                        peers=o.peers,
-                        scope=msg(f"metrics.scope.{s.scope}"),
-                    )
-                )
+                br.add_line(_outlier_msg(s, o))
             if len(ranked) > TOP_OUTLIERS:
-                br.add_line(_the_rest(s.key, ranked[TOP_OUTLIERS:], units.get(s.key, "")))
+                br.add_line(_the_rest(s.key, ranked[TOP_OUTLIERS:], s.unit))
         else:
             note = s.note_msg or Msg(key="evidence.scope.no_standout")
             group = quiet.setdefault((note.model_dump_json(), s.entities, s.scope), (note, []))
@@ -485,6 +462,69 @@ def _severity(o: Outlier) -> tuple[float, float]:
     score = math.inf if o.score is None else abs(o.score)
     ratio = math.inf if not o.ratio else max(o.ratio, 1 / o.ratio)
     return (-score, -ratio)
+
+
+def _outlier_args(s: SignalScope, o: Outlier) -> dict[str, Arg]:
+    """What every line about one outlier says: the signal, the entity, its value against the
+    peer median with the unit, the ratio and the number of peers."""
+    return {
+        "key": s.key,
+        "name": signal_names(s.key),
+        "entity": o.entity,
+        "value": o.value,
+        "median": o.peer_median,
+        "unit": unit_suffix(s.unit),
+        "ratio": _ratio_msg(o),
+        "peers": o.peers,
+    }
+
+
+def _outlier_msg(s: SignalScope, o: Outlier) -> Msg:
+    """One outlier's line: its value against the peer median, the ratio and robust score,
+    and the scope its signal points to."""
+    score: Msg | str = ""
+    if o.score is not None:
+        score = (
+            msg("evidence.blast.score", score=o.score)
+            if o.score < 1000
+            else msg("evidence.blast.score_big")
+        )
+    scope = msg(f"metrics.scope.{s.scope}")
+    return msg("evidence.blast.outlier", **_outlier_args(s, o), score=score, scope=scope)
+
+
+def _hidden_msg(s: SignalScope, o: Outlier) -> Msg:
+    """One outlier's line on a signal whose service aggregate is within its threshold."""
+    return msg("evidence.blast.hidden", **_outlier_args(s, o))
+
+
+def detail_msgs(br: BlastRadius) -> list[Msg]:
+    """Every outlier behind step D's verdict, for its detail view: per signal a heading
+    (how many of how many entities stand out, and the scope the signal points to), then
+    one line per outlier, worst first, with none left out; the signals with no outlier,
+    then the serving signals that stand out only per replica (:attr:`BlastRadius.hidden`)."""
+    out: list[Msg] = []
+    for s in br.per_signal:
+        head: dict[str, Arg] = {"key": s.key, "name": signal_names(s.key), "entities": s.entities}
+        if not s.outliers:
+            note = s.note_msg or msg("evidence.scope.no_standout")
+            out.append(msg("evidence.blast.detail_none", **head, note=note))
+            continue
+        scope = msg(f"metrics.scope.{s.scope}")
+        out.append(msg("evidence.blast.detail_head", **head, n=len(s.outliers), scope=scope))
+        out += [_outlier_msg(s, o) for o in sorted(s.outliers, key=_severity)]
+    for s in br.hidden:
+        head = {"key": s.key, "name": signal_names(s.key), "entities": s.entities}
+        out.append(msg("evidence.blast.detail_hidden", **head, n=len(s.outliers)))
+        out += [_hidden_msg(s, o) for o in s.outliers]
+    return out
+
+
+def _ratio_msg(o: Outlier) -> Msg:
+    """``×1.36`` against the peer median, or "peers at 0"."""
+    if o.ratio is None:
+        return msg("evidence.blast.peers_zero")
+    return msg("evidence.blast.ratio", ratio=o.ratio)
 
 
 def _the_rest(key: str, rest: list[Outlier], unit: str) -> Msg:
@@ -545,3 +585,40 @@ def _explain_others(br: BlastRadius, per: list[SignalScope], scope: str, why: st
                 headline=msg(f"metrics.scope.{scope}"),
             )
         )
+
+
+def hidden_outliers(breakdowns: Iterable[Breakdown], within: set[str]) -> list[SignalScope]:
+    """Serving signals whose service aggregate reads within its threshold (keys in
+    ``within``) while a minority of replicas stands out from the others (the same robust
+    rule as :func:`find_outliers`): one slow replica in 200 barely moves a service P99, so
+    the aggregate alone would hide it. Outliers are sorted worst first."""
+    out: list[SignalScope] = []
+    for b in breakdowns:
+        if b.key not in within or not b.signal.startswith("serving.") or len(b.values) < 3:
+            continue
+        outs = find_outliers(b)
+        if outs and len(outs) * 2 <= len(b.values):
+            scope: Scope = (
+                "single_instance" if len({o.pod or o.entity for o in outs}) == 1 else "unknown"
+            )
+            out.append(
+                SignalScope(
+                    key=b.key,
+                    scope=scope,
+                    outliers=sorted(outs, key=_severity),
+                    entities=len(b.values),
+                    unit=b.unit,
+                )
+            )
+    return out
+
+
+def note_hidden(br: BlastRadius, hidden: list[SignalScope]) -> None:
+    """Add the outliers of :func:`hidden_outliers` to the verdict: the
+    :data:`TOP_OUTLIERS` worst of each signal get a line, the rest one line."""
+    br.hidden = hidden
+    for s in hidden:
+        for o in s.outliers[:TOP_OUTLIERS]:
+            br.add_line(_hidden_msg(s, o))
+        if len(s.outliers) > TOP_OUTLIERS:
+            br.add_line(_the_rest(s.key, s.outliers[TOP_OUTLIERS:], s.unit))

@@ -199,8 +199,12 @@ def auto_cohort(
     )
 
 
-def _value_of(b: Breakdown, entity: str, kind: str, inv: Inventory) -> list[float]:
-    """Values of ``entity`` in ``b``; a node's values are its GPUs' or pods' values."""
+def _value_of(
+    b: Breakdown, entity: str, kind: str, inv: Inventory, gpu_pod: dict[str, str]
+) -> list[float]:
+    """Values of ``entity`` in ``b``; a node's values are its GPUs' or pods' values, and a
+    GPU's value of a signal split by pod (the serving signals) is the value of the pod that
+    holds it (``gpu_pod``: GPU UUID → pod)."""
     if kind == "node":
         return [v.value for v in b.values if (v.node or inv.gpu_node.get(v.gpu, "")) == entity]
     if kind == "pod":
@@ -208,23 +212,43 @@ def _value_of(b: Breakdown, entity: str, kind: str, inv: Inventory) -> list[floa
         return [
             v.value for v in b.values if v.entity == entity or (v.kind == "gpu" and v.pod == entity)
         ]
-    return [v.value for v in b.values if v.entity == entity]
+    own = [v.value for v in b.values if v.entity == entity]
+    pod = gpu_pod.get(entity, "")
+    if own or not pod:
+        return own
+    return [v.value for v in b.values if v.kind == "pod" and v.entity == pod]
+
+
+def gpu_pods(breakdowns: Iterable[Breakdown], inv: Inventory) -> dict[str, str]:
+    """``{GPU UUID: pod}`` from the inventory and the DCGM series' ``pod`` label
+    (dcgm-exporter with ``--kubernetes``)."""
+    out = dict(inv.gpu_pod)
+    for b in breakdowns:
+        for v in b.values:
+            if v.kind == "gpu" and v.pod:
+                out.setdefault(v.entity, v.pod)
+    return out
 
 
 def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> CohortComparison:
-    """Suspect vs cohort median for every breakdown; outliers by ratio and robust score."""
+    """Suspect vs cohort median for every breakdown; outliers by ratio and robust score.
+
+    A GPU suspect's serving signals (split by pod) are those of the pod holding it, against
+    the pods holding its cohort's GPUs: a slow GPU shows its replica's TTFT, inter-token
+    latency, end-to-end latency and queue beside the cohort's."""
     out = CohortComparison(cohort=cohort)
     members = set(cohort.members)
+    held = gpu_pods(breakdowns, inv)
     for b in breakdowns:
         row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query)
-        mine = _value_of(b, cohort.suspect, cohort.suspect_kind, inv)
+        mine = _value_of(b, cohort.suspect, cohort.suspect_kind, inv, held)
         if cohort.kind == "all_gpus" and cohort.suspect_kind == "node":
             peers = [v.value for v in b.values if v.entity in members]
         else:
             peers = []
             for m in members:
                 kind = "pod" if cohort.suspect_kind == "pod" else "gpu"
-                peers += _value_of(b, m, kind, inv)
+                peers += _value_of(b, m, kind, inv, held)
         row.cohort_n = len(peers)
         if mine:
             row.suspect = median(mine)

@@ -123,6 +123,7 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory, restarts)
     if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
+    steps.add_hidden(br, dd, bset)
     cohort = None
     if br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
         cdef = auto_cohort(
@@ -327,6 +328,24 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "evidence_text": report.blast_radius.lines_text(lang),
             "cohort_kind": report.blast_radius.cohort_kind,
             "revisions": report.blast_radius.revisions,
+            "hidden": [
+                {
+                    "key": h.key,
+                    "entities": h.entities,
+                    "outliers": [
+                        {
+                            "entity": o.entity,
+                            "value": o.value,
+                            "peer_median": o.peer_median,
+                            "ratio": o.ratio,
+                            "score": o.score,
+                            "peers": o.peers,
+                        }
+                        for o in h.outliers
+                    ],
+                }
+                for h in report.blast_radius.hidden
+            ],
         },
         "cohort": None
         if report.cohort is None

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
+from cockpit.analysis.blast_radius import (
+    BlastRadius,
+    access_only,
+    decide,
+    hidden_outliers,
+    note_hidden,
+)
 from cockpit.analysis.cohort import CohortComparison, CohortKind, auto_cohort, compare
 from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
@@ -85,6 +91,7 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
     br = decide(used, bset.inventory, inv.restart_counts())
     if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
+    add_hidden(br, dd, bset)
     if br.suspect:
         ctx.metrics.suspect = (br.suspect, br.suspect_kind)
         ctx.metrics.cohort_kind = (
@@ -104,6 +111,14 @@ async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> Scope
         failure_kind=kind,
         suspect_name=inv.name_of(br.suspect, br.suspect_kind) if br.suspect else "",
     )
+
+
+def add_hidden(br: BlastRadius, dd: DrilldownReport, bset: BreakdownSet) -> None:
+    """Name at D the replicas that stand out on a serving signal whose service aggregate is
+    within its threshold (C judged it normal or merely changed), from the per-pod splits
+    already fetched (:func:`~cockpit.analysis.blast_radius.hidden_outliers`)."""
+    within = {s.key for s in dd.drilldown.summaries if s.verdict in ("normal", "changed")}
+    note_hidden(br, hidden_outliers(bset.breakdowns, within))
 
 
 async def cohort(

@@ -677,31 +677,35 @@ def _plain_service(
     return loads
 
 
+def throttle(axis: TimeAxis, sev: sg.Signal, r: ReplicaLoad) -> Gpu:
+    """A replica whose GPU throttles thermally as ``sev`` goes 0 → 1: ``r`` serves fewer
+    requests with a slower inter-token and end-to-end latency and a longer queue (changed in
+    place); the GPU's picture is returned (SM clock 1980 → 1200 MHz, 67 → 90 °C, HW and SW
+    thermal slowdown once ``sev`` passes one half)."""
+    r.ok = sg.lerp(r.ok, QPS_PER_REPLICA * 0.8, sev)
+    r.itl = _blend(ITL_OK, lognormal_shape(vllm.ITL_BUCKETS, 0.045, 0.11), sev)
+    r.e2e = _blend(E2E_OK, lognormal_shape(vllm.E2E_BUCKETS, 14.0, 40.0), sev)
+    r.waiting = sg.lerp(r.waiting, 9.0, sev)
+    hot = [1.0 if x > 0.5 else 0.0 for x in sev]
+    return Gpu(
+        util=_util_of(r),
+        temp=sg.lerp(sg.const(axis, 67.0), 90.0, sev),
+        sm_clock=sg.lerp(sg.const(axis, 1980.0), 1200.0, sev),
+        power=sg.lerp(sg.const(axis, 520.0), 390.0, sev),
+        reasons=[float(dcgm.HW_THERMAL | dcgm.SW_THERMAL) * h for h in hot],
+        thermal=sg.scale(sev, 0.65),
+    )
+
+
 def build_throttled_gpu() -> MetricSet:
     """The series of ``throttled_gpu``."""
     axis = _axis()
     ms = MetricSet(axis)
     nodes, pods = _plain_pods()
     sev = sg.step_ramp(axis, HOT_AT, 300)
-    itl_slow = lognormal_shape(vllm.ITL_BUCKETS, 0.045, 0.11)
-    e2e_slow = lognormal_shape(vllm.E2E_BUCKETS, 14.0, 40.0)
 
     def shape(i: int, pod: Pod, r: ReplicaLoad) -> Gpu | None:
-        if i != HOT_REPLICA:
-            return None
-        r.ok = sg.lerp(r.ok, QPS_PER_REPLICA * 0.8, sev)
-        r.itl = _blend(ITL_OK, itl_slow, sev)
-        r.e2e = _blend(E2E_OK, e2e_slow, sev)
-        r.waiting = sg.lerp(r.waiting, 9.0, sev)
-        hot = [1.0 if x > 0.5 else 0.0 for x in sev]
-        return Gpu(
-            util=_util_of(r),
-            temp=sg.lerp(sg.const(axis, 67.0), 90.0, sev),
-            sm_clock=sg.lerp(sg.const(axis, 1980.0), 1200.0, sev),
-            power=sg.lerp(sg.const(axis, 520.0), 390.0, sev),
-            reasons=[float(dcgm.HW_THERMAL | dcgm.SW_THERMAL) * h for h in hot],
-            thermal=sg.scale(sev, 0.65),
-        )
+        return throttle(axis, sev, r) if i == HOT_REPLICA else None
 
     loads = _plain_service(ms, nodes, pods, shape)
     _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=sg.scale(sev, 1 / 6))
@@ -751,14 +755,13 @@ KV_FULL_AT = KV_RISE_AT + 30 * 60
 (over 95 %) about 30 minutes in, and the impact starts there."""
 
 
-def build_kv_overload() -> MetricSet:
-    """The series of ``kv_overload``."""
-    axis = _axis()
-    ms = MetricSet(axis)
-    nodes, pods = _plain_pods()
-    rise = sg.step_ramp(axis, KV_RISE_AT, KV_RISE_S)
+def overload(
+    axis: TimeAxis, rise: sg.Signal
+) -> tuple[sg.Signal, sg.Signal, Callable[[int, Pod, ReplicaLoad], Gpu | None]]:
+    """Arrivals rising by 60 % as ``rise`` goes 0 → 1, and what they do to every replica:
+    ``(requests per second per replica, how far past the KV cache's capacity (0 until
+    ``rise`` reaches 0.43, then up to 1), the shape of each replica's load)``."""
     qps = sg.lerp(sg.const(axis, QPS_PER_REPLICA), QPS_PER_REPLICA * 1.6, rise)
-    # how far past the KV cache's capacity (0 before KV_FULL_AT, 1 at the end of the rise)
     over = [min(1.0, max(0.0, (x - 0.43) / 0.57)) for x in rise]
     ttft_bad = exact_shape(vllm.TTFT_BUCKETS, {0.5: 1.1, 0.95: 4.5, 0.99: 6.5})
     queue_bad = lognormal_shape(vllm.QUEUE_BUCKETS, 1.8, 7.0)
@@ -778,6 +781,16 @@ def build_kv_overload() -> MetricSet:
         r.itl = _blend(ITL_OK, itl_busy, over)
         return None
 
+    return qps, over, shape
+
+
+def build_kv_overload() -> MetricSet:
+    """The series of ``kv_overload``."""
+    axis = _axis()
+    ms = MetricSet(axis)
+    nodes, pods = _plain_pods()
+    rise = sg.step_ramp(axis, KV_RISE_AT, KV_RISE_S)
+    qps, over, shape = overload(axis, rise)
     preempt = sg.scale(over, 1.5)
     loads = _plain_service(ms, nodes, pods, shape, qps=qps, preemptions=preempt)
     _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=over)
@@ -895,13 +908,15 @@ def _incident(
     build: Callable[[], MetricSet],
     truth: dict[str, str],
     ground_truth: GroundTruth,
+    start: int = START,
 ) -> Scenario:
-    """One incident over the common 6-hour window; ``times``: impact start, detection."""
+    """One incident over the common 6-hour window (or from ``start``); ``times``: impact
+    start, detection."""
     return Scenario(
         name=name,
         description=description,
         now=NOW,
-        start=START,
+        start=start,
         incident_start=times[0],
         detected_at=times[1],
         scope=_scope(deployment),

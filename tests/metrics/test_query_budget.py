@@ -24,6 +24,7 @@ from cockpit.sources.prometheus import PrometheusSource
 from tests.backends.faultproxy import Fault, FaultProxy
 from tests.test_incident_story import _analyze
 from tests.test_json_docs import jsonc_to_json
+from tests.test_large_service import SLOW_MACHINE
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "analyze-json.md"
 
@@ -148,11 +149,18 @@ def _logged(path: Path, offset: int) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def test_analyze_sends_no_query_twice_by_prometheus_own_log(prometheus_scenario: Any) -> None:
-    srv: PromServer = prometheus_scenario("throttled_gpu")
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [("throttled_gpu", ()), ("large_throttled_gpu", ("--window", "1h"))],
+    ids=["6_replicas", "200_replicas"],
+)
+def test_analyze_sends_no_query_twice_by_prometheus_own_log(
+    prometheus_scenario: Any, name: str, extra: tuple[str, ...]
+) -> None:
+    srv: PromServer = prometheus_scenario(name)
     assert srv.query_log is not None
     offset = srv.query_log.stat().st_size if srv.query_log.exists() else 0
-    timing = _analyze(srv)["timing"]
+    timing = _analyze(srv, *extra, env=SLOW_MACHINE)["timing"]
     deadline = time.monotonic() + 5
     entries = _logged(srv.query_log, offset)
     while len(entries) < timing["queries"] and time.monotonic() < deadline:
