@@ -390,3 +390,38 @@ def test_kubernetes_pods_join_the_inventory() -> None:
     assert item.summary.startswith(
         "rollout of vllm: vllm-5d8f7c9b6 (1 pods) → vllm-7b6c5d4e3 (2.0)"
     )
+
+
+async def test_f2_lists_first_the_mitigation_of_the_conclusion(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """With no suspect at D (the KV cache overload reaches everything), F2 still orders by
+    the most-likely conclusion D and G show: scale out first, for the service it names."""
+    from cockpit.analysis.mitigations import first_for, mitigations
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+    from cockpit.ui.protect import current_cause, current_suspect
+
+    srv = prometheus_scenario("kv_overload")
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        assert current_cause(ctx) == "" and current_suspect(ctx) is None
+        window = screen_window(ctx)
+        res = await steps.scope(ctx, window)
+        likely = await steps.likely(ctx, window)
+    finally:
+        await ctx.sources.close()
+    assert not res.blast_radius.suspect and likely.cause == "kv_cache_overload"
+    assert current_cause(ctx) == "kv_cache_overload"
+    s = current_suspect(ctx)
+    assert s is not None and s.deployment == srv.scenario.scope["deployment"]
+    first = first_for(s.kind, current_cause(ctx))
+    assert first == "scale_out"
+    # the cause decides before the kind of a suspect picked at E
+    assert first_for("pod", "release") == "rollback" and first_for("pod") == "delete_pod"
+    assert first_for("gpu", "kv_cache_overload") == "scale_out"
+    assert ctx.session is not None
+    scope = ctx.session.incident.service
+    opts = mitigations(scope, first=first)
+    assert opts[0].key == "scale_out"
+    assert any(c.startswith("kubectl -n llm scale deployment/qwen-chat") for c in opts[0].commands)

@@ -40,6 +40,7 @@ from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.models.kube import PodLite
 
 if TYPE_CHECKING:
+    from cockpit.analysis.conclusion import Suspect
     from cockpit.analysis.golden import SignalSummary
     from cockpit.analysis.layers import LayerVerdict
 from cockpit.models.messages import Msg, fmt_number, signal_names
@@ -983,6 +984,22 @@ def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> Suspect
             if kind == "pod":
                 out.name = inv.name(pod=out.pod)  # type: ignore[union-attr]
     return out
+
+
+def conclusion_targets(inv: WindowInventory | None, suspect: Suspect) -> SuspectTargets | None:
+    """:func:`suspect_targets` of a conclusion's suspect (a release: its new revision;
+    a service or a client: the Deployment only); None when it names nothing."""
+    key = {
+        "pod": suspect.pod,
+        "gpu": suspect.uuid,
+        "node": suspect.node,
+        "revision": suspect.new_revision,
+    }.get(suspect.kind, "")
+    if key:
+        return suspect_targets(inv, key, suspect.kind)
+    if not suspect.kind:
+        return None
+    return SuspectTargets(kind=suspect.kind, name=suspect.name, deployment=suspect.deployment)
 
 
 KUBE_VERSION_LABELS = ("app.kubernetes.io/version", "version", "app.version")

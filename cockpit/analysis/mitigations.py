@@ -196,6 +196,24 @@ cordon its node and delete the pod; a bad node → cordon and drain it; a releas
 back; a client → rate-limit it; the whole service short of capacity → scale out."""
 
 
-def first_for(suspect_kind: str) -> str:
-    """The key of the mitigation to list first for a suspect of ``suspect_kind``."""
-    return FIRST_BY_SUSPECT.get(suspect_kind, "")
+FIRST_BY_CAUSE = {
+    "gpu_lost": "delete_pod",
+    "thermal_throttle": "delete_pod",
+    "instance_failure": "delete_pod",
+    "release": "rollback",
+    "kv_cache_overload": "scale_out",
+    "demand_surge": "scale_out",
+    "long_prompts": "rate_limit",
+}
+"""The mitigation that matches the most-likely cause
+(:mod:`cockpit.analysis.conclusion`): a lost or throttled GPU and a failing instance →
+cordon the node and delete the pod; a release → roll it back; capacity (KV cache, more
+demand) → scale out; a long-prompt client → rate-limit it. Gateway errors and an unknown
+cause name none (the suspect's kind decides)."""
+
+
+def first_for(suspect_kind: str, cause: str = "") -> str:
+    """The key of the mitigation to list first: the one matching the conclusion's
+    ``cause`` (:data:`FIRST_BY_CAUSE`), else the one matching a suspect of
+    ``suspect_kind`` (:data:`FIRST_BY_SUSPECT`); ``""`` for neither."""
+    return FIRST_BY_CAUSE.get(cause, "") or FIRST_BY_SUSPECT.get(suspect_kind, "")

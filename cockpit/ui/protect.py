@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from cockpit.analysis.history import SuspectTargets, suspect_targets
+from cockpit.analysis.history import SuspectTargets, conclusion_targets, suspect_targets
 from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
@@ -41,16 +41,27 @@ def _record_flags(ctx: AppContext) -> list[str]:
 
 def current_suspect(ctx: AppContext) -> SuspectTargets | None:
     """The session's suspect (``ctx.metrics.picked`` at E, else ``ctx.metrics.suspect``
-    found at D) with its node, pod and Deployment from the window's inventory when it is
-    already collected."""
+    found at D, else the most-likely conclusion's) with its node, pod and Deployment from
+    the window's inventory when it is already collected."""
     from cockpit.collect.cache import peek, screen_window
 
     chosen = ctx.metrics.picked or ctx.metrics.suspect
-    if not chosen:
-        return None
-    key, kind = chosen
     hist = peek(ctx, "history", screen_window(ctx))
-    return suspect_targets(hist.inventory if hist is not None else None, key, kind)
+    inv = hist.inventory if hist is not None else None
+    if not chosen:
+        likely = peek(ctx, "likely", screen_window(ctx))
+        return conclusion_targets(inv, likely.suspect) if likely is not None else None
+    key, kind = chosen
+    return suspect_targets(inv, key, kind)
+
+
+def current_cause(ctx: AppContext) -> str:
+    """The cause of the most-likely conclusion D and G show, when it is already there
+    (``""`` otherwise: the suspect's kind orders the options then)."""
+    from cockpit.collect.cache import peek, screen_window
+
+    likely = peek(ctx, "likely", screen_window(ctx))
+    return str(likely.cause) if likely is not None else ""
 
 
 def _bundle_path(ctx: AppContext) -> str:
@@ -102,7 +113,7 @@ class ProtectScreen(ModalScreen[None]):
             pod=s.pod if s else "",
             record_flags=_record_flags(ctx),
             bundle_path=_bundle_path(ctx),
-            first=first_for(s.kind) if s else "",
+            first=first_for(s.kind if s else "", current_cause(ctx)),
         )
 
     def compose(self) -> ComposeResult:
