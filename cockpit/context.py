@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from cockpit.analysis.cohort import CohortKind
+    from cockpit.analysis.discovery import Discovery
     from cockpit.analysis.profiles import Detection
     from cockpit.collect.base import ScopeResolution, Window
     from cockpit.collect.runner import QueryRunner
@@ -38,7 +39,11 @@ class MetricsState:
         window_span: Length of that window when it is first made (``2h``, ``6h``, …).
         scope: How ``service.selector`` narrowed the metrics, once resolved.
         runner: The bounded query runner of the metrics source.
-        detection: The metric profiles detected from the target's metric names.
+        detection: The metric profiles detected from the target's metric names and
+            narrowed by discovery to the service scope.
+        detection_key: The service scope ``detection`` was made for.
+        discovery: Where each source keeps the workload's labels and the services found
+            (``cockpit.analysis.discovery.Discovery``).
         detection_failure: The failed metric-name listing (a recording reports it once).
         suspect: The instance or node D's blast radius singled out, and its kind
             (``pod``/``node``/``gpu``), for E.
@@ -56,6 +61,8 @@ class MetricsState:
     scope: ScopeResolution | None = None
     runner: QueryRunner | None = None
     detection: Detection | None = None
+    detection_key: tuple[str, ...] = ()
+    discovery: Discovery | None = None
     detection_failure: SourceError | None = None
     suspect: tuple[str, str] | None = None
     cohort_kind: CohortKind | None = None

@@ -216,17 +216,31 @@ class Detection(BaseModel):
             defines it; an available alternative wins over a missing one).
         missing: Canonical id → resolved entries whose metrics are missing.
         unsupported: Canonical id → reason, when a detected stack cannot produce it.
+        metas: Profile id → its header, with the label names where discovery found the
+            workload (``exported_namespace`` under ``honorLabels: false``).
+        joins: Profile id → the ``instance`` regex of the scope's pods, for a source
+            scraped without ``namespace``/``pod`` labels (joined through the pods' IPs,
+            :mod:`cockpit.analysis.discovery`).
     """
 
     profiles: list[str] = Field(default_factory=list)
     signals: dict[str, ResolvedSignal] = Field(default_factory=dict)
     unsupported: dict[str, str] = Field(default_factory=dict)
     metas: dict[str, ProfileMeta] = Field(default_factory=dict)
+    joins: dict[str, str] = Field(default_factory=dict)
 
     def selector_for(self, resolved: ResolvedSignal, scope: dict[str, str]) -> str:
-        """Label matchers of ``scope`` in the profile's label names (see :func:`selector`)."""
+        """Label matchers of ``scope`` in the profile's label names (see :func:`selector`);
+        for a source joined through ``instance``, the namespace and pod are that join."""
         meta = self.metas.get(resolved.profile)
-        return selector(scope, meta) if meta is not None else ""
+        if meta is None:
+            return ""
+        join = self.joins.get(resolved.profile)
+        if join is None:
+            return selector(scope, meta)
+        rest = selector({k: v for k, v in scope.items() if k not in ("namespace", "pod")}, meta)
+        escaped = join.replace("\\", "\\\\").replace('"', '\\"')
+        return ",".join(p for p in (rest, f'instance=~"{escaped}"') if p)
 
     def enable_hint(self, resolved: ResolvedSignal, lang: str) -> str:
         """How to enable a missing signal of a detected stack: the signal's own hint, else

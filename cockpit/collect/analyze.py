@@ -264,6 +264,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "no_pod_matched": dd.no_pod_matched,
             "selector_workloads": dd.selector_workloads,
             "selector_failure": dd.selector_failure,
+            "joined": dd.joined,
         },
         "layers": [
             {

@@ -217,13 +217,21 @@ def runner_for(ctx: AppContext) -> QueryRunner:
 
 
 async def detection_for(ctx: AppContext, at: datetime) -> Detection:
-    """Detect profiles from the target's metric names (cached in ``ctx.metrics``).
+    """Detect profiles from the target's metric names, then discover where each source
+    keeps the workload's labels and which serving stack the scope is (cached in
+    ``ctx.metrics`` per service scope; :mod:`cockpit.collect.discover`).
+
+    Only the chosen serving stack's profile is kept: another engine's names are never
+    queried for this service. When discovery fails (a query refused, or a recording
+    that holds no answer to it), the detection from the names is used as it is and
+    ``ctx.metrics.discovery.failure`` says why.
 
     Raises:
         SourceError: the metric-name listing failed.
     """
     cached = ctx.metrics.detection
-    if cached is not None:
+    key = _scope_key(ctx)
+    if cached is not None and ctx.metrics.detection_key == key:
         return cached
     failed = ctx.metrics.detection_failure
     if ctx.mode is Mode.RECORD and failed is not None:
@@ -234,14 +242,26 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     except SourceError as exc:
         ctx.metrics.detection_failure = exc
         raise
+    from cockpit.analysis.discovery import apply
+    from cockpit.collect.discover import discover
+
     ps = ctx.settings.profiles
-    det = detect_profiles(
-        names,
-        load_profiles(ps.extra_files, ps.disable),
-        force=ps.force,
-        lang=ctx.lang,
-    )
+    profiles = load_profiles(ps.extra_files, ps.disable)
+    det = detect_profiles(names, profiles, force=ps.force, lang=ctx.lang)
+    scope = await scope_for(ctx)
+    found = await discover(runner_for(ctx), det, set(names), at, scope)
+    if found.chosen:
+        forced = set(ps.force)
+        keep = [
+            p
+            for p in profiles
+            if p.profile.stack != "serving" or p.id == found.chosen or p.id in forced
+        ]
+        det = detect_profiles(names, keep, force=ps.force, lang=ctx.lang)
+    apply(det, found, scope)
+    ctx.metrics.discovery = found
     ctx.metrics.detection = det
+    ctx.metrics.detection_key = key
     return det
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cockpit.analysis.discovery import Discovery
 from cockpit.analysis.labels import LabelReport, format_report, stack_labels
 from cockpit.analysis.profiles import Detection
 from cockpit.collect.base import detection_for, runner_for
@@ -95,5 +96,52 @@ async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
             )
     for sid, reason in sorted(det.unsupported.items()):
         lines.append(f"  {sid}: {reason}")
+    found = ctx.metrics.discovery
+    if found is not None:
+        lines += discovery_lines(found, det, ctx.settings.service.namespace, ctx.lang)
     lines += format_report(report, ctx.lang)
+    return lines
+
+
+def discovery_lines(found: Discovery, det: Detection, namespace: str, lang: str) -> list[str]:
+    """``cockpit doctor``'s lines on discovery: where each source keeps the workload's
+    labels, the services of the namespace with their stack, and the stack in use."""
+    from cockpit.analysis.profiles import builtin_profiles
+    from cockpit.i18n import t
+
+    names = {p.id: p.profile.name for p in builtin_profiles()}
+    names.update({pid: m.name for pid, m in det.metas.items()})
+
+    def name(pid: str) -> str:
+        return names.get(pid, pid)
+
+    if found.failure:
+        return ["⚠ " + t("discovery.failed", lang, reason=found.failure)]
+    lines = [t("discovery.title", lang)] if found.sources else []
+    for pid, src in found.sources.items():
+        lines.append(
+            "  " + t(f"discovery.mode.{src.mode}", lang, source=name(pid), count=len(src.pod_ips))
+        )
+    if namespace:
+        if found.services:
+            lines.append(t("discovery.services", lang, namespace=namespace))
+        else:
+            lines.append("  " + t("discovery.no_service", lang, namespace=namespace))
+    for svc in found.services:
+        models = t("discovery.models", lang, models=", ".join(svc.models)) if svc.models else ""
+        lines.append(
+            "  "
+            + t(
+                "discovery.service",
+                lang,
+                workload=svc.workload,
+                stack=name(svc.profile),
+                pods=len(svc.pods),
+                models=models,
+            )
+        )
+    if found.chosen and found.services:
+        lines.append("  " + t("discovery.chosen", lang, stack=name(found.chosen)))
+    if found.ambiguous:
+        lines.append("⚠ " + t("discovery.ambiguous", lang, stack=name(found.chosen)))
     return lines

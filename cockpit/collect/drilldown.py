@@ -41,6 +41,9 @@ class DrilldownReport(BaseModel):
         selector_workloads, selector_failure: What ``service.selector`` resolved to
             (``Kind/name``), or why it could not be (see
             :func:`cockpit.collect.base.scope_for`).
+        joined: The detected stacks whose series carry no ``namespace``/``pod`` and were
+            joined to the scope through ``instance`` → pod IP (``kube_pod_info``), by
+            human name.
     """
 
     drilldown: Drilldown
@@ -56,6 +59,7 @@ class DrilldownReport(BaseModel):
     namespace_wide_layers: list[str] = Field(default_factory=list)
     selector_workloads: list[str] = Field(default_factory=list)
     selector_failure: str = ""
+    joined: list[str] = Field(default_factory=list)
 
 
 def deploy_command(namespace: str) -> str:
@@ -103,8 +107,8 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     by_key = {s.key: s for s in golden.rows} | {s.key: s for s in res.summaries}
     summaries = [by_key[p.key] for p in planned if p.key in by_key]
     pod = scope.get("pod")
-    narrowed = [s for s in summaries if pod and 'pod=~"' in s.query]
-    wide = {s.layer for s in summaries if pod and s.query and 'pod=~"' not in s.query}
+    narrowed = [s for s in summaries if pod and _narrowed(s.query)]
+    wide = {s.layer for s in summaries if pod and s.query and not _narrowed(s.query)}
     resolution = ctx.metrics.scope
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
@@ -127,4 +131,10 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         namespace_wide_layers=sorted(wide),
         selector_workloads=resolution.workloads if resolution else [],
         selector_failure=resolution.failure if resolution else "",
+        joined=sorted(det.metas[p].name for p in det.joins if p in det.metas),
     )
+
+
+def _narrowed(query: str) -> bool:
+    """The query is narrowed to the scope's pods: by pod name, or by their IPs."""
+    return 'pod=~"' in query or 'instance=~"' in query

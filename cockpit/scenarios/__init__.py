@@ -17,13 +17,14 @@ __all__ = ["Scenario", "Target", "get_scenario", "scenario_registry"]
 
 def scenario_registry() -> dict[str, Callable[[], Scenario]]:
     """Every scenario by name (factories are cheap; ``Scenario.build`` is not)."""
-    from cockpit.scenarios import drilldown_cases, incidents, large, worked_example
+    from cockpit.scenarios import drilldown_cases, incidents, installs, large, worked_example
 
     return {
         worked_example.NAME: worked_example.scenario,
         **drilldown_cases.scenarios(),
         **incidents.scenarios(),
         **large.scenarios(),
+        **installs.scenarios(),
     }
 
 

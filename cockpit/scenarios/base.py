@@ -81,7 +81,8 @@ class GroundTruth:
         scope: A blast-radius scope of step D (``single_gpu``, ``revision``,
             ``everything`` …).
         cause: ``gpu_lost``, ``release``, ``long_prompts``, ``thermal_throttle``,
-            ``gateway_errors`` or ``kv_cache_overload``.
+            ``gateway_errors``, ``kv_cache_overload`` or ``demand_surge`` (the cause
+            classes of ``cockpit/knowledge/causes.toml``).
         suspect: The entity to act on.
         mitigation: The first mitigation (``cordon_and_delete_pod``, ``rollback``,
             ``rate_limit_client``, ``check_gateway``, ``scale_out``).

@@ -70,6 +70,7 @@ class MetricSet:
         self._families: dict[str, _Family] = {}
         self._dt = axis.dt()
         self._span: tuple[int, int] | None = None
+        self._scrape: tuple[dict[str, str], bool, tuple[str, ...]] | None = None
 
     @contextmanager
     def span(self, start: int, end: int) -> Iterator[None]:
@@ -86,7 +87,46 @@ class MetricSet:
         finally:
             self._span = outer
 
+    @contextmanager
+    def scraped(
+        self,
+        target: Mapping[str, str],
+        *,
+        honor_labels: bool = False,
+        drop: Sequence[str] = (),
+    ) -> Iterator[None]:
+        """Series added inside the block are stored as Prometheus stores a scrape of a
+        target with the labels ``target``: with ``honor_labels`` false (the Prometheus
+        default, and the ServiceMonitors of the dcgm-exporter and ingress-nginx charts) an
+        exposed label that clashes with a target label is kept as ``exported_<name>`` and
+        the target's value wins; with it true the exposed value wins. ``drop`` removes
+        labels the emitter adds for a Kubernetes scrape (``namespace``, ``pod``,
+        ``container`` of a ``static_configs`` target, which has none). Prometheus
+        ``scrape_config.honor_labels``:
+        https://prometheus.io/docs/prometheus/latest/configuration/configuration/#scrape_config
+        """
+        outer = self._scrape
+        self._scrape = (dict(target), honor_labels, tuple(drop))
+        try:
+            yield
+        finally:
+            self._scrape = outer
+
+    def _relabel(self, labels: Mapping[str, str]) -> dict[str, str]:
+        if self._scrape is None:
+            return dict(labels)
+        target, honor, drop = self._scrape
+        out = {k: v for k, v in labels.items() if k not in drop}
+        for k, v in target.items():
+            if k in out and not honor:
+                out[f"exported_{k}"] = out[k]
+            if k not in out or not honor:
+                out[k] = v
+        return out
+
     def _add(self, fam: _Family, series: _Series) -> None:
+        if self._scrape is not None:
+            series.labels = self._relabel(series.labels)
         if self._span is not None:
             lo, hi = self._span
             times = series.times if series.times is not None else self.axis.points

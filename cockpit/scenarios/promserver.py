@@ -78,7 +78,8 @@ ENGINE_FILES = (
 
 def generator_fingerprint(scenario: Scenario) -> str:
     """Cache key of a scenario's backfilled blocks: a hash of its name, the engine and
-    stack emitters' source, the module that builds it, and promtool's version. Editing
+    stack emitters' source, the module that builds it (and the scenario modules it names
+    in ``GENERATOR_DEPENDS``), and promtool's version. Editing
     another scenario's module does not invalidate this one."""
     import inspect
 
@@ -91,6 +92,9 @@ def generator_fingerprint(scenario: Scenario) -> str:
         own = None
     if own is not None:
         files.append(Path(own))
+        # a scenario module built from another's helpers names it (``GENERATOR_DEPENDS``)
+        module = inspect.getmodule(scenario.build)
+        files.extend(root / f for f in getattr(module, "GENERATOR_DEPENDS", ()))
     else:
         files.extend(sorted(p for p in root.glob("*.py") if p.name not in ENGINE_FILES))
     for path in files:

@@ -99,6 +99,8 @@ class DrilldownView(MetricsView):
             head += " · " + fallback_text(data.baseline_from, lang)
         if data.selector_failure:
             head += " · " + t("metrics.text.selector_unresolved", lang)
+        for name in data.joined:
+            head += " · " + t("discovery.joined", lang, source=name)
         if data.no_pod_matched:
             head += " · " + t(
                 "metrics.text.no_pod_matched",

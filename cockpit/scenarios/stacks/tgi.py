@@ -11,15 +11,15 @@ from cockpit.scenarios.topology import Pod
 PORT = 80
 
 
-def emit(ms: MetricSet, pod: Pod, r: ReplicaLoad) -> None:
-    """Every TGI series of one replica."""
+def emit(ms: MetricSet, pod: Pod, r: ReplicaLoad, *, err: str = "generation") -> None:
+    """Every TGI series of one replica; its failures carry ``err`` (``overloaded``,
+    ``validation``, ``template``, ``incomplete``, ``generation`` or ``dropped``:
+    ``router/src/infer/mod.rs`` @ v3.3.7)."""
     lab = scrape_labels(pod, "tgi", PORT)
     total = r.total()
     ms.cumulative("tgi_request_count", lab, total, start=3.0e5, help_="Total number of requests.")
     ms.cumulative("tgi_request_success", lab, r.ok, start=3.0e5, help_="Successful requests.")
-    ms.cumulative(
-        "tgi_request_failure", {**lab, "err": "generation"}, r.failed, help_="Failed requests."
-    )
+    ms.cumulative("tgi_request_failure", {**lab, "err": err}, r.failed, help_="Failed requests.")
     ms.histogram("tgi_request_duration", lab, total, r.e2e, help_="Request duration (s).")
     ms.histogram("tgi_request_queue_duration", lab, total, r.queue, help_="Queue duration (s).")
     ms.histogram(

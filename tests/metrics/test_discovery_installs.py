@@ -1,0 +1,216 @@
+"""Discovery on real installs: a real Prometheus backfilled with each install of
+``cockpit.scenarios.installs`` (upstream names, types and label sets, scraped as the charts
+scrape them), ``cockpit analyze --json`` and ``cockpit doctor`` against it.
+
+- ``exported_labels``: dcgm-exporter and ingress-nginx behind ServiceMonitors with
+  ``honorLabels: false`` — the hardware and access layers read ``exported_*``.
+- ``mixed_fleet``: vLLM, SGLang and TGI in one namespace — each service with its own stack.
+- ``static_scrape``: SGLang without ``namespace``/``pod`` — joined through pod IPs.
+
+``cockpit doctor``'s discovery lines for each install are compared with the text fixtures
+under ``tests/data/installs`` (regenerate one with ``REGEN_DOCTOR_FIXTURES=1`` and read
+the diff before committing it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.config import PrometheusSettings
+from cockpit.models import from_epoch
+from cockpit.scenarios.promserver import PromServer
+from cockpit.sources.prometheus import PrometheusSource
+from tests.conftest import DATA
+from tests.metrics.test_metric_scenarios import COCKPIT, signal, verdicts
+
+Get = Callable[[str], PromServer]
+FIXTURES = DATA / "installs"
+ENV = {"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml", "LANG": "C.UTF-8"}
+
+
+def _at(srv: PromServer) -> str:
+    return datetime.fromtimestamp(srv.scenario.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cockpit(*args: str, state: Path) -> str:
+    proc = subprocess.run(
+        [COCKPIT, "--state-dir", str(state), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=ENV,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout
+
+
+def _analyze(srv: PromServer, tmp_path: Path, *scope: str) -> dict[str, Any]:
+    out = _cockpit(
+        "analyze",
+        "--prometheus-url",
+        srv.url,
+        "--at",
+        _at(srv),
+        "--window",
+        "1h",
+        "--json",
+        *scope,
+        state=tmp_path,
+    )
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def _doctor_discovery(srv: PromServer, tmp_path: Path, lang: str, *scope: str) -> str:
+    """The detected stacks and discovery lines of ``cockpit doctor`` (the metrics section
+    from its stacks line through the services, without the per-signal hints)."""
+    out = _cockpit(
+        "--lang",
+        lang,
+        "--at",
+        _at(srv),
+        "doctor",
+        "--prometheus-url",
+        srv.url,
+        *scope,
+        state=tmp_path,
+    )
+    lines = [x[4:] for x in out.splitlines() if x.startswith("    ")]
+    first = next(i for i, x in enumerate(lines) if x.startswith(("Detected", "识别到")))
+    end = next(i for i, x in enumerate(lines) if x.startswith(("Unified labels", "统一标签")))
+    kept = [lines[first]] + [
+        x
+        for x in lines[first + 1 : end]
+        if not x.startswith("  ")
+        or not x.lstrip().startswith(("missing:", "缺失", "serving.", "runtime."))
+    ]
+    return "\n".join(kept) + "\n"
+
+
+def _check_fixture(name: str, text: str) -> None:
+    path = FIXTURES / name
+    if os.environ.get("REGEN_DOCTOR_FIXTURES") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+async def _labels_of(srv: PromServer, metric: str) -> set[str]:
+    src = PrometheusSource(PrometheusSettings(url=srv.url))
+    try:
+        vec = await src.instant(f"topk(1, {metric})", from_epoch(srv.scenario.now))
+    finally:
+        await src.close()
+    assert vec, metric
+    return set(vec[0].labels) - {"__name__"}
+
+
+@pytest.mark.parametrize("name", ["exported_labels", "static_scrape", "mixed_fleet"])
+async def test_installs_carry_the_upstream_label_sets(prometheus_scenario: Get, name: str) -> None:
+    """The served series have the label sets the upstream exporters and charts give them
+    (``tests/data/installs/upstream_labels.json``), and every promised number holds."""
+    srv = prometheus_scenario(name)
+    expected = json.loads((FIXTURES / "upstream_labels.json").read_text(encoding="utf-8"))[name]
+    for metric, want in expected.items():
+        got = await _labels_of(srv, metric)
+        if isinstance(want, list):
+            assert got == set(want), (metric, sorted(got))
+        else:
+            assert set(want["has"]) <= got and not set(want["lacks"]) & got, (metric, sorted(got))
+    src = PrometheusSource(PrometheusSettings(url=srv.url))
+    try:
+        for target in srv.scenario.targets:
+            vec = await src.instant(target.query, from_epoch(target.at))
+            assert len(vec) == 1, target.name
+            assert vec[0].v == pytest.approx(target.expected, rel=target.rel_tol, abs=1e-9), (
+                target.name
+            )
+    finally:
+        await src.close()
+
+
+def test_exported_labels_fill_the_hardware_and_access_layers(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("exported_labels")
+    d = _analyze(srv, tmp_path, "-n", "llm", "--deployment", "qwen-chat")
+    v = verdicts(d)
+    # the GPU heated to 90 °C: read through exported_namespace/exported_pod, never "no data"
+    assert v["hardware"] == "anomalous"
+    temp = signal(d, "hardware.temp:value")
+    assert temp["now"] == pytest.approx(90.0, abs=1.0)
+    assert (
+        'exported_namespace="llm"' in temp["query"] and 'exported_pod=~"qwen-chat' in temp["query"]
+    )
+    assert signal(d, "hardware.sm_clock:value")["verdict"] == "anomalous"
+    # ingress-nginx: the Ingress's namespace is exported_namespace; the access layer is read
+    assert v["access"] == "normal"
+    qps = signal(d, "access.qps:value")
+    assert qps["now"] == pytest.approx(32.0, rel=0.05)
+    assert 'exported_namespace="llm"' in qps["query"]
+    # the engine's own PodMonitor labels stay as they are
+    assert 'vllm:num_requests_waiting{namespace="llm"' in signal(d, "serving.queue:value")["query"]
+    text = _doctor_discovery(srv, tmp_path, "en", "-n", "llm", "--deployment", "qwen-chat")
+    assert "dcgm-exporter: workload labels in exported_* (honorLabels false)" in text
+    _check_fixture("exported_labels.doctor.en.txt", text)
+
+
+def test_mixed_fleet_analyses_each_service_with_its_own_stack(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    srv = prometheus_scenario("mixed_fleet")
+    serving = {"vllm", "sglang", "tgi", "triton"}
+    got = {}
+    for deployment, stack in (
+        ("vllm-chat", "vllm"),
+        ("sglang-chat", "sglang"),
+        ("tgi-chat", "tgi"),
+    ):
+        d = _analyze(srv, tmp_path, "-n", "llm", "--deployment", deployment)
+        assert set(d["profiles"]) & serving == {stack}, deployment
+        got[stack] = d
+    tgi = got["tgi"]
+    assert verdicts(tgi)["serving"] == "anomalous"
+    assert signal(tgi, "serving.error_ratio:value")["now"] == pytest.approx(25.0, rel=0.05)
+    assert signal(tgi, "serving.queue:value")["now"] == pytest.approx(240.0, rel=0.1)
+    assert "tgi_queue_size{" in signal(tgi, "serving.queue:value")["query"]
+    for stack in ("vllm", "sglang"):
+        d = got[stack]
+        assert verdicts(d)["serving"] == "normal", stack
+        assert signal(d, "serving.ttft:p99")["now"] is not None, stack
+        assert signal(d, "serving.queue:value")["now"] == pytest.approx(2.0, rel=0.3), stack
+    doctor = _doctor_discovery(srv, tmp_path, "en", "-n", "llm", "--deployment", "tgi-chat")
+    _check_fixture("mixed_fleet.doctor.en.txt", doctor)
+    # a namespace alone: every service listed, the choice named as a guess
+    wide = _doctor_discovery(srv, tmp_path, "en", "-n", "llm")
+    assert "tgi-chat — Hugging Face TGI, 2 pods" in wide and "vllm-chat — vLLM, 2 pods" in wide
+    assert "more than one engine serves this namespace" in wide
+    _check_fixture("mixed_fleet_namespace.doctor.en.txt", wide)
+    zh = _doctor_discovery(srv, tmp_path, "zh", "-n", "llm")
+    _check_fixture("mixed_fleet_namespace.doctor.zh.txt", zh)
+
+
+def test_static_scrape_is_joined_through_pod_ips(prometheus_scenario: Get, tmp_path: Path) -> None:
+    srv = prometheus_scenario("static_scrape")
+    d = _analyze(srv, tmp_path, "-n", "llm", "--deployment", "sglang-chat")
+    assert verdicts(d)["serving"] == "anomalous"
+    queue = signal(d, "serving.queue:value")
+    # the two chat pods' 40 each, not the batch namespace's pods of the same job
+    assert queue["now"] == pytest.approx(80.0, rel=0.1)
+    assert 'instance=~"' in queue["query"] and "namespace=" not in queue["query"]
+    assert d["scope"]["joined"] == ["SGLang"]
+    assert any(n["key"] == "discovery.joined" for n in d["notes"])
+    # a namespace with the same engine but no incident: the join keeps it apart
+    other = _analyze(srv, tmp_path, "-n", "batch")
+    assert verdicts(other)["serving"] == "normal"
+    assert signal(other, "serving.queue:value")["now"] == pytest.approx(2.0, rel=0.3)
+    text = _doctor_discovery(srv, tmp_path, "en", "-n", "llm", "--deployment", "sglang-chat")
+    assert "joined through instance → pod IP from kube_pod_info, 2 pods" in text
+    _check_fixture("static_scrape.doctor.en.txt", text)
