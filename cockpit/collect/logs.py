@@ -297,9 +297,13 @@ async def gather_logs(
     # In the order the logs were asked for (gateway first), whatever order they came in.
     parts.sort(key=lambda p: (p[0], p[1]))
     sources = ctx.sources
-    gpu_reason = None if sources.gpu is not None else sources.missing_text("gpu", "en", "-")
+    from cockpit.i18n import t
+
+    lang = ctx.lang
+    unset = t("panel.not_configured", lang)
+    gpu_reason = None if sources.gpu is not None else sources.missing_text("gpu", lang, unset)
     metrics_reason = (
-        None if sources.metrics is not None else sources.missing_text("metrics", "en", "-")
+        None if sources.metrics is not None else sources.missing_text("metrics", lang, unset)
     )
     system = system_layer(gpu_reason, metrics_reason)
     layers, ids = merge(((role, part) for _, _, role, part in parts), incident_start, system)
@@ -348,22 +352,30 @@ def layer_name(layer: str, lang: str) -> str:
     return t(f"logs.layer.{layer}", lang)
 
 
-def finding_title(f: LogFinding, lang: str) -> str:
+def finding_title(f: LogFinding, lang: str, short: bool = False) -> str:
     """What a finding is, in ``lang``: the engine's title and, when it has one, what its
-    cause means (the same words as ``cockpit explain``)."""
+    cause means (the same words as ``cockpit explain``); ``short``: only the first clause
+    of the meaning, for a table row."""
+    import re
+
     from cockpit.i18n import catalog, t
 
     title = t(f"logs.kind.{f.kind}.title", lang)
     if f"explain.kind.{f.kind}.title" in catalog():
         title = t(f"explain.kind.{f.kind}.title", lang)
-    meaning = f"explain.cause.{f.kind}.{f.cause or ''}"
-    if f.cause and meaning in catalog():
-        return f"{title}: {t(meaning, lang)}"
-    return title
+    key = f"explain.cause.{f.kind}.{f.cause or ''}"
+    if not f.cause or key not in catalog():
+        return title
+    meaning = t(key, lang)
+    if short:
+        meaning = re.split(r"[:;：；]", meaning, maxsplit=1)[0].rstrip("。. ")
+        return f"{title} — {meaning}"
+    return f"{title}: {meaning}"
 
 
-def _when(at: datetime | None, start: datetime | None, lang: str) -> str:
-    """``HH:MM:SS`` and the offset from the incident's start (``+2m03s``)."""
+def when_text(at: datetime | None, start: datetime | None, lang: str) -> str:
+    """``HH:MM:SS`` and the offset from the incident's start (``T+2m03s``; ``T−8m00s``
+    before it), or "time unknown"."""
     from cockpit.i18n import t
 
     if at is None:
@@ -426,6 +438,23 @@ def finding_evidence(f: LogFinding, report: LogReport, step: str) -> Evidence:
     )
 
 
+def read_line(r: ReadInfo, lang: str) -> str:
+    """One read as a line: the pod, its role, which instance, lines and size (cut at the
+    limit), or why it could not be read."""
+    from cockpit.i18n import t
+
+    role = t(f"logs.role.{r.role}", lang)
+    which = t("logs.text.previous" if r.previous else "logs.text.current", lang)
+    if r.failure is not None:
+        what = t(f"error.{r.failure.kind.value}", lang)
+        failed = t("logs.text.read_failed", lang, pod=r.pod, role=role, which=which)
+        return f"✗ {failed}: {what}: {r.failure.message}"
+    kib = f"{r.bytes / 1024:.1f}"
+    read = t("logs.text.read", lang, pod=r.pod, role=role, which=which, lines=r.lines, kib=kib)
+    cut = " " + t("logs.text.truncated", lang) if r.truncated else ""
+    return f"· {read}{cut}"
+
+
 def render_lines(report: LogReport, lang: str, max_lines: int = 3) -> list[str]:
     """The report as text lines (``cockpit logs`` and the panel): how the pods were
     chosen, what was read, then per layer its counts, first error and findings with
@@ -442,30 +471,7 @@ def render_lines(report: LogReport, lang: str, max_lines: int = 3) -> list[str]:
         ),
         scope_text(report, lang),
     ]
-    for r in report.reads:
-        role = t(f"logs.role.{r.role}", lang)
-        which = t("logs.text.previous" if r.previous else "logs.text.current", lang)
-        if r.failure is not None:
-            out.append(
-                "  ✗ "
-                + t("logs.text.read_failed", lang, pod=r.pod, role=role, which=which)
-                + f": {r.failure.kind.value}: {r.failure.message}"
-            )
-            continue
-        cut = " " + t("logs.text.truncated", lang) if r.truncated else ""
-        out.append(
-            "  · "
-            + t(
-                "logs.text.read",
-                lang,
-                pod=r.pod,
-                role=role,
-                which=which,
-                lines=r.lines,
-                kib=f"{r.bytes / 1024:.1f}",
-            )
-            + cut
-        )
+    out += [f"  {read_line(r, lang)}" for r in report.reads]
     for fl in report.failures:
         out.append(
             "  ⚠ " + t("logs.text.listing_failed", lang, what=f"{fl.kind.value}: {fl.message}")
@@ -497,7 +503,8 @@ def render_lines(report: LogReport, lang: str, max_lines: int = 3) -> list[str]:
         if lay.first_error is not None:
             fe = lay.first_error
             out.append(
-                "  " + t("logs.text.first_error", lang, when=_when(fe.at, start, lang), pod=fe.pod)
+                "  "
+                + t("logs.text.first_error", lang, when=when_text(fe.at, start, lang), pod=fe.pod)
             )
             out.append(f"    {fe.text}")
         if not lay.findings:
@@ -510,7 +517,7 @@ def render_lines(report: LogReport, lang: str, max_lines: int = 3) -> list[str]:
                     lang,
                     title=finding_title(f, lang),
                     count=f.count,
-                    when=_when(f.first_at, start, lang),
+                    when=when_text(f.first_at, start, lang),
                     pods=", ".join(f.pods),
                 )
             )
