@@ -113,5 +113,11 @@ class AppContext:
     playbook_loader: PlaybookLoader | None = None
     at: datetime | None = None
 
+    @property
+    def drill(self) -> bool:
+        """Whether the incident is a drill (``cockpit drill NAME``): the conclusion is the
+        trainee's to give, so the screens do not state the analysis' "most likely" one."""
+        return self.session is not None and self.session.incident.drill is not None
+
     def __post_init__(self) -> None:
         self.mode = Mode(self.mode)  # a plain "demo" from a caller compares by identity too

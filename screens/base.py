@@ -114,8 +114,7 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
         """``live`` / ``replay`` / ``demo`` / ``drill``; with ``--at``, the time being investigated
         (``as of 2026-11-29 20:40 UTC``, after ``replay ·`` for a replay): the data on
         screen is of that time, not live."""
-        drill = self.ctx.session is not None and self.ctx.session.incident.drill is not None
-        mode = t("mode.drill" if drill else f"mode.{self.ctx.mode}", self.lang)
+        mode = t("mode.drill" if self.ctx.drill else f"mode.{self.ctx.mode}", self.lang)
         at = self.ctx.at
         if at is None:
             return mode

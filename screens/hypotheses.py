@@ -19,6 +19,7 @@ from cockpit.i18n import t
 from cockpit.incident import HypothesisStatus
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
+from cockpit.ui.drill_form import DrillAnswerForm
 from cockpit.ui.fields import TextInput
 from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons, selected_key
 from cockpit.ui.likely_view import LikelyView
@@ -46,9 +47,11 @@ class HypothesesScreen(StepScreen):
 
     def compose_step(self) -> ComposeResult:
         lang = self.lang
-        if self.ctx.sources.metrics is not None:
+        if self.ctx.sources.metrics is not None and not self.ctx.drill:
             # What the analysis concludes, to state (and try to refute) as a hypothesis.
             yield LikelyView(self.ctx, id="hyp-likely")
+        if self.ctx.drill:
+            yield DrillAnswerForm(self.ctx, self.STEP)
         yield Label(t("hyp.statement", lang))
         yield TextInput(placeholder=t("hyp.statement.hint", lang), id="hyp-statement", compact=True)
         yield Label(t("hyp.falsifier", lang))

@@ -14,6 +14,7 @@ from cockpit.history import short
 from cockpit.i18n import fmt_value, t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
+from cockpit.ui.drill_form import DrillAnswerForm
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.select import LocalSelect
@@ -36,6 +37,8 @@ class VerifyScreen(StepScreen):
 
     def compose_step(self) -> ComposeResult:
         ctx, lang = self.ctx, self.lang
+        if ctx.drill:
+            yield DrillAnswerForm(ctx, self.STEP)
         yield Static(t("verify.recovery", lang), classes="section")
         with Horizontal():
             yield Label(t("verify.hold", lang))

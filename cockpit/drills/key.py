@@ -87,7 +87,6 @@ PANELS = frozenset(
         "gpu",
         "scheduling",
         "shared",
-        "likely",
         "hypotheses",
         "experiments",
         "recovery",
@@ -99,7 +98,7 @@ PANELS = frozenset(
 """The panels and sections a key may point at (each has a human name, ``drill.panel.<id>``):
 the panels' entry-point names (``golden_signals``, ``cohort``, ``gpu``, ``scheduling``,
 ``k8s_timeline``, ``logs``), the sections of the steps' own screens (A's ``timeline``, B's
-``changes``, C's ``drilldown``, D's ``scope``, F's ``shared``, D/G's ``likely``, G's
+``changes``, C's ``drilldown``, D's ``scope``, F's ``shared``, G's
 ``hypotheses``, H's ``experiments``, I's ``recovery``), F7's ``playbook``, and ``step``
 for the step as a whole."""
 

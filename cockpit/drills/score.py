@@ -42,13 +42,12 @@ PART_WHERE: dict[Part, tuple[str, str]] = {
     "layer": ("C", "drilldown"),
     "scope": ("D", "scope"),
     "suspect": ("D", "scope"),
-    "cause_class": ("G", "likely"),
     "impact_start": ("A", "golden_signals"),
     "detected_at": ("A", "timeline"),
 }
 """Where on screen each part is read: C's layer verdicts, D's blast radius (scope and
-suspect), G's most-likely line with the decisive evidence, A's golden signals (when they
-left the baseline) and A's timeline (the first alert)."""
+suspect), A's golden signals (when they left the baseline) and A's timeline (the first
+alert). The cause class is read where the key's first decisive evidence is."""
 
 
 class Where(BaseModel):
@@ -218,10 +217,18 @@ def _parts(a: DrillAnswer, key: AnswerKey) -> list[PartScore]:
             given=given[p],
             expected=expected[p],
             correct=right[p] if given[p] else None,
-            where=Where(step=PART_WHERE[p][0], panel=PART_WHERE[p][1]),
+            where=_where(p, key),
         )
         for p in PARTS
     ]
+
+
+def _where(part: Part, key: AnswerKey) -> Where:
+    if part == "cause_class":
+        first = key.decisive_evidence[0].where
+        return Where(step=first.step.value, panel=first.panel)
+    step, panel = PART_WHERE[part]
+    return Where(step=step, panel=panel)
 
 
 def _path(inc: Incident, key: AnswerKey) -> PathScore:

@@ -67,7 +67,8 @@ class ScopeView(MetricsView):
     def compose_body(self) -> ComposeResult:
         yield Static("", id="scope-verdict", markup=False)
         yield Static("", id="scope-lines", markup=False)
-        yield LikelyView(self.ctx, id="scope-likely")
+        if not self.ctx.drill:
+            yield LikelyView(self.ctx, id="scope-likely")
         with Horizontal():
             yield Button(
                 t("metrics.scope.accept", self.lang),
