@@ -219,6 +219,8 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self._loop_ref = asyncio.get_running_loop()
         self.set_interval(1.0, self._check_saves)
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
+        if self._offer_alerts_at_start():
+            self.fetch_alerts(True)
 
     def _bind_localized(self, lang: str) -> None:
         """Show the main keys in the footer, described in the UI language."""
@@ -412,9 +414,15 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         """Switch zh ↔ en (rebuilds the step screens; the incident is untouched)."""
         if self.ctx is None:
             return
+        self.ctx.lang = "en" if self.ctx.lang == "zh" else "zh"
+        self._rebuild_steps()
+
+    def _rebuild_steps(self) -> None:
+        """Build the step screens afresh on the current step (a new language, a new
+        scope): what was typed and not yet added is kept (see :meth:`_keep_drafts`)."""
+        assert self.ctx is not None
         cur = self.current_step() or "A"
         self._keep_drafts()
-        self.ctx.lang = "en" if self.ctx.lang == "zh" else "zh"
         while len(self.screen_stack) > 1:
             self.pop_screen()
         self._bind_localized(self.ctx.lang)
@@ -422,6 +430,85 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             self.uninstall_screen(name)
         self._installed.clear()
         self.goto(cur)
+
+    # -- starting from the alert that paged --------------------------------------------------
+    def _offer_alerts_at_start(self) -> bool:
+        """The alert picker comes up at start for a new incident (not reopened with
+        ``--resume``, not started with ``--alert``, not the demo) when an alert source
+        is configured."""
+        from cockpit.incident import Mode
+
+        ctx, args = self.ctx, self.args
+        if ctx is None or ctx.session is None or args is None:
+            return False
+        if getattr(args, "resume", None) or getattr(args, "alert", None):
+            return False
+        if ctx.mode is Mode.DEMO or ctx.session.incident.paged_by is not None:
+            return False
+        return ctx.sources.alerts is not None or ctx.sources.metrics is not None
+
+    @work(exclusive=True, group="alerts", exit_on_error=False)
+    async def fetch_alerts(self, at_start: bool = False) -> None:
+        """Read the alerts (bounded by the sources' timeouts) and show the picker; at
+        start only when there are some, from the palette with what was found."""
+        import asyncio
+
+        from cockpit.collect.paged import collect_paged, failure_lines
+        from cockpit.i18n import t
+
+        ctx = self.ctx
+        if ctx is None:
+            return
+        limit = max(ctx.settings.prometheus.timeout_s, ctx.settings.alertmanager.timeout_s) * 3
+        try:
+            async with asyncio.timeout(limit):
+                alerts = await collect_paged(ctx)
+        except TimeoutError:
+            if not at_start:
+                self.notify(
+                    t(
+                        "alerts.failed",
+                        ctx.lang,
+                        what=t("alerts.what.alerts", ctx.lang),
+                        error=f"timeout {limit:g} s",
+                    ),
+                    severity="warning",
+                    markup=False,
+                )
+            return
+        if alerts.alerts:
+            self.show_alert_picker(alerts)
+        elif not at_start:
+            lines = failure_lines(alerts, ctx.lang) or [
+                t("alerts.none", ctx.lang, since=f"{alerts.since:%Y-%m-%d %H:%M:%SZ}")
+                if alerts.source
+                else t("alerts.no_source", ctx.lang)
+            ]
+            self.notify("\n".join(lines), severity="warning", markup=False)
+
+    def show_alert_picker(self, alerts: Any) -> None:
+        """The picker over the current step; choosing an alert fills the incident from
+        it (:func:`cockpit.collect.paged.apply_alert`) and rebuilds the steps on its
+        scope."""
+        from cockpit.ui.alertpicker import AlertPickerScreen
+
+        if self.ctx is None:
+            return
+
+        def chosen(fingerprint: str | None) -> None:
+            from cockpit.analysis.paged import find_alert
+            from cockpit.collect.paged import apply_alert
+            from cockpit.i18n import t
+
+            alert = find_alert(alerts.alerts, fingerprint or "")
+            if alert is None or self.ctx is None:
+                return
+            # Times out of order are shown by step A's times form.
+            apply_alert(self.ctx, alert)
+            self._rebuild_steps()
+            self.notify(t("alerts.applied", self.ctx.lang, name=alert.name), markup=False)
+
+        self._choose(AlertPickerScreen(self.ctx.lang, alerts), chosen)
 
     def _keep_drafts(self) -> None:
         """Text typed but not yet added (an error sample, a hypothesis) in the step
@@ -464,6 +551,11 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             )
         yield SystemCommand(
             t("protect.title", lang), t("app.protect_first_rule", lang), self.action_protect
+        )
+        yield SystemCommand(
+            t("alerts.picker.command", lang),
+            t("alerts.picker.command_help", lang),
+            lambda: self.fetch_alerts(False),
         )
         yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
         yield SystemCommand(t("history.title", lang), t("cmd.history", lang), self.action_history)

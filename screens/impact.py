@@ -31,12 +31,32 @@ class ImpactScreen(StepScreen):
     ImpactScreen .cell { width: 1fr; height: auto; }
     ImpactScreen #err-table { height: auto; max-height: 8; }
     ImpactScreen #breach-offer { height: auto; display: none; }
+    ImpactScreen #paged-by { height: auto; border-left: thick $warning; padding: 0 1; }
     ImpactScreen #breach-offer.-shown { display: block; }
     """
 
     def __init__(self, *a: object, **kw: object) -> None:
         super().__init__(*a, **kw)  # type: ignore[arg-type]
         self._breach: datetime | None = None
+        self._paged_text: str | None = None
+
+    def compose_panels(self) -> ComposeResult:
+        """The alert that paged (its SLI and expression) above the golden signals."""
+        yield Static("", id="paged-by", markup=False)
+        yield from super().compose_panels()
+
+    def _show_paged(self) -> None:
+        assert self.ctx.session is not None
+        from cockpit.collect.paged import paged_text
+
+        paged = self.ctx.session.incident.paged_by
+        text = paged_text(paged, self.lang) if paged is not None else ""
+        if text == self._paged_text:
+            return  # typing into a field changes the incident: nothing to redraw here
+        self._paged_text = text
+        line = self.query_one("#paged-by", Static)
+        line.display = paged is not None
+        line.update(text)
 
     def compose_step(self) -> ComposeResult:
         ctx, lang = self.ctx, self.lang
@@ -111,6 +131,7 @@ class ImpactScreen(StepScreen):
         for sample in self.ctx.session.incident.collect.error_samples:
             table.add_row(sample.text, sample.request_id, sample.job_id, key=sample.id)
         self.query_one(TimelineTable).reload()
+        self._show_paged()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None

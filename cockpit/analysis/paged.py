@@ -492,8 +492,9 @@ def finish(
     deployment: str,
     signal_metrics: dict[str, list[str]],
 ) -> list[PagedAlert]:
-    """The alerts with scope and SLI filled, in the order the picker lists them: those of
-    the configured scope first, then firing before pending before resolved, unmuted
+    """The alerts with scope and SLI filled, in the order the picker lists them: those
+    naming the configured scope first, then those naming no namespace (a node, a GPU),
+    then the other scopes'; within each, firing before pending before resolved, unmuted
     before silenced or inhibited, by severity (:data:`SEVERITY_ORDER`), most recent
     start first, then by name."""
     done = [
@@ -507,7 +508,7 @@ def finish(
     ]
     done.sort(
         key=lambda a: (
-            not a.in_scope,
+            2 if not a.in_scope else 0 if a.scope.namespace else 1,
             _STATE_ORDER[a.state],
             a.silenced or a.inhibited,
             _severity_rank(a),

@@ -180,7 +180,7 @@ def paged_record(alert: PagedAlert) -> PagedBy:
 
 def apply_alert(ctx: AppContext, alert: PagedAlert) -> list[str]:
     """Start the incident from ``alert``: the service scope (its namespace, and the
-    workload its labels name, else the configured ones), the detection time (when it
+    workload its labels name, else the incident's own), the detection time (when it
     started firing), the paged SLI and the title go into the incident; the context's
     scope follows (the metrics state is started afresh, so every screen reads the new
     scope), and the pod or node it names becomes the suspect E acts on.
@@ -192,14 +192,15 @@ def apply_alert(ctx: AppContext, alert: PagedAlert) -> list[str]:
     from cockpit.context import MetricsState
 
     svc = ctx.settings.service
+    current = ctx.session.incident.service if ctx.session is not None else svc
     s = alert.scope
-    same_ns = not s.namespace or s.namespace == svc.namespace
-    deployment = s.deployment or (svc.deployment if same_ns else "")
+    same_ns = not s.namespace or s.namespace == current.namespace
+    deployment = s.deployment or (current.deployment if same_ns else "")
     scope = ServiceScope(
-        namespace=s.namespace or svc.namespace,
-        selector=svc.selector if same_ns and deployment == svc.deployment else "",
+        namespace=s.namespace or current.namespace,
+        selector=current.selector if same_ns and deployment == current.deployment else "",
         deployment=deployment,
-        model=s.model or (svc.model if same_ns else ""),
+        model=s.model or (current.model if same_ns else ""),
     )
     ctx.settings = ctx.settings.model_copy(
         update={"service": svc.model_copy(update=scope.model_dump())}
@@ -287,3 +288,26 @@ def failure_lines(alerts: AlertList, lang: str) -> list[str]:
         )
         for f in alerts.failures
     ]
+
+
+def paged_text(paged: PagedBy, lang: str) -> str:
+    """Step A's lines about the alert that paged: its name and state, when it started
+    firing, silences and inhibition, the golden signal it measures and its expression."""
+    from cockpit.i18n import t
+    from cockpit.models.messages import signal_label
+
+    state = t(f"alerts.state.{paged.state}", lang) if paged.state else "—"
+    head = [t("alerts.paged", lang, name=paged.name, state=state)]
+    if paged.starts_at is not None:
+        head.append(t("alerts.since", lang, at=_at(paged.starts_at)))
+    if paged.silenced:
+        head.append(t("alerts.silenced_by", lang, notes="; ".join(paged.silences) or "—"))
+    if paged.inhibited:
+        head.append(t("alerts.inhibited", lang))
+    sli = (
+        t("alerts.sli", lang, name=signal_label(paged.sli, lang))
+        if paged.sli
+        else t("alerts.no_sli", lang)
+    )
+    expr = t("alerts.expr", lang, expr=paged.expr) if paged.expr else t("alerts.no_expr", lang)
+    return "\n".join([" · ".join(head), f"{sli} · {expr}"])
