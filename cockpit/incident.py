@@ -160,7 +160,8 @@ class Evidence(_Model):
     what: str = ""
     """What it shows, when cockpit pinned it: a canonical signal id
     (``runtime.fragmentation``, :data:`cockpit.models.signals.SIGNALS`) or the kind of a
-    pasted finding (``cuda_oom``, ``xid``…); empty for a note. A drill's scorecard matches
+    pasted or layered-log finding (``cuda_oom``, ``xid``, ``access_errors``…); empty for a
+    note. A drill's scorecard matches
     it against the decisive evidence of the answer key."""
     pinned_at: datetime = Field(default_factory=utcnow)
     label_i18n: dict[str, str] = Field(default_factory=dict)

@@ -119,3 +119,14 @@ def test_the_list_gives_no_answer_away(lang: str, capsys: pytest.CaptureFixture[
     assert main(["drill", "--list", "--lang", lang]) == 0
     table = capsys.readouterr().out
     assert all(row["title"] in table for row in listing)
+
+
+def test_every_place_a_key_may_name_has_a_human_name_and_every_panel_is_one() -> None:
+    from importlib.metadata import entry_points
+
+    from cockpit.drills.key import PANELS
+
+    panels = {ep.name for ep in entry_points(group="cockpit.panels")}
+    assert panels <= PANELS, sorted(panels - PANELS)
+    for panel in PANELS:
+        assert t(f"drill.panel.{panel}", "zh") != t(f"drill.panel.{panel}", "en"), panel

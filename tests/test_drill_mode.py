@@ -90,3 +90,21 @@ def test_the_answer_is_kept_in_the_record_and_refused_outside_a_drill(tmp_path: 
     s.incident.drill = None
     with pytest.raises(RuleViolation):
         s.set_drill_answer("G", layer="runtime")
+
+
+def test_drill_name_hands_the_tui_the_drills_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    import cockpit.tui
+
+    seen: list[object] = []
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(cockpit.tui, "run_tui", lambda args: seen.append(args) or 0)
+    assert main(["drill", "worked_example", "--state-dir", str(tmp_path)]) == 0
+    (args,) = seen
+    assert args.replay == str(get_drill("worked_example").bundle)  # type: ignore[attr-defined]
+    assert args.drill == "worked_example"  # type: ignore[attr-defined]
+    assert not args.demo and args.resume is None and args.at is None  # type: ignore[attr-defined]

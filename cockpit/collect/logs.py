@@ -432,6 +432,7 @@ def finding_evidence(f: LogFinding, report: LogReport, step: str) -> Evidence:
         query=logs_command(first, ns, report.since) if first is not None else "",
         source="logs",
         step=step,
+        what=f.kind,
         note=notes["en"],
         label_i18n=labels,
         note_i18n=notes,

@@ -91,14 +91,15 @@ PANELS = frozenset(
         "experiments",
         "recovery",
         "playbook",
-        "logs",
+        "layered_logs",
+        "backtest",
         "step",
     }
 )
 """The panels and sections a key may point at (each has a human name, ``drill.panel.<id>``):
 the panels' entry-point names (``golden_signals``, ``cohort``, ``gpu``, ``scheduling``,
-``k8s_timeline``, ``logs``), the sections of the steps' own screens (A's ``timeline``, B's
-``changes``, C's ``drilldown``, D's ``scope``, F's ``shared``, G's
+``k8s_timeline``, ``layered_logs``, ``backtest``), the sections of the steps' own screens (A's
+``timeline``, B's ``changes``, C's ``drilldown``, D's ``scope``, F's ``shared``, G's
 ``hypotheses``, H's ``experiments``, I's ``recovery``), F7's ``playbook``, and ``step``
 for the step as a whole."""
 
@@ -124,8 +125,9 @@ class DecisiveEvidence(_Key):
     Attributes:
         what: A canonical signal id (``runtime.fragmentation``, see
             :data:`cockpit.models.signals.SIGNALS`) or an evidence kind (``xid``,
-            ``rollout``, ``failed_scheduling``, ``oom``, ``nccl_timeout``…); a pinned
-            piece of evidence with the same ``what`` counts as this one.
+            ``rollout``, ``failed_scheduling``, ``oom``, ``nccl_timeout``…: the kind of a
+            pasted or layered-log finding); a pinned piece of evidence with the same
+            ``what`` counts as this one.
         where: Where on screen it is shown.
         text: What it shows and why it decides, zh/en (shown on the scorecard only).
     """

@@ -48,6 +48,8 @@ def current_suspect(ctx: AppContext) -> SuspectTargets | None:
     chosen = ctx.metrics.picked or ctx.metrics.suspect
     hist = peek(ctx, "history", screen_window(ctx))
     inv = hist.inventory if hist is not None else None
+    if not chosen and ctx.drill:
+        return None  # a drill's conclusion is the trainee's: F2 does not state one
     if not chosen:
         likely = peek(ctx, "likely", screen_window(ctx))
         return conclusion_targets(inv, likely.suspect) if likely is not None else None
@@ -60,6 +62,8 @@ def current_cause(ctx: AppContext) -> str:
     (``""`` otherwise: the suspect's kind orders the options then)."""
     from cockpit.collect.cache import peek, screen_window
 
+    if ctx.drill:
+        return ""  # a drill's conclusion is the trainee's: F2 does not state one
     likely = peek(ctx, "likely", screen_window(ctx))
     return str(likely.cause) if likely is not None else ""
 
