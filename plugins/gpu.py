@@ -27,7 +27,6 @@ from textual.widgets import Button, Collapsible, DataTable, Select, Static, Text
 
 from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
 from cockpit.analysis.gpu_text import (
-    COLUMNS,
     HEADERS,
     SPARK_METRICS,
     cohort_none_text,
@@ -51,6 +50,25 @@ from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.ui.panel import Panel
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
+
+TABLE_COLUMNS = (
+    "gpu",
+    "state",
+    "util",
+    "memory",
+    "temp",
+    "power",
+    "clocks",
+    "sm_clock",
+    "ecc",
+    "pcie",
+    "nvlink",
+    "pod",
+    "name",
+)
+"""The table's columns (all of :data:`cockpit.analysis.gpu_text.COLUMNS`), the verdict
+and the readings first: on an 80-column terminal they are on screen without scrolling
+sideways; the pod and the model name come last."""
 
 LEVEL_STYLE = {
     Level.OK: "",
@@ -235,7 +253,7 @@ class GpuPanel(Panel):
         yield nodes
         table: DataTable[Any] = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
-        for col in COLUMNS:
+        for col in TABLE_COLUMNS:
             table.add_column(headers[col], key=col)
         yield table
         yield Static(t("gpu.legend", self.lang), id="gpu-legend", classes="gpu--line")
@@ -291,7 +309,7 @@ class GpuPanel(Panel):
         for g, v in zip(snap.gpus, verdicts, strict=True):
             row = gpu_row(g, v, cohort, lang)
             cells = []
-            for col in COLUMNS:
+            for col in TABLE_COLUMNS:
                 c = row.cells[col]
                 style = "dim" if c.missing and c.level is Level.OK else LEVEL_STYLE[c.level]
                 if col == "state" and c.level in (Level.OK, Level.INFO):
@@ -299,7 +317,7 @@ class GpuPanel(Panel):
                 cells.append(Text(c.text, style=style))
             if in_place:
                 # Update in place: no flicker, the scroll position and widths stay.
-                for col, cell in zip(COLUMNS, cells, strict=True):
+                for col, cell in zip(TABLE_COLUMNS, cells, strict=True):
                     table.update_cell(str(g.index), col, cell, update_width=True)
             else:
                 table.add_row(*cells, key=str(g.index))

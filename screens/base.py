@@ -54,7 +54,10 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
     DEFAULT_CSS = """
-    StepScreen #title-bar { height: 1; background: $primary; color: $text; padding: 0 1; }
+    StepScreen #title-bar {
+        height: 1; background: $primary; color: $text; padding: 0 1;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     StepScreen #guide { color: $text-muted; margin: 0 0 1 0; }
     StepScreen #step-body { padding: 0 1; }
     StepScreen .section { text-style: bold; margin: 1 0 0 0; color: $accent; }

@@ -106,6 +106,15 @@ async def _type(app: CockpitApp, pilot: Any) -> None:
         app.post_message(event)
     await pilot.pause()
     await pilot.pause()
+    # On a loaded machine the burst is still being handled and stored: wait until the
+    # incident stops changing (the text typed is all in, or nothing more is coming).
+    last = None
+    for _ in range(50):
+        now = _leaves(app.ctx.session.incident.model_dump(mode="json"))
+        if now == last:
+            return
+        last = now
+        await pilot.pause(0.1)
 
 
 async def _check_focus_on(app: CockpitApp, pilot: Any, widget: Widget | None) -> None:

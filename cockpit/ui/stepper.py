@@ -8,9 +8,14 @@ from textual.widgets import Static
 from cockpit.flow import STEPS
 from cockpit.i18n import t
 
+VISITED = "•"
+"""Mark of a step already opened (not a check mark: opening a step does not finish it)."""
+
 
 class Stepper(Static):
-    """One line: every step with its short name; current highlighted, visited marked ✓.
+    """One line: every step with its short name; current highlighted, visited marked
+    :data:`VISITED` in green. Where the names do not fit on one line (an 80-column
+    terminal), the other steps show their letter only and the current one its name.
 
     The branch at D is shown as ``E|F`` with the chosen side emphasised.
     """
@@ -34,8 +39,19 @@ class Stepper(Static):
     def on_mount(self) -> None:
         self.update(self.build())
 
+    def on_resize(self) -> None:
+        self.update(self.build())
+
     def build(self) -> Text:
-        """The rendered line."""
+        """The rendered line: the steps' names when they fit the widget's width, else
+        letters with the current step's name."""
+        full = self._line(compact=False)
+        width = self.content_size.width
+        if width and full.cell_len > width:
+            return self._line(compact=True)
+        return full
+
+    def _line(self, compact: bool) -> Text:
         text = Text()
         visited = set(self.path)
         for i, st in enumerate(STEPS):
@@ -43,9 +59,11 @@ class Stepper(Static):
             if i:
                 sep = "|" if sid == "F" else " › "
                 text.append(sep, style="dim")
-            label = f"{sid} {t(f'step.{sid}.short', self.lang)}"
+            label = sid
+            if sid == self.current or not compact:
+                label = f"{sid} {t(f'step.{sid}.short', self.lang)}"
             if sid in visited and sid != self.current:
-                label = f"✓{label}"
+                label = f"{VISITED}{label}"
             style = ""
             if sid == self.current:
                 style = "bold reverse"

@@ -206,3 +206,30 @@ async def test_node_switcher_pod_column_and_legend(dcgm_prometheus: DcgmProm, tm
             assert _cell(panel, 0, "pod") == "llm/vllm-0"
     finally:
         await metrics.close()
+
+
+async def test_verdict_and_readings_fit_80_columns_without_scrolling(
+    dcgm_prometheus: DcgmProm, tmp_path
+) -> None:
+    """On an 80-column terminal the table shows each GPU's state, utilisation, memory,
+    temperature and power without scrolling sideways; every column of ``cockpit gpus``
+    is still there (the pod and the model name last)."""
+    from cockpit.analysis.gpu_text import COLUMNS
+    from cockpit.plugins.gpu import TABLE_COLUMNS
+
+    assert sorted(TABLE_COLUMNS) == sorted(COLUMNS)
+    src = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    _, app = _on_node_a(tmp_path, "en", Sources(metrics=src), dcgm_prometheus)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.screen.query_one(GpuPanel)
+        await _until(pilot, lambda: panel.data is not None)
+        await pilot.pause()
+        table = panel.query_one("#gpu-table")
+        visible = table.scrollable_content_region.width
+        shown, x = [], 0
+        for column in table.ordered_columns:
+            x += column.get_render_width(table)
+            if x > visible:
+                break
+            shown.append(str(column.key.value))
+        assert {"gpu", "state", "util", "memory", "temp", "power"} <= set(shown), shown
