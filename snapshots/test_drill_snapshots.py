@@ -73,3 +73,28 @@ async def _card(pilot: Any) -> None:
 def test_scorecard(snap_compare: Any, tmp_path: Path, lang: str, size: Any) -> None:
     app = CockpitApp(ctx=make_ctx(tmp_path, lang=lang, incident=drill_incident()), start_step="G")
     assert snap_compare(app, terminal_size=size, run_before=_card)
+
+
+async def _form(pilot: Any) -> None:
+    """The drill form at G, its suspects loaded, scrolled into view."""
+    from cockpit.ui.drill_form import DrillAnswerForm
+
+    app = pilot.app
+    for _ in range(400):
+        await pilot.pause(0.05)
+        forms = app.screen.query(DrillAnswerForm)
+        if forms and forms.first().choices:
+            break
+    await app.workers.wait_for_complete()
+    app.screen.query_one(DrillAnswerForm).scroll_visible(animate=False, top=True)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_drill_form_at_g(snap_compare: Any, tmp_path: Path, lang: str, size: Any) -> None:
+    from drill_ctx import drill_ctx
+
+    ctx = drill_ctx(tmp_path, "worked_example", lang)
+    ctx.session.incident.id = "inc-0000dril"
+    assert snap_compare(CockpitApp(ctx=ctx, start_step="G"), terminal_size=size, run_before=_form)

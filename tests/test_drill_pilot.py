@@ -181,3 +181,20 @@ async def test_typing_on_every_widget_of_the_drill_form_only_types(
         assert ctx.session.incident.drill is not None
         assert ctx.session.incident.drill.answer.submitted_at is None
         assert not app.screen.query("LikelyView"), "a drill states no 'most likely' answer"
+
+
+async def test_every_field_of_the_drill_form_shows_its_focus(tmp_path: Path) -> None:
+    from tests.test_typing_is_not_navigation import _look
+
+    ctx = drill_ctx(tmp_path, "worked_example", "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = app.screen.query_one(DrillAnswerForm)
+        await _until(pilot, lambda: bool(form.choices), "the suspects from the inventory")
+        for widget in [w for w in form.query("*") if w.focusable]:
+            app.screen.set_focus(None)
+            await pilot.pause()
+            plain = _look(widget)
+            widget.focus()
+            await pilot.pause()
+            assert _look(widget) != plain, repr(widget)

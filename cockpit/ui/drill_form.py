@@ -65,6 +65,7 @@ class DrillAnswerForm(MetricsView):
                     prompt=t("drill.form.choose", lang),
                     value=a.layer or Select.NULL,
                     id="drill-layer",
+                    compact=True,
                 )
             with Vertical(classes="drill-cell"):
                 yield Label(t("drill.part.scope", lang))
@@ -73,15 +74,19 @@ class DrillAnswerForm(MetricsView):
                     prompt=t("drill.form.choose", lang),
                     value=a.scope or Select.NULL,
                     id="drill-scope",
+                    compact=True,
                 )
         yield Label(t("drill.part.suspect", lang))
-        yield LocalSelect([], prompt=t("drill.form.loading_suspects", lang), id="drill-suspect")
+        yield LocalSelect(
+            [], prompt=t("drill.form.loading_suspects", lang), id="drill-suspect", compact=True
+        )
         yield Label(t("drill.part.cause_class", lang))
         yield LocalSelect(
             [(t(f"metrics.cause.{c}", lang), c) for c in cause_classes() if c != "unknown"],
             prompt=t("drill.form.choose", lang),
             value=a.cause_class or Select.NULL,
             id="drill-cause",
+            compact=True,
         )
         placeholder = t("times.placeholder", lang, **example_times(self.ctx))
         with Horizontal():
