@@ -428,10 +428,13 @@ class GoldenSignalsPanel(Panel):
             hand_on_focus(button)
             button.display = False
             return
-        first = data.alerts[0]
+        first = self._offered_alert(data)
+        paged = self.ctx.session.incident.paged_by if self.ctx.session is not None else None
         label.update(
             t(
-                "metrics.golden.first_alert",
+                "alerts.golden_offer"
+                if paged is not None and paged.name == first.name
+                else "metrics.golden.first_alert",
                 lang,
                 name=first.name,
                 at=f"{first.first:%Y-%m-%d %H:%M:%S} UTC",
@@ -439,6 +442,19 @@ class GoldenSignalsPanel(Panel):
         )
         button.display = True
         self.post_message(self.AlertsFound(data.alerts))
+
+    def _offered_alert(self, data: GoldenSignals) -> FiredAlert:
+        """The alert whose time is offered as the detection time: the one the incident
+        started from (``paged_by``) when it fired in the window, else the first one."""
+        session = self.ctx.session
+        paged = session.incident.paged_by if session is not None else None
+        if paged is not None:
+            for a in data.alerts:
+                if a.name == paged.name and all(
+                    paged.labels.get(k) == v for k, v in a.labels.items()
+                ):
+                    return a
+        return data.alerts[0]
 
     def on_golden_signals_panel_alerts_found(self, event: GoldenSignalsPanel.AlertsFound) -> None:
         """Put the fired alerts on the incident timeline (deduplicated by the session)."""
@@ -460,7 +476,6 @@ class GoldenSignalsPanel(Panel):
         data = self.data
         if data is None or not data.alerts or self.ctx.session is None:
             return
-        self.ctx.session.set_time("detect", data.alerts[0].first)
-        self.notify(
-            t("metrics.golden.detect_set", self.lang, name=data.alerts[0].name), markup=False
-        )
+        offered = self._offered_alert(data)
+        self.ctx.session.set_time("detect", offered.first)
+        self.notify(t("metrics.golden.detect_set", self.lang, name=offered.name), markup=False)

@@ -26,6 +26,7 @@ from cockpit.scenarios import worked_example as we
 from cockpit.scenarios.promserver import PromServer, start
 from cockpit.wiring import BootError, build_context
 from tests.backends.alertmanager import AlertmanagerServer, iso
+from tests.backends.faultproxy import Fault, FaultProxy
 
 P99_EXPR = (
     "histogram_quantile(0.99, sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket"
@@ -358,3 +359,43 @@ def test_alertmanager_answers_are_read_defensively() -> None:
     assert "s3cr3t-value" not in a.labels["api_token"]
     b = next(x for x in got if x.name == "B")
     assert b.starts_at is None and b.fingerprint == fingerprint({"alertname": "B"})
+
+
+def test_alertmanager_uses_the_prometheus_auth_options_and_bounds(
+    clean_env: Path,
+    alertmanager_server: AlertmanagerServer,
+    am_alerts: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bearer token file and custom headers of ``[alertmanager]`` are sent as for
+    Prometheus; an answer over ``max_response_mb`` and a server error are failures by
+    name, never a partial list."""
+    token = clean_env / "am-token"
+    token.write_text("am-secret-token\n", encoding="utf-8")
+    with FaultProxy(alertmanager_server.url) as proxy:
+        (clean_env / "config.toml").write_text(
+            f'[alertmanager]\nurl = "{proxy.url}"\nbearer_token_file = "{token}"\n'
+            '[alertmanager.headers]\nX-Scope-OrgID = "team-llm"\n',
+            encoding="utf-8",
+        )
+        ctx = build_context(build_parser(light=True).parse_args(["-n", "llm"]))
+        got = _collect(ctx)
+        assert got.read and any(a.name == am_alerts["p99"] for a in got.alerts)
+        sent = [r for r in proxy.log if r.path.startswith("/api/v2/")]
+        assert {r.path for r in sent} == {"/api/v2/alerts", "/api/v2/silences"}
+        assert all(r.method == "GET" for r in sent)
+        assert all(r.headers.get("authorization") == "Bearer am-secret-token" for r in sent)
+        assert all(r.headers.get("x-scope-orgid") == "team-llm" for r in sent)
+        proxy.add(Fault(path="/api/v2/alerts", status=503))
+        failed = _collect(build_context(build_parser(light=True).parse_args(["-n", "llm"])))
+        assert not failed.read and failed.alerts == []
+        (what,) = [f for f in failed.failures if f.detail.get("what") == "alerts"]
+        assert what.source == "alertmanager" and what.kind.value == "unavailable"
+        proxy.clear()
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", alertmanager_server.url)
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__MAX_RESPONSE_MB", "0.0005")
+    (clean_env / "config.toml").write_text("", encoding="utf-8")
+    small = _collect(build_context(build_parser(light=True).parse_args(["-n", "llm"])))
+    (too_big,) = [f for f in small.failures if f.detail.get("what") == "alerts"]
+    assert too_big.kind.value == "bad_data" and "alertmanager.max_response_mb" in too_big.message
+    assert "alertmanager.max_response_mb" in too_big.hint_in("zh")

@@ -34,6 +34,7 @@ class AlertmanagerSource(PrometheusSource):
     """
 
     name = SOURCE
+    too_large_hint = "hint.alertmanager.too_large"
 
     def __init__(self, settings: AlertmanagerSettings) -> None:
         super().__init__(settings)

@@ -300,6 +300,8 @@ class PrometheusSource:
     """
 
     name = SOURCE
+    too_large_hint = "hint.prom.too_large"
+    """The hint of an answer over ``max_response_mb`` (it names the setting to raise)."""
 
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
@@ -625,16 +627,16 @@ class PrometheusSource:
         what = query or path
         message = (
             f"the answers being read at once are over {budget / 2**20:g} MiB "
-            f"({INFLIGHT_ANSWERS} × prometheus.max_response_mb); {what} not read"
+            f"({INFLIGHT_ANSWERS} × {self.name}.max_response_mb); {what} not read"
             if over_budget
             else f"the answer to {what} is larger than {mb} MiB "
-            f"(prometheus.max_response_mb); not read"
+            f"({self.name}.max_response_mb); not read"
         )
         raise SourceError.of(
             self.name,
             ErrorKind.BAD_DATA,
             message,
-            hint_key="hint.prom.too_large",
+            hint_key=self.too_large_hint,
             hint_args={"mb": mb},
             path=path,
             query=query,

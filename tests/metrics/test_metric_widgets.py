@@ -289,6 +289,34 @@ async def test_golden_panel_puts_alerts_on_the_timeline_and_offers_detection(
         await ctx.sources.close()
 
 
+async def test_golden_panel_offers_the_alert_that_paged_not_the_first(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """Started from the GPU warning, the panel offers its firing time, not the latency
+    alert's that fired first (and the other way round by default, above)."""
+    from cockpit.incident import PagedBy
+    from cockpit.plugins.golden_signals import GoldenSignalsPanel
+    from cockpit.scenarios import worked_example as we
+
+    srv = prometheus_scenario("worked_example")
+    ctx = ctx_for(srv, tmp_path, span="2h")
+    assert ctx.session is not None
+    gpu = next(a for a in we.ALERTS if a.name == "GPUThermalThrottling")
+    labels = {"alertname": gpu.name, "severity": gpu.severity, **gpu.labels}
+    ctx.session.incident.paged_by = PagedBy(name=gpu.name, labels=labels)
+    app = Host(ctx, GoldenSignalsPanel)
+    async with app.run_test(size=(160, 50)) as pilot:
+        panel = app.query_one(GoldenSignalsPanel)
+        await wait_for(pilot, lambda: panel.data is not None or panel.failure is not None)
+        await pilot.pause()
+        assert "The alert that paged: GPUThermalThrottling" in text_of(app, "#golden-alert")
+        app.query_one("#golden-use-detect", Button).press()
+        await pilot.pause()
+        detect = ctx.session.incident.times.detect
+        assert detect is not None and abs(detect.timestamp() - gpu.firing_at) <= 15
+        await ctx.sources.close()
+
+
 async def test_backtest_panel_answers_which_monitor_was_earlier(
     prometheus_scenario: Any, tmp_path: Path
 ) -> None:
