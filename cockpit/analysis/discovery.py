@@ -94,6 +94,8 @@ class Discovery(BaseModel):
         ambiguous: More than one serving stack matches the scope (no deployment, selector
             or model tells them apart): the one with the most pods is chosen.
         failure: Why discovery could not run (a failed query), in English; empty when it ran.
+        not_recorded: The failure is a replayed recording that holds no answer to the
+            discovery queries (made by a cockpit that did not send them).
     """
 
     sources: dict[str, SourceLabels] = Field(default_factory=dict)
@@ -101,6 +103,7 @@ class Discovery(BaseModel):
     chosen: str = ""
     ambiguous: bool = False
     failure: str = ""
+    not_recorded: bool = False
 
 
 def probe_metric(det: Detection, profile: str, names: set[str]) -> str:

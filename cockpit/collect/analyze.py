@@ -265,6 +265,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "selector_workloads": dd.selector_workloads,
             "selector_failure": dd.selector_failure,
             "joined": dd.joined,
+            "services": dd.services,
+            "analysed_with": dd.analysed_with,
         },
         "layers": [
             {

@@ -115,6 +115,8 @@ def discovery_lines(found: Discovery, det: Detection, namespace: str, lang: str)
     def name(pid: str) -> str:
         return names.get(pid, pid)
 
+    if found.not_recorded:
+        return ["  " + t("discovery.not_recorded", lang)]
     if found.failure:
         return ["⚠ " + t("discovery.failed", lang, reason=found.failure)]
     lines = [t("discovery.title", lang)] if found.sources else []

@@ -28,6 +28,7 @@ from cockpit.analysis.discovery import (
 )
 from cockpit.analysis.profiles import Detection, selector
 from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec
+from cockpit.sources.base import ErrorKind
 
 if TYPE_CHECKING:
     from cockpit.analysis.discovery import LabelMode
@@ -74,7 +75,11 @@ async def discover(
         return Discovery()
     res = await _one(runner, "discover:labels", labels_query(list(probes.values())), at)
     if res.failure is not None:
-        return Discovery(failure=_failure(res))
+        missing = (
+            res.failure.kind is ErrorKind.NOT_FOUND
+            and res.failure.hint_key == "hint.bundle.not_recorded"
+        )
+        return Discovery(failure=_failure(res), not_recorded=missing)
     modes = label_modes(probes, [v.labels for v in res.vector], namespace)
     pod_ip: dict[str, str] = {}
     if "instance" in modes.values() and POD_INFO in names:

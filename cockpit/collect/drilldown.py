@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.layers import Drilldown, drilldown
+from cockpit.analysis.profiles import Detection, builtin_profiles
 from cockpit.collect.base import (
     ScopeResolution,
     Window,
@@ -44,6 +45,9 @@ class DrilldownReport(BaseModel):
         joined: The detected stacks whose series carry no ``namespace``/``pod`` and were
             joined to the scope through ``instance`` → pod IP (``kube_pod_info``), by
             human name.
+        services: With several engines serving the scope (no deployment, selector or
+            model told them apart), each service as ``workload (stack)``; the analysis
+            used the stack with the most pods, ``analysed_with`` (human name).
     """
 
     drilldown: Drilldown
@@ -60,6 +64,8 @@ class DrilldownReport(BaseModel):
     selector_workloads: list[str] = Field(default_factory=list)
     selector_failure: str = ""
     joined: list[str] = Field(default_factory=list)
+    services: list[str] = Field(default_factory=list)
+    analysed_with: str = ""
 
 
 def deploy_command(namespace: str) -> str:
@@ -132,7 +138,21 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         selector_workloads=resolution.workloads if resolution else [],
         selector_failure=resolution.failure if resolution else "",
         joined=sorted(det.metas[p].name for p in det.joins if p in det.metas),
+        **_ambiguity(ctx, det),
     )
+
+
+def _ambiguity(ctx: AppContext, det: Detection) -> dict[str, Any]:
+    """``services`` and ``analysed_with`` when discovery had to pick between engines."""
+    found = ctx.metrics.discovery
+    if found is None or not found.ambiguous:
+        return {}
+    meta = det.metas.get(found.chosen)
+    names = {p.id: p.profile.name for p in builtin_profiles()}
+    return {
+        "services": [f"{s.workload} ({names.get(s.profile, s.profile)})" for s in found.services],
+        "analysed_with": meta.name if meta is not None else found.chosen,
+    }
 
 
 def _narrowed(query: str) -> bool:

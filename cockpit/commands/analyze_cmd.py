@@ -164,6 +164,9 @@ def notes_of(report: AnalyzeReport, ctx: Any) -> dict[str, list[Msg]]:
                 reason = t("metrics.text.selector_no_pod", ctx.lang)
             scope.append(msg("metrics.text.scope_selector", selector=svc.selector, reason=reason))
     scope += [msg("discovery.joined", source=name) for name in dd.joined]
+    if dd.services:
+        services = ", ".join(dd.services)
+        scope.append(msg("discovery.several", services=services, stack=dd.analysed_with))
     if not head:
         if all(v.verdict == "no_data" for v in dd.drilldown.layers) and not any(
             s.now.value is not None for s in dd.drilldown.summaries

@@ -101,6 +101,11 @@ class DrilldownView(MetricsView):
             head += " · " + t("metrics.text.selector_unresolved", lang)
         for name in data.joined:
             head += " · " + t("discovery.joined", lang, source=name)
+        if data.services:
+            services = ", ".join(data.services)
+            head += " · " + t(
+                "discovery.several", lang, services=services, stack=data.analysed_with
+            )
         if data.no_pod_matched:
             head += " · " + t(
                 "metrics.text.no_pod_matched",

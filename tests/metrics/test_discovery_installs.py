@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -195,6 +196,17 @@ def test_mixed_fleet_analyses_each_service_with_its_own_stack(
     _check_fixture("mixed_fleet_namespace.doctor.en.txt", wide)
     zh = _doctor_discovery(srv, tmp_path, "zh", "-n", "llm")
     _check_fixture("mixed_fleet_namespace.doctor.zh.txt", zh)
+    # analyze says the same: the services it saw, and which one it read
+    whole = _analyze(srv, tmp_path, "-n", "llm")
+    assert whole["scope"]["services"] == [
+        "sglang-chat (SGLang)",
+        "tgi-chat (Hugging Face TGI)",
+        "vllm-chat (vLLM)",
+    ]
+    assert whole["scope"]["analysed_with"] == "SGLang"
+    assert set(whole["profiles"]) & serving == {"sglang"}
+    assert any(n["key"] == "discovery.several" for n in whole["notes"])
+    assert got["tgi"]["scope"]["services"] == []  # a deployment tells them apart
 
 
 def test_static_scrape_is_joined_through_pod_ips(prometheus_scenario: Get, tmp_path: Path) -> None:
@@ -214,3 +226,30 @@ def test_static_scrape_is_joined_through_pod_ips(prometheus_scenario: Get, tmp_p
     text = _doctor_discovery(srv, tmp_path, "en", "-n", "llm", "--deployment", "sglang-chat")
     assert "joined through instance → pod IP from kube_pod_info, 2 pods" in text
     _check_fixture("static_scrape.doctor.en.txt", text)
+    # a namespace with no pod to join with: nothing is read, never every namespace's series
+    nowhere = _analyze(srv, tmp_path, "-n", "nowhere")
+    assert verdicts(nowhere)["serving"] == "no_data"
+    text = _doctor_discovery(srv, tmp_path, "en", "-n", "nowhere")
+    assert "SGLang: no namespace/pod labels, and no pod of this scope has its IP" in text
+
+
+async def test_drilldown_view_says_how_the_series_were_found(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """Step C's head names a static scrape joined through pod IPs, and the services of a
+    namespace that several engines serve."""
+    from cockpit.ui.drilldown_view import DrilldownView
+    from tests.metrics.test_metric_widgets import Host, ctx_for, text_of, wait_for
+
+    for name, expected in (
+        ("static_scrape", "SGLang's series carry no namespace/pod labels: joined"),
+        ("mixed_fleet", "this namespace holds several services (sglang-chat (SGLang), tgi-chat"),
+    ):
+        ctx = ctx_for(prometheus_scenario(name), tmp_path / name)
+        app = Host(ctx, DrilldownView)
+        async with app.run_test(size=(240, 60)) as pilot:
+            view = app.query_one(DrilldownView)
+            await wait_for(pilot, lambda v=view: v.data is not None or v.failure is not None)
+            assert view.failure is None
+            assert expected in re.sub(r"\s+", " ", text_of(app, "#dd-head")), name
+        await ctx.sources.close()

@@ -392,6 +392,8 @@ def test_deployment_narrows_the_series_with_a_pod_label(prometheus_scenario: Get
         "selector_workloads": [],
         "selector_failure": "",
         "joined": [],
+        "services": [],
+        "analysed_with": "",
     }
     pod = 'pod=~"vllm-llama-[a-z0-9]{1,10}-[a-z0-9]{5}|vllm-llama-[0-9]+"'
     by_key = {s["key"]: s["query"] for s in d["signals"]}
