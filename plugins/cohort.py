@@ -196,7 +196,7 @@ class CohortPanel(Panel):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A suspect typed by the user: resolved against the window's inventory (a pod, a
         node, ``node/N``, a UUID or its start, a revision: compared with the previous
-        revision through one of its pods); otherwise GPU-… is a GPU, a known node a node,
+        revision, from the history when its pods are gone); otherwise GPU-… is a GPU, a known node a node,
         else a pod. An empty field goes back to the suspect found at step D. A resolved
         suspect is shared (``ctx.metrics.picked``: F2 fills its commands from it)."""
         if event.input.id != "cohort-suspect":
@@ -215,10 +215,8 @@ class CohortPanel(Panel):
         picked = resolved
         if resolved is not None:
             kind, name = resolved
-            if kind == "revision" and self.inventory is not None:
-                rev = self.inventory.revisions[name]
-                live = [p for p in rev.pods if not self.inventory.is_silent(self.inventory.pods[p])]
-                name, kind, cohort_kind = (live or rev.pods)[0], "pod", "previous_revision"
+            if kind == "revision":
+                cohort_kind = "previous_revision"
         else:
             kind = "gpu" if name.startswith("GPU-") or "/gpu" in name else "pod"
             data = self.data

@@ -184,3 +184,47 @@ async def test_every_rendering_of_a_signal_agrees(
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
+
+
+async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_gone(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """The rollout completed inside the window: every replica runs the new revision, so
+    the signals reach "everything", and D still names the release (new revision, the old
+    one gone) as the suspect; E compares the new revision now with the previous one read
+    before the rollout; ``analyze`` says the same."""
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+    from tests.test_metric_history import ctx_for
+
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        window = screen_window(ctx)
+        res = await steps.scope(ctx, window)
+        coh = await steps.cohort(ctx, window)
+    finally:
+        await ctx.sources.close()
+    br = res.blast_radius
+    assert (br.scope, br.propose, br.suspect_kind) == ("revision", "E", "revision")
+    assert (br.suspect, br.previous_revision) == (truth.new_revision, truth.old_revision)
+    assert res.suspect_name == f"{truth.new_revision} ({truth.new_version})"
+    release = next(m for m in br.line_msgs if m.key == "evidence.blast.release")
+    assert f"the pods of {truth.old_revision} ({truth.old_version}) are gone" in release.text("en")
+    # the per-signal lines say "everything" and the headline says why it differs
+    assert any(m.key == "evidence.blast.differs_release" for m in br.line_msgs)
+    assert coh is not None and coh.cohort.suspect_kind == "revision"
+    assert coh.cohort.suspect == truth.new_revision and len(coh.cohort.members) == 6
+    assert all(p.startswith(truth.old_revision) for p in coh.cohort.members)
+    rows = {r.key: r for r in coh.rows}
+    out = rows["serving.output_len:p50"]
+    assert out.outlier and out.ratio is not None and out.ratio > 2 and out.cohort_n == 6
+    assert not rows["serving.qps:value"].outlier  # the same load before and after
+    doc = _analyze(srv)
+    assert doc["blast_radius"]["scope"] == "revision"
+    assert doc["blast_radius"]["suspect"] == truth.new_revision
+    assert doc["cohort"]["suspect_kind"] == "revision"
+    assert doc["cohort"]["members"] == coh.cohort.members
+    assert "serving.output_len:p50" in doc["cohort"]["outliers"]
+    assert doc["conclusion"]["scope"] == br.scope

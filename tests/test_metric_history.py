@@ -332,9 +332,11 @@ async def test_e_takes_a_revision(prometheus_scenario: Get, tmp_path: Path) -> N
     truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
     definition, pick, options, suspect = await _e_then_f2(srv, tmp_path, "v1.9.0")
     assert f"{truth.old_revision} (v1.8.2)" in pick and f"{truth.new_revision} (v1.9.0)" in pick
-    # E compares a pod of the new revision; F2 acts on the release: roll it back first
-    assert definition.startswith("pod qwen-chat-…-") and " on gpu-node-" in definition
-    assert "replicas of the other revision" in definition, definition
+    # E compares the new revision with the previous one, read from the history before the
+    # rollout (its pods are gone); F2 acts on the release: roll it back first
+    assert definition.startswith(f"revision {truth.new_revision} (v1.9.0) · "), definition
+    assert f"the previous revision {truth.old_revision} of qwen-chat (6) at 13:00" in definition
+    assert "its pods are gone" in definition
     assert suspect is not None and suspect.kind == "revision"
     assert suspect.name == f"{truth.new_revision} (v1.9.0)"
     assert options[0] == (

@@ -21,7 +21,8 @@ from cockpit.models.messages import Arg, Msg, msg, signal_names, unit_suffix
 from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
-    from cockpit.analysis.history import RestartCount
+    from cockpit.analysis.changes import ChangeItem
+    from cockpit.analysis.history import RestartCount, WindowInventory
 
 Scope = Literal[
     "single_gpu", "single_instance", "single_node", "node_pool", "revision", "everything", "unknown"
@@ -146,8 +147,9 @@ class BlastRadius(BaseModel):
         scope: The decided scope.
         propose: ``E`` (isolate against a healthy cohort) for single GPU / instance / node,
             else ``F`` (shared dependencies and load) — seed 000 flowchart.
-        suspect: The entity to isolate (pod name, GPU UUID or node) when E is proposed.
-        suspect_kind: ``pod``, ``gpu`` or ``node``.
+        suspect: The entity to isolate (pod name, GPU UUID, node, or the revision of a
+            release) when E is proposed.
+        suspect_kind: ``pod``, ``gpu``, ``node`` or ``revision``.
         per_signal: The scope each anomalous signal pointed to.
         lines: The numbers behind it, one line per outlier or signal (English).
         line_msgs: The same lines as messages (``evidence.blast.*``) for the UI's language.
@@ -160,6 +162,9 @@ class BlastRadius(BaseModel):
             the per-pod series); "one revision" needs two or more of them.
         hidden: Serving signals whose service aggregate is within its threshold while a
             few replicas stand out (:func:`note_hidden`), their outliers worst first.
+        previous_revision, rollout_start: For a release that completed in the window
+            (:func:`with_release`): the revision whose pods are gone, and when the new
+            one's first pod appeared (Unix seconds); E reads the previous revision then.
     """
 
     scope: Scope = "unknown"
@@ -174,6 +179,8 @@ class BlastRadius(BaseModel):
     cohort_kind: str = ""
     revisions: dict[str, int] = Field(default_factory=dict)
     hidden: list[SignalScope] = Field(default_factory=list)
+    previous_revision: str = ""
+    rollout_start: float | None = None
 
     def add_line(self, m: Msg) -> None:
         """Append an evidence line (message and its English rendering)."""
@@ -307,6 +314,44 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
         else:
             res.scope = "everything"
     return res
+
+
+def with_release(
+    br: BlastRadius, rollouts: Iterable[ChangeItem], inv: WindowInventory
+) -> BlastRadius:
+    """Step D with the window's history: when the anomalous signals reach everything and
+    every replica serving now runs the revision a rollout in the window brought (the
+    previous revision's pods are gone), the scope is that revision and the release is the
+    suspect; E then compares it with the previous revision as it served before the
+    rollout. ``rollouts`` are the history's rollout items (:mod:`cockpit.analysis.history`,
+    with their ``revision`` diff old → new), oldest first; any other verdict is returned
+    as it is."""
+    if br.scope != "everything" or not br.per_signal:
+        return br
+    for r in reversed(list(rollouts)):
+        diff = {d.field: (d.old, d.new) for d in r.diff}
+        old, new = diff.get("revision", ("", ""))
+        gone, fresh = inv.revisions.get(old), inv.revisions.get(new)
+        if not old or fresh is None or set(br.revisions) != {new}:
+            continue
+        if gone is not None and not inv.is_silent(gone):
+            continue
+        br.scope, br.propose = "revision", "E"
+        br.suspect, br.suspect_kind = new, "revision"
+        br.cohort_kind, br.previous_revision = "previous_revision", old
+        br.rollout_start = fresh.first_seen
+        br.add_line(
+            msg(
+                "evidence.blast.release",
+                rollout=r.message or msg("metrics.likely.item", text=r.summary),
+                new=inv.revision_name(new),
+                old=inv.revision_name(old),
+                n=br.revisions[new],
+            )
+        )
+        _explain_others(br, br.per_signal, "revision", "evidence.blast.differs_release")
+        return br
+    return br
 
 
 def access_only() -> BlastRadius:

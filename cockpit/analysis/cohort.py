@@ -26,15 +26,15 @@ class CohortDef(BaseModel):
     """Who the suspect is compared with, and why.
 
     Attributes:
-        suspect: Pod name, GPU UUID or node name.
-        suspect_kind: ``pod``, ``gpu`` or ``node``.
+        suspect: Pod name, GPU UUID, node name or revision (ReplicaSet).
+        suspect_kind: ``pod``, ``gpu``, ``node`` or ``revision``.
         kind: How the cohort was chosen.
         members: Entity names in the cohort (suspect excluded).
         definition_en, definition_zh: The definition stated to the user.
     """
 
     suspect: str
-    suspect_kind: Literal["pod", "gpu", "node"]
+    suspect_kind: Literal["pod", "gpu", "node", "revision"]
     kind: CohortKind
     members: list[str] = Field(default_factory=list)
     definition_en: str = ""
@@ -240,7 +240,6 @@ def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> C
     members = set(cohort.members)
     held = gpu_pods(breakdowns, inv)
     for b in breakdowns:
-        row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query)
         mine = _value_of(b, cohort.suspect, cohort.suspect_kind, inv, held)
         if cohort.kind == "all_gpus" and cohort.suspect_kind == "node":
             peers = [v.value for v in b.values if v.entity in members]
@@ -249,15 +248,58 @@ def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> C
             for m in members:
                 kind = "pod" if cohort.suspect_kind == "pod" else "gpu"
                 peers += _value_of(b, m, kind, inv, held)
-        row.cohort_n = len(peers)
-        if mine:
-            row.suspect = median(mine)
-        row.cohort_median = median(peers)
-        if row.suspect is not None and row.cohort_median is not None:
-            if row.cohort_median:
-                row.ratio = row.suspect / row.cohort_median
-            score = robust_score(row.suspect, peers)
-            row.score = None if score is None or score == float("inf") else score
-            row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
-        out.rows.append(row)
+        out.rows.append(_row(b, mine, peers))
+    return out
+
+
+def _row(b: Breakdown, mine: list[float], peers: list[float]) -> CohortRow:
+    """The row of ``b``: the median of the suspect's values against the cohort's."""
+    row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query)
+    row.cohort_n = len(peers)
+    if mine:
+        row.suspect = median(mine)
+    row.cohort_median = median(peers)
+    if row.suspect is not None and row.cohort_median is not None:
+        if row.cohort_median:
+            row.ratio = row.suspect / row.cohort_median
+        score = robust_score(row.suspect, peers)
+        row.score = None if score is None or score == float("inf") else score
+        row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
+    return row
+
+
+def compare_revisions(
+    new: str,
+    old: str,
+    now: list[Breakdown],
+    then: list[Breakdown],
+    *,
+    deployment: str = "",
+    at: str = "",
+) -> CohortComparison:
+    """A release against the revision it replaced: per signal, the median of the new
+    revision's replicas now against the median of the previous revision's replicas in
+    ``then`` (the same signals read before the rollout, ``at`` ``HH:MM``, when its pods
+    are gone now; or read now while both serve, ``at`` empty). Outliers by the same rule
+    as :func:`compare`."""
+    old_pods = sorted({v.pod for b in then for v in b.values if v.revision == old and v.pod})
+    when_en = f" at {at}, before the rollout (its pods are gone: from the metrics history)"
+    when_zh = f"发布前 {at} 时（其 pod 已不在：来自指标历史）"
+    cdef = CohortDef(
+        suspect=new,
+        suspect_kind="revision",
+        kind="previous_revision",
+        members=old_pods,
+        definition_en=f"replicas of the previous revision {old} of {deployment or '?'} "
+        f"({len(old_pods)}){when_en if at else ', now'}",
+        definition_zh=f"{deployment or '?'} 上一版本 {old} 的副本（{len(old_pods)} 个），"
+        f"{when_zh if at else '当前'}",
+    )
+    out = CohortComparison(cohort=cdef)
+    earlier = {b.key: b for b in then}
+    for b in now:
+        before = earlier.get(b.key)
+        mine = [v.value for v in b.values if v.revision == new]
+        peers = [v.value for v in before.values if v.revision == old] if before else []
+        out.rows.append(_row(b, mine, peers))
     return out

@@ -206,6 +206,16 @@ class WindowInventory(BaseModel):
             revs.sort(key=lambda r: (r.first_seen or 0.0, r.name))
         return out
 
+    def previous_revision(self, rs: str) -> RevisionEntity | None:
+        """The revision of the same Deployment that served before ``rs`` (by first seen);
+        None when ``rs`` is the first the window saw or is unknown."""
+        r = self.revisions.get(rs)
+        if r is None:
+            return None
+        revs = self.deployments().get(r.deployment, [])
+        i = next((k for k, x in enumerate(revs) if x.name == rs), 0)
+        return revs[i - 1] if i > 0 else None
+
     def is_silent(self, e: Entity) -> bool:
         """Seen in the window but not in its last ``grace_s`` seconds."""
         return e.last_seen is not None and e.last_seen < self.end - self.grace_s

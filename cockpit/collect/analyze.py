@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.alerts import FiredAlert
-from cockpit.analysis.blast_radius import BlastRadius, access_only, decide
+from cockpit.analysis.blast_radius import BlastRadius, access_only, decide, with_release
 from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
 from cockpit.analysis.conclusion import Conclusion, conclude
 from cockpit.analysis.golden import value_msg
@@ -121,11 +121,14 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     anomalous_set = set(anomalous)
     restarts = history.inventory.restart_counts(asked.start.timestamp(), asked.end.timestamp())
     br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory, restarts)
+    br = with_release(br, [i for i in history.items if i.kind == "rollout"], history.inventory)
     if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     steps.add_hidden(br, dd, bset)
     cohort = None
-    if br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
+    if br.suspect_kind == "revision":
+        cohort = await steps.release_cohort(ctx, asked, bset, br.suspect)
+    elif br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
         cdef = auto_cohort(
             br.suspect,
             br.suspect_kind,  # type: ignore[arg-type]
@@ -330,6 +333,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
             "note_args": _args(report.blast_radius.max_z_msg),
             "evidence_text": report.blast_radius.lines_text(lang),
             "cohort_kind": report.blast_radius.cohort_kind,
+            "previous_revision": report.blast_radius.previous_revision,
+            "rollout_start": report.blast_radius.rollout_start,
             "revisions": report.blast_radius.revisions,
             "hidden": [
                 {

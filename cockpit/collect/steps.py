@@ -13,8 +13,15 @@ from cockpit.analysis.blast_radius import (
     decide,
     hidden_outliers,
     note_hidden,
+    with_release,
 )
-from cockpit.analysis.cohort import CohortComparison, CohortKind, auto_cohort, compare
+from cockpit.analysis.cohort import (
+    CohortComparison,
+    CohortKind,
+    auto_cohort,
+    compare,
+    compare_revisions,
+)
 from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
@@ -79,16 +86,19 @@ class ScopeResult(BaseModel):
 
 async def scope(ctx: AppContext, window: Window, refresh: bool = False) -> ScopeResult:
     """Step D: blast radius of the anomalous signals."""
+    from cockpit.collect.analyze import history_window
     from cockpit.collect.history import collect_history
 
     dd = await drilldown(ctx, window, refresh)
     bset, hist = await asyncio.gather(
-        breakdowns(ctx, window, refresh), collect_history(ctx, window)
+        breakdowns(ctx, window, refresh), collect_history(ctx, history_window(window))
     )
     inv = hist.inventory
     keys = {s.key for s in dd.drilldown.anomalous() if s.layer != "access"}
     used = [b for b in bset.breakdowns if b.key in keys]
-    br = decide(used, bset.inventory, inv.restart_counts())
+    t0, t1 = window.start.timestamp(), window.end.timestamp()
+    br = decide(used, bset.inventory, inv.restart_counts(t0, t1))
+    br = with_release(br, [i for i in hist.items if i.kind == "rollout"], inv)
     if not keys and any(s.layer == "access" for s in dd.drilldown.anomalous()):
         br = access_only()
     add_hidden(br, dd, bset)
@@ -144,6 +154,16 @@ async def cohort(
 
     bset, hist = await asyncio.gather(breakdowns(ctx, window), collect_history(ctx, window))
     name, skind = suspect
+    if skind == "revision":
+        released = await release_cohort(ctx, window, bset, name)
+        if released is not None:
+            return released
+        # no earlier revision in the history: one of its pods against the other revision's
+        rev = hist.inventory.revisions.get(name)
+        if rev is None or not rev.pods:
+            return None
+        live = [p for p in rev.pods if not hist.inventory.is_silent(hist.inventory.pods[p])]
+        name, skind, kind = (live or rev.pods)[0], "pod", "previous_revision"
     sk: Literal["pod", "gpu", "node"] = (
         "gpu" if skind == "gpu" else "node" if skind == "node" else "pod"
     )
@@ -151,6 +171,39 @@ async def cohort(
     out = compare(cdef, bset.breakdowns, bset.inventory)
     out.restarts = hist.inventory.suspect_restarts(name, sk)
     return out
+
+
+async def release_cohort(
+    ctx: AppContext, window: Window, bset: BreakdownSet, revision: str
+) -> CohortComparison | None:
+    """Step E for a release: ``revision``'s replicas now against the previous revision's
+    (:meth:`WindowInventory.previous_revision`, from the metrics history over the
+    conclusion's span), read now while both serve, else with the same per-replica queries
+    at the minute the new revision's first pod appeared. None when the history knows no
+    previous revision."""
+    import math
+
+    from cockpit.collect.analyze import history_window
+    from cockpit.collect.base import make_window
+    from cockpit.collect.history import collect_history
+    from cockpit.models import from_epoch
+
+    inv = (await collect_history(ctx, history_window(window))).inventory
+    new, old = inv.revisions.get(revision), inv.previous_revision(revision)
+    if new is None or old is None:
+        return None
+    if any(v.revision == old.name for b in bset.breakdowns for v in b.values):
+        then, at = bset.breakdowns, ""
+    else:
+        start = new.first_seen if new.first_seen is not None else window.start.timestamp()
+        end = from_epoch(math.floor(start / 60) * 60)
+        earlier = make_window(end, window.span, window.baseline)
+        keys = [b.key for b in bset.breakdowns]
+        then = (await collect_breakdowns(ctx, earlier, keys)).breakdowns
+        at = f"{end:%H:%M}"
+    return compare_revisions(
+        new.name, old.name, bset.breakdowns, then, deployment=new.deployment, at=at
+    )
 
 
 async def load(ctx: AppContext, window: Window, refresh: bool = False) -> LoadReport:
