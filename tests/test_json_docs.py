@@ -369,7 +369,8 @@ def test_doctor(
         capsys, "doctor", "--json", "--context", "capacity", "--state-dir", state, rc=(0, 1)
     )
     checker.check("doctor", doc)
-    assert [s["name"] for s in doc["sections"]] == ["config", "state", "metrics", "kube", "gpu"]
+    names = [s["name"] for s in doc["sections"]]
+    assert names == ["config", "state", "metrics", "kube", "gpu", "alerts"]
 
 
 def test_list(env: Path, capsys: pytest.CaptureFixture[str], checker: Checker) -> None:

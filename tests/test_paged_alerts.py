@@ -313,14 +313,22 @@ def test_choosing_an_alertmanager_alert_fills_the_incident(
     silenced.session.store.release_all()
 
 
-def test_alerts_command_on_alertmanager_marks_and_neutralises(
+@pytest.fixture
+def am_env(
     clean_env: Path,
     alertmanager_server: AlertmanagerServer,
     am_alerts: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+) -> dict[str, str]:
+    """The alerts of :func:`am_alerts` posted, and the Alertmanager configured."""
     monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", alertmanager_server.url)
+    return am_alerts
+
+
+def test_alerts_command_on_alertmanager_marks_and_neutralises(
+    am_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    am_alerts = am_env
     assert main(["alerts", "-n", "llm", "--lang", "en"]) == 0
     text = capsys.readouterr().out
     assert "\x1b" not in text and "\\x1b]52" in text
@@ -399,3 +407,25 @@ def test_alertmanager_uses_the_prometheus_auth_options_and_bounds(
     (too_big,) = [f for f in small.failures if f.detail.get("what") == "alerts"]
     assert too_big.kind.value == "bad_data" and "alertmanager.max_response_mb" in too_big.message
     assert "alertmanager.max_response_mb" in too_big.hint_in("zh")
+
+
+def test_doctor_says_where_the_alerts_come_from(
+    am_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main(["doctor", "--json", "-n", "llm"])
+    by = {s["name"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
+    assert by["alerts"]["status"] == "ok"
+    assert by["alerts"]["summary"].startswith("Alertmanager 0.")
+    assert "silenced or inhibited" in by["alerts"]["lines"][0]
+    from cockpit.scenarios.promserver import free_port
+
+    monkeypatch.setenv("COCKPIT_ALERTMANAGER__URL", f"http://127.0.0.1:{free_port()}")
+    assert main(["doctor", "--json"]) == 1
+    by = {s["name"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
+    assert by["alerts"]["status"] == "fail"
+    monkeypatch.delenv("COCKPIT_ALERTMANAGER__URL")
+    main(["doctor", "--json"])
+    by = {s["name"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
+    assert by["alerts"]["status"] == "absent" and "no alert source" in by["alerts"]["summary"]

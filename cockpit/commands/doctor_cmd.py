@@ -98,7 +98,7 @@ async def _checks(ctx: Any, timeout: float) -> dict[str, Any]:
         # The sources are independent: checked at once, a black-holed API server costs
         # its own time limit, not that plus the others'.
         sections += await asyncio.gather(
-            _metrics(ctx, timeout), _kube(ctx, timeout), _gpu(ctx, timeout)
+            _metrics(ctx, timeout), _kube(ctx, timeout), _gpu(ctx, timeout), _alerts(ctx, timeout)
         )
     finally:
         await ctx.sources.close()
@@ -154,6 +154,39 @@ async def _metrics(ctx: Any, timeout: float) -> dict[str, Any]:
     except (SourceError, TimeoutError) as exc:
         return _section("metrics", title, "fail", summary, [_err(exc, ctx.lang, timeout)])
     return _section("metrics", title, "ok", summary, lines)
+
+
+async def _alerts(ctx: Any, timeout: float) -> dict[str, Any]:
+    """Where the alerts to start from come from: Alertmanager (answering, its version)
+    or Prometheus ``ALERTS``; how many there are and which reads failed."""
+    from cockpit.collect.paged import collect_paged, failure_lines
+    from cockpit.i18n import t
+    from cockpit.sources.base import SourceError
+
+    lang = ctx.lang
+    title = t("doctor.alerts", lang)
+    am = ctx.sources.alerts
+    if am is None and ctx.sources.metrics is None:
+        return _section("alerts", title, "absent", t("alerts.no_source", lang), [])
+    summary = t("alerts.source.prometheus", lang)
+    if am is not None:
+        try:
+            summary = await _guard(am.ping(), timeout)
+        except (SourceError, TimeoutError) as exc:
+            return _section("alerts", title, "fail", _err(exc, lang, timeout), [])
+    try:
+        found = await _guard(collect_paged(ctx), timeout)
+    except TimeoutError as exc:
+        return _section("alerts", title, "fail", summary, [_err(exc, lang, timeout)])
+    muted = sum(1 for a in found.alerts if a.silenced or a.inhibited)
+    lines = [t("doctor.alerts_count", lang, count=len(found.alerts), muted=muted)]
+    lines += failure_lines(found, lang)
+    if found.read:
+        return _section("alerts", title, "ok", summary, lines)
+    # A bundle answers the queries it recorded: alerts it never read are absent from it,
+    # not a fault of this setup.
+    replayed = ctx.mode in (Mode.DEMO, Mode.REPLAY)
+    return _section("alerts", title, "absent" if replayed else "fail", summary, lines)
 
 
 async def _kube(ctx: Any, timeout: float) -> dict[str, Any]:
