@@ -229,8 +229,11 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
 
     def sync_fields(self) -> None:
         """Fields that other screens or panels may have written show what is stored."""
+        from cockpit.ui.drill_form import DrillAnswerForm
         from cockpit.ui.fields import BoundInput, BoundTextArea, TimesForm
 
+        for drill_form in self.query(DrillAnswerForm):
+            drill_form.sync()
         for field in self.query(BoundTextArea):
             field.sync()
         for line in self.query(BoundInput):

@@ -151,6 +151,19 @@ async def test_a_drill_answered_through_the_tui_is_scored(
         await pilot.press("escape")
         await pilot.pause()
         assert app.current_step() == "G"
+        # I asks for the same conclusion, as handed in at G, and shows the scorecard again.
+        app.goto("I")
+        await pilot.pause()
+        form = app.screen.query_one(DrillAnswerForm)
+        await _until(pilot, lambda: bool(form.choices), "I's suspects")
+        assert (
+            form.query_one("#drill-layer", Select).value == ctx.session.incident.drill.answer.layer
+        )
+        assert form.query_one("#drill-suspect", Select).value != Select.NULL
+        form.query_one("#drill-show-card").press()
+        await _until(pilot, lambda: isinstance(app.screen, ScorecardScreen), "the scorecard again")
+        await _until(pilot, lambda: app.screen.card is not None, "its data")
+        assert app.screen.card.correct == card.correct
     stored = ctx.session.incident.drill
     assert stored is not None and stored.answer.submitted_at is not None
 

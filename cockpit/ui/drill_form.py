@@ -51,6 +51,9 @@ class DrillAnswerForm(MetricsView):
         super().__init__(ctx, **kw)
         self.step = step
         self.choices: list[SuspectChoice] = []
+        self.shown: dict[str, str] = {}
+        """The text each time field got from the record: a field that holds anything else
+        is being edited, and :meth:`sync` leaves it."""
 
     def compose_body(self) -> ComposeResult:
         lang = self.lang
@@ -93,15 +96,46 @@ class DrillAnswerForm(MetricsView):
             for part in TIME_PARTS:
                 with Vertical(classes="drill-cell"):
                     yield Label(t(f"drill.part.{part}", lang))
+                    self.shown[part] = fmt_time(self._time(part))
                     yield TextInput(
-                        value=fmt_time(self._time(part)),
+                        value=self.shown[part],
                         placeholder=placeholder,
                         id=f"drill-{part}",
                         compact=True,
                     )
         yield Static("", id="drill-error", markup=False)
         yield Static(self._state_text(), id="drill-state", markup=False)
-        yield Button(t("drill.form.hand_in", lang), id="drill-hand-in", variant="success")
+        with Horizontal():
+            yield Button(t("drill.form.hand_in", lang), id="drill-hand-in", variant="success")
+            yield Button(t("drill.form.show_card", lang), id="drill-show-card")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#drill-show-card").display = self._answer().submitted_at is not None
+
+    def sync(self) -> None:
+        """Show the stored answer when the other step's form changed it (G and I both
+        ask); a field with focus, or a time that could not be read, is left as it is."""
+        a = self._answer()
+        for sid, value in (
+            ("drill-layer", a.layer),
+            ("drill-scope", a.scope),
+            ("drill-cause", a.cause_class),
+        ):
+            select = self.query_one(f"#{sid}", Select)
+            if not select.has_focus and select.value != (value or Select.NULL):
+                with select.prevent(Select.Changed):
+                    select.value = value or Select.NULL
+        if self.choices:
+            self._show_suspect(self.query_one("#drill-suspect", Select))
+        for part in TIME_PARTS:
+            widget = self.query_one(f"#drill-{part}", Input)
+            if widget.has_focus or widget.value != self.shown.get(part):
+                continue
+            self.shown[part] = fmt_time(self._time(part))
+            widget.value = self.shown[part]
+        self.query_one("#drill-state", Static).update(self._state_text())
+        self.query_one("#drill-show-card").display = a.submitted_at is not None
 
     def _answer(self) -> Any:
         assert self.ctx.session is not None and self.ctx.session.incident.drill is not None
@@ -149,18 +183,22 @@ class DrillAnswerForm(MetricsView):
             [(f"{t(f'drill.kind.{c.kind}', lang)} · {c.label}", c.value) for c in data]
         )
         select.prompt = t("drill.form.choose", lang)
+        self._show_suspect(select)
+
+    def _show_suspect(self, select: Select[str]) -> None:
+        """Select the stored suspect among the choices (nothing when it is not one)."""
         a = self._answer()
         chosen = next(
             (
                 c.value
-                for c in data
+                for c in self.choices
                 if (c.kind, c.name, c.uuid) == (a.suspect_kind, a.suspect_name, a.suspect_uuid)
             ),
             None,
         )
-        if chosen is not None:
+        if not select.has_focus and select.value != (chosen or Select.NULL):
             with select.prevent(Select.Changed):
-                select.value = chosen
+                select.value = chosen or Select.NULL
 
     # -- keeping the draft ---------------------------------------------------------------------
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -212,10 +250,18 @@ class DrillAnswerForm(MetricsView):
                     )
                 )
                 return False
+        self.shown[part] = fmt_time(value)
         self.ctx.session.set_drill_answer(self.step, **{part: value})
+        widget.value = self.shown[part]
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "drill-show-card":
+            event.stop()
+            from cockpit.ui.scorecard import open_scorecard
+
+            open_scorecard(self.app, self.ctx)
+            return
         if event.button.id != "drill-hand-in":
             return
         event.stop()
@@ -229,6 +275,7 @@ class DrillAnswerForm(MetricsView):
             self.query_one("#drill-error", Static).update(t(exc.key, self.lang))
             return
         self.query_one("#drill-state", Static).update(self._state_text())
+        self.query_one("#drill-show-card").display = True
         from cockpit.ui.scorecard import open_scorecard
 
         open_scorecard(self.app, self.ctx)
