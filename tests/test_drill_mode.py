@@ -108,3 +108,17 @@ def test_drill_name_hands_the_tui_the_drills_bundle(
     assert args.replay == str(get_drill("worked_example").bundle)  # type: ignore[attr-defined]
     assert args.drill == "worked_example"  # type: ignore[attr-defined]
     assert not args.demo and args.resume is None and args.at is None  # type: ignore[attr-defined]
+
+
+async def test_f2_states_no_conclusion_in_a_drill(tmp_path: Path) -> None:
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+    from cockpit.ui.protect import current_cause, current_suspect
+    from demo_ctx import demo_ctx
+
+    demo = demo_ctx(tmp_path / "demo", "en")
+    likely = await steps.likely(demo, screen_window(demo))
+    assert current_cause(demo) == likely.cause != "unknown"
+    drill = drill_ctx(tmp_path / "drill", "worked_example", "en")
+    await steps.likely(drill, screen_window(drill))
+    assert current_cause(drill) == "" and current_suspect(drill) is None
