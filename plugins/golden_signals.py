@@ -58,7 +58,8 @@ def change_text(s: SignalSummary) -> str:
 
 class GoldenRow(Horizontal):
     """One golden-signal value: name, now, baseline, change, verdict and sparkline (a row
-    of :class:`GoldenRows`, which takes the focus for all of them)."""
+    of :class:`GoldenRows`, which takes the focus for all of them). The row of the signal
+    the alert that paged measures has the class ``-paged`` (its name underlined)."""
 
     DEFAULT_CSS = """
     GoldenRow { height: 1; }
@@ -72,6 +73,7 @@ class GoldenRow(Horizontal):
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
     GoldenRow.-changed > .g-verdict { color: $warning; }
     GoldenRow.-missing > .g-missing { color: $warning; width: 1fr; }
+    GoldenRow.-paged > .g-name { color: $warning; text-style: bold underline; }
     """
     """The sparkline takes what the fixed columns leave and may shrink to nothing: a
     minimum width would overflow the row at 80 columns, and the clipped cells would be the
@@ -342,6 +344,9 @@ class GoldenSignalsPanel(Panel):
             rows = self.query_one("#golden-rows", GoldenRows)
             await rows.remove_children()
             new = [GoldenRow(s, self.lang) for s in data.rows]
+            paged = self._paged_row(data)
+            for row in new:
+                row.set_class(row.summary.key == paged, "-paged")
             await rows.mount_all(new)
             if any(s.now.ok for s in data.rows):
                 columns = max((len(r.children) for r in new), default=0)
@@ -442,6 +447,19 @@ class GoldenSignalsPanel(Panel):
         )
         button.display = True
         self.post_message(self.AlertsFound(data.alerts))
+
+    def _paged_row(self, data: GoldenSignals) -> str:
+        """The key of the row the alert that paged measures (``paged_by.sli``; with
+        another statistic or none, the signal's first row), empty when none."""
+        session = self.ctx.session
+        paged = session.incident.paged_by if session is not None else None
+        if paged is None or not paged.sli:
+            return ""
+        keys = [r.key for r in data.rows]
+        if paged.sli in keys:
+            return paged.sli
+        sid = paged.sli.partition(":")[0]
+        return next((k for k in keys if k.partition(":")[0] == sid), "")
 
     def _offered_alert(self, data: GoldenSignals) -> FiredAlert:
         """The alert whose time is offered as the detection time: the one the incident

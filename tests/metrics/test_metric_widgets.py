@@ -295,7 +295,7 @@ async def test_golden_panel_offers_the_alert_that_paged_not_the_first(
     """Started from the GPU warning, the panel offers its firing time, not the latency
     alert's that fired first (and the other way round by default, above)."""
     from cockpit.incident import PagedBy
-    from cockpit.plugins.golden_signals import GoldenSignalsPanel
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenSignalsPanel
     from cockpit.scenarios import worked_example as we
 
     srv = prometheus_scenario("worked_example")
@@ -314,6 +314,15 @@ async def test_golden_panel_offers_the_alert_that_paged_not_the_first(
         await pilot.pause()
         detect = ctx.session.incident.times.detect
         assert detect is not None and abs(detect.timestamp() - gpu.firing_at) <= 15
+        # its SLI is none of the golden rows: no row is marked
+        assert not any(r.has_class("-paged") for r in app.query(GoldenRow))
+        # a TTFT P95 alert: the TTFT row (the panel shows its P99)
+        ctx.session.incident.paged_by = PagedBy(name="ttft", sli="serving.ttft:p95")
+        panel.refresh_data()
+        await pilot.pause()
+        await wait_for(pilot, lambda: any(r.has_class("-paged") for r in app.query(GoldenRow)))
+        marked = [r.summary.key for r in app.query(GoldenRow) if r.has_class("-paged")]
+        assert marked == ["serving.ttft:p99"]
         await ctx.sources.close()
 
 
