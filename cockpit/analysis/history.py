@@ -47,8 +47,11 @@ from cockpit.models.messages import Msg, fmt_number, signal_names
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
 GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")
-POD_LABELS = ("pod", "exported_pod", "pod_name")
-NS_LABELS = ("namespace", "exported_namespace")
+POD_LABELS = ("exported_pod", "pod", "pod_name")
+NS_LABELS = ("exported_namespace", "namespace")
+"""Where a series names its pod and namespace, ``exported_*`` first: present only when the
+scrape did not honour the exporter's labels, it holds the workload's and the plain label
+the exporter's own (Prometheus ``scrape_config.honor_labels``)."""
 VERSION_LABELS = (
     "label_app_kubernetes_io_version",
     "label_version",

@@ -22,9 +22,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 # Labels that identify an entity, in order of preference. DCGM's node label was renamed
-# Hostname -> hostname (dcgm-exporter PR #655, 2026-05-12): match both.
+# Hostname -> hostname (dcgm-exporter PR #655, 2026-05-12): match both. A series with
+# `exported_pod` was scraped with honorLabels false: its `pod` is the exporter's own and
+# `exported_pod` the workload's (Prometheus scrape_config honor_labels), so it comes first.
 ENTITY_LABELS: dict[str, tuple[str, ...]] = {
-    "pod": ("pod", "exported_pod", "pod_name"),
+    "pod": ("exported_pod", "pod", "pod_name"),
     "node": ("node", "Hostname", "hostname", "kubernetes_node"),
     "gpu": ("UUID", "uuid", "gpu_uuid"),
     "instance": ("instance",),

@@ -25,7 +25,20 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 POD_BY = ("namespace", "pod", "exported_pod", "instance", "node")
-GPU_BY = ("Hostname", "hostname", "UUID", "uuid", "gpu_uuid", "gpu", "pod", "namespace")
+GPU_BY = (
+    "Hostname",
+    "hostname",
+    "UUID",
+    "uuid",
+    "gpu_uuid",
+    "gpu",
+    "pod",
+    "namespace",
+    "exported_pod",
+    "exported_namespace",
+)
+"""Labels a hardware signal is broken down by: the GPU, its node and the pod holding it
+(``exported_pod`` when the dcgm-exporter chart scrapes with ``honorLabels: false``)."""
 
 COHORT_SIGNALS = (
     "serving.e2e_latency",

@@ -103,7 +103,13 @@ keeps from its own polls)."""
 NODE_LABELS = ("Hostname", "hostname")
 """Both spellings of the node label (dcgm-exporter PR #655 renamed it)."""
 
-POD_LABELS = (("namespace", "pod"), ("pod_namespace", "pod_name"))
+POD_LABELS = (
+    ("namespace", "pod"),
+    ("exported_namespace", "exported_pod"),
+    ("pod_namespace", "pod_name"),
+)
+"""Label pairs a pod's GPU series may carry it in: ``--kubernetes``, the same through the
+chart's ServiceMonitor (``honorLabels: false``), and the older exporters' names."""
 
 _ALL_NAMES = sorted(
     {n for names, _, _ in FIELDS.values() for n in names}

@@ -158,6 +158,13 @@ def test_exported_labels_fill_the_hardware_and_access_layers(
     assert 'exported_namespace="llm"' in qps["query"]
     # the engine's own PodMonitor labels stay as they are
     assert 'vllm:num_requests_waiting{namespace="llm"' in signal(d, "serving.queue:value")["query"]
+    # the hot GPU's pod is the workload's (exported_pod), never the exporter's own pod
+    truth = srv.scenario.ground_truth
+    assert truth is not None
+    whole = _analyze(srv, tmp_path, "-n", "llm")
+    suspect = whole["conclusion"]["suspect"]
+    assert (suspect["pod"], suspect["uuid"]) == (truth.suspect.pod, truth.suspect.uuid)
+    assert whole["conclusion"]["cause"] == truth.cause == "thermal_throttle"
     text = _doctor_discovery(srv, tmp_path, "en", "-n", "llm", "--deployment", "qwen-chat")
     assert "dcgm-exporter: workload labels in exported_* (honorLabels false)" in text
     _check_fixture("exported_labels.doctor.en.txt", text)
