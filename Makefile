@@ -6,7 +6,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check
 INSTALLED := build/installed
 LINTED := conftest.py cockpit screens plugins tests snapshots bench tools
 
-.PHONY: demo test test-only lint installed-tree bench install-test-deps demo-bundle clean
+.PHONY: demo test test-only lint installed-tree bench install-test-deps demo-bundle drills clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,9 +54,10 @@ test-only: $(TVENV)/.installed
 bench: install-test-deps $(TVENV)/.installed
 	$(TVENV)/bin/python bench/run.py
 
-## demo-bundle: regenerate the demo evidence bundle from the scenario generator
+## demo-bundle: regenerate the demo evidence bundle from the scenario generator (real
+## Prometheus, the suite's local Kubernetes API server and fake libnvidia-ml)
 demo-bundle: install-test-deps $(TVENV)/.installed
-	$(TVENV)/bin/python -m cockpit.scenarios.build_demo
+	$(TVENV)/bin/python -m tools.build_bundles --demo
 
 clean:
 	rm -rf $(VENV) $(TVENV) build *.egg-info

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pydantic_core import to_jsonable_python
 
 from cockpit.config import PrometheusSettings
 from cockpit.models import Availability, Reading, from_epoch
@@ -443,7 +444,9 @@ async def _ask(replay: object, line: str) -> str:
     """Replay the call recorded on ``line`` (an intact copy of it); its answer as text."""
     rec = json.loads(line)
     src = replay.source(rec["source"])  # type: ignore[attr-defined]
-    return repr(await getattr(src, rec["method"])(**rec["args"]))
+    answer = await getattr(src, rec["method"])(**rec["args"])
+    # keys sorted: a bundle rewritten with sort_keys holds the same mappings, in key order
+    return json.dumps(to_jsonable_python(answer), sort_keys=True)
 
 
 def _call_lines(lines: list[str]) -> list[int]:

@@ -327,8 +327,22 @@ def test_changes_from_metrics(
 def test_gpus(
     env: Path, fake_nvml: FakeNvml, capsys: pytest.CaptureFixture[str], checker: Checker
 ) -> None:
-    # DCGM series of the demo bundle
+    # the demo bundle: the recorded local NVML view of its node, and DCGM series of another
     doc = run_json(capsys, "--demo", "--lang", "en", "gpus", "--once", "--json", rc=(1,))
+    checker.check("gpus", doc)
+    assert doc["snapshot"]["source"] == "nvml" and doc["snapshot"]["node"] == "gpu-node-a1"
+    doc = run_json(
+        capsys,
+        "--demo",
+        "--lang",
+        "en",
+        "gpus",
+        "--once",
+        "--json",
+        "--node",
+        "gpu-node-a2",
+        rc=(1,),
+    )
     checker.check("gpus", doc)
     assert doc["snapshot"]["source"] == "dcgm" and doc["snapshot"]["warning_msgs"]
     # local NVML (the fake library), one GPU throttled and running this process

@@ -275,7 +275,7 @@ async def gather_all_changes(
     report = ChangesReport(namespace=ns, selector=selector, since=since, until=until, sources=[])
     if ctx.sources.kube is not None:
         try:
-            report = await gather_changes(ctx.sources.kube, since, until, namespace, selector)
+            report = await gather_changes(ctx.sources.kube, since, until, ns or None, selector)
         except SourceError as exc:
             if ctx.sources.metrics is None:
                 raise

@@ -10,7 +10,7 @@ of rollouts inside it (read for the warm-up check)."""
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from cockpit.sources.base import SourceError
@@ -40,3 +40,17 @@ async def record_kube(ctx: AppContext, start: datetime, end: datetime) -> None:
         await gather_pending(kube, None, ns)
     with contextlib.suppress(SourceError):
         await gather_changes(kube, start, end, ns, selector)
+
+
+CHANGES_SINCE = timedelta(hours=24)
+"""The window ``cockpit changes`` reads by default (its ``--since``)."""
+
+
+async def record_changes(ctx: AppContext, start: datetime, end: datetime) -> None:
+    """What ``cockpit changes`` reads by default: the last 24 h before the recording's end,
+    from Kubernetes and from the metrics history, merged."""
+    from cockpit.collect.history import gather_all_changes
+
+    _ns, selector = _scope(ctx)
+    with contextlib.suppress(SourceError):
+        await gather_all_changes(ctx, end - CHANGES_SINCE, end, None, selector)

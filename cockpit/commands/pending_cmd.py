@@ -137,10 +137,10 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or settings.resolved_lang()
     from cockpit.commands._kube_common import kube_source
 
-    source = kube_source(args)
+    source, namespace = kube_source(args)
     if source is None:
         return 2
-    ns = "*" if args.all_namespaces else getattr(args, "namespace", None)
+    ns = "*" if args.all_namespaces else namespace
 
     # The result is handed back through a list, not returned: on Python 3.11,
     # asyncio.run() ends with signal.getsignal(), which formats repr(main task) and with

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cockpit.models import from_epoch
 from cockpit.scenarios.metricset import MetricSet
+
+if TYPE_CHECKING:
+    from cockpit.scenarios.stacks.kube_objects import KubeWorld
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ class Scenario:
         ground_truth: The structured diagnosis the scenario stands for (None for the
             older scenarios, which only state ``truth``).
         build: Builds the series (expensive: call once).
+        kube: Builds the scenario's Kubernetes objects and pod logs, consistent with the
+            series (None: the scenario has no Kubernetes API side).
     """
 
     name: str
@@ -129,6 +134,7 @@ class Scenario:
     build: Callable[[], MetricSet]
     truth: dict[str, str] = field(default_factory=dict)
     ground_truth: GroundTruth | None = None
+    kube: Callable[[], KubeWorld] | None = None
 
     @property
     def now_dt(self) -> datetime:

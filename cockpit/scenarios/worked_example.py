@@ -42,8 +42,9 @@ from cockpit.scenarios.base import Scenario, Target
 from cockpit.scenarios.histogram import exact_shape, lognormal_shape
 from cockpit.scenarios.metricset import MetricSet
 from cockpit.scenarios.stacks import alerts, dcgm, ingress_nginx, kube_state, torch_alloc, vllm
+from cockpit.scenarios.stacks import kube_objects as ko
 from cockpit.scenarios.timeaxis import TimeAxis
-from cockpit.scenarios.topology import make_nodes, place_pods
+from cockpit.scenarios.topology import Node, Pod, make_nodes, place_pods
 
 NAME = "worked_example"
 
@@ -153,12 +154,8 @@ def _lerp2(pair: tuple[float, float], base_level: sg.Signal, s: sg.Signal) -> sg
     return sg.lerp(base_level, pair[1], s)
 
 
-def build() -> MetricSet:
-    """Generate the series (≈ 1,000 series × ~2,000 samples)."""
-    axis = TimeAxis(start=NOW - HISTORY_S, end=NOW, fine_from=NOW - FINE_S)
-    ms = MetricSet(axis)
-    load = sg.diurnal(axis, peak_start_h=11.5, peak_end_h=14.0, trough=0.3, ramp_h=5.0)
-    sev = sg.step_ramp(axis, INCIDENT_START, RAMP_S)
+def _topology(revision: int = 7, version: str = "v0.11.2") -> tuple[list[Node], list[Pod]]:
+    """Two nodes of four H100s; the revision's four pods, two GPUs each."""
     nodes = make_nodes("gpu-node-a", 2, 4, GPU_MODEL)
     pods = place_pods(
         deployment=DEPLOYMENT,
@@ -166,10 +163,20 @@ def build() -> MetricSet:
         nodes=nodes,
         replicas=REPLICAS,
         gpus_per_pod=GPUS_PER_POD,
-        revision=7,
-        app_labels={"app.kubernetes.io/version": "v0.11.2", "model": MODEL},
+        revision=revision,
+        app_labels={"app.kubernetes.io/version": version, "model": MODEL},
         container="vllm",
     )
+    return nodes, pods
+
+
+def build() -> MetricSet:
+    """Generate the series (≈ 1,000 series × ~2,000 samples)."""
+    axis = TimeAxis(start=NOW - HISTORY_S, end=NOW, fine_from=NOW - FINE_S)
+    ms = MetricSet(axis)
+    load = sg.diurnal(axis, peak_start_h=11.5, peak_end_h=14.0, trough=0.3, ramp_h=5.0)
+    sev = sg.step_ramp(axis, INCIDENT_START, RAMP_S)
+    nodes, pods = _topology()
 
     # -- access layer: ingress-nginx ----------------------------------------------------
     total_qps = sg.around(_lerp2(QPS, sg.scale(load, QPS[0]), sev), sg.noise(axis, "qps", 0.01))
@@ -318,6 +325,93 @@ ALERTS = (
 )
 
 
+ROLLOUT_AT = NOW - HISTORY_S - 30 * 60
+"""Revision 7 (v0.11.1 → v0.11.2) rolled out the day before, before the series begin: the
+pods serve the whole history, and the release is a change a reader must rule out."""
+ENGINE_ARGS = (
+    "--model=/models/qwen2.5-72b-instruct",
+    f"--served-model-name={MODEL}",
+    "--tensor-parallel-size=2",
+    "--gpu-memory-utilization=0.92",
+    "--max-num-seqs=64",
+    "--max-model-len=16384",
+)
+
+
+def kube_world() -> ko.KubeWorld:
+    """Nodes, the Deployment's two revisions, the four pods (ready throughout), the
+    engine ConfigMap changed with the release, and what the incident left in Kubernetes:
+    readiness probes answered 503 now and then (never three in a row: the pods stay
+    ready, as ``kube_pod_status_ready`` says) and allocation failures in the logs."""
+    nodes, pods = _topology()
+    _old_nodes, old_pods = _topology(6, "v0.11.1")
+    old = ko.Template(
+        "vllm/vllm-openai:v0.11.1", ENGINE_ARGS, GPUS_PER_POD, configmap=f"{DEPLOYMENT}-engine"
+    )
+    new = ko.Template(
+        "vllm/vllm-openai:v0.11.2", ENGINE_ARGS, GPUS_PER_POD, configmap=f"{DEPLOYMENT}-engine"
+    )
+    world = ko.KubeWorld()
+    world.add(*(ko.node_object(n, created=NOW - 90 * 86400) for n in nodes))
+    world.add(
+        *ko.revision_objects(
+            DEPLOYMENT,
+            NAMESPACE,
+            [(old_pods[0], old, NOW - 20 * 86400, 0), (pods[0], new, ROLLOUT_AT, REPLICAS)],
+            replicas=REPLICAS,
+            cause={7: "vllm v0.11.1 -> v0.11.2"},
+        ),
+        ko.configmap_object(
+            f"{DEPLOYMENT}-engine",
+            NAMESPACE,
+            {
+                "chat_template.jinja": "{{ messages }}",
+                "generation_config.json": '{"temperature": 0.7}',
+            },
+            changed=ROLLOUT_AT - 600,
+        ),
+    )
+    for i, pod in enumerate(pods):
+        created = ROLLOUT_AT + 150 * i
+        ready = created + 95
+        world.add(ko.pod_object(pod, new, created=created, ready_at=ready))
+        first = INCIDENT_START + 300 + 40 * i
+        last = NOW - 25 - 20 * i
+        world.add(
+            ko.event_object(
+                ("Pod", NAMESPACE, pod.name),
+                "Unhealthy",
+                "Readiness probe failed: HTTP probe failed with statuscode: 503",
+                first=first,
+                last=last,
+                count=(last - first) // 150,
+            )
+        )
+        oom_at = INCIDENT_START + 900 + 170 * i
+        world.log(
+            pod,
+            [
+                (
+                    created + 20,
+                    f"INFO api_server.py: vLLM API server version {new.image.split(':')[1]}",
+                ),
+                (ready - 5, "INFO launcher.py: Route: /v1/chat/completions, Methods: POST"),
+                (ready, "INFO: Application startup complete."),
+                (
+                    oom_at,
+                    "WARNING scheduler.py: request preempted: torch.OutOfMemoryError: CUDA out of "
+                    "memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.19 GiB "
+                    "of which 1.06 GiB is free. Of the allocated memory 48.71 GiB is allocated by "
+                    "PyTorch, and 25.29 GiB is reserved by PyTorch but unallocated. If reserved but "
+                    "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF="
+                    "expandable_segments:True to avoid fragmentation.",
+                ),
+                (oom_at + 1, "INFO scheduler.py: retrying preempted request after recompute"),
+            ],
+        )
+    return world
+
+
 def scenario() -> Scenario:
     """The worked example as a :class:`Scenario`."""
     return Scenario(
@@ -335,6 +429,7 @@ def scenario() -> Scenario:
         },
         targets=targets(),
         build=build,
+        kube=kube_world,
         truth={
             "blast_radius": "all replicas (shared cause)",
             "root_cause": "GPU memory fragmentation lowers batch efficiency, compounded by thermal throttling",
