@@ -59,5 +59,10 @@ bench: install-test-deps $(TVENV)/.installed
 demo-bundle: install-test-deps $(TVENV)/.installed
 	$(TVENV)/bin/python -m tools.build_bundles --demo
 
+## drills: re-record every drill shipped in the package (bundle + answer key) from its
+## scenario (real Prometheus, the suite's local Kubernetes API server, fake libnvidia-ml)
+drills: install-test-deps $(TVENV)/.installed
+	$(TVENV)/bin/python -m tools.build_bundles --drills
+
 clean:
 	rm -rf $(VENV) $(TVENV) build *.egg-info

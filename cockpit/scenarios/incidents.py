@@ -52,6 +52,7 @@ from cockpit.scenarios.stacks import (
     vllm,
     vllm_lengths,
 )
+from cockpit.scenarios.stacks import kube_objects as ko
 from cockpit.scenarios.stacks.replica import ReplicaLoad
 from cockpit.scenarios.timeaxis import TimeAxis
 from cockpit.scenarios.topology import Node, Pod, make_nodes, place_pods
@@ -896,6 +897,7 @@ def _scenario_gpu_lost() -> Scenario:
         GroundTruth(
             "hardware", "single_gpu", "gpu_lost", _gpu_suspect(victim), "cordon_and_delete_pod"
         ),
+        kube=_kube_gpu_lost,
     )
 
 
@@ -909,6 +911,7 @@ def _incident(
     truth: dict[str, str],
     ground_truth: GroundTruth,
     start: int = START,
+    kube: Callable[[], ko.KubeWorld] | None = None,
 ) -> Scenario:
     """One incident over the common 6-hour window (or from ``start``); ``times``: impact
     start, detection."""
@@ -924,6 +927,7 @@ def _incident(
         build=build,
         truth=truth,
         ground_truth=ground_truth,
+        kube=kube,
     )
 
 
@@ -1008,6 +1012,7 @@ def _scenario_bad_release() -> Scenario:
             ),
             "rollback",
         ),
+        kube=_kube_bad_release,
     )
 
 
@@ -1046,6 +1051,7 @@ def _scenario_sglang_long_prompts() -> Scenario:
             Suspect("client", deployment="sglang-chat"),
             "rate_limit_client",
         ),
+        kube=_kube_plain(_sglang_pods),
     )
 
 
@@ -1076,6 +1082,7 @@ def _scenario_throttled_gpu() -> Scenario:
         GroundTruth(
             "hardware", "single_gpu", "thermal_throttle", _gpu_suspect(hot), "cordon_and_delete_pod"
         ),
+        kube=_kube_plain(_plain_pods),
     )
 
 
@@ -1122,6 +1129,7 @@ def _scenario_gateway_burst() -> Scenario:
             ),
             "check_gateway",
         ),
+        kube=_kube_plain(_plain_pods),
     )
 
 
@@ -1152,7 +1160,153 @@ def _scenario_kv_overload() -> Scenario:
             Suspect("service", deployment="qwen-chat"),
             "scale_out",
         ),
+        kube=_kube_plain(_plain_pods),
     )
+
+
+# ---------------------------------------------------------------- the Kubernetes side
+
+PODS_CREATED = START - 3 * 3600
+"""The pods of a revision that serves the whole window were created before it began."""
+POD_LOAD_S = ROLL_LOAD_S
+
+
+def _template(pod: Pod) -> ko.Template:
+    """The pod template of ``pod``'s revision (image of its version, one GPU)."""
+    version = pod.labels.get(VERSION_LABEL, "")
+    if pod.container == "sglang":
+        image = f"lmsysorg/sglang:{version}"
+        args: tuple[str, ...] = (f"--model-path=/models/{MODEL}", "--tp=1", "--port=8000")
+    else:
+        image = f"registry.example.internal/llm/qwen-chat-vllm:{version}"
+        args = (
+            f"--model=/models/{MODEL}",
+            f"--served-model-name={MODEL}",
+            "--gpu-memory-utilization=0.90",
+            "--max-num-seqs=128",
+            "--max-num-batched-tokens=8192",
+            "--max-model-len=32768",
+        )
+    return ko.Template(image, args, gpus=1, memory="120Gi")
+
+
+def _startup_log(pod: Pod, created: int) -> list[tuple[int, str]]:
+    """The serving engine's start-up lines (its ready line ``POD_LOAD_S`` after creation)."""
+    return [
+        (created + 8, f"INFO: starting {pod.container} for {MODEL}"),
+        (created + POD_LOAD_S - 2, "INFO: Waiting for application startup."),
+        (created + POD_LOAD_S, "INFO: Application startup complete."),
+    ]
+
+
+def _world(
+    nodes: list[Node],
+    revisions: list[tuple[list[Pod], int]],
+    *,
+    alive: list[Pod],
+    created: dict[str, int] | None = None,
+    pod_extra: dict[str, dict[str, object]] | None = None,
+    allocatable: dict[str, int] | None = None,
+) -> ko.KubeWorld:
+    """The Kubernetes side of an incident's service: the two nodes, the Deployment with one
+    ReplicaSet per revision (``(its pods, when it was created)``, oldest first), the pods
+    still there at "now" (``alive``, created at ``created`` or :data:`PODS_CREATED`) with
+    their start-up logs; ``pod_extra`` adds :func:`~ko.pod_object` arguments per pod."""
+    created = created or {}
+    world = ko.KubeWorld()
+    world.add(
+        *(
+            ko.node_object(
+                n, created=START - 90 * 86400, allocatable_gpus=(allocatable or {}).get(n.name)
+            )
+            for n in nodes
+        )
+    )
+    live = {p.replicaset for p in alive}
+    world.add(
+        *ko.revision_objects(
+            alive[0].deployment,
+            NAMESPACE,
+            [
+                (pods[0], _template(pods[0]), at, len(pods) if pods[0].replicaset in live else 0)
+                for pods, at in revisions
+            ],
+            replicas=len(alive),
+        )
+    )
+    for pod in alive:
+        at = created.get(pod.name, PODS_CREATED)
+        extra = dict((pod_extra or {}).get(pod.name, {}))
+        ready = extra.pop("ready_at", at + POD_LOAD_S)
+        world.add(ko.pod_object(pod, _template(pod), created=at, ready_at=ready, **extra))  # type: ignore[arg-type]
+        world.log(pod, _startup_log(pod, at))
+    return world
+
+
+def _kube_plain(pods_of: Callable[[], tuple[list[Node], list[Pod]]]) -> Callable[[], ko.KubeWorld]:
+    """A service whose one revision serves the whole window, nothing changed in Kubernetes."""
+
+    def world() -> ko.KubeWorld:
+        nodes, pods = pods_of()
+        return _world(nodes, [(pods, PODS_CREATED - 600)], alive=pods)
+
+    return world
+
+
+def _kube_gpu_lost() -> ko.KubeWorld:
+    """The victim's pod crash-loops (restarts, last terminated ``Error``, waiting in
+    ``CrashLoopBackOff``, not ready) and the node's allocatable GPUs drop to 7, with the
+    kubelet's back-off event and the engine's last words in the previous container's log."""
+    nodes, pods = _lost_pods()
+    victim = pods[LOST_REPLICA]
+    restarts = _restart_times(LOST_GONE_AT + 20, NOW)
+    world = _world(
+        nodes,
+        [(pods, PODS_CREATED - 600)],
+        alive=pods,
+        allocatable={"gpu-node-b": GPUS_PER_NODE - 1},
+        pod_extra={
+            victim.name: {
+                "ready_at": None,
+                "restarts": len(restarts),
+                "last_terminated": ko.terminated("Error", 1, restarts[-1], restarts[-1] + 15),
+                "waiting": (
+                    "CrashLoopBackOff",
+                    f"back-off 5m0s restarting failed container={victim.container} pod={victim.name}",
+                ),
+            }
+        },
+    )
+    world.add(
+        ko.event_object(
+            ("Pod", NAMESPACE, victim.name),
+            "BackOff",
+            f"Back-off restarting failed container {victim.container} in pod {victim.name}",
+            first=LOST_GONE_AT + 60,
+            last=restarts[-1] + 20,
+            count=len(restarts),
+        )
+    )
+    world.log(
+        victim,
+        [
+            (restarts[-1], f"INFO: starting {victim.container} for {MODEL}"),
+            (
+                restarts[-1] + 14,
+                "RuntimeError: CUDA error: no CUDA-capable device is detected",
+            ),
+        ],
+        previous=True,
+    )
+    return world
+
+
+def _kube_bad_release() -> ko.KubeWorld:
+    """Revision 4 → 5 rolled out inside the window: the old ReplicaSet scaled to 0, the new
+    pods created one every 3 min, ready 90 s later (their logs say so)."""
+    nodes, old, new = _release_pods()
+    created = {p.name: _rollout_times(k)[0] for k, p in enumerate(new)}
+    return _world(nodes, [(old, PODS_CREATED - 600), (new, ROLL_START)], alive=new, created=created)
 
 
 def scenarios() -> dict[str, Callable[[], Scenario]]:
