@@ -4,7 +4,7 @@ and the user's answer, which picks E or F (seed 000 flowchart, node D)."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Vertical
 from textual.widgets import Button, Static
 
 from cockpit.flow import Branch
@@ -19,19 +19,24 @@ class ScopeScreen(StepScreen):
     STEP = "D"
 
     DEFAULT_CSS = """
-    ScopeScreen Horizontal { height: auto; }
-    ScopeScreen Horizontal Button { margin: 0 1 0 0; }
+    ScopeScreen #branch-buttons { height: auto; }
+    ScopeScreen #branch-buttons Button { height: 1; border: none; }
     ScopeScreen #branch-state { margin: 1 0 0 0; }
     """
 
     def compose_step(self) -> ComposeResult:
+        from cockpit.ui.likely_view import LikelyView
         from cockpit.ui.scope_view import ScopeView
 
-        yield ScopeView(self.ctx)
+        # The verdict and every button first, so that they fit an 80×24 terminal whatever
+        # the size of the service; the conclusion and the notes follow.
+        yield ScopeView(self.ctx, likely=False)
         yield Static("", id="branch-state", markup=False)
-        with Horizontal():
+        with Vertical(id="branch-buttons"):
             yield Button(t("flow.branch_single", self.lang), id="branch-single", variant="primary")
             yield Button(t("flow.branch_shared", self.lang), id="branch-shared", variant="primary")
+        if not self.ctx.drill:  # a drill asks for the conclusion before showing one
+            yield LikelyView(self.ctx, id="scope-likely")
         yield BoundTextArea(self.ctx, "scope_verdict", "field.scope_verdict")
 
     def on_mount(self) -> None:

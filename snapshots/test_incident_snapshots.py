@@ -107,3 +107,19 @@ def test_incident_gpu_panel(
     assert snap_compare(
         PanelHost(_ctx(served(name), tmp_path)), terminal_size=(180, 52), run_before=_loaded
     )
+
+
+@pytest.mark.parametrize("name", ["large_overload", "large_throttled_gpu"])
+def test_large_service_step_d_fits_80x24(
+    snap_compare: Any, served: Callable[[str], PromServer], tmp_path: Path, name: str
+) -> None:
+    """200 replicas, an overload on every one or one throttled GPU: D's headline, its
+    evidence cut to what fits (with how many lines more) and its buttons fit one 80×24
+    screen."""
+    from cockpit.scenarios.large import WINDOW
+
+    ctx = _ctx(served(name), tmp_path)
+    ctx.metrics.window_span = WINDOW
+    ctx.settings.prometheus.timeout_s = 60  # 38 k series on a shared two-core machine
+    app = CockpitApp(ctx=ctx, start_step="D")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_loaded)

@@ -99,23 +99,9 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
     from cockpit.collect.cache import screen_window
     from cockpit.collect.playbooks import collect_playbook_data
     from cockpit.collect.recovery import signals_from_golden
-    from cockpit.config import PrometheusSettings, ServiceSettings, Settings
-    from cockpit.sources.base import Sources
-    from cockpit.sources.prometheus import PrometheusSource
-    from testkit import make_ctx
+    from testkit import scenario_ctx
 
-    sc = srv.scenario
-    settings = Settings(
-        prometheus=PrometheusSettings(url=srv.url),
-        service=ServiceSettings(namespace=sc.scope["namespace"], deployment=sc.scope["deployment"]),
-    )
-    ctx = make_ctx(
-        tmp_path,
-        lang="en",
-        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
-        settings=settings,
-        frozen_at=sc.now_dt,
-    )
+    ctx = scenario_ctx(srv, tmp_path)
     try:
         window = screen_window(ctx)
         golden = await steps.golden(ctx, window)

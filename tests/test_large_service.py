@@ -101,3 +101,72 @@ def test_an_outlier_replica_is_named_while_the_aggregate_is_within_threshold(
     assert hidden["serving.tpot:p99"]["entities"] == REPLICAS
     lines = [t for t in report["blast_radius"]["evidence_text"] if pod in t]
     assert any("within its threshold" in t and "TPOT" in t for t in lines), lines
+
+
+async def test_d_at_80x24_shows_the_headline_and_every_button_and_details_hold_the_rest(
+    prometheus_scenario: Any, tmp_path: Any
+) -> None:
+    """Step D on the 200-replica service in an 80×24 terminal: the headline and the four
+    buttons are on the first screen, the evidence is cut to what fits with how many lines
+    more, and Details lists every outlier of every signal, the hidden replica's included."""
+    from textual.widgets import Button, Static
+
+    from cockpit.analysis.blast_radius import detail_msgs
+    from cockpit.app import CockpitApp
+    from cockpit.incident import Incident, ServiceScope
+    from cockpit.ui.scope_detail import ScopeDetailScreen
+    from cockpit.ui.scope_view import ScopeView
+    from testkit import scenario_ctx
+
+    srv = prometheus_scenario("large_throttled_gpu")
+    sc = srv.scenario
+    ns, dep = sc.scope["namespace"], sc.scope["deployment"]
+    incident = Incident(
+        id="inc-0000large",
+        created_at=sc.now_dt,
+        updated_at=sc.now_dt,
+        service=ServiceScope(namespace=ns, deployment=dep),
+    )
+    ctx = scenario_ctx(srv, tmp_path, timeout_s=60, incident=incident)
+    ctx.metrics.window_span = WINDOW
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(40):
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            if app.screen.query_one(ScopeView).data is not None:
+                break
+        view = app.screen.query_one(ScopeView)
+        assert view.data is not None
+        br = view.data.blast_radius
+        assert br.scope == "single_gpu" and br.hidden
+        screen = app.screen.region
+        verdict = app.screen.query_one("#scope-verdict", Static)
+        assert "a single GPU" in str(verdict.render())
+        for wid in (
+            "#scope-verdict",
+            "#scope-accept",
+            "#scope-details",
+            "#branch-single",
+            "#branch-shared",
+        ):
+            region = app.screen.query_one(wid).region
+            assert region.height >= 1 and screen.contains_region(region), wid
+            assert region.bottom <= screen.bottom - 1, wid  # above the footer
+        lines = str(app.screen.query_one("#scope-lines", Static).render()).splitlines()
+        assert len(br.lines_text("en")) > len(lines)
+        assert "more lines in Details" in lines[-1]
+        details = app.screen.query_one("#scope-details", Button)
+        details.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ScopeDetailScreen)
+        text = str(app.screen.query_one("#scope-detail-text", Static).render())
+        every = [m.text("en") for m in detail_msgs(br)]
+        assert every and all(line in text for line in every)
+        n_outliers = sum(len(s.outliers) for s in (*br.per_signal, *br.hidden))
+        assert sum(1 for line in every if "peer median" in line) == n_outliers
+        assert sc.ground_truth.suspect.pod in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ScopeDetailScreen)

@@ -6,7 +6,7 @@ the verdict text in the incident (``IncidentSession.set_branch``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -51,8 +51,17 @@ class ScopeView(MetricsView):
     DEFAULT_CSS = """
     ScopeView #scope-verdict { text-style: bold; height: auto; }
     ScopeView #scope-lines { height: auto; }
+    ScopeView #scope-lines.-compact { text-wrap: nowrap; text-overflow: ellipsis; }
     ScopeView Horizontal { height: auto; }
+    ScopeView Button { height: 1; border: none; min-width: 10; margin: 0 1 0 0; }
     """
+
+    ROWS_AROUND: ClassVar[int] = 18
+    """Rows of a step D screen that are not evidence lines (title bar, steps, guide, the
+    headline, the buttons of the view and of the screen, the footer): on a terminal this
+    many rows taller than the lines, every line is shown, wrapped; on a smaller one the
+    first lines are, one row each, then how many more the detail view holds."""
+    MIN_LINES: ClassVar[int] = 3
 
     class VerdictAccepted(Message):
         """The user accepted the verdict; ``branch`` is ``single`` or ``shared``."""
@@ -61,14 +70,13 @@ class ScopeView(MetricsView):
             super().__init__()
             self.branch = branch
 
-    def __init__(self, ctx: Any, **kwargs: Any) -> None:
+    def __init__(self, ctx: Any, *, likely: bool = True, **kwargs: Any) -> None:
         super().__init__(ctx, **kwargs)
+        self.likely = likely
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="scope-verdict", markup=False)
         yield Static("", id="scope-lines", markup=False)
-        if not self.ctx.drill:
-            yield LikelyView(self.ctx, id="scope-likely")
         with Horizontal():
             yield Button(
                 t("metrics.scope.accept", self.lang),
@@ -76,6 +84,9 @@ class ScopeView(MetricsView):
                 variant="success",
                 disabled=True,
             )
+            yield Button(t("metrics.scope.details", self.lang), id="scope-details", disabled=True)
+        if self.likely and not self.ctx.drill:
+            yield LikelyView(self.ctx, id="scope-likely")
 
     async def load(self, refresh: bool) -> ScopeResult:
         from cockpit.collect import steps
@@ -93,10 +104,24 @@ class ScopeView(MetricsView):
         lines = br.lines_text(lang)
         if not data.anomalous:
             lines.append("—")
-        self.query_one("#scope-lines", Static).update("\n".join(lines))
+        room = max(self.MIN_LINES, self.app.size.height - self.ROWS_AROUND)
+        box = self.query_one("#scope-lines", Static)
+        box.set_class(len(lines) > room, "-compact")
+        if len(lines) > room:
+            more = len(lines) - (room - 1)
+            lines = [*lines[: room - 1], t("metrics.scope.more_lines", lang, n=more)]
+        box.update("\n".join(lines))
         self.query_one("#scope-accept", Button).disabled = not br.propose
+        self.query_one("#scope-details", Button).disabled = not (br.per_signal or br.hidden)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "scope-details" and self.data is not None:
+            from cockpit.ui.scope_detail import ScopeDetailScreen
+
+            event.stop()
+            head = blast_line(self.data, self.lang)
+            self.app.push_screen(ScopeDetailScreen(self.data.blast_radius, head, self.lang))
+            return
         if event.button.id != "scope-accept" or self.data is None or self.ctx.session is None:
             return
         event.stop()

@@ -51,3 +51,26 @@ def make_ctx(
     )
     ctx.panels = panels if panels is not None else []
     return ctx
+
+
+def scenario_ctx(
+    srv: Any, state_dir: Path, *, lang: str = "en", timeout_s: float = 10.0, **kw: Any
+) -> AppContext:
+    """A context reading a served scenario (``srv``: a ``PromServer``) in its scope, with
+    the clock frozen at the scenario's "now" (``kw``: more :func:`make_ctx` arguments)."""
+    from cockpit.config import PrometheusSettings, ServiceSettings
+    from cockpit.sources.prometheus import PrometheusSource
+
+    sc = srv.scenario
+    settings = Settings(
+        prometheus=PrometheusSettings(url=srv.url, timeout_s=timeout_s),
+        service=ServiceSettings(namespace=sc.scope["namespace"], deployment=sc.scope["deployment"]),
+    )
+    return make_ctx(
+        state_dir,
+        lang=lang,
+        sources=Sources(metrics=PrometheusSource(settings.prometheus)),
+        settings=settings,
+        frozen_at=sc.now_dt,
+        **kw,
+    )
