@@ -216,3 +216,25 @@ def test_no_gateway_said(kubeconfig: Path, tmp_path: Path) -> None:
     assert report.request_ids.status == "no_access"
     text = "\n".join(render_lines(report, "zh"))
     assert "kube-system" in text and "网关控制器" in text
+
+
+def test_engine_sees_each_shape_s_first_and_last_lines_and_counts_all() -> None:
+    from cockpit.analysis.layered_logs import SHAPE_KEEP, select_lines
+
+    stats = [fx.stats(m / 10, 8, m, 50 + m / 10) for m in range(300)]
+    noise = [
+        f"{fx.stamp(1)} INFO 03-10 12:01:00 engine.py:267] Added request chatcmpl-{i:032x}.\n"
+        for i in range(100)
+    ] + [
+        f'{fx.stamp(1)} INFO:     10.0.0.7:5312{i % 10} - "POST /v1/x HTTP/1.1" 200 OK\n'
+        for i in range(100)
+    ]
+    err = f'{fx.stamp(2)} INFO:     10.0.0.7:53122 - "POST /v1/x HTTP/1.1" 500 Internal Server Error\n'
+    lines = [ln.rstrip("\n") for ln in (*stats[:150], *noise, err, *stats[150:])]
+    fed, shapes, counts = select_lines(lines)
+    assert len(fed) == 2 * SHAPE_KEEP + 1  # bookkeeping and 2xx answers left out
+    assert fed[0] == lines[0] and fed[-1] == lines[-1] and err.rstrip("\n") in fed
+    assert counts[shapes[0]] == 300
+    part = analyse_serving("p", "c", False, "\n".join(lines))
+    kv = next(f for f in part.findings if f.kind == "engine_log")
+    assert kv.count == 300 and kv.fields["waiting_max"] == 299

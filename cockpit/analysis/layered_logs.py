@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
@@ -46,12 +47,15 @@ RUNTIME_KINDS = frozenset({"cuda_oom", "nccl", "cuda_error", "xid"})
 
 MAX_FINDING_LINES = 8
 """Lines kept per finding (the first ones; ``count`` says how many there were)."""
-MAX_FOLLOW = 200
-"""Request IDs of access lines looked for in the serving logs (errors first)."""
+MAX_FOLLOW = 20
+"""Request IDs of access lines looked for in the serving logs (error answers first, then
+the slowest): each is one search of every serving log."""
 MAX_TRACES = 20
 """Followed requests kept in the report."""
 MAX_HOPS = 5
 """Serving lines kept per followed request."""
+SHAPE_KEEP = 20
+"""Lines of one shape given to the engine from the start, and as many from the end."""
 
 _KUBELET_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
 _ERROR_LINE = re.compile(
@@ -61,6 +65,36 @@ _ERROR_LINE = re.compile(
     r"\{.*\"(?:level|severity)\"\s*:\s*\"(?:error|ERROR|fatal|FATAL|critical|CRITICAL)\")",
     re.MULTILINE,
 )
+RUNTIME_WORDS = (
+    "cuda",
+    "nccl",
+    "out of memory",
+    "outofmemory",
+    "cublas",
+    "cudnn",
+    "illegal memory",
+    "processgroup",
+    "watchdog",
+    "nvrm",
+    "xid",
+)
+"""Words that make a serving line a runtime line (lower case; seed 003: CUDA errors, NCCL
+warnings, OOM stacks)."""
+ERROR_HINTS = (
+    "ERROR",
+    "CRITICAL",
+    "FATAL",
+    "Traceback",
+    "Error: ",
+    "Exception: ",
+    '"level"',
+    '"severity"',
+    "Z E",
+    "Z [E",
+    ":[E",
+)
+"""Substrings of every error-level line :data:`_ERROR_LINE` recognises (a glog ``E`` line
+follows the kubelet's ``Z`` or a ``[rankN]:`` prefix)."""
 _RUNTIME_WORD = re.compile(
     r"cuda|nccl|out of memory|outofmemory|cublas|cudnn|illegal memory|processgroup|"
     r"watchdog|NVRM|Xid",
@@ -78,11 +112,7 @@ _ENVOY = re.compile(
     r'\[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) \S+ \d+ \d+ '
     r'(?P<duration_ms>\d+) \S+ "[^"]*" "[^"]*" "(?P<req_id>[^"]*)" "[^"]*" "(?P<upstream>[^"]*)"'
 )
-_ID_TOKEN = re.compile(
-    r"(?<![0-9A-Za-z])(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
-    r"(?![0-9A-Za-z])",
-    re.IGNORECASE,
-)
+_SHAPE = re.compile(r"[0-9a-fA-F]*\d[0-9a-fA-F]*(?:\.\d+)?")
 
 
 class LogLine(BaseModel):
@@ -245,41 +275,109 @@ class PodPart(BaseModel):
 
 
 def _errors(text: str, pod: str, container: str, previous: bool, part: PodPart) -> None:
-    """Count error-level lines per layer and keep the first of each."""
-    for m in _ERROR_LINE.finditer(text):
-        end = text.find("\n", m.start())
-        raw = text[m.start() : end if end >= 0 else len(text)]
+    """Count error-level lines per layer and keep the first of each. Candidate lines are
+    found with ``str.find`` (:data:`ERROR_HINTS`), each then checked whole."""
+    starts: set[int] = set()
+    for hint in ERROR_HINTS:
+        pos = text.find(hint)
+        while pos >= 0:
+            starts.add(text.rfind("\n", 0, pos) + 1)
+            end = text.find("\n", pos)
+            if end < 0:
+                break
+            pos = text.find(hint, end)
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        raw = text[start : end if end >= 0 else len(text)]
+        if _ERROR_LINE.match(raw) is None:
+            continue
         layer = "runtime" if _RUNTIME_WORD.search(raw) else "service"
         part.error_lines[layer] = part.error_lines.get(layer, 0) + 1
         if layer not in part.first_error:
             part.first_error[layer] = _line(pod, container, previous, raw)
 
 
-def _runtime_lines(text: str) -> int:
-    """Lines naming a runtime word (each line once)."""
-    n = 0
-    line_end = -1
-    for m in _RUNTIME_WORD.finditer(text):
-        if m.start() <= line_end:
+def _runtime_lines(low: str) -> int:
+    """Lines naming a runtime word (each line once); found with ``str.find`` on the
+    lower-cased text ``low``, which keeps a 5 MB log at a few milliseconds."""
+    starts: set[int] = set()
+    for word in RUNTIME_WORDS:
+        pos = low.find(word)
+        while pos >= 0:
+            start = low.rfind("\n", 0, pos) + 1
+            starts.add(start)
+            end = low.find("\n", pos)
+            if end < 0:
+                break
+            pos = low.find(word, end)
+    return len(starts)
+
+
+def select_lines(lines: Iterable[str]) -> tuple[list[str], list[str], dict[str, int]]:
+    """The lines given to the engine, their shapes, and how many lines have each shape.
+
+    A pod's log is mostly bookkeeping (a request added or finished, a 2xx answer) and
+    lines that repeat with other numbers (stats every few seconds, the same warning):
+    bookkeeping lines are left out (:func:`_bookkeeping`; their request IDs are still
+    followed over the whole text), and of each shape (the line with its numbers and hex
+    IDs blanked) the first and the last :data:`SHAPE_KEEP` lines are kept in their order,
+    so a trend keeps its start and end. ``counts`` says how many lines each shape had.
+    """
+    kept: dict[str, list[int]] = {}
+    tails: dict[str, deque[int]] = {}
+    counts: dict[str, int] = {}
+    for i, raw in enumerate(lines):
+        if _bookkeeping(raw):
             continue
-        n += 1
-        line_end = text.find("\n", m.start())
-        if line_end < 0:
-            break
-    return n
+        shape = _SHAPE.sub("#", raw[_stamp_end(raw) : _stamp_end(raw) + 240])
+        n = counts.get(shape, 0)
+        counts[shape] = n + 1
+        if n < SHAPE_KEEP:
+            kept.setdefault(shape, []).append(i)
+            continue
+        tail = tails.get(shape)
+        if tail is None:
+            tail = tails[shape] = deque(maxlen=SHAPE_KEEP)
+        tail.append(i)
+    index = sorted(i for group in (*kept.values(), *tails.values()) for i in group)
+    all_lines = lines if isinstance(lines, list) else list(lines)
+    fed = [all_lines[i] for i in index]
+    shapes = [_SHAPE.sub("#", ln[_stamp_end(ln) : _stamp_end(ln) + 240]) for ln in fed]
+    return fed, shapes, counts
+
+
+def _bookkeeping(line: str) -> bool:
+    """A request added, received or finished (``Added request chatcmpl-….``, vLLM and
+    SGLang) or a 2xx/3xx answer of an HTTP access line: no evidence in itself. String
+    operations only: most lines of a serving log are these."""
+    at = line.rfind(" request ")
+    if at >= 0 and " " not in line[at + 9 :].rstrip():
+        return True
+    at = line.find(" HTTP/")
+    if at < 0:
+        return False
+    q = line.find('" ', at)
+    code = line[q + 2 : q + 5] if q >= 0 else ""
+    return len(code) == 3 and code[0] in "23" and code.isdigit()
+
+
+def _stamp_end(line: str) -> int:
+    m = _KUBELET_TS.match(line)
+    return m.end() if m is not None else 0
 
 
 def _findings(
     lines: list[str], layer_of: dict[str, str], pod: str, container: str, previous: bool
 ) -> list[LogFinding]:
-    expl = explain_lines(lines)
+    fed, shapes, counts = select_lines(lines)
+    expl = explain_lines(fed)
     out: list[LogFinding] = []
     for f in expl.findings:
         layer = layer_of.get(f.kind) or ("runtime" if f.kind in RUNTIME_KINDS else "service")
-        numbers = sorted({e.line for e in f.evidence if 0 < e.line <= len(lines)})
-        if not numbers and 0 < f.first_line <= len(lines):
+        numbers = sorted({e.line for e in f.evidence if 0 < e.line <= len(fed)})
+        if not numbers and 0 < f.first_line <= len(fed):
             numbers = [f.first_line]
-        picked = [_line(pod, container, previous, lines[n - 1]) for n in numbers]
+        picked = [_line(pod, container, previous, fed[n - 1]) for n in numbers]
         times = [ln.at for ln in picked if ln.at is not None]
         out.append(
             LogFinding(
@@ -289,7 +387,8 @@ def _findings(
                 cause=f.cause,
                 category=f.category,
                 first_at=min(times) if times else None,
-                count=len(picked),
+                # Every line of the shapes it rests on, not only those the engine saw.
+                count=sum(counts[sh] for sh in {shapes[n - 1] for n in numbers}),
                 pods=[pod],
                 lines=picked[:MAX_FINDING_LINES],
                 fields=f.fields,
@@ -306,21 +405,20 @@ def analyse_serving(
     part = PodPart()
     lines = text.splitlines()
     part.layer_lines["service"] = len(lines)
-    part.layer_lines["runtime"] = _runtime_lines(text)
+    low = text.lower()
+    part.layer_lines["runtime"] = _runtime_lines(low)
     _errors(text, pod, container, previous, part)
     part.findings = _findings(lines, {}, pod, container, previous)
-    want = set(wanted)
-    if want:
-        for m in _ID_TOKEN.finditer(text):
-            rid = m.group().lower()
-            if rid not in want:
-                continue
-            hits = part.serving_hits.setdefault(rid, [])
-            if len(hits) < MAX_HOPS:
-                start = text.rfind("\n", 0, m.start()) + 1
-                end = text.find("\n", m.end())
-                raw = text[start : end if end >= 0 else len(text)]
-                hits.append(_line(pod, container, previous, raw))
+    for rid in wanted:
+        pos = low.find(rid)
+        while pos >= 0 and len(part.serving_hits.get(rid, ())) < MAX_HOPS:
+            start = low.rfind("\n", 0, pos) + 1
+            end = low.find("\n", pos)
+            raw = text[start : end if end >= 0 else len(text)]
+            part.serving_hits.setdefault(rid, []).append(_line(pod, container, previous, raw))
+            if end < 0:
+                break
+            pos = low.find(rid, end)
     return part
 
 

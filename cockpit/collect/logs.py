@@ -255,8 +255,7 @@ async def gather_logs(
     parts: list[tuple[int, int, str, PodPart]] = []
 
     async def read(slot: int, p: PodLite, role: Role) -> list[LogRead]:
-        async with sem:
-            reads = await src.read_pod(p, role, start)
+        reads = await src.read_pod(p, role, start)
         infos[slot] = [_info(r) for r in reads]
         return reads
 
@@ -275,15 +274,17 @@ async def gather_logs(
     ids_task = asyncio.ensure_future(gateway_ids())
 
     async def serving(slot: int, p: PodLite, role: Role) -> None:
-        reads = await read(slot, p, role)
-        wanted = await asyncio.shield(ids_task)
-        for j, r in enumerate(reads):
-            if r.failure is None:
-                part = await asyncio.to_thread(
-                    analyse_serving, r.pod, r.container, r.previous, r.text, wanted
-                )
-                parts.append((slot, j, "serving", part))
-            r.text = ""  # analysed: only the findings are kept
+        # Read and analysed under one slot: at most CONCURRENCY pods' texts in memory.
+        async with sem:
+            reads = await read(slot, p, role)
+            wanted = await asyncio.shield(ids_task)
+            for j, r in enumerate(reads):
+                if r.failure is None:
+                    part = await asyncio.to_thread(
+                        analyse_serving, r.pod, r.container, r.previous, r.text, wanted
+                    )
+                    parts.append((slot, j, "serving", part))
+                r.text = ""  # analysed: only the findings are kept
 
     try:
         await asyncio.gather(
