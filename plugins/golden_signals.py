@@ -22,9 +22,10 @@ from cockpit.analysis.golden import SignalSummary
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
-from cockpit.i18n import UNKNOWN, fmt_number, fmt_value, in_both, t
+from cockpit.i18n import UNKNOWN, fmt_number, fmt_value, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import unit_text
+from cockpit.pins import signal_evidence
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.frames import mark_after_paint
@@ -134,25 +135,7 @@ class GoldenRow(Horizontal):
 
     def evidence(self) -> Evidence | None:
         """The pinned form of this value (``None`` when there is no value)."""
-        s = self.summary
-        now = s.now.value
-        if not s.now.ok or now is None:
-            return None
-        base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
-        return Evidence(
-            label=s.label(self.lang),
-            value=fmt_number(now),
-            unit=s.unit,
-            at=s.at,
-            query=s.query,
-            source="prometheus",
-            what=s.signal,
-            note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
-            label_i18n=in_both(s.label),
-            note_i18n=in_both(
-                lambda lang: t("evidence.pin_note", lang, baseline=base, reason=s.reason_text(lang))
-            ),
-        )
+        return signal_evidence(self.summary, self.lang)
 
     def pin(self) -> None:
         """Pin the value as evidence (value, unit, time, PromQL)."""

@@ -1,8 +1,8 @@
 """One story per incident: ``cockpit analyze --json`` concludes the ground truth of each of
 the six incidents (primary layer, scope, suspect, cause), and every rendering of a signal
-(A's row, C's row, F's table, a reading rule, a playbook item, step I's recovery row; the export's
-evidence is not covered here) shows the same value and verdict, a signal over its SLO
-never normal."""
+(A's row, C's row, D's split and E's cohort rows, F's table, a reading rule, a playbook item,
+step I's recovery row, the export's evidence) shows the same value and verdict, a signal over
+its SLO never normal."""
 
 from __future__ import annotations
 
@@ -110,9 +110,14 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
         likely = await steps.likely(ctx, window)
         data = await collect_playbook_data(ctx, "ttft_spike")
         items = run_playbook(load_playbook("ttft_spike"), data)
+        cohort = await steps.cohort(ctx, window)
+        bset = await steps.breakdowns(ctx, window)
     finally:
         await ctx.sources.close()
     return {
+        "ctx": ctx,
+        "cohort": cohort,
+        "bset": bset,
         "golden": golden,
         "dd": dd,
         "load": load,
@@ -170,6 +175,54 @@ async def test_every_rendering_of_a_signal_agrees(
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
+    _e_rows_agree(srv, story, rows)
+    _export_evidence_agrees(story, rows)
+
+
+def _e_rows_agree(srv: PromServer, story: dict[str, Any], rows: dict[str, Any]) -> None:
+    """E's cohort rows read D's per-entity split of the signal at C's statistic and unit,
+    and ``analyze`` shows the same rows (numbers and outliers) for the same suspect."""
+    coh = story["cohort"]
+    split = {b.key: b for b in story["bset"].breakdowns}
+    if coh is None:
+        assert _analyze(srv)["cohort"] is None
+        return
+    for r in coh.rows:
+        assert r.key in split and r.unit == split[r.key].unit, r.key
+        if r.key in rows:
+            assert r.unit == rows[r.key].unit, r.key
+    doc = _analyze(srv)["cohort"]
+    assert doc is not None and doc["suspect"] == coh.cohort.suspect
+    got = {r["key"]: (r["suspect"], r["cohort_median"], r["outlier"]) for r in doc["rows"]}
+    for r in coh.rows:
+        if r.key in got:
+            assert got[r.key] == (r.suspect, r.cohort_median, r.outlier), r.key
+    assert set(doc["outliers"]) == set(coh.outliers)
+
+
+def _export_evidence_agrees(story: dict[str, Any], rows: dict[str, Any]) -> None:
+    """A signal pinned at A or C lands in the export with the value and reading (change and
+    verdict) its row shows: a top-bucket quantile as its lower bound."""
+    from cockpit.analysis.golden import reading_msg, value_msg
+    from cockpit.export import render
+    from cockpit.pins import signal_evidence
+
+    session = story["ctx"].session
+    pinned = []
+    for row in rows.values():
+        ev = signal_evidence(row, "en", step="C")
+        if ev is None:
+            assert row.now.value is None, row.key
+            continue
+        session.pin(ev)
+        pinned.append(row)
+    assert pinned
+    md = render(session.incident, lang="en", fmt="md")
+    for row in pinned:
+        assert reading_msg(row).text("en") in md, row.key
+        shown = value_msg(row).text("en")
+        if row.top_bucket is not None:
+            assert shown.startswith("≥ ") and f"{row.label('en')}: ≥ " in md, row.key
 
 
 async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_gone(

@@ -176,3 +176,30 @@ async def test_restarts_in_the_window_are_one_count_that_b_d_and_e_quote(
         f"restarted {want} times in the window" in line
         for line in doc["blast_radius"]["evidence_text"]
     )
+
+
+async def test_backtest_reads_the_xid_time_every_screen_shows(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """Step I's back-test reads the Xid from the window's history (the time B, C and the
+    export give it), so the 30-second Xid fires the Xid rule at that time whatever the
+    window's step, and its lead is measured from it."""
+    from cockpit.collect import steps
+    from cockpit.collect.alerts import collect_backtest
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    fired = []
+    try:
+        for span in (timedelta(hours=2), timedelta(hours=6)):
+            window = make_window(from_epoch(srv.scenario.now), span, "quiet")
+            dd = await steps.drilldown(ctx, window)
+            impact = from_epoch(incidents.LOST_XID_AT + 60)
+            bt = await collect_backtest(ctx, window, dd.drilldown.summaries, impact)
+            (xid,) = [r for r in bt.results if r.candidate.id == "xid"]
+            fired.append((xid.status, xid.first_fire, xid.lead_s, window.step_s))
+    finally:
+        await ctx.sources.close()
+    at = from_epoch(incidents.LOST_XID_AT)
+    assert [f[:3] for f in fired] == [("lead", at, 60.0), ("lead", at, 60.0)], fired
+    assert fired[1][3] > 60  # the 6 h window's step is coarser than the Xid burst

@@ -107,7 +107,19 @@ def evaluate(
     """Lead time of one candidate from the range result of its ``expr``."""
     if failure or series is None:
         return CandidateResult(candidate=candidate, status="failed", note=failure)
-    t = first_sustained(series, step_s=step_s)
+    return evaluate_at(
+        candidate, first_sustained(series, step_s=step_s), window_start, impact_start, step_s
+    )
+
+
+def evaluate_at(
+    candidate: Candidate,
+    t: float | None,
+    window_start: datetime,
+    impact_start: datetime | None,
+    step_s: float,
+) -> CandidateResult:
+    """Lead time of one candidate that first fires at ``t`` (Unix seconds; None: never)."""
     if t is None:
         return CandidateResult(candidate=candidate, status="silent")
     fire = from_epoch(t)
@@ -175,13 +187,23 @@ def backtest(
     step_s: float,
     service: str = "",
     detected_at: datetime | None = None,
+    events: dict[str, float | None] | None = None,
 ) -> Backtest:
     """Evaluate every candidate (``results``: id → (series, failure text)); with
-    ``detected_at`` (the first alert) also how much earlier than the real detection."""
+    ``detected_at`` (the first alert) also how much earlier than the real detection.
+
+    ``events`` gives, per candidate id, when the event it alerts on first happened as the
+    window's history tells it (``xid``: the first Xid of the change list, on the 15 s grid
+    every screen uses; None: none in the window): that time is read, not a range query at
+    the window's coarser step that a 30-second event can fall between. A candidate whose
+    own query failed stays failed (the source fails now: unknown, never silent)."""
     out = Backtest(impact_start=impact_start, detected_at=detected_at)
     for c in candidates:
         series, failure = results.get(c.id, (None, "not run"))
-        r = evaluate(c, series, window_start, impact_start, step_s, failure)
+        if events is not None and c.id in events and series is not None and not failure:
+            r = evaluate_at(c, events[c.id], window_start, impact_start, step_s)
+        else:
+            r = evaluate(c, series, window_start, impact_start, step_s, failure)
         if detected_at is not None and r.first_fire is not None:
             r.before_detection_s = to_epoch(detected_at) - to_epoch(r.first_fire)
         out.results.append(r)

@@ -194,4 +194,20 @@ async def collect_backtest(
         window.step_s,
         svc.deployment or svc.namespace,
         detected_at,
+        await _history_events(ctx, window),
     )
+
+
+async def _history_events(ctx: AppContext, window: Window) -> dict[str, float | None] | None:
+    """When the window's history (B's change list, shared) first shows what a candidate
+    alerts on: ``xid`` → the first Xid; None when the history could not be read (the
+    candidates' own range queries decide then)."""
+    from cockpit.collect.history import collect_history
+
+    hist = await collect_history(ctx, window)
+    if any("xid" in f.lower() for f in hist.failures):
+        return None
+    xids = [i.at.timestamp() for i in hist.items if i.kind == "xid" and i.at is not None]
+    if not xids and "dcgm" not in hist.inventory.sources:
+        return None
+    return {"xid": min(xids) if xids else None}

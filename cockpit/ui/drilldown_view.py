@@ -12,9 +12,9 @@ from textual.widgets import DataTable, Static
 from cockpit.analysis.golden import SignalSummary, value_msg
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
-from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
-from cockpit.incident import Evidence
-from cockpit.models.messages import fmt_number, unit_text
+from cockpit.i18n import UNKNOWN, fmt_value, t
+from cockpit.models.messages import unit_text
+from cockpit.pins import signal_evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable
 
@@ -180,22 +180,9 @@ class DrilldownView(MetricsView):
         s = self.selected()
         if s is None or s.now.value is None or self.ctx.session is None:
             return
-        base = fmt_number(s.baseline.value) if s.baseline.value is not None else UNKNOWN
-        ev = Evidence(
-            label=s.label(self.lang),
-            value=fmt_number(s.now.value),
-            unit=s.unit,
-            at=s.at,
-            query=s.query,
-            source="prometheus",
-            step="C",
-            what=s.signal,
-            note=t("evidence.pin_note", self.lang, baseline=base, reason=s.reason_text(self.lang)),
-            label_i18n=in_both(s.label),
-            note_i18n=in_both(
-                lambda lang: t("evidence.pin_note", lang, baseline=base, reason=s.reason_text(lang))
-            ),
-        )
+        ev = signal_evidence(s, self.lang, step="C")
+        if ev is None:
+            return
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
 

@@ -93,7 +93,9 @@ async def test_drilldown_view_layers_rules_and_pin(
         assert ev.label == "temperature" and ev.unit == "°C" and "DCGM_FI_DEV_GPU_TEMP" in ev.query
         # kept in both languages, so an export in the other one speaks its own
         assert ev.label_i18n["en"] == "temperature" and "温度" in ev.label_i18n["zh"]
-        assert ev.note_i18n["en"].startswith("baseline") and ev.note_i18n["zh"].startswith("基线")
+        # the note quotes the row's reading (value, change, verdict) as C shows it
+        assert ev.note_i18n["en"].startswith("temperature ")
+        assert "anomalous); baseline " in ev.note_i18n["en"] and "；基线 " in ev.note_i18n["zh"]
         entry = next(e for e in ctx.session.incident.timeline if e.kind.value == "evidence")
         assert entry.text_i18n["en"].startswith("temperature = ")
         assert float(ev.value) > 85 and ev.step == "C"

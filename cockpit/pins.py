@@ -1,0 +1,46 @@
+"""A signal's reading pinned as evidence, the same way from A's golden row and C's table.
+
+The pin quotes the row as every screen shows it (:func:`cockpit.analysis.golden.value_msg`
+and :func:`~cockpit.analysis.golden.reading_msg`: the value now — a top-bucket quantile as
+its lower bound —, the change against the baseline and the verdict), so the export's key
+evidence says what the screens said.
+"""
+
+from __future__ import annotations
+
+from cockpit.analysis.golden import SignalSummary, reading_msg
+from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
+from cockpit.incident import Evidence
+from cockpit.models.messages import fmt_number
+
+
+def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | None:
+    """The pinned form of ``s`` at ``step`` (``A``, ``C``; ``""``: the step's own);
+    None when it has no value now (nothing to pin: "no data" is never pinned as a number)."""
+    if not s.now.ok or s.now.value is None:
+        return None
+    base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
+    value = f"≥ {fmt_number(s.top_bucket)}" if s.top_bucket is not None else fmt_number(s.now.value)
+
+    def note(lang: str) -> str:
+        return t(
+            "evidence.pin_reading",
+            lang,
+            reading=reading_msg(s).text(lang),
+            baseline=base,
+            reason=s.reason_text(lang),
+        )
+
+    return Evidence(
+        label=s.label(lang),
+        value=value,
+        unit=s.unit,
+        at=s.at,
+        query=s.query,
+        source="prometheus",
+        step=step,
+        what=s.signal,
+        note=note(lang),
+        label_i18n=in_both(s.label),
+        note_i18n=in_both(note),
+    )
