@@ -37,7 +37,7 @@ Two formats:
           "impact":            {filled, value},
           "times":             {filled, start, detect, mitigate, recover,
                                 minutes_to_detect, minutes_to_mitigate, minutes_to_recover,
-                                order_problems[]},
+                                order_problems[], paged_by{PagedBy}|null},
           "symptoms_slo":      {filled, symptoms, slo},
           "recent_changes":    {filled, changes[Change, suspect first], note},
           "key_evidence":      {filled, items[Evidence]},
@@ -80,6 +80,7 @@ from cockpit.incident import (
     HistoryEntry,
     Hypothesis,
     Incident,
+    PagedBy,
     PlaybookRecord,
     RecoveryCheck,
     ServiceScope,
@@ -145,6 +146,9 @@ class TimesField(_Doc):
     minutes_to_recover: float | None
     order_problems: list[str]
     """``"detect<start"`` style problems (see :func:`cockpit.session.check_time_order`)."""
+    paged_by: PagedBy | None = None
+    """The alert the incident was started from (how it was detected); ``None`` when it
+    was opened blank."""
 
 
 class SymptomsField(_Doc):
@@ -341,6 +345,7 @@ def build_document(
             minutes_to_mitigate=_minutes(start, times["mitigate"]),
             minutes_to_recover=_minutes(start, times["recover"]),
             order_problems=order,
+            paged_by=inc.paged_by,
         ),
         symptoms_slo=SymptomsField(
             filled=bool(_text(inc.symptoms) or _text(inc.slo)),
@@ -541,6 +546,8 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     ]
     if durations:
         md.item(1, md.tr("export.time.durations"), md.tr("export.sep").join(durations))
+    if tpl.times.paged_by is not None:
+        md.item(1, md.tr("export.paged_by"), " · ".join(tpl.times.paged_by.parts(md.lang)))
     for problem in tpl.times.order_problems:
         later, earlier = problem.split("<")
         md.item(

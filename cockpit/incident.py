@@ -87,6 +87,31 @@ class PagedBy(_Model):
     inhibited: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
 
+    def parts(self, lang: str) -> list[str]:
+        """What to say of it, in ``lang``: name and state, when it started firing, its
+        silences and inhibition when muted, then — always the last two — the golden
+        signal it measures and its expression."""
+        from cockpit.i18n import t
+        from cockpit.models.messages import signal_label
+
+        state = t(f"alerts.state.{self.state}", lang) if self.state else "—"
+        out = [f"{self.name} ({state})"]
+        if self.starts_at is not None:
+            out.append(t("alerts.since", lang, at=f"{self.starts_at:%Y-%m-%d %H:%M:%SZ}"))
+        if self.silenced:
+            out.append(t("alerts.silenced_by", lang, notes="; ".join(self.silences) or "—"))
+        if self.inhibited:
+            out.append(t("alerts.inhibited", lang))
+        out.append(
+            t("alerts.sli", lang, name=signal_label(self.sli, lang))
+            if self.sli
+            else t("alerts.no_sli", lang)
+        )
+        out.append(
+            t("alerts.expr", lang, expr=self.expr) if self.expr else t("alerts.no_expr", lang)
+        )
+        return out
+
 
 class IncidentTimes(_Model):
     """开始 / 检测 / 缓解 / 恢复时间 (all aware UTC; ``None`` = not yet known).

@@ -292,22 +292,9 @@ def failure_lines(alerts: AlertList, lang: str) -> list[str]:
 
 def paged_text(paged: PagedBy, lang: str) -> str:
     """Step A's lines about the alert that paged: its name and state, when it started
-    firing, silences and inhibition, the golden signal it measures and its expression."""
+    firing, silences and inhibition; then the golden signal it measures and its
+    expression (see :meth:`cockpit.incident.PagedBy.parts`)."""
     from cockpit.i18n import t
-    from cockpit.models.messages import signal_label
 
-    state = t(f"alerts.state.{paged.state}", lang) if paged.state else "—"
-    head = [t("alerts.paged", lang, name=paged.name, state=state)]
-    if paged.starts_at is not None:
-        head.append(t("alerts.since", lang, at=_at(paged.starts_at)))
-    if paged.silenced:
-        head.append(t("alerts.silenced_by", lang, notes="; ".join(paged.silences) or "—"))
-    if paged.inhibited:
-        head.append(t("alerts.inhibited", lang))
-    sli = (
-        t("alerts.sli", lang, name=signal_label(paged.sli, lang))
-        if paged.sli
-        else t("alerts.no_sli", lang)
-    )
-    expr = t("alerts.expr", lang, expr=paged.expr) if paged.expr else t("alerts.no_expr", lang)
-    return "\n".join([" · ".join(head), f"{sli} · {expr}"])
+    parts = paged.parts(lang)
+    return t("alerts.paged", lang, text=" · ".join(parts[:-2])) + "\n" + " · ".join(parts[-2:])

@@ -22,6 +22,7 @@ from cockpit.incident import (
     HypothesisStatus,
     Incident,
     IncidentTimes,
+    PagedBy,
     PlaybookItemResult,
     PlaybookRecord,
     RecoveryCheck,
@@ -112,6 +113,20 @@ def full_incident() -> Incident:
         ),
         impact="Chat API: 25% of requests slower than the 300 ms SLO;\nerrors 0.2% → 1.8%.",
         times=IncidentTimes(start=at(0), detect=at(8), mitigate=at(40), recover=at(70)),
+        paged_by=PagedBy(
+            name="VLLMHighP99Latency",
+            fingerprint="4d5673dbad19fe28",
+            source="alertmanager",
+            state="firing",
+            starts_at=at(8),
+            expr="histogram_quantile(0.99, sum by (le) "
+            "(rate(vllm:e2e_request_latency_seconds_bucket[5m]))) > 0.3",
+            sli="serving.e2e_latency:p99",
+            pod="vllm-qwen-7d9f8c6b5-x2kq9",
+            silences=["oncall: known, rollback running"],
+            silenced=True,
+            labels={"alertname": "VLLMHighP99Latency", "namespace": "llm", "severity": "critical"},
+        ),
         symptoms="Users saw slow first tokens and 503s on long prompts.",
         slo="P99 end-to-end latency < 300 ms; error ratio < 0.5%",
         changes=[
