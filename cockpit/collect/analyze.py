@@ -181,6 +181,18 @@ def _gateway_stack(det: Any) -> str:
     return ""
 
 
+def gateway_names(det: Any, bset: BreakdownSet | None) -> list[str]:
+    """What the access layer is called: its detected stack (``ingress-nginx``) and the
+    entities (controller pods) its signals were split by, for a trainee to name the
+    gateway among (a drill's suspect choices)."""
+    names = [_gateway_stack(det)]
+    if bset is not None:
+        names += [
+            v.entity for b in bset.breakdowns if b.key.startswith("access.") for v in b.values
+        ]
+    return [n for n in dict.fromkeys(names) if n]
+
+
 def _top_entity(bset: BreakdownSet, keys: list[str]) -> str:
     """The entity with the highest value of the first of ``keys`` that was split."""
     for b in bset.breakdowns:

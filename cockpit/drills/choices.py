@@ -3,6 +3,7 @@ inventory (pure; no answer key involved, so the list gives nothing away)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cockpit.analysis.history import WindowInventory, gpu_text, short_pod
@@ -45,16 +46,22 @@ def parse_value(value: str) -> tuple[str, str, str]:
 
 
 def suspect_choices(
-    inv: WindowInventory, deployment: str = "", series: Inventory | None = None
+    inv: WindowInventory,
+    deployment: str = "",
+    series: Inventory | None = None,
+    gateways: Iterable[str] = (),
 ) -> list[SuspectChoice]:
-    """Every service (the Deployments seen, and ``deployment`` in scope), revision, pod,
-    node and GPU of the window, in that order, each sorted by name, without repeats.
+    """Every gateway, service (the Deployments seen, and ``deployment`` in scope),
+    revision, pod, node and GPU of the window, in that order, each sorted by name, without
+    repeats.
 
     Args:
         inv: The window's inventory from the metrics history.
         deployment: The Deployment in scope.
         series: The inventory read from the labels of the step-D breakdown series, for
             what the history did not see (a bundle recorded without it).
+        gateways: The access layer's names: its detected stack (``ingress-nginx``) and the
+            controller pods its series were split by.
     """
     pods = {p: inv.name(pod=p) for p in inv.pods}
     nodes = set(inv.nodes)
@@ -73,7 +80,8 @@ def suspect_choices(
         nodes |= {n for n in series.node_pool if n} | {n for n in series.gpu_node.values() if n}
         for uuid, node in series.gpu_node.items():
             gpus.setdefault(uuid, (node, "", uuid, gpu_text(node, "", uuid)))
-    out = [SuspectChoice("service", d, "", d) for d in sorted(services)]
+    out = [SuspectChoice("gateway", g, "", g) for g in sorted(set(gateways) - {""})]
+    out += [SuspectChoice("service", d, "", d) for d in sorted(services)]
     out += [SuspectChoice("revision", rs, "", label) for rs, label in sorted(revisions.items())]
     out += [SuspectChoice("pod", p, "", label) for p, label in sorted(pods.items())]
     out += [SuspectChoice("node", n, "", n) for n in sorted(nodes)]

@@ -169,11 +169,20 @@ class DrillAnswerForm(MetricsView):
         if not hist.inventory.pods:
             # The history as step D reads it (a bundle may hold only that window).
             hist = await collect_history(self.ctx, window)
+        from cockpit.collect.analyze import gateway_names
+        from cockpit.collect.base import detection_for
+
         try:
-            series = (await steps.breakdowns(self.ctx, window)).inventory
+            bset = await steps.breakdowns(self.ctx, window)
         except SourceError:
-            series = None
-        return suspect_choices(hist.inventory, self.ctx.settings.service.deployment, series)
+            bset = None
+        det = await detection_for(self.ctx, window.end)
+        return suspect_choices(
+            hist.inventory,
+            self.ctx.settings.service.deployment,
+            bset.inventory if bset is not None else None,
+            gateway_names(det, bset),
+        )
 
     def show(self, data: list[SuspectChoice]) -> None:
         self.choices = data
