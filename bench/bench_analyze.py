@@ -51,7 +51,9 @@ class _Recorder:
         return getattr(self.inner, name)
 
 
-def _context(url: str, now: float, scope: dict[str, str], record: bool = False) -> Any:
+def _context(
+    url: str, now: float, scope: dict[str, str], record: bool = False, span: str = "2h"
+) -> Any:
     from cockpit.clock import Clock
     from cockpit.config import PrometheusSettings, ServiceSettings, Settings
     from cockpit.context import AppContext
@@ -66,22 +68,31 @@ def _context(url: str, now: float, scope: dict[str, str], record: bool = False) 
     src: Any = PrometheusSource(settings.prometheus)
     if record:
         src = _Recorder(src)
-    return AppContext(
+    ctx = AppContext(
         settings=settings,
         sources=Sources(metrics=src),
         clock=Clock(frozen_at=from_epoch(now)),
         lang="en",
     )
+    ctx.metrics.window_span = span
+    return ctx
 
 
-async def _analysis(url: str, now: float, scope: dict[str, str], record: bool = False) -> Any:
-    """One analysis (detection first, outside the timing, as every screen shares it):
-    ``(wall s, recorded calls or None)``."""
+async def _analysis(
+    url: str,
+    now: float,
+    scope: dict[str, str],
+    record: bool = False,
+    cause: str = "gpu_lost",
+    span: str = "2h",
+) -> Any:
+    """One analysis (detection first, outside the timing, as every screen shares it) that
+    must conclude ``cause``: ``(wall s, recorded calls or None)``."""
     from cockpit.collect.analyze import run_analysis
     from cockpit.collect.base import detection_for
     from cockpit.collect.cache import screen_window
 
-    ctx = _context(url, now, scope, record)
+    ctx = _context(url, now, scope, record, span)
     window = screen_window(ctx)
     await detection_for(ctx, window.end)
     src = ctx.sources.metrics
@@ -91,7 +102,7 @@ async def _analysis(url: str, now: float, scope: dict[str, str], record: bool = 
     report = await run_analysis(ctx, window)
     wall = time.perf_counter() - t0
     await src.close()
-    assert report.conclusion.cause == "gpu_lost", report.conclusion.cause
+    assert report.conclusion.cause == cause, report.conclusion.cause
     return wall, (list(src.calls) if record else None)
 
 
