@@ -79,6 +79,8 @@ for i in range(pods):
 c.add(pod("ingress-nginx-controller-0", "ingress-nginx", containers=[container("controller")],
           labels={"app.kubernetes.io/component": "controller"}, ready_at=-100))
 c.add_log("ingress-nginx", "ingress-nginx-controller-0", "".join(sorted(gateway)))
+from pathlib import Path
+srv.write_kubeconfig(Path(sys.argv[4]), ["logs"], namespace="llm")
 print(srv.port, flush=True)
 sys.stdin.read()
 """
@@ -144,8 +146,9 @@ def main() -> list[str]:
     py = sys.executable
     lines: list[str] = []
     t0 = time.perf_counter()
+    kc = Path(tempfile.mkdtemp(prefix="bench-logs-")) / "config"
     server = subprocess.Popen(
-        [py, "-c", SERVER, str(ROOT), str(PODS), str(MB_PER_POD)],
+        [py, "-c", SERVER, str(ROOT), str(PODS), str(MB_PER_POD), str(kc)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -153,28 +156,10 @@ def main() -> list[str]:
     drivers: list[subprocess.Popen[str]] = []
     try:
         assert server.stdout is not None
-        port = int(server.stdout.readline())
+        server.stdout.readline()  # the port: the kubeconfig is written
         lines.append(
             f"generated {PODS} serving pods x {MB_PER_POD} MB of vLLM-like log and a gateway "
             f"in {time.perf_counter() - t0:.1f} s"
-        )
-        kc = Path(tempfile.mkdtemp(prefix="bench-logs-")) / "config"
-        kc.write_text(
-            json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "logs",
-                            "cluster": {"server": f"http://127.0.0.1:{port}/clusters/logs"},
-                        }
-                    ],
-                    "users": [{"name": "u", "user": {"token": "t"}}],
-                    "contexts": [{"name": "logs", "context": {"cluster": "logs", "user": "u"}}],
-                    "current-context": "logs",
-                }
-            )
         )
         for mode in ("download", "panel"):
             drivers.append(
