@@ -46,6 +46,9 @@ class Inventory(BaseModel):
     node_pool: dict[str, str] = Field(default_factory=dict)
     gpu_node: dict[str, str] = Field(default_factory=dict)
     gpu_pod: dict[str, str] = Field(default_factory=dict)
+    ip_pod: dict[str, str] = Field(default_factory=dict)
+    """Pod IP → pod name (``kube_pod_info{pod_ip}``): a series scraped by ``static_configs``
+    names its pod only by its ``instance`` (``ip:port``)."""
 
     def pod(self, name: str) -> PodInfo:
         """The pod's info (an empty one when unknown)."""
@@ -91,6 +94,8 @@ def build_inventory(
             inv.note_pod(
                 pod, namespace=v.labels.get("namespace", ""), node=v.labels.get("node", "")
             )
+            if ip := v.labels.get("pod_ip", ""):
+                inv.ip_pod[ip] = pod
     rs_deploy = {
         v.labels.get("replicaset", ""): v.labels.get("owner_name", "")
         for v in rs_owner

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue
+from cockpit.analysis.discovery import ip_of_instance
 from cockpit.analysis.golden import STAT_QUANTILES
 from cockpit.analysis.inventory import Inventory, build_inventory, first_label
 from cockpit.analysis.profiles import Detection, render
@@ -152,7 +153,8 @@ def to_breakdown(key: str, signal: str, unit: str, res: QueryResult, inv: Invent
                 )
             )
             continue
-        entity = pod or first_label(v.labels, "instance")
+        instance = first_label(v.labels, "instance")
+        entity = pod or inv.ip_pod.get(ip_of_instance(instance), "") or instance
         if not entity:
             continue
         info = inv.pod(entity)

@@ -130,3 +130,35 @@ def test_instances_and_ips() -> None:
     rx = instance_regex(["10.0.0.5", "fd00::5"])
     assert re.fullmatch(rx, "10.0.0.5:30000") and re.fullmatch(rx, "[fd00::5]:8000")
     assert not re.fullmatch(rx, "10.0.0.50:30000") and not re.fullmatch(rx, "10x0x0x5:1")
+
+
+def test_a_static_scrape_breakdown_names_pods_by_their_ip() -> None:
+    """Per-entity values of a series with only ``instance`` are placed on the pod whose
+    ``kube_pod_info{pod_ip}`` it is (an unknown IP stays the instance)."""
+    from datetime import UTC, datetime
+
+    from cockpit.analysis.inventory import build_inventory
+    from cockpit.collect.breakdown import to_breakdown
+    from cockpit.collect.runner import QueryResult, QuerySpec
+    from cockpit.models import InstantVector
+
+    info = [
+        InstantVector(
+            labels={"namespace": "llm", "pod": "sg-chat-abc12-aaaaa", "pod_ip": "10.244.1.20"},
+            t=0,
+            v=1,
+        )
+    ]
+    inv = build_inventory(info, [], [], [])
+    spec = QuerySpec(key="bd:q", query="q", kind="instant", end=datetime(2026, 1, 1, tzinfo=UTC))
+    vec = [
+        InstantVector(labels={"instance": "10.244.1.20:30000"}, t=0, v=40),
+        InstantVector(labels={"instance": "10.9.9.9:30000"}, t=0, v=2),
+    ]
+    b = to_breakdown(
+        "serving.queue:value", "serving.queue", "req", QueryResult(spec=spec, vector=vec), inv
+    )
+    assert [(e.entity, e.value) for e in b.values] == [
+        ("sg-chat-abc12-aaaaa", 40),
+        ("10.9.9.9:30000", 2),
+    ]
