@@ -352,7 +352,7 @@ class GoldenSignalsPanel(Panel):
             f" ({w.baseline_start:%m-%d %H:%M}–{w.baseline_end:%H:%M})"
         )
         if data.baseline_note:
-            head += " · " + fallback_text(data.baseline_from, lang)
+            head += " · " + fallback_text(data.baseline_from, lang, data.window)
         if data.profiles:
             head += " · " + ", ".join(data.profiles)
         self.query_one("#golden-head", Static).update(head)

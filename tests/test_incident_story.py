@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +60,19 @@ def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) ->
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize("span", ["2h", "6h"])
 @pytest.mark.parametrize("name", INCIDENTS)
-def test_analyze_concludes_the_ground_truth(prometheus_scenario: Any, name: str) -> None:
+def test_analyze_concludes_the_ground_truth(prometheus_scenario: Any, name: str, span: str) -> None:
+    """The default 2 h window, and the whole 6 h incident: no data a day earlier nor before
+    it, so the baseline is the window's quiet first half."""
     srv = prometheus_scenario(name)
     truth = srv.scenario.ground_truth
-    c = _analyze(srv)["conclusion"]
+    doc = _analyze(srv, "--window", span)
+    if span == "6h":
+        w = doc["window"]
+        assert (w["baseline"], w["baseline_start"]) == ("quiet", w["start"])
+        assert "the window's first half" in w["baseline_note"]
+    c = doc["conclusion"]
     assert (c["primary_layer"], c["scope"], c["cause"]) == (
         truth.primary_layer,
         truth.scope,
@@ -267,3 +275,17 @@ async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_g
     assert doc["cohort"]["members"] == coh.cohort.members
     assert "serving.output_len:p50" in doc["cohort"]["outliers"]
     assert doc["conclusion"]["scope"] == br.scope
+
+
+def test_a_baseline_inside_the_window_is_said_with_its_span() -> None:
+    from cockpit.collect.base import fallback_text, make_window
+    from cockpit.collect.signals import inside_quiet
+
+    w = make_window(datetime(2026, 11, 29, 15, 0, tzinfo=UTC), timedelta(hours=6))
+    inside = w.with_baseline("quiet", inside_quiet(w))
+    assert (inside.baseline_start, inside.baseline_end) == (w.start, w.start + timedelta(hours=3))
+    en = fallback_text("1d", "en", inside)
+    assert "nor before the window" in en and "(09:00–12:00)" in en
+    assert "（09:00–12:00）" in fallback_text("1d", "zh", inside)
+    before = w.with_baseline("quiet")
+    assert "quiet window before the impact" in fallback_text("1d", "en", before)

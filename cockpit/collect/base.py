@@ -265,12 +265,21 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     return det
 
 
-def fallback_text(baseline_from: str, lang: str) -> str:
+def fallback_text(baseline_from: str, lang: str, window: Window | None = None) -> str:
     """ "No data a day/week earlier: the baseline is the quiet window…" for a baseline
-    that fell back from ``baseline_from`` (``1d``/``7d``), in ``lang``."""
+    that fell back from ``baseline_from`` (``1d``/``7d``), in ``lang``; when the
+    ``window``'s baseline lies inside it (nothing before the window had data either), the
+    span it reads."""
     from cockpit.i18n import t
 
     kind = baseline_from if baseline_from in OFFSETS else "1d"
-    return t(
-        "metrics.text.baseline_fallback", lang, when=t(f"metrics.baseline_earlier.{kind}", lang)
-    )
+    when = t(f"metrics.baseline_earlier.{kind}", lang)
+    if window is not None and window.baseline_start >= window.start:
+        return t(
+            "metrics.text.baseline_inside",
+            lang,
+            when=when,
+            start=f"{window.baseline_start:%H:%M}",
+            end=f"{window.baseline_end:%H:%M}",
+        )
+    return t("metrics.text.baseline_fallback", lang, when=when)

@@ -6,6 +6,7 @@ import asyncio
 import math
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from itertools import accumulate
 
 from pydantic import BaseModel, Field
@@ -220,18 +221,40 @@ async def collect_summaries(
     base_keys = [s.key for s in specs if s.key.endswith("/base")]
     quiet_futures: dict[str, asyncio.Future[QueryResult]] = {}
 
-    async def fallback() -> Window | None:
-        """The quiet window when no baseline answered with data (its queries started)."""
-        for f in asyncio.as_completed([futures[k] for k in base_keys]):
+    async def answered(started: dict[str, asyncio.Future[QueryResult]], span: float) -> bool:
+        """Whether any of the ``started`` baseline queries answered with data over at
+        least a quarter of its ``span`` seconds (a point at the border, where the history
+        begins, is no baseline)."""
+        for f in asyncio.as_completed(list(started.values())):
             r = await f
-            if r.ok and r.series:
-                return None
-        if not fallback_quiet or window.baseline == "quiet" or not futures:
+            if r.ok and any(
+                len(x.samples) > 1 and x.samples[-1].t - x.samples[0].t >= span / 4
+                for x in r.series
+            ):
+                return True
+        return False
+
+    async def fallback() -> Window | None:
+        """The quiet window when no baseline answered with data (its queries started): the
+        span before the window, else — no history before it either (a Prometheus that
+        keeps less than twice the window) — the window's first half, the quiet hours
+        before an impact near its end."""
+        span = (window.baseline_end - window.baseline_start).total_seconds()
+        if await answered({k: futures[k] for k in base_keys}, span):
             return None
-        quiet = window.with_baseline("quiet")
-        base_specs = [s for s in range_specs(planned, quiet) if s.key.endswith("/base")]
-        quiet_futures.update(runner.start(base_specs))
-        return quiet
+        if not fallback_quiet or not futures:
+            return None
+        tries = [] if window.baseline == "quiet" else [window.with_baseline("quiet")]
+        tries.append(window.with_baseline("quiet", inside_quiet(window)))
+        for i, quiet in enumerate(tries):
+            base_specs = [s for s in range_specs(planned, quiet) if s.key.endswith("/base")]
+            started = runner.start(base_specs)
+            quiet_span = (quiet.baseline_end - quiet.baseline_start).total_seconds()
+            if i == len(tries) - 1 or await answered(started, quiet_span):
+                quiet_futures.update(started)
+                return quiet
+            cancel_all(started)
+        return None
 
     decision = asyncio.ensure_future(fallback())
 
@@ -300,13 +323,22 @@ async def collect_summaries(
     return SummaryResult(
         summaries=summaries,
         window=quiet or window,
-        baseline_note=f"no data {window.baseline} earlier; baseline = the quiet window before"
-        if quiet is not None
-        else "",
+        baseline_note=""
+        if quiet is None
+        else f"no data {window.baseline} earlier or before the window; baseline = the window's first half"
+        if quiet.baseline_start >= window.start
+        else f"no data {window.baseline} earlier; baseline = the quiet window before",
         baseline_from=window.baseline if quiet is not None else "",
         slowest_s=slowest,
         queries=len(results),
     )
+
+
+def inside_quiet(window: Window) -> tuple[datetime, datetime]:
+    """The quiet baseline inside ``window`` when nothing before it has data: its first
+    half (an impact near the window's end leaves it quiet; the screens' "now" is the
+    last ``recent_s`` seconds)."""
+    return window.start, window.start + window.span / 2
 
 
 def split_series(family: list[Series], split: SplitSpec, scale: float = 1.0) -> list[Series]:

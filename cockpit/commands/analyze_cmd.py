@@ -219,7 +219,7 @@ def render_text(
     if bundle_note:
         out.append(bundle_note)
     elif dd.baseline_note:
-        out.append(fallback_text(dd.baseline_from, lang))
+        out.append(fallback_text(dd.baseline_from, lang, dd.window))
     out.append("")
     out.append(t("metrics.text.layers", lang))
     for v in dd.drilldown.layers:

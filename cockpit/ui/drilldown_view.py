@@ -96,7 +96,7 @@ class DrilldownView(MetricsView):
             f"{t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
         )
         if data.baseline_note:
-            head += " · " + fallback_text(data.baseline_from, lang)
+            head += " · " + fallback_text(data.baseline_from, lang, data.window)
         if data.selector_failure:
             head += " · " + t("metrics.text.selector_unresolved", lang)
         for name in data.joined:
