@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from cockpit.analysis.layered_logs import analyse_access, analyse_serving, merge, system_layer
 from cockpit.clock import Clock
@@ -238,3 +239,25 @@ def test_engine_sees_each_shape_s_first_and_last_lines_and_counts_all() -> None:
     part = analyse_serving("p", "c", False, "\n".join(lines))
     kv = next(f for f in part.findings if f.kind == "engine_log")
     assert kv.count == 300 and kv.fields["waiting_max"] == 299
+
+
+async def test_system_layer_reads_dcgm_xid_of_the_window(
+    prometheus_scenario: Any, kubeconfig: Path, tmp_path: Path
+) -> None:
+    from tests.test_metric_history import ctx_for
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    ctx.sources.kube = KubeSource(kubeconfig=kubeconfig, context="logs", timeout_s=5)
+    try:
+        report = await gather_logs(ctx)
+    finally:
+        await ctx.sources.close()
+    system = report.layers[-1]
+    assert system.layer == "system" and system.read and not system.not_read
+    xid = system.findings[0]
+    assert xid.kind == "xid" and xid.category == "xid_hw"
+    assert "Xid 79" in xid.lines[0].text and "gpu-node-b GPU 0" in xid.lines[0].text
+    assert xid.first_at is not None and system.first_error == xid.lines[0]
+    ev = finding_evidence(xid, report, "D")
+    assert ev.query == "" and ev.at == xid.first_at and "系统日志" in ev.label_i18n["zh"]

@@ -174,7 +174,12 @@ async def _targets(
     if kind == "pod":
         suspect = next((p for p in service if p.meta.name == name), None)
         if suspect is None:
-            suspect = await src.pod(name, ns)
+            try:
+                suspect = await src.pod(name, ns)
+            except SourceError as exc:
+                # Gone (a replaced replica) or unreadable: said, and the service is read.
+                report.failures.append(exc.failure)
+                return [(p, "serving") for p in service if p.phase == "Running"][: n + 1]
         owner = _owner(suspect)
         cohort = [
             p
@@ -224,8 +229,8 @@ async def gather_logs(
         since: Read from this long before now (default :func:`window_start`).
 
     Raises:
-        SourceError: ``NOT_CONFIGURED`` without Kubernetes; the named pod or the
-            suspect's pod cannot be read.
+        SourceError: ``NOT_CONFIGURED`` without Kubernetes; the named pod cannot be read
+            (the suspect's pod that cannot be read is listed in ``failures``).
     """
     kube = ctx.sources.kube
     if kube is None:
@@ -306,12 +311,56 @@ async def gather_logs(
     metrics_reason = (
         None if sources.metrics is not None else sources.missing_text("metrics", lang, unset)
     )
-    system = system_layer(gpu_reason, metrics_reason)
+    system = await _system_layer(ctx, system_layer(gpu_reason, metrics_reason), incident_start)
     layers, ids = merge(((role, part) for _, _, role, part in parts), incident_start, system)
     _not_read(layers, gateways or gateways_failed, targets, ctx)
     report.layers = [lay for lay in layers if layer is None or lay.layer == layer]
     report.request_ids = ids
     return report
+
+
+async def _system_layer(
+    ctx: AppContext, note: LayerReport, incident_start: datetime | None
+) -> LayerReport:
+    """The system layer: the Xid codes DCGM reported for the service's GPUs in the
+    screens' window, from the window's metrics history (the same items step B and the
+    timeline show, :func:`cockpit.collect.history.collect_history`), one finding per GPU
+    and code; ``note`` (where Xid and driver messages are read, or why they cannot be)
+    when the history has no DCGM Xid field or cannot be read."""
+    if ctx.sources.metrics is None:
+        return note
+    from cockpit.collect.cache import screen_window
+    from cockpit.collect.history import collect_history
+
+    try:
+        hist = await collect_history(ctx, screen_window(ctx))
+    except SourceError:
+        return note
+    if not any("hardware.xid" in g.last_values for g in hist.inventory.gpus.values()):
+        return note
+    never = datetime.max.replace(tzinfo=UTC)
+    xids = sorted((i for i in hist.items if i.kind == "xid"), key=lambda i: i.at or never)
+    lay = LayerReport(layer="system", read=True, lines=len(xids), error_lines=len(xids))
+    for item in xids:
+        line = LogLine(pod="dcgm-exporter", at=item.at, text=item.text(ctx.lang))
+        lay.findings.append(
+            LogFinding(
+                key=f"system/xid/{item.key}",
+                layer="system",
+                kind="xid",
+                cause=None,
+                category="xid_hw",
+                first_at=item.at,
+                offset_s=(item.at - incident_start).total_seconds()
+                if item.at and incident_start
+                else None,
+                count=1,
+                lines=[line],
+                fields={"detail": item.detail},
+            )
+        )
+    lay.first_error = lay.findings[0].lines[0] if lay.findings else None
+    return lay
 
 
 def _not_read(
@@ -430,7 +479,9 @@ def finding_evidence(f: LogFinding, report: LogReport, step: str) -> Evidence:
         value=str(f.count),
         unit="lines",
         at=f.first_at,
-        query=logs_command(first, ns, report.since) if first is not None else "",
+        query=logs_command(first, ns, report.since)
+        if first is not None and f.layer != "system"
+        else "",
         source="logs",
         step=step,
         what=f.kind,
