@@ -99,6 +99,7 @@ SIGNAL_THRESHOLDS: dict[str, Threshold] = {
     "serving.qps": Threshold(up=1.25, down=0.8),
     "serving.prompt_len": Threshold(up=1.5, down=0.67),
     "serving.output_len": Threshold(up=1.5, down=0.67),
+    "serving.max_tokens": Threshold(up=1.5, down=0.67),
 }
 """Per-signal thresholds where the golden-signal default does not fit."""
 

@@ -706,17 +706,20 @@ def node_condition_items(h: HistoryInput) -> list[ChangeItem]:
 
 
 def xid_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
-    """Each Xid code a GPU reported in the window (``DCGM_FI_DEV_XID_ERRORS``, maximum per
-    step so a 30-second burst is not missed), first time seen, with its meaning."""
+    """Each Xid code a GPU reported in the window, first time seen, with its meaning: the
+    value of ``DCGM_FI_DEV_XID_ERRORS`` (the last Xid), or the ``xid`` label of
+    ``DCGM_EXP_XID_ERRORS_COUNT`` where its count is above zero (maximum per step either
+    way, so a 30-second burst is not missed)."""
     from cockpit.analysis.xid import lookup_xid
 
     out = []
     for s in h.xid:
         key, node, index = _gpu_key(s.labels)
+        label = s.labels.get("xid", "")
         first: dict[int, float] = {}
         for x in s.samples:
             if x.v == x.v and x.v > 0:
-                first.setdefault(int(x.v), x.t)
+                first.setdefault(int(label) if label.isdigit() else int(x.v), x.t)
         for code, at in first.items():
             info = lookup_xid(code)
             msg = Msg(

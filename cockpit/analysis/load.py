@@ -352,10 +352,32 @@ def analyze_load(
 
     g5 = _get(summaries, "access.error_ratio_5xx:value")
     s5 = _get(summaries, "serving.error_ratio:value")
+    # Failures the engine never sees (vLLM's API server) are the servers' errors too.
+    front = [
+        s
+        for s in (
+            _get(summaries, "serving.rejected_ratio:value"),
+            _get(summaries, "serving.api_error_ratio:value"),
+        )
+        if s is not None
+    ]
+    servers = ([s5] if s5 is not None else []) + front
+    server_detail = [
+        msg(
+            "evidence.load.server_error_ratio" if s is s5 else "evidence.load.server_front_errors",
+            now=s.now.value or 0.0,
+            unit=unit_suffix(s.unit),
+            name=signal_names(s.key),
+        )
+        for s in servers
+    ]
+    server_numbers = {
+        ("now" if s is s5 else f"{s.signal}_now"): s.now.value or 0.0 for s in servers
+    }
     if g5 is None:
         out.append(Finding(id="gateway_errors", status="no_data"))
     else:
-        server_ok = s5 is None or s5.verdict != "anomalous"
+        server_ok = all(s.verdict != "anomalous" for s in servers)
         fired = g5.verdict == "anomalous" and server_ok
         nums = {"gateway_5xx_now": g5.now.value or 0.0}
         detail = [
@@ -363,39 +385,27 @@ def analyze_load(
         ]
         if s5 is not None:
             nums["server_errors_now"] = s5.now.value or 0.0
-            detail.append(
-                msg(
-                    "evidence.load.server_error_ratio",
-                    now=nums["server_errors_now"],
-                    unit=unit_suffix(s5.unit),
-                )
-            )
+        detail += server_detail
         finding = Finding(
             id="gateway_errors",
             status="fired" if fired else "not_fired",
             numbers=nums,
-            evidence=[g5.key] + ([s5.key] if s5 else []),
+            evidence=[g5.key] + [s.key for s in servers],
             detail=detail,
         )
-        if s5 is None:
+        if not servers:
             finding.with_note(msg("evidence.load.no_server_errors"))
         out.append(finding)
-    if s5 is None:
+    if not servers:
         out.append(Finding(id="server_errors", status="no_data"))
     else:
         out.append(
             Finding(
                 id="server_errors",
-                status="fired" if s5.verdict == "anomalous" else "not_fired",
-                numbers={"now": s5.now.value or 0.0},
-                evidence=[s5.key],
-                detail=[
-                    msg(
-                        "evidence.load.server_error_ratio",
-                        now=s5.now.value or 0.0,
-                        unit=unit_suffix(s5.unit),
-                    )
-                ],
+                status="fired" if any(s.verdict == "anomalous" for s in servers) else "not_fired",
+                numbers=server_numbers,
+                evidence=[s.key for s in servers],
+                detail=server_detail,
             )
         )
 

@@ -77,6 +77,10 @@ class SignalSpec(BaseModel):
         presence: The exact series name that proves the signal exists (default derived).
         query: Template for ``expr``: ``$M`` chosen metric, ``$sel`` label matchers,
             ``$w`` rate window, ``$by`` grouping labels.
+        queries: Alternative → its own ``expr`` template, for an alternative exposed
+            another way (dcgm-exporter's windowed Xid counter instead of the last-Xid
+            gauge, TensorRT-LLM's request gauge under a ``request_type`` label); the
+            others use ``query``.
         agg: Aggregation of a gauge across series (``sum``/``avg``/``max``/``min``).
         scale: Factor to the display unit.
         unit: Display unit.
@@ -91,6 +95,7 @@ class SignalSpec(BaseModel):
     requires: list[str] = Field(default_factory=list)
     presence: str = ""
     query: str = ""
+    queries: dict[str, str] = Field(default_factory=dict)
     agg: str = "sum"
     scale: float = 1.0
     unit: str = ""
@@ -408,7 +413,8 @@ def render(
     if spec.kind == "gauge":
         return _tidy(f"{spec.agg} by ({by_s}) ({metric}{{{sel}}}){scale}")
     q = (
-        spec.query.replace("$M", metric)
+        spec.queries.get(metric, spec.query)
+        .replace("$M", metric)
         .replace("$sel", sel)
         .replace("$w", window)
         .replace("$by", by_s)

@@ -253,7 +253,10 @@ async def _last_values(ctx: AppContext, window: Window, inv: WindowInventory, de
     for key, res in results.items():
         uuid, sid = key.split("|", 1)
         if res.ok and res.vector:
-            inv.gpus[uuid].last_values[sid] = res.vector[0].v
+            # dcgm-exporter's Xid counter names its code in a label; the gauge holds it.
+            code = res.vector[0].labels.get("xid", "")
+            last = float(code) if sid == "hardware.xid" and code.isdigit() else res.vector[0].v
+            inv.gpus[uuid].last_values[sid] = last
 
 
 async def gather_all_changes(

@@ -26,6 +26,8 @@ LOAD_SIGNALS = (
     "access.error_ratio_4xx",
     "access.timeouts",
     "serving.error_ratio",
+    "serving.rejected_ratio",
+    "serving.api_error_ratio",
     "serving.prompt_tps",
     "serving.gen_tps",
     "infra.node_cpu",
@@ -33,6 +35,9 @@ LOAD_SIGNALS = (
     "infra.net_errors",
     "infra.cpu_throttle",
 )
+OPTIONAL_LOAD_SIGNALS = frozenset({"serving.rejected_ratio", "serving.api_error_ratio"})
+"""Read by step F only where exported (the API server's failures before the engine): a
+stack without them has its engine's error ratio, and step F's table no empty row."""
 MIX_WINDOW = "30m"
 """Length mixes compare the last 30 minutes with the same 30 minutes of the baseline."""
 
@@ -93,7 +98,12 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
         for sid, st in wanted.items()
         if (r := det.get(sid)) is None or r.spec.kind == "histogram"
     }
-    planned = plan(det, scope, window, LOAD_SIGNALS, ctx.lang, stats)
+    ids = [
+        sid
+        for sid in LOAD_SIGNALS
+        if sid not in OPTIONAL_LOAD_SIGNALS or ((r := det.get(sid)) is not None and r.available)
+    ]
+    planned = plan(det, scope, window, ids, ctx.lang, stats)
     runner = runner_for(ctx)
     # Step C's values and verdicts, read (shared), never computed a second time.
     from cockpit.collect import steps

@@ -58,6 +58,14 @@ SIGNALS: dict[str, SignalInfo] = {
     # Requests their client gave up on (disconnects, cancels): a symptom of waiting, never
     # counted as the servers' error ratio (SGLang num_aborted_requests_total).
     "serving.client_aborts": SignalInfo("serving", "errors", "client aborts", "客户端中止"),
+    # Failures the engine never sees (vLLM's API server: request_failure_total and the
+    # instrumentator's http_requests_total{status}).
+    "serving.rejected_ratio": SignalInfo(
+        "serving", "errors", "failed before the engine", "引擎之前失败的请求"
+    ),
+    "serving.api_error_ratio": SignalInfo(
+        "serving", "errors", "API server 5xx ratio", "API 服务 5xx 比例"
+    ),
     "serving.queue": SignalInfo("serving", "saturation", "queue length", "队列长度"),
     "serving.running": SignalInfo(
         "serving", "saturation", "running requests", "运行中请求", "both"
@@ -65,6 +73,9 @@ SIGNALS: dict[str, SignalInfo] = {
     "serving.batch_size": SignalInfo("serving", "saturation", "batch size", "批大小", "down"),
     "serving.prompt_len": SignalInfo("serving", "traffic", "prompt length", "输入长度", "both"),
     "serving.output_len": SignalInfo("serving", "traffic", "output length", "输出长度", "both"),
+    "serving.max_tokens": SignalInfo(
+        "serving", "traffic", "requested max tokens", "请求的 max_tokens", "both"
+    ),
     "runtime.kv_cache": SignalInfo("runtime", "saturation", "KV-cache usage", "KV 缓存使用率"),
     "runtime.preemptions": SignalInfo("runtime", "saturation", "preemptions", "抢占"),
     "runtime.fragmentation": SignalInfo(

@@ -96,8 +96,23 @@ class Exposition:
     def gauge(self, name: str, labels: dict[str, str], level: Level) -> None:
         """A gauge at ``level(ramp(t))``."""
         self._check(name, "gauge", labels)
+        self._levels(name, labels, level)
+
+    def windowed(self, name: str, labels: dict[str, str], level: Level, since: float = 0.0) -> None:
+        """An exporter-synthesized count over its last window (dcgm-exporter's
+        ``DCGM_EXP_*``: a counter exposed without ``_total``, whose value is the window's
+        count), present from the incident's progress ``since`` on (the series appears with
+        its first event)."""
+        self._check(name, "unknown", labels)
+        self._levels(name, labels, level, since)
+
+    def _levels(self, name: str, labels: dict[str, str], level: Level, since: float = 0.0) -> None:
         rows = self._families.setdefault(name, [])
-        rows += [f"{name}{_labels(labels)} {_fmt(level(ramp(t)))} {t}" for t in self.times]
+        rows += [
+            f"{name}{_labels(labels)} {_fmt(level(ramp(t)))} {t}"
+            for t in self.times
+            if ramp(t) >= since
+        ]
 
     def counter(self, name: str, labels: dict[str, str], rate: Level, start: float = 0.0) -> None:
         """A counter growing at ``rate(ramp(t))`` per second (``counter`` for a ``_total``

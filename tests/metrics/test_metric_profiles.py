@@ -107,9 +107,15 @@ def test_vllm_version_aliases_resolve_to_the_old_names() -> None:
     assert kv_new is not None and kv_new.metric == "vllm:kv_cache_usage_perc" and not kv_new.alias
 
 
-def test_tgi_says_it_has_no_ttft_and_dcgm_fields_off_by_default_say_how_to_enable() -> None:
+def test_tgi_ttft_is_a_proxy_and_dcgm_fields_off_by_default_say_how_to_enable() -> None:
     det = detect_profiles(["tgi_queue_size", "DCGM_FI_DEV_GPU_UTIL"])
-    assert "TTFT" in det.unsupported["serving.ttft"]
+    ttft = det.get("serving.ttft")
+    assert ttft is not None and ttft.profile == "tgi" and ttft.spec.average_only
+    assert ttft.missing == [
+        "tgi_batch_inference_duration_count",
+        "tgi_request_queue_duration_count",
+    ]
+    assert "proxy" in ttft.spec.note_en and "近似" in ttft.spec.note_zh
     sm = det.get("hardware.sm_active")
     assert sm is not None and not sm.available
     assert sm.missing == ["DCGM_FI_PROF_SM_ACTIVE"]
