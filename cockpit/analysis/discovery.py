@@ -113,7 +113,8 @@ def probe_metric(det: Detection, profile: str, names: set[str]) -> str:
     return next((d for d in detect if d in names), detect[0] if detect else "")
 
 
-def _escape(value: str) -> str:
+def promql_string(value: str) -> str:
+    """``value`` escaped for a double-quoted PromQL string (backslash and quote)."""
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
@@ -173,7 +174,7 @@ def label_modes(
 
 def pod_ip_query(namespace: str) -> str:
     """Pod name → pod IP of the namespace's pods (kube-state-metrics)."""
-    sel = f'namespace="{_escape(namespace)}",' if namespace else ""
+    sel = f'namespace="{promql_string(namespace)}",' if namespace else ""
     return f'max by (pod, pod_ip) ({POD_INFO}{{{sel}pod_ip!=""}})'
 
 

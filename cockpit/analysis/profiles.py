@@ -246,7 +246,7 @@ class Detection(BaseModel):
         if join is None:
             return selector(scope, meta)
         rest = selector({k: v for k, v in scope.items() if k not in ("namespace", "pod")}, meta)
-        escaped = join.replace("\\", "\\\\").replace('"', '\\"')
+        escaped = join.replace("\\", "\\\\").replace('"', '\\"')  # a PromQL string
         return ",".join(p for p in (rest, f'instance=~"{escaped}"') if p)
 
     def enable_hint(self, resolved: ResolvedSignal, lang: str) -> str:

@@ -8,7 +8,6 @@ per scope (the detection that uses them is cached in ``ctx.metrics``).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from cockpit.analysis.discovery import (
     labels_query,
     pod_ip_query,
     probe_metric,
+    promql_string,
     services,
     services_query,
 )
@@ -144,7 +144,7 @@ async def _serving_pods(
         ips = list(src.pod_ips.values())
         if not ips:
             return {}
-        sel = f'instance=~"{_escape(instance_regex(ips))}"'
+        sel = f'instance=~"{promql_string(instance_regex(ips))}"'
         pod_label = "instance"
     elif src.mode == "unscoped":
         return {}
@@ -169,10 +169,3 @@ async def _serving_pods(
         if pod:
             out.setdefault(pod, set()).add(v.labels.get(model_label, "") if model_label else "")
     return out
-
-
-_BACKSLASH = re.compile(r"\\")
-
-
-def _escape(value: str) -> str:
-    return _BACKSLASH.sub(r"\\\\", value).replace('"', '\\"')
