@@ -229,9 +229,9 @@ async def record_metric_families(ctx: AppContext, start: datetime, end: datetime
 
 
 def recordable(sources: Sources) -> dict[str, Any]:
-    """The present sources by field name (``metrics``, ``kube``, ``gpu``)."""
+    """The present sources by field name (``metrics``, ``kube``, ``gpu``, ``alerts``)."""
     return {
         n: getattr(sources, n)
-        for n in ("metrics", "kube", "gpu")
+        for n in ("metrics", "kube", "gpu", "alerts")
         if getattr(sources, n) is not None
     }

@@ -429,3 +429,40 @@ def test_doctor_says_where_the_alerts_come_from(
     main(["doctor", "--json"])
     by = {s["name"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
     assert by["alerts"]["status"] == "absent" and "no alert source" in by["alerts"]["summary"]
+
+
+def test_record_then_replay_lists_the_same_alerts(
+    clean_env: Path, prom_with_rules: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cockpit record`` keeps the alert reads (``ALERTS``, its activation times and the
+    rules); ``--replay`` lists the same alerts and ``--alert`` starts from one offline."""
+    bundle = clean_env / "rec.jsonl.gz"
+    at = f"{we.NOW}"
+    rec = ["record", "-o", str(bundle), "--prometheus-url", prom_with_rules.url]
+    assert main([*rec, "-n", we.NAMESPACE, "--at", at, "--window", "1h", "--plan", "alerts"]) == 0
+    capsys.readouterr()
+    assert main(["alerts", "--prometheus-url", prom_with_rules.url, "--at", at, "--json"]) == 0
+    live = json.loads(capsys.readouterr().out)
+    assert main(["alerts", "--replay", str(bundle), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["alerts"] == live["alerts"] and not replayed["failures"]
+    args = build_parser(light=True).parse_args(["--replay", str(bundle)])
+    args.alert = "VLLMHighP99Latency"
+    ctx = build_context(args)
+    assert ctx.session is not None and ctx.session.incident.paged_by is not None
+    assert ctx.session.incident.paged_by.sli == "serving.e2e_latency:p99"
+    assert ctx.session.incident.times.detect == _firing("VLLMHighP99Latency")
+    ctx.session.store.release_all()
+
+
+def test_alertmanager_answers_are_recorded_and_replayed(
+    am_env: dict[str, str], clean_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = clean_env / "am.jsonl.gz"
+    assert main(["record", "-o", str(bundle), "-n", "llm", "--plan", "alerts"]) == 0
+    capsys.readouterr()
+    assert main(["alerts", "--replay", str(bundle), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "alertmanager"
+    ttft = next(a for a in doc["alerts"] if a["name"] == am_env["ttft"])
+    assert ttft["silences"] == ["oncall: known: canary rollback running"]

@@ -219,7 +219,10 @@ def test_record_command_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "typo.jsonl.gz"
     rc = main(["record", "-o", str(out), "--demo", "--plan", "nosuch", "--lang", "en"])
     assert rc == 2 and not out.exists()
-    assert "unknown recording plan: nosuch (known: changes, gpu, kube" in capsys.readouterr().err
+    assert (
+        "unknown recording plan: nosuch (known: alerts, changes, gpu, kube"
+        in capsys.readouterr().err
+    )
 
 
 def test_record_without_any_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

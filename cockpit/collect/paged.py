@@ -94,14 +94,16 @@ async def _rules(ctx: AppContext) -> tuple[list[dict[str, Any]], SourceFailure |
         return [], _failure(exc, "rules")
 
 
-async def collect_paged(ctx: AppContext, since: timedelta = DEFAULT_SINCE) -> AlertList:
-    """The alerts to start an incident from, as of the context's clock.
+async def collect_paged(
+    ctx: AppContext, since: timedelta = DEFAULT_SINCE, at: datetime | None = None
+) -> AlertList:
+    """The alerts to start an incident from, as of ``at`` (default the context's clock).
 
     Alertmanager (when configured) gives the firing ones with their silences and
     inhibitions; otherwise ``ALERTS`` over ``[now - since, now]`` gives the firing,
     pending and resolved ones. Never raises for a source's failure: see ``failures``.
     """
-    until = ctx.clock.now()
+    until = at or ctx.clock.now()
     start = until - since
     svc = ctx.settings.service
     am = getattr(ctx.sources, "alerts", None)
@@ -298,3 +300,10 @@ def paged_text(paged: PagedBy, lang: str) -> str:
 
     parts = paged.parts(lang)
     return t("alerts.paged", lang, text=" · ".join(parts[:-2])) + "\n" + " · ".join(parts[-2:])
+
+
+async def record_paged(ctx: AppContext, start: datetime, end: datetime) -> None:
+    """Recording plan (``cockpit record``): the reads of :func:`collect_paged` as of the
+    window's end, so that ``--replay`` lists the same alerts (Alertmanager's answers
+    when it is configured, the rules, ``ALERTS`` over the last hour)."""
+    await collect_paged(ctx, DEFAULT_SINCE, at=end)

@@ -967,6 +967,9 @@ class Replay:
                 setattr(srcs, field_name, self.source(field_name))
             else:
                 srcs.set_missing(field_name, msg("source.missing.bundle", bundle=self.path.name))
+        if "alerts" in present:
+            # Alertmanager's answers; without them the alerts come from the metrics.
+            srcs.alerts = self.source("alerts")
         return srcs
 
     # -- lookup ---------------------------------------------------------------------
