@@ -97,8 +97,9 @@ def test_doctor_on_the_demo_bundle_checks_what_was_recorded(clean_env, capsys):
     metrics = next(s for s in report["sections"] if s["name"] == "metrics")
     assert metrics["status"] == "ok" and "replayed" in metrics["summary"]
     assert any("vllm" in line for line in metrics["lines"])
-    # a bundle recorded before discovery: said plainly, not as a failed query
-    assert any("this recording holds no answers on the label layout" in x for x in metrics["lines"])
+    # the recorded discovery: where each source keeps its labels, and the services
+    assert "vLLM: workload labels in namespace/pod" in [x.strip() for x in metrics["lines"]]
+    assert any(x.strip().startswith("vllm-qwen25-72b — vLLM, 4 pods") for x in metrics["lines"])
 
 
 def test_doctor_names_settings_it_does_not_read(clean_env, capsys):
