@@ -289,6 +289,14 @@ def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Names
     new = argparse.Namespace(**vars(args))
     if incident.mode is Mode.DEMO:
         new.demo = True
+    elif incident.mode is Mode.REPLAY and incident.drill is not None:
+        # A drill's bundle is the one the package ships now (an upgrade moves it).
+        from cockpit.drills.catalogue import DrillError, get_drill
+
+        try:
+            new.replay = str(get_drill(incident.drill.id).bundle)
+        except DrillError as exc:
+            raise BootError(str(exc)) from exc
     elif incident.mode is Mode.REPLAY:
         if not incident.bundle or not Path(incident.bundle).exists():
             raise BootError(

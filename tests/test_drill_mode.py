@@ -122,3 +122,20 @@ async def test_f2_states_no_conclusion_in_a_drill(tmp_path: Path) -> None:
     drill = drill_ctx(tmp_path / "drill", "worked_example", "en")
     await steps.likely(drill, screen_window(drill))
     assert current_cause(drill) == "" and current_suspect(drill) is None
+
+
+def test_resume_reopens_a_drill_on_the_bundle_the_package_ships(tmp_path: Path) -> None:
+    import argparse
+
+    from cockpit.wiring import build_context
+
+    ctx = drill_ctx(tmp_path, "worked_example", "en")
+    ctx.session.set_drill_answer("G", layer="runtime")
+    ctx.session.incident.bundle = "/gone/bundle.jsonl.gz"  # the package moved since
+    ctx.session.save()
+    ctx.session.store.release_all()
+    args = argparse.Namespace(resume=ctx.session.incident.id, state_dir=str(tmp_path), lang="en")
+    again = build_context(args)
+    assert again.drill and again.session.incident.drill.answer.layer == "runtime"
+    assert again.bundle_meta is not None
+    assert again.clock.now() == open_replay(get_drill("worked_example").bundle).meta.recorded_at
