@@ -260,3 +260,25 @@ async def test_drilldown_view_says_how_the_series_were_found(
             assert view.failure is None
             assert expected in re.sub(r"\s+", " ", text_of(app, "#dd-head")), name
         await ctx.sources.close()
+
+
+def test_a_recording_without_discovery_answers_says_so(tmp_path: Path) -> None:
+    """A bundle recorded by a cockpit that sent no discovery queries: doctor says so in one
+    line (never as a failed query) and the stacks from the metric names are used."""
+    import gzip
+
+    from cockpit.scenarios import build_demo
+
+    with gzip.open(build_demo.DEMO_BUNDLE, "rt", encoding="utf-8") as f:
+        lines = f.readlines()
+    kept = [x for x in lines if "count by (__name__, namespace, exported_namespace)" not in x]
+    assert len(kept) < len(lines)  # the shipped bundle holds the answer
+    old = tmp_path / "old.jsonl.gz"
+    with gzip.open(old, "wt", encoding="utf-8") as f:
+        f.writelines(kept)
+    out = _cockpit("--lang", "en", "doctor", "--replay", str(old), state=tmp_path)
+    assert (
+        "this recording holds no answers on the label layout and services (made by an "
+        "earlier cockpit): every stack detected from the metric names is used"
+    ) in out
+    assert "could not find the label layout" not in out and "vllm" in out
