@@ -160,3 +160,36 @@ async def test_the_palette_offers_the_picker(tmp_path: Path) -> None:
         await pilot.pause()
         # no alert source in this context: said, and no picker
         assert not isinstance(app.screen, AlertPickerScreen)
+
+
+async def test_outside_text_in_the_picker_is_shown_as_it_is(tmp_path: Path) -> None:
+    """Label values and annotations are text: markup is not interpreted and control
+    characters reach the screen written out (the output boundary)."""
+    from alert_answers import ALERTS, SILENCES
+    from cockpit.analysis.paged import finish, from_alertmanager
+    from cockpit.collect.paged import AlertList, signal_metrics
+
+    hostile = {
+        **ALERTS[0],
+        "labels": {
+            "alertname": "Evil[bold]X[/bold]",
+            "namespace": "llm",
+            "pod": "p\x1b]52;c;aGk=\x07",
+        },
+        "annotations": {"summary": "[red]not red[/red] \x9b2J"},
+    }
+    alerts = finish(from_alertmanager([hostile], SILENCES), "llm", "", signal_metrics())
+    listed = AlertList(source="alertmanager", since=FROZEN, until=FROZEN, alerts=alerts)
+    app = CockpitApp(ctx=make_ctx(tmp_path, lang="en"), start_step="A")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        app.show_alert_picker(listed)
+        await pilot.pause()
+        menu = app.screen.query_one("#alert-list", OptionList)
+        line = str(menu.get_option_at_index(0).prompt)
+        assert "Evil[bold]X[/bold]" in line
+        shown = app.export_screenshot()
+        assert "Evil[bold]X[/bold]" in shown.replace("&#160;", " ")
+        assert "\x1b]52" not in shown and "\\x1b]52" in shown
+        detail = str(app.screen.query_one("#alert-detail", Static).render())
+        assert "[red]not red[/red]" in detail
