@@ -94,25 +94,32 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
 
     # What does not depend on step C's verdicts starts with it: the cohort signals' split,
     # the alerts and the window's history (one round trip less on a distant Prometheus).
-    dd, cohort_set, (fired, alerts_failure), history = await asyncio.gather(
-        steps.drilldown(ctx, asked),
-        collect_breakdowns(ctx, asked, cohort_keys),
-        alerts(),
-        collect_history(ctx, history_window(asked)),
-    )
-    anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
-    # The gateway's 5xx per controller pod names the gateway when it is the suspect.
-    gateway_keys = [
-        s.key
-        for s in dd.drilldown.anomalous()
-        if s.signal in ("access.error_ratio_5xx", "access.timeouts")
-    ]
-    extra = [k for k in dict.fromkeys(anomalous + gateway_keys) if k not in cohort_keys]
+    # The history is awaited last: the splits and the load of the anomalous signals go on
+    # while its later round trips (the nodes, a lost GPU's last values) run.
+    history_task = asyncio.ensure_future(collect_history(ctx, history_window(asked)))
+    try:
+        dd, cohort_set, (fired, alerts_failure) = await asyncio.gather(
+            steps.drilldown(ctx, asked),
+            collect_breakdowns(ctx, asked, cohort_keys),
+            alerts(),
+        )
+        anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
+        # The gateway's 5xx per controller pod names the gateway when it is the suspect.
+        gateway_keys = [
+            s.key
+            for s in dd.drilldown.anomalous()
+            if s.signal in ("access.error_ratio_5xx", "access.timeouts")
+        ]
+        extra = [k for k in dict.fromkeys(anomalous + gateway_keys) if k not in cohort_keys]
 
-    async def more() -> BreakdownSet | None:
-        return await collect_breakdowns(ctx, asked, extra) if extra else None
+        async def more() -> BreakdownSet | None:
+            return await collect_breakdowns(ctx, asked, extra) if extra else None
 
-    extra_set, load = await asyncio.gather(more(), collect_load(ctx, asked))
+        extra_set, load = await asyncio.gather(more(), collect_load(ctx, asked))
+        history = await history_task
+    finally:
+        if not history_task.done():
+            history_task.cancel()
     bset = cohort_set
     if extra_set is not None:
         bset = cohort_set.model_copy(

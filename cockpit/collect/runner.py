@@ -88,9 +88,12 @@ class AdaptiveLimit:
         initial: The starting limit (default: :data:`INITIAL`, at most ``maximum``).
     """
 
-    INITIAL = 8
-    """Starting limit: about the evaluation slots of a small Prometheus (its
-    ``--query.max-concurrency`` defaults to 20, on a few cores)."""
+    INITIAL = 20
+    """Starting limit: the evaluation slots of a default Prometheus (its
+    ``--query.max-concurrency`` defaults to 20). Starting lower queued an analysis' first
+    round of queries behind one another for several round trips before the limit had
+    grown (``make bench``'s ``bench_analyze``, 250 ms away: median 4.0 s at 8, 3.4 s at
+    20); a server that slows under them lowers it at once."""
     TOLERANCE = 1.5
     """An answer up to 1.5× the average duration is not yet a slowdown."""
     LONG_ALPHA = 0.1
