@@ -635,7 +635,15 @@ class KubeSource:
         if limit_bytes is not None:
             q.append(("limitBytes", limit_bytes))
         path = self._path("/api/v1", "pods", ns, name) + "/log"
-        data = await self._run(lambda: self._request("GET", path, q, accept="*/*", namespace=ns))
+
+        def work() -> tuple[int, str]:
+            data = self._request("GET", path, q, accept="*/*", namespace=ns)
+            # Redacted here, in the executor (a 5 MB log is a few tenths of a second),
+            # line by line and only on the lines that may hold a credential.
+            lines = data.decode("utf-8", "replace").split("\n")
+            return len(data), "\n".join(redact_lines(lines))
+
+        size, text = await self._run(work)
         return PodLog(
             namespace=ns,
             pod=name,
@@ -644,10 +652,8 @@ class KubeSource:
             tail_lines=tail_lines,
             since_time=since_time,
             limit_bytes=limit_bytes,
-            truncated=limit_bytes is not None and len(data) >= limit_bytes,
-            # Line by line, only on the lines that may hold a credential: a 5 MB log with
-            # ":" on every line costs a tenth of one pass over the whole text.
-            text="\n".join(redact_lines(data.decode("utf-8", "replace").split("\n"))),
+            truncated=limit_bytes is not None and size >= limit_bytes,
+            text=text,
         )
 
     # -- workloads and revisions -----------------------------------------------------------------
