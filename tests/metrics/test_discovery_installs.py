@@ -71,8 +71,9 @@ def _analyze(srv: PromServer, tmp_path: Path, *scope: str) -> dict[str, Any]:
 
 
 def _doctor_discovery(srv: PromServer, tmp_path: Path, lang: str, *scope: str) -> str:
-    """The detected stacks and discovery lines of ``cockpit doctor`` (the metrics section
-    from its stacks line through the services, without the per-signal hints)."""
+    """The detected stacks line and the discovery lines of ``cockpit doctor`` (from where
+    each source keeps its labels through the services; the per-signal lines between them
+    are the profiles' and left out)."""
     out = _cockpit(
         "--lang",
         lang,
@@ -86,13 +87,9 @@ def _doctor_discovery(srv: PromServer, tmp_path: Path, lang: str, *scope: str) -
     )
     lines = [x[4:] for x in out.splitlines() if x.startswith("    ")]
     first = next(i for i, x in enumerate(lines) if x.startswith(("Detected", "识别到")))
+    title = next(i for i, x in enumerate(lines) if x.startswith(("Where each", "工作负载标签")))
     end = next(i for i, x in enumerate(lines) if x.startswith(("Unified labels", "统一标签")))
-    kept = [lines[first]] + [
-        x
-        for x in lines[first + 1 : end]
-        if not x.startswith("  ")
-        or not x.lstrip().startswith(("missing:", "缺失", "serving.", "runtime."))
-    ]
+    kept = [lines[first], *lines[title:end]]
     return "\n".join(kept) + "\n"
 
 
