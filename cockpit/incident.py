@@ -106,6 +106,8 @@ class PagedBy(_Model):
             t("alerts.sli", lang, name=signal_label(self.sli, lang))
             if self.sli
             else t("alerts.no_sli", lang)
+            if self.expr
+            else t("alerts.sli_unknown", lang)
         )
         out.append(
             t("alerts.expr", lang, expr=self.expr) if self.expr else t("alerts.no_expr", lang)

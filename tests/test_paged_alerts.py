@@ -466,3 +466,13 @@ def test_alertmanager_answers_are_recorded_and_replayed(
     assert doc["source"] == "alertmanager"
     ttft = next(a for a in doc["alerts"] if a["name"] == am_env["ttft"])
     assert ttft["silences"] == ["oncall: known: canary rollback running"]
+
+
+def test_without_a_rule_the_expression_and_sli_are_unknown_not_none(
+    clean_env: Path, worked_example_prom: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    at = str(worked_example_prom.scenario.now)
+    assert main(["alerts", "--prometheus-url", worked_example_prom.url, "--at", at]) == 0
+    text = capsys.readouterr().out
+    assert "expression unknown (no alerting rule of that name was read)" in text
+    assert "SLI unknown (no expression)" in text and "measures none" not in text

@@ -263,18 +263,10 @@ def alert_line(alert: PagedAlert, lang: str) -> str:
 
 
 def alert_details(alert: PagedAlert, lang: str) -> list[str]:
-    """The lines under an alert: summary, expression, the SLI it measures."""
-    from cockpit.i18n import t
-    from cockpit.models.messages import signal_label
-
-    out = [alert.summary] if alert.summary else []
-    out.append(t("alerts.expr", lang, expr=alert.expr) if alert.expr else t("alerts.no_expr", lang))
-    out.append(
-        t("alerts.sli", lang, name=signal_label(alert.sli, lang))
-        if alert.sli
-        else t("alerts.no_sli", lang)
-    )
-    return out
+    """The lines under an alert: summary, expression, the SLI it measures (worded as
+    step A words them, :meth:`cockpit.incident.PagedBy.parts`)."""
+    sli, expr = paged_record(alert).parts(lang)[-2:]
+    return [*([alert.summary] if alert.summary else []), expr, sli]
 
 
 def failure_lines(alerts: AlertList, lang: str) -> list[str]:
