@@ -211,3 +211,28 @@ async def test_every_field_of_the_drill_form_shows_its_focus(tmp_path: Path) -> 
             widget.focus()
             await pilot.pause()
             assert _look(widget) != plain, repr(widget)
+
+
+async def test_the_conclusion_is_given_with_the_keyboard(tmp_path: Path) -> None:
+    """Enter opens a drop-down, the arrows move, Enter chooses; a time is typed and kept
+    when focus leaves; Enter on the button hands the conclusion in."""
+    ctx = drill_ctx(tmp_path, "worked_example", "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        form = app.screen.query_one(DrillAnswerForm)
+        await _until(pilot, lambda: bool(form.choices), "the suspects from the inventory")
+        form.query_one("#drill-layer").focus()
+        await pilot.press("x", "enter", "down", "down", "enter")
+        await pilot.pause()
+        answer = lambda: ctx.session.incident.drill.answer  # noqa: E731
+        assert answer().layer == "serving"
+        form.query_one("#drill-impact_start").focus()
+        await pilot.press(*"2026-11-27 12:11", "tab")
+        await pilot.pause()
+        assert answer().impact_start is not None and answer().impact_start.minute == 11
+        form.query_one("#drill-hand-in").focus()
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, ScorecardScreen), "the scorecard")
+        await _until(pilot, lambda: app.screen.card is not None, "its data")
+        got = {p.part: p.correct for p in app.screen.card.answers}
+        assert got["layer"] is False and got["impact_start"] is True and got["scope"] is None
