@@ -91,6 +91,13 @@ def test_analyze_concludes_the_ground_truth(prometheus_scenario: Any, name: str,
     if want.kind == "revision":
         assert (s["old_revision"], s["new_revision"]) == (want.old_revision, want.new_revision)
         assert (s["old_version"], s["new_version"]) == (want.old_version, want.new_version)
+    if want.kind == "gateway":
+        # the gateway itself, not its stack: Ingress, Service and controller pod
+        assert s["pod"] == want.pod
+        assert s["name"] == (
+            f"ingress qwen-chat-gw (llm.example.internal) → service qwen-chat, "
+            f"controller ingress-nginx/{want.pod}"
+        )
     if want.deployment and want.kind in ("service", "revision"):
         assert s["deployment"] == want.deployment
     # every part cites its evidence, and the one line says it all
@@ -183,23 +190,26 @@ async def test_every_rendering_of_a_signal_agrees(
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
-    _e_rows_agree(srv, story, rows)
+    analyzed = _analyze(srv)
+    # D and G name the same suspect as cockpit analyze (a gateway by its Ingress and pod)
+    assert c.suspect.name == analyzed["conclusion"]["suspect"]["name"]
+    _e_rows_agree(analyzed, story, rows)
     _export_evidence_agrees(story, rows)
 
 
-def _e_rows_agree(srv: PromServer, story: dict[str, Any], rows: dict[str, Any]) -> None:
+def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[str, Any]) -> None:
     """E's cohort rows read D's per-entity split of the signal at C's statistic and unit,
     and ``analyze`` shows the same rows (numbers and outliers) for the same suspect."""
     coh = story["cohort"]
     split = {b.key: b for b in story["bset"].breakdowns}
     if coh is None:
-        assert _analyze(srv)["cohort"] is None
+        assert analyzed["cohort"] is None
         return
     for r in coh.rows:
         assert r.key in split and r.unit == split[r.key].unit, r.key
         if r.key in rows:
             assert r.unit == rows[r.key].unit, r.key
-    doc = _analyze(srv)["cohort"]
+    doc = analyzed["cohort"]
     assert doc is not None and doc["suspect"] == coh.cohort.suspect
     got = {r["key"]: (r["suspect"], r["cohort_median"], r["outlier"]) for r in doc["rows"]}
     for r in coh.rows:

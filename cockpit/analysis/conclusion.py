@@ -288,7 +288,30 @@ def _finding_msgs(f: Finding) -> list[Msg]:
     return out or [msg("metrics.likely.finding", id=f.id)]
 
 
-def _gateway(dd: Drilldown, load: list[Finding], gateway: str) -> _Candidate | None:
+def gateway_name(labels: dict[str, str]) -> str:
+    """The gateway as every screen names it, from its series' labels (ingress-nginx's
+    ``ingress``, ``service``, ``host``, ``controller_namespace``, ``controller_pod``):
+    ``ingress qwen-chat-gw (llm.example.internal) → service qwen-chat, controller
+    ingress-nginx/ingress-nginx-controller-…``; parts it lacks are left out, ``""`` when it
+    has none."""
+    parts = []
+    if labels.get("ingress"):
+        host = f" ({labels['host']})" if labels.get("host") else ""
+        parts.append(f"ingress {labels['ingress']}{host}")
+    if labels.get("service"):
+        parts.append(f"service {labels['service']}")
+    head = " → ".join(parts)
+    pod = labels.get("controller_pod", "")
+    if pod:
+        ns = labels.get("controller_namespace", "")
+        ctl = f"controller {ns}/{pod}" if ns else f"controller {pod}"
+        return f"{head}, {ctl}" if head else ctl
+    return head
+
+
+def _gateway(
+    dd: Drilldown, load: list[Finding], gateway: str, gateway_pod: str = ""
+) -> _Candidate | None:
     f = _finding(load, "gateway_errors")
     if f is None:
         return None
@@ -303,7 +326,7 @@ def _gateway(dd: Drilldown, load: list[Finding], gateway: str) -> _Candidate | N
         cause="gateway_errors",
         layer="access",
         scope="everything",
-        suspect=Suspect(kind="gateway", name=gateway, pod=gateway),
+        suspect=Suspect(kind="gateway", name=gateway, pod=gateway_pod or gateway),
         evidence=ev,
     )
 
@@ -403,6 +426,7 @@ def conclude(
     *,
     deployment: str = "",
     gateway: str = "",
+    gateway_pod: str = "",
 ) -> Conclusion:
     """The most likely cause (see the module docstring for the rules and their order).
 
@@ -413,7 +437,8 @@ def conclude(
         inv, items: The window's inventory and the change list from metrics history
             (and Kubernetes), when collected.
         deployment: The workload in scope (names the service for a capacity cause).
-        gateway: The gateway's pod when known (names the suspect of gateway errors).
+        gateway: The gateway as :func:`gateway_name` names it (else its stack's name),
+            the suspect of gateway errors; ``gateway_pod`` its controller pod when known.
     """
     items = items or []
     kv = _kv(dd, deployment)
@@ -428,7 +453,7 @@ def conclude(
             _gpu_lost(dd, br, inv, items),
             _release(dd, inv, items),
             _thermal(dd, br, inv),
-            _gateway(dd, load, gateway),
+            _gateway(dd, load, gateway, gateway_pod),
             kv,
             surge,
             _long_prompts(dd, load, deployment),

@@ -104,18 +104,16 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             alerts(),
         )
         anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
-        # The gateway's 5xx per controller pod names the gateway when it is the suspect.
-        gateway_keys = [
-            s.key
-            for s in dd.drilldown.anomalous()
-            if s.signal in ("access.error_ratio_5xx", "access.timeouts")
-        ]
-        extra = [k for k in dict.fromkeys(anomalous + gateway_keys) if k not in cohort_keys]
+        extra = [k for k in dict.fromkeys(anomalous) if k not in cohort_keys]
 
         async def more() -> BreakdownSet | None:
             return await collect_breakdowns(ctx, asked, extra) if extra else None
 
-        extra_set, load = await asyncio.gather(more(), collect_load(ctx, asked))
+        # The gateway's 5xx per controller pod and Ingress names the gateway when it is
+        # the suspect.
+        extra_set, load, gateway = await asyncio.gather(
+            more(), collect_load(ctx, asked), gateway_of(ctx, asked, dd)
+        )
         history = await history_task
     finally:
         if not history_task.done():
@@ -162,7 +160,8 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             history.inventory,
             history.items,
             deployment=ctx.settings.service.deployment,
-            gateway=_top_entity(bset, gateway_keys) or _gateway_stack(det),
+            gateway=gateway[0],
+            gateway_pod=gateway[1],
         ),
         timing=Timing(
             stats=runner.stats.since(sent0, shared0),
@@ -178,6 +177,26 @@ def history_window(window: Window) -> Window:
     from cockpit.collect.base import make_window
 
     return make_window(window.end, window.span * 2, window.baseline)
+
+
+async def gateway_of(ctx: AppContext, window: Window, dd: DrilldownReport) -> tuple[str, str]:
+    """``(name, controller pod)`` of the gateway whose 5xx ratio or timeouts C found
+    anomalous (:func:`~cockpit.analysis.conclusion.gateway_name` of its labels, else the
+    detected access stack's name); ``("", "")`` when neither is anomalous."""
+    from cockpit.analysis.conclusion import gateway_name
+    from cockpit.collect.base import detection_for
+    from cockpit.collect.breakdown import gateway_labels
+
+    bad = [
+        s.signal
+        for s in dd.drilldown.anomalous()
+        if s.signal in ("access.error_ratio_5xx", "access.timeouts")
+    ]
+    if not bad:
+        return "", ""
+    labels = await gateway_labels(ctx, window, dict.fromkeys(bad))
+    det = await detection_for(ctx, window.end)
+    return gateway_name(labels) or _gateway_stack(det), labels.get("controller_pod", "")
 
 
 def _gateway_stack(det: Any) -> str:
@@ -198,14 +217,6 @@ def gateway_names(det: Any, bset: BreakdownSet | None) -> list[str]:
             v.entity for b in bset.breakdowns if b.key.startswith("access.") for v in b.values
         ]
     return [n for n in dict.fromkeys(names) if n]
-
-
-def _top_entity(bset: BreakdownSet, keys: list[str]) -> str:
-    """The entity with the highest value of the first of ``keys`` that was split."""
-    for b in bset.breakdowns:
-        if b.key in keys and b.values:
-            return max(b.values, key=lambda v: v.value).entity
-    return ""
 
 
 def conclusion_json(c: Conclusion, lang: str) -> dict[str, Any]:

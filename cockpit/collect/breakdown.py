@@ -25,6 +25,10 @@ from cockpit.models.signals import SIGNALS
 if TYPE_CHECKING:
     from cockpit.context import AppContext
 
+GATEWAY_BY = ("controller_namespace", "controller_pod", "ingress", "service", "host")
+"""ingress-nginx's labels that name the gateway in front of the service: the controller
+pod and its namespace, the Ingress, the backend Service and the host (ingress-nginx
+docs/user-guide/monitoring.md; other gateways carry none of them and stay unnamed)."""
 POD_BY = ("namespace", "pod", "exported_pod", "instance", "node")
 GPU_BY = (
     "Hostname",
@@ -204,3 +208,27 @@ async def collect_breakdowns(
     }
     out.breakdowns = [bds[p[0]] for p in planned]
     return out
+
+
+async def gateway_labels(ctx: AppContext, window: Window, signals: Iterable[str]) -> dict[str, str]:
+    """The labels (:data:`GATEWAY_BY`) of the gateway with the highest value of the first
+    of ``signals`` (access-layer signal ids, e.g. the 5xx ratio) at the window's end that
+    has them; ``{}`` when none is detected, its query fails or its series carry no such
+    label."""
+    det = await detection_for(ctx, window.end)
+    scope = await scope_for(ctx)
+    for sid in signals:
+        r = det.get(sid)
+        if r is None or not r.available:
+            continue
+        q = render(r, sel=det.selector_for(r, scope), window=window.rate_window, by=GATEWAY_BY)
+        key = f"gw:{sid}"
+        res = (
+            await runner_for(ctx).run([QuerySpec(key=key, query=q, kind="instant", end=window.end)])
+        )[key]
+        rows = [v for v in (res.vector if res.ok else []) if v.v == v.v]
+        named = [v for v in rows if any(v.labels.get(k) for k in GATEWAY_BY)]
+        if named:
+            top = max(named, key=lambda v: v.v)
+            return {k: top.labels[k] for k in GATEWAY_BY if top.labels.get(k)}
+    return {}

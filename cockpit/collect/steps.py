@@ -217,12 +217,15 @@ async def likely(ctx: AppContext, window: Window, refresh: bool = False) -> Conc
 
     async def make() -> Conclusion:
         from cockpit.analysis.conclusion import conclude
-        from cockpit.collect.analyze import history_window
+        from cockpit.collect.analyze import gateway_of, history_window
         from cockpit.collect.history import collect_history
 
         dd = await drilldown(ctx, window, refresh)
-        res, ld, hist = await asyncio.gather(
-            scope(ctx, window), load(ctx, window), collect_history(ctx, history_window(window))
+        res, ld, hist, gateway = await asyncio.gather(
+            scope(ctx, window),
+            load(ctx, window),
+            collect_history(ctx, history_window(window)),
+            gateway_of(ctx, window, dd),
         )
         return conclude(
             dd.drilldown,
@@ -231,6 +234,8 @@ async def likely(ctx: AppContext, window: Window, refresh: bool = False) -> Conc
             hist.inventory,
             hist.items,
             deployment=ctx.settings.service.deployment,
+            gateway=gateway[0],
+            gateway_pod=gateway[1],
         )
 
     return await cached(ctx, "likely", window, make, refresh)
