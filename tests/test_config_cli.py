@@ -100,6 +100,8 @@ def test_doctor_on_the_demo_bundle_checks_what_was_recorded(clean_env, capsys):
     # the recorded discovery: where each source keeps its labels, and the services
     assert "vLLM: workload labels in namespace/pod" in [x.strip() for x in metrics["lines"]]
     assert any(x.strip().startswith("vllm-qwen25-72b — vLLM, 4 pods") for x in metrics["lines"])
+    # the allocator names are a convention, and said so
+    assert any("is a convention, not a standard" in x for x in metrics["lines"])
 
 
 def test_doctor_names_settings_it_does_not_read(clean_env, capsys):

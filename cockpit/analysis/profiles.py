@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 # Labels that identify an entity, in order of preference. DCGM's node label was renamed
 # Hostname -> hostname (dcgm-exporter PR #655, 2026-05-12): match both. A series with
@@ -118,6 +118,44 @@ class SignalSpec(BaseModel):
         return list(self.metrics)
 
 
+SERIES_SUFFIXES = ("_bucket", "_count", "_sum")
+"""Suffixes of a histogram's series: ``x_bucket`` is covered by the source of ``x``."""
+
+
+class UpstreamSource(BaseModel):
+    """Where a profile's metric names were read: the upstream file and the version (tag,
+    commit or release line) that defines them, or, for names no exporter emits, a
+    naming convention said as such.
+
+    Attributes:
+        metrics: The metric names this source defines.
+        file: Upstream project and path (``vllm-project/vllm vllm/v1/metrics/loggers.py``).
+        version: The version or commit read (``0.12 line``, ``v3.3.7 (db931fc)``).
+        convention: True for names no upstream exporter emits (a convention cockpit
+            proposes); then ``file``/``version`` may be empty and the notes say so.
+        note_en, note_zh: What the convention is (required for a convention).
+
+    Raises:
+        ValueError: a source without file or version, or a convention without its notes.
+    """
+
+    metrics: list[str]
+    file: str = ""
+    version: str = ""
+    convention: bool = False
+    note_en: str = ""
+    note_zh: str = ""
+
+    @model_validator(mode="after")
+    def _complete(self) -> UpstreamSource:
+        if self.convention:
+            if not (self.note_en and self.note_zh):
+                raise ValueError(f"convention {self.metrics} needs note_en and note_zh")
+        elif not (self.file and self.version):
+            raise ValueError(f"{self.metrics}: an upstream source needs a file and a version")
+        return self
+
+
 class ProfileMeta(BaseModel):
     """Header of a profile file."""
 
@@ -135,13 +173,55 @@ class ProfileMeta(BaseModel):
     ``pod`` (the name of the workload's pod, narrowed by ``service.deployment``); a key left
     out is not applied to this stack's series."""
     unsupported: dict[str, dict[str, str]] = Field(default_factory=dict)
+    upstream: list[UpstreamSource] = Field(default_factory=list)
+    """The upstream file and version of every metric the profile names (see
+    :class:`UpstreamSource`); required of the shipped profiles."""
+
+    def source_of(self, metric: str) -> UpstreamSource | None:
+        """The upstream source of a metric name (a histogram's series by its base name)."""
+        bases = [metric] + [metric[: -len(x)] for x in SERIES_SUFFIXES if metric.endswith(x)]
+        for src in self.upstream:
+            if any(b in src.metrics for b in bases):
+                return src
+        return None
 
 
 class Profile(BaseModel):
-    """A stack's metric profile: header plus its signals."""
+    """A stack's metric profile: header plus its signals.
+
+    Validated with the context ``{"shipped": True}`` (the packaged profiles), every metric
+    named in ``detect``, a signal's ``metrics``, ``requires`` or ``presence`` must have an
+    :attr:`ProfileMeta.upstream` source (a user's override file need not).
+
+    Raises:
+        ValueError: a shipped profile names a metric without an upstream source.
+    """
 
     profile: ProfileMeta
     signal: list[SignalSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _sourced(self, info: ValidationInfo) -> Profile:
+        if not (info.context or {}).get("shipped"):
+            return self
+        unsourced = sorted(m for m in self.metric_names() if self.source_of(m) is None)
+        if unsourced:
+            raise ValueError(f"{self.id}: no upstream file and version for {unsourced}")
+        return self
+
+    def metric_names(self) -> set[str]:
+        """Every metric name the profile names (detect, metrics, requires, presence)."""
+        names = set(self.profile.detect)
+        for s in self.signal:
+            names.update(s.metrics)
+            names.update(s.requires)
+            if s.presence:
+                names.add(s.presence)
+        return names
+
+    def source_of(self, metric: str) -> UpstreamSource | None:
+        """:meth:`ProfileMeta.source_of` of this profile."""
+        return self.profile.source_of(metric)
 
     @property
     def id(self) -> str:
@@ -171,7 +251,8 @@ def builtin_profiles() -> tuple[Profile, ...]:
     out = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
-            out.append(Profile.model_validate(tomllib.loads(entry.read_text(encoding="utf-8"))))
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            out.append(Profile.model_validate(data, context={"shipped": True}))
     return tuple(out)
 
 

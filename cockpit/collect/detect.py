@@ -74,6 +74,7 @@ async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
         SourceError: the metric-name listing failed.
     """
     from cockpit.i18n import t
+    from cockpit.models.messages import signal_label
 
     det, report = await collect_label_report(ctx, at)
     lines = [t("metrics.text.profiles", ctx.lang, profiles=", ".join(det.profiles) or "-")]
@@ -93,6 +94,20 @@ async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
         elif r.alias:
             lines.append(
                 f"  {sid}: {r.metric} ({r.spec.alias_note_zh if ctx.lang == 'zh' else r.spec.alias_note_en})"
+            )
+    for sid, r in sorted(det.signals.items()):
+        # Names no exporter emits are said to be a convention, never offered as standard.
+        src = det.metas[r.profile].source_of(r.metric or r.spec.presence_names()[0])
+        if src is not None and src.convention:
+            lines.append(
+                "  "
+                + t(
+                    "metrics.text.convention",
+                    ctx.lang,
+                    signal=signal_label(sid, ctx.lang),
+                    metric=", ".join(src.metrics),
+                    note=src.note_zh if ctx.lang == "zh" else src.note_en,
+                )
             )
     for sid, reason in sorted(det.unsupported.items()):
         lines.append(f"  {sid}: {reason}")
