@@ -131,7 +131,10 @@ def _serve(scenario: Any, seconds: float | None) -> int:
             )
             print(f'{scenario.name} served at {srv.url} ("now" = {at})')
             print(f"  cockpit --prometheus-url {srv.url} --at {at} {flags}")
-            print(f"  cockpit analyze --prometheus-url {srv.url} --at {at} {flags}")
+            # a scenario made for another window than the default says so (truth["window"])
+            window = scenario.truth.get("window", "")
+            span = f" --window {window}" if window else ""
+            print(f"  cockpit analyze --prometheus-url {srv.url} --at {at} {flags}{span}")
             print(f"  cockpit changes --prometheus-url {srv.url} --at {at} {flags}")
             print("Ctrl-C stops it.", flush=True)
             deadline = None if seconds is None else time.monotonic() + seconds
