@@ -427,3 +427,42 @@ async def test_f2_lists_first_the_mitigation_of_the_conclusion(
     opts = mitigations(scope, first=first)
     assert opts[0].key == "scale_out"
     assert any(c.startswith("kubectl -n llm scale deployment/qwen-chat") for c in opts[0].commands)
+
+
+def test_a_recorded_bundle_replays_the_history(prometheus_scenario: Get, tmp_path: Path) -> None:
+    """``cockpit record`` keeps the history queries: replayed, ``cockpit changes`` (step B's
+    list) shows the rollout and ``analyze`` concludes the release from them, as live."""
+    srv = prometheus_scenario("bad_release")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
+    bundle = tmp_path / "rec.jsonl.gz"
+    env = {"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"}
+    scope = ["--namespace", "llm", "--deployment", "qwen-chat"]
+    rec = subprocess.run(
+        [COCKPIT, "--prometheus-url", srv.url, "--at", at, *scope, "record", "-o", str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert bundle.exists(), rec.stderr
+
+    def replay(*args: str) -> dict:  # type: ignore[type-arg]
+        proc = subprocess.run(
+            [COCKPIT, "--replay", str(bundle), "--lang", "en", *args, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+        )
+        assert proc.returncode in (0, 1), proc.stderr
+        return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+    changes = replay("changes")
+    assert not [n for n in changes["notes"] if "history queries failed" in n], changes["notes"]
+    (rollout,) = [i for i in changes["items"] if i["kind"] == "rollout"]
+    assert {"field": "revision", "old": truth.old_revision, "new": truth.new_revision} in [
+        {k: d[k] for k in ("field", "old", "new")} for d in rollout["diff"]
+    ]
+    c = replay("analyze")["conclusion"]
+    assert (c["cause"], c["suspect"]["new_revision"]) == ("release", truth.new_revision)
