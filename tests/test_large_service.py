@@ -113,9 +113,10 @@ async def test_d_at_80x24_shows_the_headline_and_every_button_and_details_hold_t
 
     from cockpit.analysis.blast_radius import detail_msgs
     from cockpit.app import CockpitApp
+    from cockpit.export import render_markdown
     from cockpit.incident import Incident, ServiceScope
     from cockpit.ui.scope_detail import ScopeDetailScreen
-    from cockpit.ui.scope_view import ScopeView
+    from cockpit.ui.scope_view import ScopeView, blast_line
     from testkit import scenario_ctx
 
     srv = prometheus_scenario("large_throttled_gpu")
@@ -170,3 +171,13 @@ async def test_d_at_80x24_shows_the_headline_and_every_button_and_details_hold_t
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, ScopeDetailScreen)
+        # Accepting stores the headline and the summary lines (per signal the worst outliers
+        # and a count of the rest), and the export carries that summary.
+        app.screen.query_one("#scope-accept", Button).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        stored = ctx.session.incident.scope_verdict or ""
+        assert stored.splitlines() == [blast_line(view.data, "en"), *br.lines_text("en")]
+        exported = render_markdown(ctx.session.incident, "en")
+        assert blast_line(view.data, "en") in exported
+        assert all(line in exported for line in br.lines_text("en"))
