@@ -26,6 +26,7 @@ EXPECTED = {
     "node_cadvisor",
     "ingress_nginx",
     "envoy",
+    "inference_gateway",
     "torch_alloc",
 }
 

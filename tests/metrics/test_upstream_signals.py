@@ -423,3 +423,49 @@ def test_dcgm_counters_and_gr_engine_activity(tmp_path_factory: pytest.TempPathF
     # The Xid's code comes from the counter's xid label: 79, a GPU fallen off the bus.
     assert d["conclusion"]["cause"] == "gpu_lost", d["conclusion"]
     assert any("79" in line for line in d["conclusion"]["evidence"]["cause"]["text"])
+
+
+# -- an inference gateway: the Gateway API Inference Extension's endpoint picker ----------
+
+
+def inference_gateway() -> str:
+    """An endpoint picker in ``llm-gw`` routing one model (v1 API names): its request
+    latency rises 0.8 → 4 s while the request rate holds at 12 req/s."""
+    ex = Exposition()
+    scrape = pod_labels("llm-gw", "vllm-llama-epp-6c8d7f-m4n5p", "epp", 9090, "10.0.8.4")
+    lab = {**scrape, "model_name": "food-review", "target_model_name": "food-review-1"}
+    rate = between(12.0, 12.0)
+    ex.counter("inference_objective_request_total", lab, rate, 1e4)
+    ex.counter(
+        "inference_objective_request_error_total",
+        {**lab, "error_code": "ServiceUnavailable"},
+        between(0.01, 0.01),
+    )
+    ex.histogram(
+        "inference_objective_request_duration_seconds",
+        lab,
+        rate,
+        between(0.8, 4.0),
+        GIE_DURATION_BUCKETS,
+    )
+    ex.gauge("inference_pool_ready_pods", {**scrape, "name": "vllm-llama-pool"}, between(4, 4))
+    return ex.text()
+
+
+GIE_DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5)
+GIE_DURATION_BUCKETS += (6, 8, 10, 15, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600)
+"""The endpoint picker's request-duration buckets (metrics.go @ 8c7067f, up to 600 s)."""
+
+
+def test_inference_gateway_fills_the_access_layer(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    d = served_analysis(inference_gateway(), "llm-gw", tmp_path_factory)
+    assert "inference_gateway" in d["profiles"]
+    p50 = sig(d, "access.latency:p50")
+    assert "inference_objective_request_duration_seconds_bucket" in p50["query"]
+    assert p50["verdict"] == "anomalous" and p50["ratio"] > 3
+    qps = sig(d, "access.qps:value")
+    assert qps["now"] == pytest.approx(12.0, rel=0.02) and qps["verdict"] == "normal"
+    access = next(v for v in d["layers"] if v["layer"] == "access")
+    assert access["verdict"] == "anomalous"
