@@ -8,10 +8,13 @@ When this fails after a change to a screen's queries, rebuild the bundle with
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from textual.widgets import DataTable, Static
 
 from cockpit.app import CockpitApp
+from cockpit.cli import main
 from cockpit.i18n import t
 from cockpit.ui.metrics_common import MetricsView
 from cockpit.ui.panel import Panel
@@ -71,3 +74,19 @@ async def unanswered(app: CockpitApp, lang: str) -> list[str]:
 async def test_every_step_of_the_demo_is_answered_by_the_bundle(tmp_path, lang):
     ctx = demo_ctx(tmp_path, lang=lang)
     assert await unanswered(CockpitApp(ctx=ctx, start_step="A"), lang) == []
+
+
+def test_changes_and_pending_of_the_demo_answer_from_the_bundle(capsys):
+    assert main(["--demo", "--lang", "en", "changes", "--json"]) == 0
+    out = capsys.readouterr().out
+    changes = json.loads(out)
+    assert changes["sources"] == ["kubernetes", "metrics"] and changes["notes"] == []
+    kinds = {(i["kind"], i["in_window"]) for i in changes["items"]}
+    # the release of the day before (with its ConfigMap), the alerts and the probe warnings
+    assert {("rollout", False), ("config", False), ("alert", True), ("event", True)} <= kinds
+    assert main(["--demo", "--lang", "en", "pending", "--json"]) == 0
+    pending_out = capsys.readouterr().out
+    pending = json.loads(pending_out)
+    # the story's pods are all scheduled: nothing Pending, and nothing failed to read
+    assert pending == {"scope": "llm-serving", "analyses": [], "failures": []}
+    assert not any(p in out + pending_out for p in not_recorded_phrases("en"))

@@ -20,6 +20,7 @@ scenario's "now". :func:`normalize` sorts the lines (same inputs, same bytes) an
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -137,14 +138,39 @@ async def record(
     return report, writer
 
 
+def _labels_key(item: Any) -> str:
+    labels = item[0] if isinstance(item, list) and item else item.get("labels", {})
+    return json.dumps(labels, sort_keys=True)
+
+
+def stable_call(line: str) -> str:
+    """A call line whose answer does not depend on the recording run: the series of a
+    metrics answer sorted by their labels (Prometheus returns them in no set order) and
+    the NVML poll duration (the recording machine's, not the incident's) left unknown."""
+    rec = json.loads(line)
+    result = rec.get("result")
+    if (
+        rec.get("source") == "metrics"
+        and isinstance(result, list)
+        and all((isinstance(x, dict) and "labels" in x) or isinstance(x, list) for x in result)
+    ):
+        rec["result"] = sorted(result, key=_labels_key)
+    elif rec.get("source") == "gpu" and isinstance(result, dict) and "poll_ms" in result:
+        result["poll_ms"] = None
+    else:
+        return line
+    return json.dumps(rec, separators=(",", ":"), allow_nan=True)
+
+
 def normalize(path: Path) -> None:
-    """Rewrite ``path`` with the call lines sorted by key (the recording order depends on
-    which query answered first), so that rebuilding an unchanged demo gives the same bytes."""
+    """Rewrite ``path`` with the call lines made stable (:func:`stable_call`) and sorted
+    by key (the recording order depends on which query answered first), so that
+    rebuilding an unchanged scenario gives the same bytes."""
     import gzip
 
     lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
     header, rest = lines[0], lines[1:]
-    calls = sorted(ln for ln in rest if ln.startswith('{"k":'))
+    calls = sorted(stable_call(ln) for ln in rest if ln.startswith('{"k":'))
     meta = sorted(ln for ln in rest if not ln.startswith('{"k":') and '"kind":"end"' not in ln)
     tail = [ln for ln in rest if not ln.startswith('{"k":') and '"kind":"end"' in ln]
     data = "".join(ln + "\n" for ln in [header, *meta, *calls, *tail]).encode("utf-8")
