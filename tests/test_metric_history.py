@@ -466,3 +466,20 @@ def test_a_recorded_bundle_replays_the_history(prometheus_scenario: Get, tmp_pat
     ]
     c = replay("analyze")["conclusion"]
     assert (c["cause"], c["suspect"]["new_revision"]) == ("release", truth.new_revision)
+
+
+def test_the_demo_replays_the_history() -> None:
+    """The demo bundle is recorded with the history queries: step B's list (``cockpit
+    changes --demo``) has the metric-derived changes, no history query is missing."""
+    proc = subprocess.run(
+        [COCKPIT, "--demo", "--lang", "en", "changes", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent", "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "metrics" in doc["sources"]
+    assert not [n for n in doc["notes"] if "history queries failed" in n], doc["notes"]
+    assert [i for i in doc["items"] if i["origin"] == "metrics" and i["kind"] == "alert"]
