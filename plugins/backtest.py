@@ -67,9 +67,13 @@ class BacktestPanel(Panel):
         source = "incident" if impact is not None else ""
         if impact is None and g.breach is not None:
             impact, source = g.breach.at, "breach"
+        from cockpit.collect.golden import offered_alert
+
         detected = ctx.session.incident.times.detect if ctx.session is not None else None
-        if detected is None and g.alerts:
-            detected = g.alerts[0].first
+        paged = ctx.session.incident.paged_by if ctx.session is not None else None
+        offered = offered_alert(g.alerts, paged)
+        if detected is None and offered is not None:
+            detected = offered.first  # the detection time A offers
         # Thresholds come from the baseline of every drilldown signal (queue, KV cache…).
         dd = await steps.drilldown(ctx, screen_window(ctx))
         bt = await collect_backtest(ctx, g.window, dd.drilldown.summaries, impact, detected)

@@ -447,15 +447,13 @@ class GoldenSignalsPanel(Panel):
     def _offered_alert(self, data: GoldenSignals) -> FiredAlert:
         """The alert whose time is offered as the detection time: the one the incident
         started from (``paged_by``) when it fired in the window, else the first one."""
+        from cockpit.collect.golden import offered_alert
+
         session = self.ctx.session
         paged = session.incident.paged_by if session is not None else None
-        if paged is not None:
-            for a in data.alerts:
-                if a.name == paged.name and all(
-                    paged.labels.get(k) == v for k, v in a.labels.items()
-                ):
-                    return a
-        return data.alerts[0]
+        offered = offered_alert(data.alerts, paged)
+        assert offered is not None  # called only with alerts
+        return offered
 
     def on_golden_signals_panel_alerts_found(self, event: GoldenSignalsPanel.AlertsFound) -> None:
         """Put the fired alerts on the incident timeline (deduplicated by the session)."""

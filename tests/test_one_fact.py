@@ -203,3 +203,26 @@ async def test_backtest_reads_the_xid_time_every_screen_shows(
     at = from_epoch(incidents.LOST_XID_AT)
     assert [f[:3] for f in fired] == [("lead", at, 60.0), ("lead", at, 60.0)], fired
     assert fired[1][3] > 60  # the 6 h window's step is coarser than the Xid burst
+
+
+def test_the_backtest_measures_from_the_detection_time_a_offers() -> None:
+    """A's "use as detection time" and I's back-test read one offered alert: the one the
+    incident was started from when it fired in the window, else the first."""
+    from datetime import UTC, datetime
+
+    from cockpit.analysis.alerts import FiredAlert
+    from cockpit.collect.golden import offered_alert
+    from cockpit.incident import PagedBy
+
+    t0 = datetime(2026, 11, 29, 13, 0, tzinfo=UTC)
+    first = FiredAlert(name="VLLMHighE2ELatency", labels={"namespace": "llm"}, first=t0, last=t0)
+    later = t0 + timedelta(minutes=9)
+    paged = FiredAlert(
+        name="NginxIngressHigh5xxRate", labels={"ingress": "gw"}, first=later, last=later
+    )
+    alerts = [first, paged]
+    assert offered_alert(alerts) is first and offered_alert([]) is None
+    by = PagedBy(name="NginxIngressHigh5xxRate", labels={"ingress": "gw", "severity": "page"})
+    assert offered_alert(alerts, by) is paged
+    other = PagedBy(name="NginxIngressHigh5xxRate", labels={"ingress": "other"})
+    assert offered_alert(alerts, other) is first

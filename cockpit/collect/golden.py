@@ -36,6 +36,7 @@ from cockpit.timeparse import parse_duration
 if TYPE_CHECKING:
     from cockpit.config import ServiceSettings
     from cockpit.context import AppContext
+    from cockpit.incident import PagedBy
 
 GOLDEN_CHOICES: dict[str, tuple[str, ...]] = {
     "latency": ("access.latency", "serving.e2e_latency", "serving.ttft"),
@@ -233,3 +234,14 @@ def apply_slos(
     breaches = [b for b in found if b is not None]
     derived = svc.slo_p99_ms is None or svc.slo_error_ratio is None
     return slo_ms, slo_err, derived, min(breaches, key=lambda b: b.at) if breaches else None
+
+
+def offered_alert(alerts: list[FiredAlert], paged: PagedBy | None = None) -> FiredAlert | None:
+    """The alert whose time is offered as the detection time (A's button, I's back-test):
+    the one the incident started from (``paged``) when it fired in the window, else the
+    first one; None without alerts."""
+    if paged is not None:
+        for a in alerts:
+            if a.name == paged.name and all(paged.labels.get(k) == v for k, v in a.labels.items()):
+                return a
+    return alerts[0] if alerts else None
