@@ -81,6 +81,7 @@ def test_list_all_json(state: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "updated_at": "2026-11-28T13:35:00Z",
         "current_step": "I",
         "error": None,
+        "drill": None,
     }
     assert rows[2]["status"] is None and rows[2]["error"]
 
