@@ -118,7 +118,6 @@ def _pair(m: re.Match[str]) -> str:
 _WORD_HINTS = {w: re.compile(re.escape(w) + r"[a-z0-9_.-]*\s*[=:]") for w in sorted(SECRET_WORDS)}
 _LITERAL_HINTS = {"bearer": re.compile(r"bearer\s"), "basic": re.compile(r"basic\s")}
 _USERINFO_HINT = re.compile(r"://[^/\s@]*@")
-_LETTERS_ONLY = {i: 32 for i in range(128) if not chr(i).isalpha()}
 
 
 def hinted_lines(low: str, starts: list[int], vocab: str) -> set[int]:
@@ -135,22 +134,42 @@ def hinted_lines(low: str, starts: list[int], vocab: str) -> set[int]:
     ``=``/``:`` (headers, ``name=value`` pairs), ``bearer``/``basic`` and whitespace, or
     URL userinfo (``://…@``); every substitution of :func:`redact_text` needs one of them.
     """
+    return {bisect.bisect_right(starts, p) - 1 for p in _hint_positions(low, vocab)}
+
+
+def _hint_positions(low: str, vocab: str) -> list[int]:
+    """Offsets in ``low`` where a hint of :func:`hinted_lines` starts."""
     positions: list[int] = []
     for word, rx in (*_WORD_HINTS.items(), *_LITERAL_HINTS.items()):
         if word in vocab:
             positions += [m.start() for m in rx.finditer(low)]
     if "@" in low and "://" in low:
         positions += [m.start() for m in _USERINFO_HINT.finditer(low)]
-    return {bisect.bisect_right(starts, p) - 1 for p in positions}
+    return positions
 
 
 def redact_lines(lines: list[str]) -> list[str]:
     """:func:`redact_text` of each line, run only on the lines :func:`hinted_lines` finds
     (the list itself when none may hold a secret)."""
-    low = "\n".join(lines).lower()
+    return _redact_hinted(lines, "\n".join(lines).lower())
+
+
+def redact_log(text: str) -> str:
+    """``text`` (lines separated by ``\n``) with :func:`redact_text` run on each line
+    that may hold a secret: the same result as joining :func:`redact_lines` of its
+    lines, but a log without any hint (most of them) is returned as it is, never split
+    into lines (a 5 MB log: one lower-cased copy and a few literal scans)."""
+    low = text.lower()
+    # ``low`` itself stands for the vocabulary: a word it contains may match, one it
+    # lacks cannot (the same lines as the letter-run vocabulary, without building it).
+    if not _hint_positions(low, low):
+        return text
+    return "\n".join(_redact_hinted(text.split("\n"), low))
+
+
+def _redact_hinted(lines: list[str], low: str) -> list[str]:
     starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
-    vocab = " ".join(set(low.translate(_LETTERS_ONLY).split()))
-    hits = hinted_lines(low, starts, vocab)
+    hits = hinted_lines(low, starts, low)
     if not hits:
         return lines
     out = list(lines)

@@ -466,6 +466,22 @@ def test_redacting_only_hinted_lines_changes_nothing(text: str) -> None:
 
     lines = text.split("x")
     assert redact_lines(lines) == [redact_text(x) for x in lines]
+    # A whole log (lines joined with LF) gives the same lines, and is left as it is
+    # when nothing in it may hold a secret.
+    from cockpit.redact import redact_log
+
+    log = "\n".join(lines)
+    assert redact_log(log) == "\n".join(redact_text(x) for x in lines)
+
+
+def test_a_log_without_secret_hints_is_returned_as_it_is() -> None:
+    from cockpit.redact import redact_log
+
+    log = "step 1 loss 2.0\nprompt 512 tokens/s 123\nuser@example.com said hi\n" * 50
+    assert redact_log(log) is log
+    leaked = log + "Authorization: Bearer abcdefghijklmnop\n" + log
+    out = redact_log(leaked)
+    assert "abcdefghijklmnop" not in out and out.count("\n") == leaked.count("\n")
 
 
 def test_a_line_s_own_time_as_a_date_of_the_incident() -> None:

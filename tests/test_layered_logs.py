@@ -10,6 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cockpit.analysis.layered_logs import analyse_access, analyse_serving, merge, system_layer
 from cockpit.clock import Clock
 from cockpit.collect.logs import finding_evidence, gather_logs, render_lines
@@ -239,6 +241,31 @@ def test_engine_sees_each_shape_s_first_and_last_lines_and_counts_all() -> None:
     part = analyse_serving("p", "c", False, "\n".join(lines))
     kv = next(f for f in part.findings if f.kind == "engine_log")
     assert kv.count == 300 and kv.fields["waiting_max"] == 299
+
+
+@pytest.mark.parametrize(
+    ("line", "bookkeeping"),
+    [
+        ("INFO engine.py:267] Added request chatcmpl-0af3.", True),
+        ("INFO Finished request cmpl-1 \t ", True),
+        ("a request b request c", True),
+        ("a request b request c d", False),  # the last " request " is followed by more
+        ("WARNING request queue is full", False),
+        ('INFO:     10.0.0.7:53122 - "POST /v1/x HTTP/1.1" 200 OK', True),
+        ('10.0.0.7 - "GET /x HTTP/1.1" 304 0', True),
+        ('INFO:     10.0.0.7:53122 - "POST /v1/x HTTP/1.1" 500 Internal Server Error', False),
+        ('"GET / HTTP/1.1"  200', False),  # the status must follow the first '" '
+        (' HTTP/1.1" 500 then" 200', False),  # only the first '" ' counts
+        ('x HTTP/1.1" 500 request abc', True),  # an added request, whatever the status
+        ("GET / HTTP/1.1 200", False),
+    ],
+)
+def test_bookkeeping_lines_are_left_out_of_the_engine(line: str, bookkeeping: bool) -> None:
+    from cockpit.analysis.layered_logs import select_lines
+
+    stamped = f"{fx.stamp(1)} {line}"
+    fed, _, _, candidates = select_lines([stamped])
+    assert (fed == [] and candidates == []) is bookkeeping
 
 
 async def test_system_layer_reads_dcgm_xid_of_the_window(

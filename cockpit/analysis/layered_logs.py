@@ -268,7 +268,7 @@ def select_lines(lines: list[str]) -> tuple[list[str], list[str], dict[str, int]
 
     A pod's log is mostly bookkeeping (a request added or finished, a 2xx answer) and
     lines that repeat with other numbers (stats every few seconds, the same warning):
-    bookkeeping lines are left out (:func:`_bookkeeping`; their request IDs are still
+    bookkeeping lines are left out (:data:`_BOOKKEEPING`; their request IDs are still
     followed over the whole text), and of each shape (the line with its numbers and hex
     IDs blanked) the first and the last :data:`SHAPE_KEEP` lines are kept in their order,
     so a trend keeps its start and end. ``counts`` says how many lines each shape had.
@@ -276,12 +276,13 @@ def select_lines(lines: list[str]) -> tuple[list[str], list[str], dict[str, int]
     kept: dict[str, list[int]] = {}
     tails: dict[str, deque[int]] = {}
     counts: dict[str, int] = {}
-    candidates: list[int] = []
-    for i, raw in enumerate(lines):
-        if _bookkeeping(raw):
-            continue
-        candidates.append(i)
-        shape = _SHAPE.sub("#", raw[_stamp_end(raw) : _stamp_end(raw) + 240])
+    shape_of: dict[int, str] = {}
+    book = _BOOKKEEPING.match
+    candidates = [i for i, raw in enumerate(lines) if book(raw) is None]
+    for i in candidates:
+        raw = lines[i]
+        end = _stamp_end(raw)
+        shape = shape_of[i] = _SHAPE.sub("#", raw[end : end + 240])
         n = counts.get(shape, 0)
         counts[shape] = n + 1
         if n < SHAPE_KEEP:
@@ -292,24 +293,16 @@ def select_lines(lines: list[str]) -> tuple[list[str], list[str], dict[str, int]
             tail = tails[shape] = deque(maxlen=SHAPE_KEEP)
         tail.append(i)
     index = sorted(i for group in (*kept.values(), *tails.values()) for i in group)
-    fed = [lines[i] for i in index]
-    shapes = [_SHAPE.sub("#", ln[_stamp_end(ln) : _stamp_end(ln) + 240]) for ln in fed]
-    return fed, shapes, counts, candidates
+    return [lines[i] for i in index], [shape_of[i] for i in index], counts, candidates
 
 
-def _bookkeeping(line: str) -> bool:
-    """A request added, received or finished (``Added request chatcmpl-….``, vLLM and
-    SGLang) or a 2xx/3xx answer of an HTTP access line: no evidence in itself. String
-    operations only: most lines of a serving log are these."""
-    at = line.rfind(" request ")
-    if at >= 0 and " " not in line[at + 9 :].rstrip():
-        return True
-    at = line.find(" HTTP/")
-    if at < 0:
-        return False
-    q = line.find('" ', at)
-    code = line[q + 2 : q + 5] if q >= 0 else ""
-    return len(code) == 3 and code[0] in "23" and code.isdigit()
+_BOOKKEEPING = re.compile(r'(?>.*? HTTP/)(?>.*?" )[23]\d\d|.* request [^ ]*\s*\Z', re.DOTALL)
+"""A bookkeeping line (matched from its start): a request added, received or finished
+(``Added request chatcmpl-….``, vLLM and SGLang: the last `` request `` of the line
+followed by one word) or a 2xx/3xx answer of an HTTP access line (the status right after
+the first ``" `` that follows the first `` HTTP/``; atomic groups keep those first
+occurrences). No evidence in itself; one match per line in C, most lines of a serving log
+are these."""
 
 
 def _stamp_end(line: str) -> int:
@@ -444,13 +437,14 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
     engine's findings over its other lines (upstream timeouts, resets)."""
     part = PodPart()
     summary = AccessSummary()
-    errors: list[LogLine] = []
-    candidates: list[tuple[int, float, str, int, LogLine]] = []
+    # Lines are kept as their text (the pydantic lines are built at the end, for the few
+    # that are reported): most lines of a gateway's log are access lines.
+    errors: list[str] = []
+    candidates: list[tuple[int, float, str, int, str]] = []
     lines = text.splitlines()
     others: list[str] = []
     for raw in lines:
-        at, rest = split_stamp(raw)
-        fields = _access_fields(rest)
+        fields = _access_fields(split_stamp(raw)[1])
         if fields is None:
             others.append(raw)
             continue
@@ -463,24 +457,20 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
         if dur is not None and (summary.slowest_s is None or dur > summary.slowest_s):
             summary.slowest_s = dur
         bad = status >= 500 or status == 499
-        line = None
         if bad:
-            line = LogLine(pod=pod, container=container, previous=previous, at=at, text=rest[:400])
-            errors.append(line)
+            errors.append(raw)
         if rid:
             summary.with_request_id += 1
-            line = line or LogLine(
-                pod=pod, container=container, previous=previous, at=at, text=rest[:400]
-            )
-            candidates.append((0 if bad else 1, -(dur or 0.0), rid, status, line))
+            candidates.append((0 if bad else 1, -(dur or 0.0), rid, status, raw))
             if len(candidates) > 4 * MAX_FOLLOW:
                 candidates.sort(key=lambda c: (c[0], c[1]))
                 del candidates[MAX_FOLLOW:]
     candidates.sort(key=lambda c: (c[0], c[1]))
-    for _, _, rid, status, line in candidates:
+    for _, _, rid, status, raw in candidates:
         if len(part.access_ids) >= MAX_FOLLOW:
             break
-        part.access_ids.setdefault(rid, (status, line))
+        if rid not in part.access_ids:
+            part.access_ids[rid] = (status, _line(pod, container, previous, raw))
     part.access = summary
     part.layer_lines["access"] = len(lines)
     found = _findings(
@@ -493,13 +483,14 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
         error_layer="access",
     )
     part.error_lines["access"] = part.error_lines.get("access", 0) + len(errors)
-    firsts = [ln for ln in (*part.first_error.values(), *errors[:1])]
+    shown = [_line(pod, container, previous, raw) for raw in errors[:MAX_FINDING_LINES]]
+    firsts = [ln for ln in (*part.first_error.values(), *shown[:1])]
     dated = [ln for ln in firsts if ln.at is not None]
     part.first_error = {"access": min(dated, key=_at)} if dated else {}
     if errors:
         by: dict[str, int] = {}
-        for ln in errors:
-            m = re.search(r'" (\d{3}) ', ln.text)
+        for raw in errors:
+            m = re.search(r'" (\d{3}) ', split_stamp(raw)[1][:400])
             code = m.group(1) if m else "5xx"
             by[code] = by.get(code, 0) + 1
         part.findings.append(
@@ -508,10 +499,10 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
                 layer="access",
                 kind="access_errors",
                 category="ttft_spike",
-                first_at=errors[0].at,
+                first_at=shown[0].at,
                 count=len(errors),
                 pods=[pod],
-                lines=errors[:MAX_FINDING_LINES],
+                lines=shown,
                 fields={"by_status": by},
             )
         )

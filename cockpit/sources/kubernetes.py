@@ -67,7 +67,7 @@ from cockpit.models.kube import (
     pod_of,
     replicaset_of,
 )
-from cockpit.redact import redact_lines, redact_tree
+from cockpit.redact import redact_log, redact_tree
 from cockpit.sources.base import ErrorKind, SourceError
 
 SOURCE = "kubernetes"
@@ -639,9 +639,8 @@ class KubeSource:
         def work() -> tuple[int, str]:
             data = self._request("GET", path, q, accept="*/*", namespace=ns)
             # Redacted here, in the executor (a 5 MB log is a few tenths of a second),
-            # line by line and only on the lines that may hold a credential.
-            lines = data.decode("utf-8", "replace").split("\n")
-            return len(data), "\n".join(redact_lines(lines))
+            # only on the lines that may hold a credential.
+            return len(data), redact_log(data.decode("utf-8", "replace"))
 
         size, text = await self._run(work)
         return PodLog(
