@@ -1,4 +1,4 @@
-"""The six incidents of ``cockpit.scenarios.incidents`` served from a real Prometheus:
+"""The seven incidents of ``cockpit.scenarios.incidents`` served from a real Prometheus:
 every promised number measured by PromQL, a 6-hour window without a day-earlier
 baseline, and a machine-readable ground truth whose entities exist in the served series."""
 
@@ -29,12 +29,13 @@ async def _query(srv: PromServer, query: str, at: int) -> list[float]:
         await src.close()
 
 
-def test_six_incidents_with_their_ground_truth() -> None:
+def test_seven_incidents_with_their_ground_truth() -> None:
     assert NAMES == [
         "bad_release",
         "gateway_burst",
         "gpu_lost",
         "kv_overload",
+        "pod_pending",
         "sglang_long_prompts",
         "throttled_gpu",
     ]
@@ -46,6 +47,7 @@ def test_six_incidents_with_their_ground_truth() -> None:
         "kv_cache_overload",
         "long_prompts",
         "thermal_throttle",
+        "unschedulable",
     }
     for name in NAMES:
         sc = get_scenario(name)

@@ -89,8 +89,9 @@ def _text(pair: tuple[str, str]) -> dict[str, str]:
 def key_suspects(s: Suspect) -> list[dict[str, str]]:
     """The answer key's suspects for a ground-truth suspect: a GPU by node/index and UUID
     (and the pod that held it), a release by its new ReplicaSet, a gateway by its
-    controller pod, a capacity or client problem by the service (a key names no client:
-    the metrics do not name one, and the service is what the trainee can pick)."""
+    controller pod, a pod that cannot be scheduled by itself and the node that blocks it, a
+    capacity or client problem by the service (a key names no client: the metrics do not
+    name one, and the service is what the trainee can pick)."""
     if s.kind == "gpu":
         return [
             {"kind": "gpu", "name": f"{s.node}/{s.gpu_index}", "uuid": s.uuid},
@@ -100,6 +101,8 @@ def key_suspects(s: Suspect) -> list[dict[str, str]]:
         return [{"kind": "revision", "name": s.new_revision}]
     if s.kind == "gateway":
         return [{"kind": "gateway", "name": s.pod}]
+    if s.kind == "pod":
+        return [{"kind": "pod", "name": s.pod}, {"kind": "node", "name": s.node}]
     return [{"kind": "service", "name": s.deployment}]
 
 
@@ -385,6 +388,42 @@ DRILLS: tuple[DrillSpec, ...] = (
             ),
         ),
         path="ABCDFGHI",
+    ),
+    DrillSpec(
+        id="replica_never_starts",
+        scenario="pod_pending",
+        title=(
+            "扩容后新副本一直起不来，队列越排越长",
+            "After a scale-out the new replica never starts and the queue keeps growing",
+        ),
+        difficulty="medium",
+        teaches=(
+            "容量不够时，先确认新副本是否真的被调度，再读调度器的原因与逐节点对照",
+            "When capacity falls short, check the new replica was actually scheduled, then "
+            "read the scheduler's reason against each node",
+        ),
+        cause_class="unschedulable",
+        evidence=(
+            Evidence(
+                "failed_scheduling",
+                "E",
+                "scheduling",
+                "第 7 个副本 Pending：Insufficient nvidia.com/gpu，唯一有空闲 GPU 的 "
+                "gpu-node-b 带有 Pod 不容忍的污点 dedicated=batch:NoSchedule",
+                "the seventh replica is Pending: Insufficient nvidia.com/gpu, and gpu-node-b, "
+                "the only node with free GPUs, carries dedicated=batch:NoSchedule, which the "
+                "pod does not tolerate",
+            ),
+            Evidence(
+                "runtime.kv_cache",
+                "C",
+                "drilldown",
+                "KV 缓存 55% → 99%，每个副本都在排队：服务需要的第 7 个副本没有到位",
+                "KV cache 55 % → 99 %, requests queue on every replica: the seventh replica "
+                "the service needs never arrived",
+            ),
+        ),
+        path="ABCDEGHI",
     ),
 )
 """Every shipped drill, in the order ``make drills`` records them."""

@@ -51,7 +51,8 @@ class Suspect:
     Attributes:
         kind: ``gpu`` (one GPU: pod, node, index and UUID set), ``revision`` (a release:
             old and new ReplicaSet and version set), ``gateway`` (the ingress controller
-            pod), ``client`` (a caller the metrics do not name) or ``service`` (the whole
+            pod), ``client`` (a caller the metrics do not name), ``pod`` (a pod that cannot
+            be scheduled: pod and the node that blocks it set) or ``service`` (the whole
             service: capacity).
         deployment: The Deployment in scope.
         pod: The pod (``kind`` ``gpu``: the pod that held the GPU).

@@ -1,4 +1,4 @@
-"""Six incidents over a 6-hour window, each with its structured ground truth.
+"""Seven incidents over a 6-hour window, each with its structured ground truth.
 
 Every one runs a service on two nodes (``gpu-node-a``, ``gpu-node-b``) with eight H100s
 each, one GPU per replica (the other GPUs idle), behind ingress-nginx, with
@@ -26,6 +26,12 @@ the quiet time before the incident.
   servers behind it are healthy.
 - ``kv_overload``: arrivals rise by 60 %; the KV cache fills (55 % → 99 %), requests are
   preempted, the queue and TTFT grow on every replica.
+- ``pod_pending``: the same rise in arrivals; when the KV cache fills the Deployment is
+  scaled 6 → 7 and the seventh replica stays Pending (``Insufficient nvidia.com/gpu``:
+  ``gpu-node-a`` has three GPUs, all held; ``gpu-node-b``, the only node with free GPUs,
+  carries ``dedicated=batch:NoSchedule``, which the pod does not tolerate). The metrics show
+  the shortfall (7 wanted, 6 available, one pod Pending and unschedulable, the taint); the
+  Kubernetes side has the Pending pod, its FailedScheduling event and the tainted node.
 
 Each scenario's ``ground_truth`` (:class:`~cockpit.scenarios.base.GroundTruth`) names the
 primary layer, scope, suspect entity and cause a correct diagnosis concludes;
@@ -660,9 +666,11 @@ def _plain_service(
     *,
     qps: sg.Signal | None = None,
     preemptions: sg.Signal | None = None,
+    kube: bool = True,
 ) -> list[ReplicaLoad]:
-    """Six vLLM replicas, their GPUs and kube-state-metrics; ``shape(i, pod, load)`` may
-    change a replica's load in place and returns its GPU's picture (None: from the load)."""
+    """Six vLLM replicas, their GPUs and (with ``kube``) kube-state-metrics;
+    ``shape(i, pod, load)`` may change a replica's load in place and returns its GPU's
+    picture (None: from the load)."""
     axis = ms.axis
     loads = []
     for i, pod in enumerate(pods):
@@ -674,7 +682,8 @@ def _plain_service(
         _emit_dcgm(ms, nodes[n_i], n_i, pod.gpus[0].index, pod, _gpu_signals(axis, pod.name, gpu))
         loads.append(r)
     _emit_idle_gpus(ms, nodes, {p.gpus[0].uuid for p in pods})
-    _kube(ms, nodes, pods)
+    if kube:
+        _kube(ms, nodes, pods)
     return loads
 
 
@@ -797,6 +806,80 @@ def build_kv_overload() -> MetricSet:
     _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=over)
     _service_alert(ms, "VLLMKVCacheAlmostFull", KV_FULL_AT, KV_FULL_AT + 5 * 60)
     _service_alert(ms, "LLMTimeToFirstTokenHigh", KV_FULL_AT + 6 * 60, KV_FULL_AT + 11 * 60)
+    return ms
+
+
+# ---------------------------------------------------------------- pod_pending
+
+PENDING_RISE_AT = NOW - 90 * 60
+PENDING_SCALE_AT = KV_FULL_AT
+"""Arrivals rise as in ``kv_overload``; when the KV cache is full the Deployment is
+scaled 6 → 7 and the new replica stays Pending from then on."""
+PENDING_REPLICA = VLLM_REPLICAS
+"""The seventh replica (index 6): the one that never gets a node."""
+PENDING_TAINT = ("dedicated", "batch", "NoSchedule")
+"""The taint on ``gpu-node-b``, the only node with free GPUs (kept for batch jobs; the
+serving pods already on it stay, NoSchedule does not evict)."""
+PENDING_NODE_A_GPUS = 3
+
+
+def _pending_pods() -> tuple[list[Node], list[Pod], Pod]:
+    """``gpu-node-a`` with three GPUs (all held by the service), ``gpu-node-b`` with eight
+    (three held), the six running replicas and the unscheduled seventh."""
+    nodes = _nodes()
+    pods = _pods("qwen-chat", nodes, VLLM_REPLICAS + 1, revision=7, version="v1.8.2")
+    nodes[0] = replace(nodes[0], gpus=nodes[0].gpus[:PENDING_NODE_A_GPUS])
+    pending = replace(pods[PENDING_REPLICA], node="", gpus=(), ip="")
+    return nodes, pods[:PENDING_REPLICA], pending
+
+
+def _pending_message() -> str:
+    """kube-scheduler's FitError for the seventh replica (formats.md §A4 wording)."""
+    key, value, _ = PENDING_TAINT
+    return (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated "
+        f"taint {{{key}: {value}}}. preemption: 0/2 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
+
+
+def build_pod_pending() -> MetricSet:
+    """The series of ``pod_pending``."""
+    axis = _axis()
+    ms = MetricSet(axis)
+    nodes, pods, pending = _pending_pods()
+    rise = sg.step_ramp(axis, PENDING_RISE_AT, KV_RISE_S)
+    qps, over, shape = overload(axis, rise)
+    loads = _plain_service(
+        ms, nodes, pods, shape, qps=qps, preemptions=sg.scale(over, 1.5), kube=False
+    )
+    kube_state.emit_pods(ms, pods)
+    kube_state.emit_nodes(ms, nodes)
+    kube_state.emit_pending_pod(ms, pending, PENDING_SCALE_AT)
+    pts = axis.points
+    wanted = [float(VLLM_REPLICAS + (t >= PENDING_SCALE_AT)) for t in pts]
+    running = sg.const(axis, float(VLLM_REPLICAS))
+    kube_state.emit_deployment(
+        ms, NAMESPACE, "qwen-chat", sg.const(axis, 7.0), wanted, wanted, running
+    )
+    kube_state.emit_replicasets(
+        ms, pods, spec_replicas={pods[0].replicaset: wanted}, deployment_series=False
+    )
+    key, value, effect = PENDING_TAINT
+    ms.gauge(
+        "kube_node_spec_taint",
+        {**kube_state.JOB, "node": nodes[1].name, "key": key, "value": value, "effect": effect},
+        _one(axis),
+        "The taint of a cluster node.",
+    )
+    _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=over)
+    _service_alert(
+        ms,
+        "KubeDeploymentReplicasMismatch",
+        PENDING_SCALE_AT + 60,
+        PENDING_SCALE_AT + 15 * 60 + 60,
+        deployment="qwen-chat",
+    )
     return ms
 
 
@@ -1164,6 +1247,58 @@ def _scenario_kv_overload() -> Scenario:
     )
 
 
+def _scenario_pod_pending() -> Scenario:
+    nodes, _, pending = _pending_pods()
+    tainted = nodes[1].name
+    return _incident(
+        "pod_pending",
+        "vLLM behind ingress-nginx, 6 replicas: arrivals rise as in kv_overload and the "
+        "Deployment is scaled to 7 when the KV cache fills. The seventh replica stays "
+        "Pending: gpu-node-a's three GPUs are all held and gpu-node-b, the only node with "
+        "free GPUs, carries a taint (dedicated=batch:NoSchedule) the pod does not tolerate.",
+        (PENDING_SCALE_AT, PENDING_SCALE_AT + 15 * 60 + 60),
+        "qwen-chat",
+        [
+            *_t(
+                "pending_pods",
+                f'sum(kube_pod_status_phase{{{SCOPE_NS},phase="Pending"}})',
+                0,
+                1,
+                "pods",
+                0.0,
+            ),
+            *_t(
+                "replica_shortfall",
+                'kube_deployment_spec_replicas{deployment="qwen-chat"} - '
+                'kube_deployment_status_replicas_available{deployment="qwen-chat"}',
+                0,
+                1,
+                "replicas",
+                0.0,
+            ),
+            *_t(
+                "free_gpus_tainted_node",
+                f'sum(kube_node_status_allocatable{{node="{tainted}",resource="nvidia_com_gpu"}}) - '
+                f'sum(kube_pod_container_resource_requests{{node="{tainted}",'
+                'resource="nvidia_com_gpu"})',
+                GPUS_PER_NODE - VLLM_REPLICAS // 2,
+                GPUS_PER_NODE - VLLM_REPLICAS // 2,
+                "GPUs",
+                0.0,
+            ),
+        ],
+        build_pod_pending,
+        {"blast_radius": "everything", "suspect": f"{pending.name} Pending, taint on {tainted}"},
+        GroundTruth(
+            "infrastructure",
+            "everything",
+            "unschedulable",
+            Suspect("pod", deployment="qwen-chat", pod=pending.name, node=tainted),
+        ),
+        kube=_kube_pod_pending,
+    )
+
+
 # ---------------------------------------------------------------- the Kubernetes side
 
 PODS_CREATED = START - 3 * 3600
@@ -1309,8 +1444,59 @@ def _kube_bad_release() -> ko.KubeWorld:
     return _world(nodes, [(old, PODS_CREATED - 600), (new, ROLL_START)], alive=new, created=created)
 
 
+def _kube_pod_pending() -> ko.KubeWorld:
+    """Six replicas running since before the window, the Deployment scaled to 7 when the
+    KV cache filled, the seventh pod Pending (``PodScheduled=False``, the scheduler's
+    FailedScheduling event repeating since), ``gpu-node-b`` tainted."""
+    nodes, pods, pending = _pending_pods()
+    key, value, effect = PENDING_TAINT
+    world = ko.KubeWorld()
+    world.add(
+        ko.node_object(nodes[0], created=START - 90 * 86400),
+        ko.node_object(
+            nodes[1],
+            created=START - 90 * 86400,
+            taints=[{"key": key, "value": value, "effect": effect}],
+        ),
+    )
+    world.add(
+        *ko.revision_objects(
+            "qwen-chat",
+            NAMESPACE,
+            [(pods[0], _template(pods[0]), PODS_CREATED - 600, VLLM_REPLICAS + 1)],
+            replicas=VLLM_REPLICAS + 1,
+        )
+    )
+    for pod in pods:
+        world.add(
+            ko.pod_object(
+                pod, _template(pod), created=PODS_CREATED, ready_at=PODS_CREATED + POD_LOAD_S
+            )
+        )
+        world.log(pod, _startup_log(pod, PODS_CREATED))
+    world.add(
+        ko.pod_object(
+            pending,
+            _template(pending),
+            created=PENDING_SCALE_AT,
+            ready_at=None,
+            pending_message=_pending_message(),
+        ),
+        ko.event_object(
+            ("Pod", NAMESPACE, pending.name),
+            "FailedScheduling",
+            _pending_message(),
+            first=PENDING_SCALE_AT,
+            last=NOW - 30,
+            count=(NOW - 30 - PENDING_SCALE_AT) // 300 + 1,
+            component="default-scheduler",
+        ),
+    )
+    return world
+
+
 def scenarios() -> dict[str, Callable[[], Scenario]]:
-    """Registry entries of the six incidents."""
+    """Registry entries of the seven incidents."""
     return {
         "gpu_lost": _scenario_gpu_lost,
         "bad_release": _scenario_bad_release,
@@ -1318,4 +1504,5 @@ def scenarios() -> dict[str, Callable[[], Scenario]]:
         "throttled_gpu": _scenario_throttled_gpu,
         "gateway_burst": _scenario_gateway_burst,
         "kv_overload": _scenario_kv_overload,
+        "pod_pending": _scenario_pod_pending,
     }

@@ -55,46 +55,7 @@ def emit_pods(
     for p in pods:
         is_ready = (ready or {}).get(p.name, one)
         base = {**JOB, "namespace": p.namespace, "pod": p.name, "uid": p.uid}
-        ms.gauge(
-            "kube_pod_info",
-            {
-                **base,
-                "node": p.node,
-                "host_ip": p.ip.rsplit(".", 2)[0] + ".1.1",
-                "pod_ip": p.ip,
-                "created_by_kind": "ReplicaSet",
-                "created_by_name": p.replicaset,
-                "priority_class": "",
-                "host_network": "false",
-            },
-            one,
-            "Information about pod.",
-        )
-        ms.gauge(
-            "kube_pod_owner",
-            {
-                **base,
-                "owner_kind": "ReplicaSet",
-                "owner_name": p.replicaset,
-                "owner_is_controller": "true",
-            },
-            one,
-            "Information about the Pod's owner.",
-        )
-        labels = {_sanitize(k): v for k, v in p.labels.items() if k in label_allowlist}
-        ms.gauge(
-            "kube_pod_labels",
-            {**base, **labels},
-            one,
-            "Kubernetes labels converted to Prometheus labels.",
-        )
-        for phase in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
-            ms.gauge(
-                "kube_pod_status_phase",
-                {**base, "phase": phase},
-                one if phase == "Running" else zero,
-                "The pods current phase.",
-            )
+        _identity(ms, p, base, label_allowlist, "Running")
         for cond, values in (
             ("true", is_ready),
             ("false", [1.0 - r for r in is_ready]),
@@ -142,6 +103,96 @@ def emit_pods(
                 "unit": "integer",
             },
             const(ms.axis, float(len(p.gpus))),
+            "The number of requested request resource by a container.",
+        )
+
+
+def _identity(
+    ms: MetricSet, p: Pod, base: dict[str, str], label_allowlist: Sequence[str], phase: str
+) -> None:
+    """``kube_pod_info`` (no node or IPs for a pod not scheduled), ``kube_pod_owner``,
+    ``kube_pod_labels`` and ``kube_pod_status_phase`` (1 for ``phase``) of ``p``."""
+    one = const(ms.axis, 1.0)
+    zero = const(ms.axis, 0.0)
+    ms.gauge(
+        "kube_pod_info",
+        {
+            **base,
+            "node": p.node,
+            "host_ip": p.ip.rsplit(".", 2)[0] + ".1.1" if p.ip else "",
+            "pod_ip": p.ip,
+            "created_by_kind": "ReplicaSet",
+            "created_by_name": p.replicaset,
+            "priority_class": "",
+            "host_network": "false",
+        },
+        one,
+        "Information about pod.",
+    )
+    ms.gauge(
+        "kube_pod_owner",
+        {
+            **base,
+            "owner_kind": "ReplicaSet",
+            "owner_name": p.replicaset,
+            "owner_is_controller": "true",
+        },
+        one,
+        "Information about the Pod's owner.",
+    )
+    labels = {_sanitize(k): v for k, v in p.labels.items() if k in label_allowlist}
+    ms.gauge(
+        "kube_pod_labels",
+        {**base, **labels},
+        one,
+        "Kubernetes labels converted to Prometheus labels.",
+    )
+    for each in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
+        ms.gauge(
+            "kube_pod_status_phase",
+            {**base, "phase": each},
+            one if each == phase else zero,
+            "The pods current phase.",
+        )
+
+
+def emit_pending_pod(
+    ms: MetricSet,
+    pod: Pod,
+    since: int,
+    *,
+    label_allowlist: Sequence[str] = ("app", "app.kubernetes.io/version"),
+) -> None:
+    """A pod that exists from ``since`` (Unix s) to the end of the axis and is never
+    scheduled (``pod.node`` and ``pod.ip`` empty): identity, phase ``Pending``,
+    ``kube_pod_status_unschedulable`` and ``kube_pod_status_scheduled{condition="false"}``
+    (kube-state-metrics' pod metrics), one requested GPU per ``pod.gpus`` or one."""
+    one = const(ms.axis, 1.0)
+    base = {**JOB, "namespace": pod.namespace, "pod": pod.name, "uid": pod.uid}
+    with ms.span(since, ms.axis.end + 1):
+        _identity(ms, pod, base, label_allowlist, "Pending")
+        ms.gauge(
+            "kube_pod_status_unschedulable",
+            base,
+            one,
+            "Describes the unschedulable status for the pod.",
+        )
+        ms.gauge(
+            "kube_pod_status_scheduled",
+            {**base, "condition": "false"},
+            one,
+            "Describes the status of the scheduling process for the pod.",
+        )
+        ms.gauge(
+            "kube_pod_container_resource_requests",
+            {
+                **base,
+                "container": pod.container,
+                "node": "",
+                "resource": "nvidia_com_gpu",
+                "unit": "integer",
+            },
+            const(ms.axis, float(len(pod.gpus) or 1)),
             "The number of requested request resource by a container.",
         )
 
