@@ -456,16 +456,17 @@ class GoldenSignalsPanel(Panel):
         return offered
 
     def on_golden_signals_panel_alerts_found(self, event: GoldenSignalsPanel.AlertsFound) -> None:
-        """Put the fired alerts on the incident timeline (deduplicated by the session)."""
+        """Put the fired alerts on the incident timeline (deduplicated by the session),
+        except the alert that paged when choosing it already put it there."""
+        from cockpit.collect.golden import timeline_alerts
         from cockpit.incident import TimelineKind
 
         session = self.ctx.session
         if session is None:
             return
-        known = {(e.at, e.text) for e in session.incident.timeline}
-        for a in event.alerts:
-            if (a.first, a.text()) not in known:
-                session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
+        inc = session.incident
+        for a in timeline_alerts(event.alerts, inc.paged_by, inc.timeline):
+            session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Use the first alert as the detection time."""

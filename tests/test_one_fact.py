@@ -226,3 +226,54 @@ def test_the_backtest_measures_from_the_detection_time_a_offers() -> None:
     assert offered_alert(alerts, by) is paged
     other = PagedBy(name="NginxIngressHigh5xxRate", labels={"ingress": "other"})
     assert offered_alert(alerts, other) is first
+
+
+async def test_an_alert_firing_since_before_the_picker_window_is_detected_when_it_fired(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """gpu_lost's KubePodCrashLooping became pending 15 min before it fired, and fired
+    more than the picker's hour before the served time (no alerting rule is loaded, so
+    its ``for:`` is unknown). The picker says both times, labelled; choosing it sets the
+    detection time to when it fired; the golden panel's offer, even over a window that
+    starts after the firing, is that time; the timeline holds the alert once."""
+    from cockpit.analysis.paged import AlertState
+    from cockpit.collect.alerts import collect_alerts
+    from cockpit.collect.golden import offered_alert, timeline_alerts
+    from cockpit.collect.paged import alert_line, apply_alert, collect_paged
+    from cockpit.incident import TimelineKind
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path)
+    fired = from_epoch(incidents.LOST_CRASHLOOP_FIRING)
+    pending = from_epoch(incidents.LOST_GONE_AT + 60)
+    end = from_epoch(srv.scenario.now)
+    try:
+        got = await collect_paged(ctx)
+        assert got.read and not got.failures
+        crash = next(a for a in got.alerts if a.name == "KubePodCrashLooping")
+        assert crash.state is AlertState.FIRING and got.since > fired
+        assert (crash.starts_at, crash.active_at, crash.detected_at) == (fired, pending, fired)
+        en, zh = alert_line(crash, "en"), alert_line(crash, "zh")
+        assert f"firing since {fired:%Y-%m-%d %H:%M:%S}Z" in en
+        assert f"pending since {pending:%Y-%m-%d %H:%M:%S}Z" in en
+        assert f"开始告警 {fired:%Y-%m-%d %H:%M:%S}Z" in zh and "待触发自" in zh
+
+        assert apply_alert(ctx, crash) == []
+        assert ctx.session is not None
+        inc = ctx.session.incident
+        assert inc.times.detect == fired and inc.paged_by is not None
+
+        late = await collect_alerts(ctx, make_window(end, timedelta(minutes=30), "quiet"))
+        late_crash = next(a for a in late if a.name == "KubePodCrashLooping")
+        assert late_crash.first > fired  # this window sees it only from its own start
+        offered = offered_alert(late, inc.paged_by)
+        assert offered is not None and offered.first == fired
+
+        wide = await collect_alerts(ctx, make_window(end, timedelta(hours=6), "quiet"))
+        assert [a.first for a in wide if a.name == "KubePodCrashLooping"] == [fired]
+        for a in timeline_alerts(wide, inc.paged_by, inc.timeline):
+            ctx.session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
+        alerts = [e for e in inc.timeline if e.kind is TimelineKind.ALERT]
+        assert [(e.at, "KubePodCrashLooping" in e.text) for e in alerts] == [(fired, True)]
+    finally:
+        await ctx.sources.close()

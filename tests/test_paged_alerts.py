@@ -476,3 +476,48 @@ def test_without_a_rule_the_expression_and_sli_are_unknown_not_none(
     text = capsys.readouterr().out
     assert "expression unknown (no alerting rule of that name was read)" in text
     assert "SLI unknown (no expression)" in text and "measures none" not in text
+
+
+def test_a_firing_start_before_the_window_is_its_current_episodes_first_firing() -> None:
+    """An alert firing since before the window read: the earlier read starts at its
+    activation, its start is the first firing sample at or after that activation (an
+    earlier episode of the same alert is not this one), and while unknown the picker
+    says so instead of offering the pending time as a detection time."""
+    from cockpit.analysis.paged import (
+        PagedAlert,
+        firing_lookback,
+        with_firing_starts,
+    )
+    from cockpit.collect.paged import alert_line
+    from cockpit.models import Sample, Series
+
+    labels = {"alertname": "KubePodCrashLooping", "namespace": "llm", "pod": "p-0"}
+    t0 = 1_800_000_000.0
+    active, window_start = from_epoch(t0), from_epoch(t0 + 3600)
+    alert = PagedAlert(
+        name="KubePodCrashLooping",
+        fingerprint=fingerprint(labels),
+        state=AlertState.FIRING,
+        source="prometheus",
+        labels=labels,
+        active_at=active,
+    )
+    pending = alert.model_copy(update={"state": AlertState.PENDING})
+    assert alert.detected_at is None and pending.detected_at == active
+    assert firing_lookback([alert, pending], window_start) == active
+    assert firing_lookback([alert], active) is None  # activated inside the window
+    line = alert_line(alert, "en")
+    assert "firing since: unknown" in line and "pending since" in line
+    assert "开始告警时间未知" in alert_line(alert, "zh")
+    firing = Series(
+        labels={**labels, "__name__": "ALERTS", "alertstate": "firing"},
+        samples=[Sample(t0 - 600, 1.0), Sample(t0 + 900, 1.0), Sample(t0 + 915, 1.0)],
+    )
+    other = Series(
+        labels={**labels, "pod": "p-1", "alertstate": "firing"}, samples=[Sample(t0 + 60, 1.0)]
+    )
+    (done, still) = with_firing_starts([alert, pending], [firing, other])
+    assert done.starts_at == from_epoch(t0 + 900) and done.detected_at == done.starts_at
+    assert still is pending  # a pending alert has not fired
+    line = alert_line(done, "en")
+    assert "firing since 2027-01-15 08:15:00Z" in line and "pending since" in line

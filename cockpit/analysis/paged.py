@@ -140,9 +140,12 @@ class PagedAlert(BaseModel):
 
     @property
     def detected_at(self) -> datetime | None:
-        """The detection time it offers: when it started firing, else when it became
-        active (a pending alert)."""
-        return self.starts_at or self.active_at
+        """The detection time it offers: when it started firing (:attr:`starts_at`); for a
+        pending alert, when it became active; ``None`` for a firing or resolved alert whose
+        firing start is unknown (its pending time is never offered: it did not page then)."""
+        if self.starts_at is not None:
+            return self.starts_at
+        return self.active_at if self.state is AlertState.PENDING else None
 
     def title(self) -> str:
         """The incident title it gives: ``alertname: summary``, or the alert name and
@@ -472,6 +475,48 @@ def with_rules(alerts: list[PagedAlert], rules: list[dict[str, Any]]) -> list[Pa
         ):
             update["starts_at"] = from_epoch(a.active_at.timestamp() + float(duration))
         out.append(a.model_copy(update=update) if update else a)
+    return out
+
+
+def firing_lookback(alerts: list[PagedAlert], window_start: datetime) -> datetime | None:
+    """Where an earlier read of ``ALERTS{alertstate="firing"}`` must start so that
+    :func:`with_firing_starts` finds every unknown firing start: the earliest
+    ``active_at`` before ``window_start`` of a firing or resolved alert without
+    ``starts_at``; ``None`` when no alert needs it."""
+    times = [
+        a.active_at
+        for a in alerts
+        if a.starts_at is None
+        and a.state is not AlertState.PENDING
+        and a.active_at is not None
+        and a.active_at < window_start
+    ]
+    return min(times, default=None)
+
+
+def with_firing_starts(alerts: list[PagedAlert], firing: list[Series]) -> list[PagedAlert]:
+    """The alerts with the firing start :func:`from_prometheus` and :func:`with_rules`
+    left unknown (firing since before the window, no rule's ``for:``) read from an
+    earlier range of ``ALERTS{alertstate="firing"}`` (``firing``): the first firing
+    sample of the same fingerprint at or after the alert's ``active_at``, so an earlier
+    episode of the same alert is not taken for this one. Alerts it cannot fill stay as
+    they are."""
+    first: dict[str, list[float]] = {}
+    for s in firing:
+        if s.labels.get("alertstate", "firing") != "firing":
+            continue
+        times = [p.t for p in s.samples if p.v == p.v and p.v > 0]
+        if times:
+            first.setdefault(fingerprint(clean_labels(s.labels)), []).extend(times)
+    out = []
+    for a in alerts:
+        seen = first.get(a.fingerprint)
+        if a.starts_at is not None or a.state is AlertState.PENDING or not seen:
+            out.append(a)
+            continue
+        since = a.active_at.timestamp() if a.active_at is not None else float("-inf")
+        after = [t for t in seen if t >= since]
+        out.append(a.model_copy(update={"starts_at": from_epoch(min(after))}) if after else a)
     return out
 
 

@@ -36,7 +36,7 @@ from cockpit.timeparse import parse_duration
 if TYPE_CHECKING:
     from cockpit.config import ServiceSettings
     from cockpit.context import AppContext
-    from cockpit.incident import PagedBy
+    from cockpit.incident import PagedBy, TimelineEntry
 
 GOLDEN_CHOICES: dict[str, tuple[str, ...]] = {
     "latency": ("access.latency", "serving.e2e_latency", "serving.ttft"),
@@ -236,12 +236,49 @@ def apply_slos(
     return slo_ms, slo_err, derived, min(breaches, key=lambda b: b.at) if breaches else None
 
 
+def paged_fired(alerts: list[FiredAlert], paged: PagedBy | None) -> FiredAlert | None:
+    """The fired alert that is the one the incident started from (``paged``): same name,
+    and each of its labels as ``paged`` has it (Alertmanager adds external labels that
+    ``ALERTS`` lacks); None when it did not fire in the window or nothing paged."""
+    if paged is None:
+        return None
+    return next(
+        (
+            a
+            for a in alerts
+            if a.name == paged.name and all(paged.labels.get(k) == v for k, v in a.labels.items())
+        ),
+        None,
+    )
+
+
+def paged_recorded(paged: PagedBy | None) -> bool:
+    """Whether the alert that paged went onto the timeline at its firing time when the
+    incident started from it (:meth:`cockpit.session.IncidentSession.start_from_alert`):
+    it was not pending then and its firing start was known."""
+    return paged is not None and paged.state != "pending" and paged.starts_at is not None
+
+
+def timeline_alerts(
+    alerts: list[FiredAlert], paged: PagedBy | None, timeline: list[TimelineEntry]
+) -> list[FiredAlert]:
+    """The fired alerts still to put on the incident timeline: not the alert that paged
+    when choosing it already put it there (:func:`paged_recorded`; matched by
+    :func:`paged_fired`, name and labels), nor one already there at its time."""
+    skip = paged_fired(alerts, paged) if paged_recorded(paged) else None
+    known = {(e.at, e.text) for e in timeline}
+    return [a for a in alerts if a is not skip and (a.first, a.text()) not in known]
+
+
 def offered_alert(alerts: list[FiredAlert], paged: PagedBy | None = None) -> FiredAlert | None:
     """The alert whose time is offered as the detection time (A's button, I's back-test):
     the one the incident started from (``paged``) when it fired in the window, else the
-    first one; None without alerts."""
-    if paged is not None:
-        for a in alerts:
-            if a.name == paged.name and all(paged.labels.get(k) == v for k, v in a.labels.items()):
-                return a
+    first one; None without alerts. The alert that paged keeps the firing time it was
+    chosen with (``paged.starts_at``, e.g. before this window began) as its ``first``, so
+    every screen offers the one detection time step A holds."""
+    a = paged_fired(alerts, paged)
+    if a is not None and paged is not None and paged_recorded(paged):
+        return a.model_copy(update={"first": paged.starts_at})
+    if a is not None:
+        return a
     return alerts[0] if alerts else None

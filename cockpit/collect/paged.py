@@ -19,11 +19,13 @@ from cockpit.analysis.paged import (
     AlertState,
     PagedAlert,
     finish,
+    firing_lookback,
     from_alertmanager,
     from_prometheus,
+    with_firing_starts,
     with_rules,
 )
-from cockpit.collect.alerts import alerts_step_s
+from cockpit.collect.alerts import ALERTS_QUERY, alerts_step_s
 from cockpit.collect.base import Window, runner_for
 from cockpit.collect.runner import QuerySpec
 from cockpit.incident import PagedBy, ServiceScope
@@ -154,11 +156,43 @@ async def collect_paged(
         )
         if rule_failure is not None:
             failures.append(rule_failure)
-        found = with_rules(found, rule_list)
+        found = await _firing_starts(ctx, with_rules(found, rule_list), start, failures)
     else:
         source = ""
     alerts = finish(found, svc.namespace, svc.deployment, signal_metrics())
     return AlertList(source=source, since=start, until=until, alerts=alerts, failures=failures)
+
+
+async def _firing_starts(
+    ctx: AppContext, alerts: list[PagedAlert], start: datetime, failures: list[SourceFailure]
+) -> list[PagedAlert]:
+    """The alerts firing since before ``start`` with their firing start read from
+    ``ALERTS{alertstate="firing"}`` back to their activation (``ALERTS_FOR_STATE``; see
+    :func:`cockpit.analysis.paged.with_firing_starts`); a failed read is added to
+    ``failures`` and leaves those starts unknown."""
+    since = firing_lookback(alerts, start)
+    if since is None:
+        return alerts
+    window = Window(start=since, end=start, step_s=15.0, baseline_start=since, baseline_end=start)
+    step = alerts_step_s(window)
+    res = await runner_for(ctx).run(
+        [
+            QuerySpec(
+                key="firing",
+                query=ALERTS_QUERY,
+                start=since,
+                end=start + timedelta(seconds=step),
+                step_s=step,
+            )
+        ]
+    )
+    r = res["firing"]
+    if r.failure is not None:
+        failures.append(
+            r.failure.model_copy(update={"detail": {**r.failure.detail, "what": "firing_starts"}})
+        )
+        return alerts
+    return with_firing_starts(alerts, r.series)
 
 
 def paged_record(alert: PagedAlert) -> PagedBy:
@@ -247,10 +281,18 @@ def alert_line(alert: PagedAlert, lang: str) -> str:
     where = "/".join(x for x in (s.namespace, s.deployment or s.pod or s.node) if x)
     if alert.state is AlertState.RESOLVED:
         when = t("alerts.ended", lang, at=_at(alert.ends_at))
-    elif alert.starts_at is not None:
-        when = t("alerts.since", lang, at=_at(alert.starts_at))
-    else:
+    elif alert.state is AlertState.PENDING:
         when = t("alerts.active_since", lang, at=_at(alert.active_at))
+    else:
+        # Firing: when it fired is the detection time; when it became pending, if known
+        # and different, is shown beside it, labelled as such.
+        when = (
+            t("alerts.since", lang, at=_at(alert.starts_at))
+            if alert.starts_at is not None
+            else t("alerts.since_unknown", lang)
+        )
+        if alert.active_at is not None and alert.active_at != alert.starts_at:
+            when += " · " + t("alerts.active_since", lang, at=_at(alert.active_at))
     parts = [
         f"[{t(f'alerts.state.{alert.state.value}', lang)}]",
         alert.name,
