@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Button, Sparkline, Static
 
 from cockpit.analysis.alerts import FiredAlert
-from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.golden import SignalSummary, change_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
@@ -46,15 +46,6 @@ def _failure_message(s: SignalSummary) -> str:
     text = s.now.reason or ""
     prefix = f"{s.failure_kind}: "
     return text[len(prefix) :] if text.startswith(prefix) else text
-
-
-def change_text(s: SignalSummary) -> str:
-    """``×3.44`` or ``+1.6`` style change now vs baseline."""
-    if s.ratio is not None:
-        return f"×{s.ratio:.2f}"
-    if s.now.ok and s.baseline.ok:
-        return fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
-    return ""
 
 
 class GoldenRow(Horizontal):
@@ -124,7 +115,7 @@ class GoldenRow(Horizontal):
             classes="g-base",
             markup=False,
         )
-        yield Static(change_text(s), classes="g-delta", markup=False)
+        yield Static(change_text(s, lang), classes="g-delta", markup=False)
         yield Static(t(f"metrics.verdict.{s.verdict}", lang), classes="g-verdict")
         self.set_class(s.verdict == "anomalous", "-anomalous")
         self.set_class(s.verdict == "changed", "-changed")

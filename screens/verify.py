@@ -11,7 +11,7 @@ from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, S
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.history import short
-from cockpit.i18n import fmt_value, t
+from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.drill_form import DrillAnswerForm
@@ -205,25 +205,11 @@ class VerifyScreen(StepScreen):
                 f"⚠ {t('error.' + exc.kind.value, self.lang)}: {exc.failure.message}"
             )
             return
+        from cockpit.collect.recovery import line_text
         from cockpit.i18n import LANGS
-        from cockpit.models.messages import signal_label, unit_text
 
         def lines_in(lang: str) -> list[str]:
-            return [
-                t(
-                    f"verify.line.{line.status.value}",
-                    lang,
-                    bound=t(f"verify.bound.{line.direction.value}", lang),
-                    name=signal_label(line.key, lang) if line.key else line.name,
-                    last=fmt_value(line.last),
-                    worst=fmt_value(line.worst_in_hold),
-                    baseline=fmt_value(line.baseline),
-                    limit=fmt_value(line.limit),
-                    unit=unit_text(line.unit, lang),
-                    since=fmt_time(line.within_since),
-                )
-                for line in result.lines
-            ]
+            return [line_text(line, lang) for line in result.lines]
 
         both = {lang: lines_in(lang) for lang in LANGS}
         self.ctx.session.record_recovery(

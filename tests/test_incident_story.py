@@ -187,6 +187,7 @@ async def test_every_rendering_of_a_signal_agrees(
         if r.verdict_now != row.verdict:
             assert row.slo_breach_at is not None and row.slo is not None
             assert row.now.value is not None and row.now.value <= row.slo
+    _past_breach_and_slo_agree(srv, story, rows)
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
@@ -195,6 +196,49 @@ async def test_every_rendering_of_a_signal_agrees(
     assert c.suspect.name == analyzed["conclusion"]["suspect"]["name"]
     _e_rows_agree(analyzed, story, rows)
     _export_evidence_agrees(story, rows)
+
+
+def _past_breach_and_slo_agree(
+    srv: PromServer, story: dict[str, Any], rows: dict[str, Any]
+) -> None:
+    """A row anomalous only for an SLO breach earlier in the window (back under the SLO
+    now) shows on A the peak C shows as the window's max, never a change of zero beside
+    "anomalous"; step I holds an SLI to the SLO A and C use, never to a bound past it, and
+    its line names that SLO."""
+    from cockpit.analysis.golden import change_text
+    from cockpit.analysis.recovery import check_recovery
+    from cockpit.collect.recovery import line_text
+    from cockpit.i18n import fmt_value
+    from cockpit.models import from_epoch
+
+    past = []
+    for row in story["golden"].rows:
+        now, slo = row.now.value, row.slo
+        if row.slo_breach_at is None or now is None or slo is None or now > slo:
+            continue
+        past.append(row.key)
+        peak = fmt_value(rows[row.key].window_max.value)
+        assert change_text(row, "en") == f"max {peak}", row.key
+        assert change_text(row, "zh") == f"最高 {peak}", row.key
+        breach = story["golden"].breach
+        if breach is not None and breach.signal == "error_ratio" and "error" in row.signal:
+            assert breach.value <= rows[row.key].window_max.value
+    if srv.scenario.name == "gpu_lost":
+        # the gateway's 5xx ratio: over its 1 % SLO at the Xid, back to 0 by now
+        assert "access.error_ratio_5xx:value" in past
+    result = check_recovery(story["recovery"], from_epoch(srv.scenario.now))
+    held = 0
+    for line in result.lines:
+        row = rows[line.key]
+        assert line.slo == row.slo, line.key
+        if row.slo is None or line.limit is None:
+            continue
+        held += 1
+        assert line.limit <= row.slo, line.key
+        assert f"SLO {fmt_value(row.slo)}" in line_text(line, "en"), line.key
+        assert f"SLO {fmt_value(row.slo)}" in line_text(line, "zh"), line.key
+    if srv.scenario.name == "gpu_lost":
+        assert held
 
 
 def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[str, Any]) -> None:

@@ -277,3 +277,30 @@ async def test_an_alert_firing_since_before_the_picker_window_is_detected_when_i
         assert [(e.at, "KubePodCrashLooping" in e.text) for e in alerts] == [(fired, True)]
     finally:
         await ctx.sources.close()
+
+
+def test_step_i_holds_an_sli_to_the_slo_a_and_c_use_never_past_it() -> None:
+    """A baseline band wider than the SLO (a noisy 0.8 % baseline, ×3 is 2.4 %) is cut at
+    the SLO steps A and C hold the error ratio to: 1.5 % for the whole hold is not
+    recovered, and the line names the SLO as its bound."""
+    from datetime import UTC, datetime
+
+    from cockpit.analysis.recovery import LineStatus, RecoverySignal, check_recovery
+    from cockpit.collect.recovery import line_text
+    from cockpit.models import Sample, Series, to_epoch
+
+    now = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
+    end = to_epoch(now)
+    sig = RecoverySignal(
+        name="gateway 5xx ratio",
+        key="access.error_ratio_5xx:value",
+        unit="%",
+        baseline=0.8,
+        series=Series(samples=[Sample(t=end - 60 * i, v=1.5) for i in range(30, -1, -1)]),
+        signal_id="access.error_ratio_5xx",
+        slo=1.0,
+    )
+    (line,) = check_recovery([sig], now, 15).lines
+    assert (line.limit, line.slo, line.status) == (1.0, 1.0, LineStatus.NOT_RECOVERED)
+    assert line_text(line, "en").endswith(", SLO 1")
+    assert line_text(line, "zh").endswith("，SLO 1")

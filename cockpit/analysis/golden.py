@@ -532,6 +532,34 @@ def apply_slo(s: SignalSummary, slo: float | None, *, signal: str, derived: bool
     return b
 
 
+def past_breach_peak(s: SignalSummary) -> float | None:
+    """The window's peak (display unit) of a row whose ``anomalous`` verdict stands on a
+    sustained SLO breach earlier in the window (:func:`apply_slo`) while its value now is
+    back within the SLO: the value that verdict rests on, shown beside ``now`` wherever the
+    row is (step C's window max); ``None`` for any other row."""
+    now = s.now.value
+    if s.slo_breach_at is None or s.slo is None or now is None or now > s.slo:
+        return None
+    return s.window_max.value
+
+
+def change_text(s: SignalSummary, lang: str) -> str:
+    """Step A's change cell: ``×3.44`` now vs baseline, ``+1.6`` when the baseline is 0;
+    for a row anomalous only for an SLO breach earlier in the window, the peak it rests on
+    (``max 2.49``, :func:`past_breach_peak`) instead of a change near zero; empty when
+    either value is unknown."""
+    from cockpit.i18n import fmt_number, fmt_value, t
+
+    peak = past_breach_peak(s)
+    if peak is not None:
+        return t("metrics.golden.peak", lang, value=fmt_value(peak))
+    if s.ratio is not None:
+        return f"×{s.ratio:.2f}"
+    if s.now.ok and s.baseline.ok:
+        return fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
+    return ""
+
+
 def first_breach(
     times: list[float],
     values: list[float],

@@ -56,6 +56,9 @@ class RecoverySignal(BaseModel):
             window no longer counts once the value is back under the SLO): ``anomalous``
             is never recovered here.
         context: Demand (:data:`DEMAND_SIGNALS`): shown, never deciding.
+        slo: The SLO the signal is held to on steps A and C (display unit; the row's
+            :attr:`~cockpit.analysis.golden.SignalSummary.slo`), when it is an SLI: the
+            band never reaches past it (:func:`limit_of`).
     """
 
     name: str
@@ -70,6 +73,7 @@ class RecoverySignal(BaseModel):
     baseline_noise: float | None = None
     verdict_now: str = ""
     context: bool = False
+    slo: float | None = None
 
 
 class LineStatus(StrEnum):
@@ -83,7 +87,8 @@ class LineStatus(StrEnum):
 
 class RecoveryLine(BaseModel):
     """Outcome for one signal, with the numbers behind it (``verdict_now``: the signal's
-    verdict in steps A and C, which the line never contradicts)."""
+    verdict in steps A and C, which the line never contradicts; ``slo``: the SLO those
+    steps hold it to, when it is an SLI, which ``limit`` never exceeds)."""
 
     name: str
     key: str = ""
@@ -96,6 +101,7 @@ class RecoveryLine(BaseModel):
     worst_in_hold: float | None
     within_since: datetime | None
     verdict_now: str = ""
+    slo: float | None = None
 
 
 class RecoveryResult(BaseModel):
@@ -135,7 +141,8 @@ def band_limit(signal_id: str, baseline: float, direction: Direction) -> float:
 def limit_of(sig: RecoverySignal) -> float | None:
     """The band's limit on the bad side (``None`` without a baseline): the drilldown's
     threshold for a known signal (:func:`band_limit`), else ``tolerance`` around the
-    baseline; widened to ``baseline_noise``."""
+    baseline; widened to ``baseline_noise``; for an SLI, never past its SLO (the SLO steps A
+    and C hold it to: a value over it is never recovered)."""
     if sig.baseline is None:
         return None
     higher = sig.direction is Direction.HIGHER_IS_WORSE
@@ -145,6 +152,8 @@ def limit_of(sig: RecoverySignal) -> float | None:
         limit = sig.baseline * (1 + sig.tolerance if higher else 1 - sig.tolerance)
     if sig.baseline_noise is not None:
         limit = max(limit, sig.baseline_noise) if higher else min(limit, sig.baseline_noise)
+    if sig.slo is not None and higher:
+        limit = min(limit, sig.slo)
     return limit
 
 
@@ -181,6 +190,7 @@ def check_recovery(
                     direction=sig.direction,
                     status=LineStatus.CONTEXT if sig.context else LineStatus.NO_DATA,
                     verdict_now=sig.verdict_now,
+                    slo=sig.slo,
                     baseline=sig.baseline,
                     limit=limit,
                     last=pts[-1].v if pts else None,
@@ -210,6 +220,7 @@ def check_recovery(
                 direction=sig.direction,
                 status=LineStatus.CONTEXT if sig.context else status,
                 verdict_now=sig.verdict_now,
+                slo=sig.slo,
                 baseline=sig.baseline,
                 limit=limit,
                 last=pts[-1].v,

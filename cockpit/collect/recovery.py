@@ -17,6 +17,7 @@ from cockpit.analysis.recovery import (
     DEFAULT_TOLERANCE,
     DEMAND_SIGNALS,
     Direction,
+    RecoveryLine,
     RecoveryResult,
     RecoverySignal,
     check_recovery,
@@ -121,6 +122,7 @@ def signals_from_golden(
             baseline_noise=_noise(row, direction) if known else None,
             verdict_now=verdict_now(row),
             context=row.signal in DEMAND_SIGNALS,
+            slo=row.slo,
         )
         quiet = row.spark and sig.verdict_now != "anomalous" and not _left_band(row, sig)
         if quiet and not sig.context:
@@ -157,3 +159,34 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
         rows += [s for s in drill.drilldown.summaries if s.key not in seen and s.signal not in seen]
     signals = signals_from_golden(rows, lang=ctx.lang)
     return check_recovery(signals, ctx.clock.now(), hold_minutes)
+
+
+def line_text(line: RecoveryLine, lang: str) -> str:
+    """Step I's sentence for one line in ``lang`` (``✓ P99 latency: last 412 ms, …``).
+
+    The bound is named "SLO" when it is the SLO steps A and C hold the signal to; a
+    baseline band stricter than that SLO keeps the name of a bound and says so, with the
+    SLO beside it (a value over the band is anomalous on steps A and C, so it is not
+    recovered either).
+    """
+    from cockpit.i18n import fmt_value, t
+    from cockpit.models.messages import signal_label, unit_text
+    from cockpit.timeparse import fmt_time
+
+    unit = unit_text(line.unit, lang)
+    at_slo = line.slo is not None and line.limit is not None and line.limit >= line.slo
+    text = t(
+        f"verify.line.{line.status.value}",
+        lang,
+        bound=t("verify.bound.slo" if at_slo else f"verify.bound.{line.direction.value}", lang),
+        name=signal_label(line.key, lang) if line.key else line.name,
+        last=fmt_value(line.last),
+        worst=fmt_value(line.worst_in_hold),
+        baseline=fmt_value(line.baseline),
+        limit=fmt_value(line.limit),
+        unit=unit,
+        since=fmt_time(line.within_since),
+    )
+    if line.slo is not None and line.limit is not None and not at_slo:
+        text += t("verify.band_under_slo", lang, slo=fmt_value(line.slo), unit=unit)
+    return text
