@@ -96,6 +96,9 @@ class AppContext:
         playbook_loader: Where playbook screens get their data (``None``: the sources).
         at: The time under investigation given with ``--at`` (UTC; ``None`` without it):
             the title bar says it instead of the mode.
+        changes_found: How many changes step B's changes view found in its window from
+            any source (Kubernetes or the metrics history); ``None`` until it has read
+            them. Screens that speak of changes found automatically read this count.
     """
 
     settings: Settings
@@ -112,6 +115,7 @@ class AppContext:
     gpu_node: str = ""
     playbook_loader: PlaybookLoader | None = None
     at: datetime | None = None
+    changes_found: int | None = None
 
     @property
     def drill(self) -> bool:

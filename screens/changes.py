@@ -17,7 +17,7 @@ from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import BoundInput, TextInput, example_times
+from cockpit.ui.fields import ChangesNoteInput, TextInput, example_times
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -69,7 +69,7 @@ class ChangesScreen(StepScreen):
         yield TextInput(placeholder=t("chg.summary.hint", lang), id="chg-summary", compact=True)
         yield Button(t("chg.add", lang), id="chg-add", variant="primary")
         yield Static("", id="chg-error", classes="error", markup=False)
-        yield BoundInput(self.ctx, "recent_changes_note", "field.recent_changes_note")
+        yield ChangesNoteInput(self.ctx)
 
     def on_mount(self) -> None:
         lang = self.lang

@@ -13,7 +13,7 @@ from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import BoundInput, BoundTextArea, TextInput, TimesForm
+from cockpit.ui.fields import BoundInput, BoundTextArea, ChangesNoteInput, TextInput, TimesForm
 from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.table import PlainTable
@@ -89,7 +89,7 @@ class ImpactScreen(StepScreen):
             )
             yield Button(t("err.add", lang), id="err-add")
         yield PlainTable(id="err-table", cursor_type="row")
-        yield BoundInput(ctx, "recent_changes_note", "field.recent_changes_note")
+        yield ChangesNoteInput(ctx)
         yield BoundInput(ctx, "breakdown", "field.breakdown")
         yield BoundInput(ctx, "control_group", "field.control_group")
         yield BoundTextArea(ctx, "symptoms", "field.symptoms")

@@ -466,3 +466,75 @@ async def test_the_header_says_the_time_under_investigation(tmp_path):
             # Time examples are in the incident's clock and read as examples.
             hint = app.screen.query_one("#time-start").placeholder
             assert hint.startswith(("e.g. ", "例如 ")) and "20:45" in hint
+
+
+def _looks_like_a_field(widget) -> bool:
+    return all(edge[0] not in ("", "none", "hidden", "blank") for edge in widget.styles.border)
+
+
+async def test_times_look_like_fields_and_a_refused_time_says_so_by_its_field(tmp_path):
+    """A and I show the four times as bordered, labelled fields; text that is not a time
+    stays in its field, unsaved, with the refusal right under it."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 48)) as pilot:
+        for step in ("A", "I"):
+            app.goto(step)
+            await pilot.pause()
+            for name, label in (
+                ("start", "Start"),
+                ("detect", "Detect"),
+                ("mitigate", "Mitigate"),
+                ("recover", "Recover"),
+            ):
+                field = app.screen.query_one(f"#time-{name}")
+                assert _looks_like_a_field(field), (step, name)
+                assert field.outer_size.height >= 3, (step, name)
+                cell_label = field.parent.query_one("Label")
+                assert str(cell_label.render()) == label
+        detect = app.screen.query_one("#time-detect")
+        detect.value = "bad rollout of the driver"
+        await detect.action_submit()
+        await pilot.pause()
+        refused = app.screen.query_one("#time-detect-refused")
+        assert refused.display and refused.parent is detect.parent
+        assert "cannot read “bad rollout of the driver”, not saved" in str(refused.render())
+        assert detect.value == "bad rollout of the driver"
+        assert not app.screen.query_one("#time-start-refused").display
+        detect.value = "20:30"
+        await detect.action_submit()
+        await pilot.pause()
+        assert not refused.display
+    assert ctx.session.incident.times.detect.minute == 30
+
+
+async def test_tab_on_i_reaches_the_record_fields_in_the_order_shown(tmp_path):
+    """From "Check recovery", Tab walks the fields top to bottom, left to right: the four
+    times, then root cause, systemic cause and mitigation."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.pause()
+        app.screen.query_one("#verify-check").focus()
+        await pilot.pause()
+        order = []
+        for _ in range(12):
+            await pilot.press("tab")
+            await pilot.pause()
+            focused = app.focused
+            order.append(focused)
+            if focused.id == "input-mitigation":
+                break
+        ids = [w.id for w in order]
+        assert ids[-7:] == [
+            "time-start",
+            "time-detect",
+            "time-mitigate",
+            "time-recover",
+            "input-root_cause_technical",
+            "input-root_cause_systemic",
+            "input-mitigation",
+        ]
+        places = [(w.region.y, w.region.x) for w in order]
+        assert places == sorted(places)
+        assert all(_looks_like_a_field(w) for w in order[-7:])

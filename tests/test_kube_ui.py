@@ -144,3 +144,29 @@ async def test_changes_view_mark_suspect(kubeconfig: Path, tmp_path: Path) -> No
         assert view.toggle_suspect(idx) is False
         assert not next(c for c in ctx.session.incident.changes if c.id == change.id).suspect
     await ctx.sources.kube.close()
+
+
+async def test_changes_note_hint_follows_what_b_found(kubeconfig: Path, tmp_path: Path) -> None:
+    """The note for other changes never says changes were not found while B lists some."""
+    from cockpit.collect.kube_gather import ChangesReport
+    from cockpit.ui.fields import ChangesNoteInput
+
+    ctx = make_ctx(kubeconfig, "rollout", tmp_path)
+    note = ChangesNoteInput(ctx)
+    view = ChangesView(ctx)
+    app = Host(view, note)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _settle(pilot, lambda: view.report is not None)
+        field = note.query_one("#input-recent_changes_note")
+        found = len(view.items)
+        assert found > 0 and ctx.changes_found == found
+        assert field.placeholder == f"changes beyond the {found} step B found automatically"
+        assert "not found" not in field.placeholder
+        empty = ChangesReport(
+            namespace="llm", selector="", since=view.report.since, until=view.report.until
+        )
+        view.show(empty)
+        await pilot.pause()
+        assert ctx.changes_found == 0
+        assert field.placeholder == "step B found no changes automatically; write any you know of"
+    await ctx.sources.kube.close()

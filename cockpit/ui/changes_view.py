@@ -115,6 +115,11 @@ class ChangesView(ContainsWorkerErrors, Vertical):
             if i.in_window
             and (i.kind in ("rollout", "helm", "node", "config") or i.origin == "metrics")
         ]
+        self.ctx.changes_found = len(self.items)
+        from cockpit.ui.fields import ChangesNoteInput
+
+        for note in self.screen.query(ChangesNoteInput):
+            note.sync()
         opts = self.query_one("#changes-list", OptionList)
         opts.clear_options()
         for i in self.items:

@@ -107,12 +107,16 @@ class BoundInput(Vertical):
         self.field = field
         self.label_key = label_key
 
+    def hint(self) -> str:
+        """The grey text shown while the field is empty (the label's ``.hint`` message)."""
+        return t(f"{self.label_key}.hint", self.ctx.lang, **example_times(self.ctx))
+
     def compose(self) -> ComposeResult:
         assert self.ctx.session is not None
         yield Label(t(self.label_key, self.ctx.lang))
         yield TextInput(
             value=self.ctx.session.get_text(self.field),
-            placeholder=t(f"{self.label_key}.hint", self.ctx.lang, **example_times(self.ctx)),
+            placeholder=self.hint(),
             id=f"input-{self.field}",
             compact=True,
         )
@@ -128,9 +132,31 @@ class BoundInput(Vertical):
         not while the field has focus (see :meth:`BoundTextArea.sync`)."""
         assert self.ctx.session is not None
         field = self.query_one(f"#input-{self.field}", Input)
+        field.placeholder = self.hint()
         stored = self.ctx.session.get_text(self.field)
         if not field.has_focus and field.value != stored:
             field.value = stored
+
+
+class ChangesNoteInput(BoundInput):
+    """The free-text field for changes beyond those found automatically (A and B).
+
+    Its hint follows what step B's changes view holds (:attr:`AppContext.changes_found`):
+    the number it found from any source, that it found none, or, before it has read
+    them, only where the found changes are listed. It never says changes were not
+    found while B lists some.
+    """
+
+    def __init__(self, ctx: AppContext, **kw: Any) -> None:
+        super().__init__(ctx, "recent_changes_note", "field.recent_changes_note", **kw)
+
+    def hint(self) -> str:
+        found = self.ctx.changes_found
+        if found is None:
+            return super().hint()
+        if found == 0:
+            return t("field.recent_changes_note.hint_none", self.ctx.lang)
+        return t("field.recent_changes_note.hint_found", self.ctx.lang, count=found)
 
 
 class BoundTextArea(Vertical):
@@ -191,16 +217,23 @@ class BoundTextArea(Vertical):
 
 
 class TimesForm(Vertical):
-    """开始 / 检测 / 缓解 / 恢复时间 with parsing and ordering validation."""
+    """开始 / 检测 / 缓解 / 恢复时间 with parsing and ordering validation.
+
+    Each time is a labelled, bordered field; a time that cannot be read keeps the typed
+    text in its field, is not saved, and says so right under that field (and, with the
+    forms it may be written in, in the line under the row).
+    """
 
     DEFAULT_CSS = """
     TimesForm { height: auto; }
     TimesForm Horizontal { height: auto; }
     TimesForm .time-cell { width: 1fr; height: auto; margin: 0 1 0 0; }
     TimesForm .time-cell Label { color: $text-muted; }
+    TimesForm .time-cell Input { width: 1fr; }
+    TimesForm .time-cell .time-refused { color: $error; height: auto; }
     TimesForm #times-problems { color: $error; height: auto; }
     TimesForm #times-problems.-ok { color: $success; }
-    TimesForm Input.-invalid { border-left: thick $error; }
+    TimesForm Input.-invalid { border: tall $error; }
     """
 
     def __init__(self, ctx: AppContext, **kw: Any) -> None:
@@ -218,11 +251,14 @@ class TimesForm(Vertical):
             for name in TIME_FIELDS:
                 with Vertical(classes="time-cell"):
                     yield Label(t(f"times.{name}", self.ctx.lang))
+                    # Bordered (not compact) so the four times read as fields to type into.
                     yield TextInput(
                         value=fmt_time(getattr(times, name)),
                         placeholder=placeholder,
                         id=f"time-{name}",
-                        compact=True,
+                    )
+                    yield Static(
+                        "", id=f"time-{name}-refused", classes="time-refused", markup=False
                     )
         yield Static("", id="times-problems", markup=False)
 
@@ -284,6 +320,11 @@ class TimesForm(Vertical):
 
     def _show_problems(self) -> None:
         assert self.ctx.session is not None
+        for name in TIME_FIELDS:
+            refused = self.query_one(f"#time-{name}-refused", Static)
+            text = self.unparsed.get(name)
+            refused.update("" if text is None else t("times.refused", self.ctx.lang, text=text))
+            refused.display = text is not None
         times = self.ctx.session.incident.times
         problems = check_time_order({k: getattr(times, k) for k in TIME_FIELDS})
         lines = [
