@@ -44,7 +44,10 @@ async def test_hypotheses_are_edited_deleted_and_shown_whole_at_80x24(tmp_path):
         table.move_cursor(row=1)
         await pilot.pause()
         await press(pilot, screen, "hyp-edit")
-        assert screen.query_one("#hyp-statement").value == "KV cache fragmentation"
+        statement = screen.query_one("#hyp-statement")
+        assert statement.value == "KV cache fragmentation"
+        # The cursor is after the text: typing adds to it.
+        assert statement.has_focus and statement.cursor_position == len(statement.value)
         screen.query_one("#hyp-falsifier").value = "defrag leaves P99 at 620 ms"
         await press(pilot, screen, "hyp-add")
         assert [h.falsifier for h in ctx.session.incident.hypotheses][1] == (

@@ -278,6 +278,14 @@ async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
                 break
         assert table.cursor_row == 0 and body.scroll_y == 0
         assert app.current_step() == "C"
+        # Down, row by row, keeps the highlighted row on screen: the page follows it.
+        for _ in range(table.row_count - 1):
+            await pilot.press("down")
+        await pilot.pause()
+        assert table.cursor_row == table.row_count - 1
+        row_on_screen = table.region.y + table._get_row_region(table.cursor_row).y
+        page = body.content_region
+        assert page.y <= row_on_screen < page.y + page.height, (row_on_screen, page)
 
 
 def test_every_command_key_is_what_a_terminal_sends():
@@ -398,7 +406,12 @@ async def test_an_action_button_that_stays_hands_focus_to_a_field(tmp_path):
         assert ctx.session.incident.scope_branch is not None
         focused = app.screen.focused
         assert isinstance(focused, TextArea) and focused.id == "input-scope_verdict"
-        await _check_focus_on(app, pilot, focused)
+        # The verdict just accepted is in the field, and what is typed is added after it.
+        verdict = ctx.session.incident.scope_verdict
+        assert verdict and focused.text == verdict
+        await _type(app, pilot)
+        assert focused.text == verdict + SENTENCE
+        assert ctx.session.incident.scope_verdict == verdict + SENTENCE
 
 
 async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):

@@ -36,20 +36,35 @@ def hand_on_focus(leaving: Widget) -> None:
 def focus_next_field(after: Widget) -> None:
     """After ``after`` (an action button that stays on screen) did its work: focus the next
     text field of the screen's focus chain (an ``Input`` or ``TextArea``, wrapping round),
-    so the next sentence typed lands in a field and Enter does not press the button again.
-    Nothing happens when focus has already moved elsewhere or the screen has no field."""
+    so the next sentence typed lands in a field, after the text it holds, and Enter does not
+    press the button again. Nothing happens when focus has already moved elsewhere or the screen has no field."""
     try:
         screen = after.screen
     except Exception:
         return
     if screen.focused is not None and screen.focused is not after:
         return
+    # The button's action may have just stored a value in that field (D's verdict): show
+    # it before the field takes focus, or what is typed next would replace it (a focused
+    # field is never overwritten from the store).
+    sync = getattr(screen, "sync_fields", None)
+    if callable(sync):
+        sync()
     chain = screen.focus_chain
     start = chain.index(after) + 1 if after in chain else 0
     for widget in chain[start:] + chain[:start]:
         if isinstance(widget, Input | TextArea) and not widget.disabled:
             widget.focus()
+            cursor_to_end(widget)
             return
+
+
+def cursor_to_end(field: Input | TextArea) -> None:
+    """Put the cursor after the field's text: what is typed next is added to it."""
+    if isinstance(field, Input):
+        field.cursor_position = len(field.value)
+    else:
+        field.move_cursor(field.document.end)
 
 
 class KeepsTextOnFocus(Screen[Any]):

@@ -119,7 +119,10 @@ class LedgerEditor:
             self.screen.query_one(f"#{input_id}", Input).value = str(getattr(row, name))
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t("ledger.save", self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = True
-        self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
+        first = self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input)
+        first.focus()
+        # Edits add to the text: the cursor after it, not before it.
+        first.cursor_position = len(first.value)
         self.show(t("ledger.editing", self.lang))
 
     def values(self) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.geometry import Region, Spacing
 from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -49,6 +50,26 @@ class PlainTable(DataTable[Any]):
         step = max(1, page.scrollable_content_region.height - 2)
         self.move_cursor(row=max(0, min(last, self.cursor_row + sign * step)))
         return True
+
+    def _scroll_cursor_into_view(self, animate: bool = False) -> None:
+        """Keep the highlighted row on screen: a table as tall as its rows does not scroll
+        by itself, so the page it sits in scrolls to the row (Down pressed 50 times must
+        not leave the cursor, and what Alt+P would pin, out of sight)."""
+        super()._scroll_cursor_into_view(animate=animate)
+        page = self._page()
+        if self.max_scroll_y > 0 or page is None or self.cursor_type == "column":
+            return
+        row = self._get_row_region(self.cursor_row)
+        if not row.height:
+            return
+        top = self.region.y - page.content_region.y + round(page.scroll_y)
+        header = self.header_height if self.show_header else 0
+        page.scroll_to_region(
+            Region(0, top + row.y, 1, row.height),
+            spacing=Spacing(header, 0, 0, 0),
+            animate=False,
+            force=True,
+        )
 
     def action_page_down(self) -> None:
         if not self._page_by(1):
