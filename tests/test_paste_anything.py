@@ -4,10 +4,12 @@ every press says what it did."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from textual.worker import WorkerCancelled
 
 from cockpit.analysis.cockpit_output import read_cockpit_output
 from cockpit.app import CockpitApp
@@ -70,7 +72,12 @@ async def paste(pilot, app, text, button):
     screen = app.screen
     screen.query_one("#paste-text").text = text
     screen.query_one(f"#{button}").press()
-    await app.workers.wait_for_complete()
+    await pilot.pause()
+    # A press starts the explain worker (one per group: a newer one cancels an older one
+    # still running on a slow machine); wait for what is running, cancelled ones included.
+    for worker in list(app.workers):
+        with contextlib.suppress(WorkerCancelled):
+            await worker.wait()
     await pilot.pause()
     return str(screen.query_one("#paste-status").render())
 
