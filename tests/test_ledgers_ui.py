@@ -63,7 +63,14 @@ async def test_hypotheses_are_edited_deleted_and_shown_whole_at_80x24(tmp_path):
         assert "refute" in rendered(screen.query_one("#hyp-error"))
         await press(pilot, screen, "hyp-cancel")
         table.move_cursor(row=1)
-        await press(pilot, screen, "hyp-delete")
+        screen.query_one("#hyp-delete").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        # Focus is on the table now: another Enter deletes nothing.
+        assert screen.focused is table
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(ctx.session.incident.hypotheses) == 1
         assert [h.id for h in ctx.session.incident.hypotheses] != [] and second.id not in [
             h.id for h in ctx.session.incident.hypotheses
         ]

@@ -169,6 +169,10 @@ class LedgerEditor:
             return
         if self.editing == row.id:
             self.end()
+        delete = self.screen.query_one(f"#{self.prefix}-delete", Button)
+        if delete.has_focus:
+            # Enter again must not delete the next row: focus goes to the table.
+            self.table().focus()
         self.show(t("ledger.deleted", self.lang))
 
 
