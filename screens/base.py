@@ -198,6 +198,9 @@ class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None
+        # Tab goes on from a field left with Escape only on the visit it was left in: a
+        # step shown again starts from its first field.
+        self._left_field = None
         # App.goto records the path as steps are asked for; a screen shown another way
         # (the first one) is recorded here.
         if not self.ctx.session.incident.path:

@@ -440,3 +440,14 @@ async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
         await pilot.press("escape", "shift+tab")
         await pilot.pause()
         assert screen.focused is chain[index - 1]
+        # Left with Escape, then the step is shown again: Tab starts from the top.
+        field.focus()
+        await pilot.press("escape")
+        app.goto("B")
+        await pilot.pause()
+        app.goto("A")
+        await pilot.pause()
+        assert app.screen is screen and screen.focused is None
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is screen.focus_chain[0]
