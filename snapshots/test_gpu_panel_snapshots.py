@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from textual.app import App, ComposeResult
 
 # The fake NVML and Prometheus helpers live under tests/backends (importable as ``tests``
 # when the whole suite runs; also when this folder is run on its own).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from panel_host import PanelHost
 
 from cockpit.clock import Clock
 from cockpit.config import PrometheusSettings, Settings
@@ -34,21 +35,6 @@ class OnceGpuPanel(GpuPanel):
     """Fetches once, so the history (sparklines) is the same on every run."""
 
     POLL_INTERVAL: ClassVar[float | None] = None
-
-
-class PanelHost(App[None]):
-    def __init__(self, ctx: AppContext) -> None:
-        super().__init__()
-        self.ctx = ctx
-
-    def on_mount(self) -> None:
-        self.theme = "textual-dark"
-
-    def compose(self) -> ComposeResult:
-        yield OnceGpuPanel(self.ctx)
-
-    async def on_unmount(self) -> None:
-        await self.ctx.sources.close()  # as CockpitApp does: no connection outlives the app
 
 
 @pytest.fixture
@@ -124,7 +110,7 @@ def _nvml() -> NvmlSource:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_healthy_node(snap_compare: Any, fake: FakeNvml, lang: str) -> None:
-    app = PanelHost(_ctx(Sources(gpu=_nvml()), lang))
+    app = PanelHost(_ctx(Sources(gpu=_nvml()), lang), OnceGpuPanel)
     assert snap_compare(app, terminal_size=SIZE, run_before=_loaded)
 
 
@@ -138,7 +124,7 @@ def test_throttling_gpu(snap_compare: Any, fake: FakeNvml) -> None:
             "gpu2.fn.nvmlDeviceGetPowerUsage": 3,
         }
     )
-    app = PanelHost(_ctx(Sources(gpu=_nvml()), "en"))
+    app = PanelHost(_ctx(Sources(gpu=_nvml()), "en"), OnceGpuPanel)
     assert snap_compare(app, terminal_size=SIZE, run_before=_loaded)
 
 
@@ -146,7 +132,7 @@ def test_lost_gpu(snap_compare: Any, fake: FakeNvml) -> None:
     src = _nvml()
     src.poll()  # the GPU was seen healthy once (its identity is kept)
     fake.lose_gpu(3)
-    app = PanelHost(_ctx(Sources(gpu=src), "en"))
+    app = PanelHost(_ctx(Sources(gpu=src), "en"), OnceGpuPanel)
     assert snap_compare(app, terminal_size=SIZE, run_before=_loaded)
 
 
@@ -155,7 +141,7 @@ def test_dcgm_fallback(snap_compare: Any, fake: FakeNvml, dcgm_prometheus: DcgmP
     metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     ctx = _ctx(Sources(gpu=_nvml(), metrics=metrics), "en", at=dcgm_prometheus.at)
     ctx.gpu_node = "gpu-node-a"
-    assert snap_compare(PanelHost(ctx), terminal_size=SIZE, run_before=_loaded)
+    assert snap_compare(PanelHost(ctx, OnceGpuPanel), terminal_size=SIZE, run_before=_loaded)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -171,4 +157,4 @@ def test_dcgm_node_switcher_and_pods(
     metrics = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     ctx = _ctx(Sources(metrics=metrics), lang, at=dcgm_prometheus.at)
     ctx.gpu_node = "gpu-node-b"
-    assert snap_compare(PanelHost(ctx), terminal_size=size, run_before=_loaded)
+    assert snap_compare(PanelHost(ctx, OnceGpuPanel), terminal_size=size, run_before=_loaded)

@@ -102,10 +102,13 @@ def test_incident_step(
 def test_incident_gpu_panel(
     snap_compare: Any, served: Callable[[str], PromServer], tmp_path: Path, name: str
 ) -> None:
-    from test_gpu_panel_snapshots import PanelHost
+    from panel_host import PanelHost
+    from test_gpu_panel_snapshots import OnceGpuPanel
 
     assert snap_compare(
-        PanelHost(_ctx(served(name), tmp_path)), terminal_size=(180, 52), run_before=_loaded
+        PanelHost(_ctx(served(name), tmp_path), OnceGpuPanel),
+        terminal_size=(180, 52),
+        run_before=_loaded,
     )
 
 

@@ -9,9 +9,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual.app import App, ComposeResult
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from panel_host import PanelHost
 
 from cockpit.clock import Clock
 from cockpit.config import Settings
@@ -31,26 +31,14 @@ class OncePanel(SchedulingPanel):
     POLL_INTERVAL: ClassVar[float | None] = None
 
 
-class Host(App[None]):
-    def __init__(self, ctx: AppContext) -> None:
-        super().__init__()
-        self.ctx = ctx
-
-    def on_mount(self) -> None:
-        self.theme = "textual-dark"
-
-    def compose(self) -> ComposeResult:
-        yield OncePanel(self.ctx)
-
-
-def _app(kubeconfig: Path, cluster: str, lang: str) -> Host:  # noqa: F811
+def _app(kubeconfig: Path, cluster: str, lang: str) -> PanelHost:  # noqa: F811
     ctx = AppContext(
         settings=Settings(),
         sources=Sources(kube=KubeSource(kubeconfig=kubeconfig, context=cluster, timeout_s=5)),
         clock=Clock(frozen_at=T0 + timedelta(minutes=30)),
         lang=lang,
     )
-    return Host(ctx)
+    return PanelHost(ctx, OncePanel)
 
 
 async def _loaded(pilot: Any) -> None:

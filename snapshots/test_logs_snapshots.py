@@ -9,9 +9,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from textual.app import App, ComposeResult
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from panel_host import PanelHost
 
 from cockpit.clock import Clock
 from cockpit.config import Settings
@@ -29,19 +29,7 @@ from tests.fixtures.kube.objects import T0
 SIZE = (200, 64)
 
 
-class Host(App[None]):
-    def __init__(self, ctx: AppContext) -> None:
-        super().__init__()
-        self.ctx = ctx
-
-    def on_mount(self) -> None:
-        self.theme = "textual-dark"
-
-    def compose(self) -> ComposeResult:
-        yield LayeredLogsPanel(self.ctx)
-
-
-def _app(kubeconfig: Path, tmp_path: Path, lang: str) -> Host:  # noqa: F811
+def _app(kubeconfig: Path, tmp_path: Path, lang: str) -> PanelHost:  # noqa: F811
     inc = Incident(lang=lang)
     inc.service.namespace = fx.NS
     inc.service.selector = "app=vllm"
@@ -57,7 +45,7 @@ def _app(kubeconfig: Path, tmp_path: Path, lang: str) -> Host:  # noqa: F811
         session=IncidentSession(IncidentStore(tmp_path / "state"), inc),
     )
     ctx.metrics.suspect = (fx.SUSPECT, "pod")
-    return Host(ctx)
+    return PanelHost(ctx, LayeredLogsPanel)
 
 
 async def _loaded(pilot: Any) -> None:
