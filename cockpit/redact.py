@@ -110,8 +110,12 @@ def _basic(m: re.Match[str]) -> str:
 
 
 def _pair(m: re.Match[str]) -> str:
-    if not secret_name(m.group(1)) or m.group(4).startswith(MASK):
+    if m.group(4).startswith(MASK):
         return m.group()
+    if not secret_name(m.group(1)):
+        # The value may hold pairs of its own (``url=http://h/p?token=…``,
+        # ``https://h/p?password=…``): look inside it rather than skip it whole.
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{_PAIR.sub(_pair, m.group(4))}"
     return f"{m.group(1)}{m.group(2)}{m.group(3)}{mask(m.group(4))}"
 
 

@@ -29,6 +29,7 @@ from cockpit.redact import (
     MASK,
     mask,
     redact_args,
+    redact_log,
     redact_text,
     redact_tree,
     secret_name,
@@ -70,6 +71,22 @@ def test_redact_text_args_and_values() -> None:
     assert tree["extraObjects"][0]["metadata"]["name"] == "s"
     # One process compares masked copies of one secret equal, of two secrets unequal.
     assert mask("x") == mask("x") != mask("y")
+
+
+def test_secrets_in_a_url_query_are_masked() -> None:
+    """A pair inside another value (a URL's query after ``https:``, or ``url=…``) is
+    still a pair: the value of the outer name is searched, not skipped whole."""
+    lines = [
+        "GET https://h/v1?token=abcdef123&model=m 200",
+        "upstream url=http://a/b?api_key=SECRETVALUE&n=1",
+        'proxy "https://gw/login?user=bob&password=hunter22" 302',
+    ]
+    for line, secret in zip(lines, ("abcdef123", "SECRETVALUE", "hunter22"), strict=True):
+        out = redact_text(line)
+        assert secret not in out and MASK in out, out
+        assert redact_text(out) == out
+        assert redact_log(line) == out
+    assert "model=m" in redact_text(lines[0]) and "user=bob" in redact_text(lines[2])
 
 
 def test_url_userinfo_becomes_basic_auth() -> None:
