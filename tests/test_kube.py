@@ -320,6 +320,24 @@ async def test_pending_cases_against_cluster(kubeconfig: Path, case_id: str) -> 
         assert "sees no member pods" in texts and "vocalno" in texts
 
 
+async def test_free_gpus_only_behind_a_taint_is_a_missing_toleration(kubeconfig: Path) -> None:
+    """Two nodes full, two tainted nodes with every GPU free: the pod waits for a
+    toleration, not for capacity or priority (preemption cannot help it either)."""
+    s = src(kubeconfig, "taint-free")
+    try:
+        rep = await gather_pending(s)
+    finally:
+        await s.close()
+    a = rep.analyses[0]
+    assert a.likely == "missing_toleration", a.likely
+    texts = " ".join(f.text("en") for f in a.findings)
+    assert "dedicated=inference:NoSchedule" in texts
+    assert "operator: Equal" in texts or "operator: Exists" in texts
+    tainted = [r for r in a.rows if r.taints_blocking]
+    assert sorted(r.name for r in tainted) == ["gpu-t1", "gpu-t2"]
+    assert all(r.gpu_free == 8 for r in tainted)
+
+
 async def test_capacity_newest_event_and_node_table(kubeconfig: Path) -> None:
     s = src(kubeconfig, "capacity")
     try:

@@ -307,6 +307,9 @@ class RowStats(BaseModel):
     max_alloc: float = 0.0
     total_free: float = 0.0
     fitting: int = 0
+    tainted_fit: list[str] = Field(default_factory=list)
+    """GPU nodes with enough free GPUs whose only blocker is a taint the pod does not
+    tolerate (Kubernetes docs, "Taints and Tolerations")."""
     cordoned: list[str] = Field(default_factory=list)
 
 
@@ -332,6 +335,14 @@ def row_stats(rows: list[_Row], need: float) -> RowStats:
         fitting=sum(
             1 for r in gpu if r.gpu_free is not None and r.gpu_free >= need and not r.blockers
         ),
+        tainted_fit=[
+            r.name
+            for r in gpu
+            if r.gpu_free is not None
+            and r.gpu_free >= need
+            and not r.cordoned
+            and r.blockers == [ReasonClass.TAINT.value]
+        ],
         cordoned=[r.name for r in rows if r.cordoned],
     )
 

@@ -337,12 +337,34 @@ def _gang_verdict(out: PendingAnalysis, pod: PodLite, likely: str) -> str:
     return likely
 
 
+_CAPACITY_VERDICTS = frozenset(
+    {"capacity_or_priority", "device_plugin_or_capacity", "insufficient_resources"}
+)
+"""Verdicts that blame capacity or priority, overturned when the free room is tainted."""
+
+
 def _gpu_node_verdict(out: PendingAnalysis, st: RowStats, likely: str) -> str:
     """GPU-specific cross-checks against the node table (formats.md §C.5)."""
     f = out.findings
     msg = out.message
     wants_gpu = bool(out.gpu_resource)
     if wants_gpu and st.gpu_count:
+        if (
+            likely in _CAPACITY_VERDICTS
+            and not st.fitting
+            and st.tainted_fit
+            and not any(q.exceeded for q in out.quotas)
+        ):
+            # Every node with room for the pod is tainted: waiting or preempting frees
+            # nothing the pod may use; a toleration (or another taint) decides.
+            likely = "missing_toleration"
+            f.append(
+                Finding(
+                    key="kube.finding.free_behind_taint",
+                    params={"nodes": ", ".join(st.tainted_fit[:5]), "count": len(st.tainted_fit)},
+                    severity="problem",
+                )
+            )
         zero = st.zero
         if st.unhealthy:
             f.append(
