@@ -17,7 +17,7 @@ import pytest
 
 from cockpit.cli import main
 from cockpit.export import render
-from cockpit.incident import Incident
+from cockpit.incident import Incident, IncidentStatus
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.bundle import open_replay
 from cockpit.store import IncidentStore
@@ -346,7 +346,7 @@ def test_export_latest_says_which_incident_and_that_others_are_open(
     newer.id, newer.title = "inc-newer000", "P99 up for qwen"
     newer.updated_at = older.updated_at + timedelta(minutes=5)
     closed = empty_incident()
-    closed.id, closed.status = "inc-closed00", "closed"
+    closed.id, closed.status = "inc-closed00", IncidentStatus.CLOSED
     closed.updated_at = older.updated_at - timedelta(minutes=5)
     for inc in (older, newer, closed):
         store.save(inc)
@@ -354,7 +354,7 @@ def test_export_latest_says_which_incident_and_that_others_are_open(
     err = capsys.readouterr().err
     assert "incident inc-newer000 (P99 up for qwen, open" in err
     assert "1 other incident(s) are open: inc-older000." in err and "inc-closed00" not in err
-    store.save(older.model_copy(update={"status": "closed"}))
+    store.save(older.model_copy(update={"status": IncidentStatus.CLOSED}))
     assert main(["export", "latest", "--state-dir", str(tmp_path), "--lang", "zh"]) == 0
     err = capsys.readouterr().err
     assert "导出最近更新的事故 inc-newer000" in err and "未关闭" not in err
