@@ -521,3 +521,26 @@ def test_a_firing_start_before_the_window_is_its_current_episodes_first_firing()
     assert still is pending  # a pending alert has not fired
     line = alert_line(done, "en")
     assert "firing since 2027-01-15 08:15:00Z" in line and "pending since" in line
+
+
+def test_an_exporters_relabelled_workload_labels_name_the_scope() -> None:
+    """dcgm-exporter scraped with ``honorLabels: false``: ``namespace``/``pod`` are the
+    exporter's own pod, ``exported_namespace``/``exported_pod`` the workload's — the
+    alert concerns the workload, and is kept for its namespace."""
+    from cockpit.analysis.paged import scope_of
+    from cockpit.collect.alerts import alert_in_scope
+
+    labels = {
+        "alertname": "GpuXidError",
+        "namespace": "gpu-operator",
+        "pod": "nvidia-dcgm-exporter-7x2kq",
+        "exported_namespace": "llm",
+        "exported_pod": "vllm-qwen-7d9f8c6b5-abcde",
+        "Hostname": "gpu-node-3",
+    }
+    scope = scope_of(labels)
+    assert (scope.namespace, scope.pod) == ("llm", "vllm-qwen-7d9f8c6b5-abcde")
+    assert scope.deployment == "vllm-qwen" and scope.node == "gpu-node-3"
+    assert alert_in_scope(labels, "llm") and not alert_in_scope(labels, "gpu-operator")
+    plain = {"alertname": "KubePodCrashLooping", "namespace": "llm", "pod": "vllm-qwen-0"}
+    assert scope_of(plain).namespace == "llm" and alert_in_scope(plain, "llm")

@@ -67,10 +67,10 @@ class AlertScope(BaseModel):
     """The scope an alert's labels name (empty strings where a label is absent).
 
     Attributes:
-        namespace: ``namespace`` (or ``exported_namespace``).
+        namespace: ``exported_namespace`` (or ``namespace``).
         deployment: ``deployment``/``statefulset`` label, else read from the pod's name
             (``<deployment>-<hash>-<5 chars>``, ``<statefulset>-<n>``), else ``service``.
-        pod: ``pod`` (or ``exported_pod``, ``pod_name``).
+        pod: ``exported_pod`` (or ``pod``, ``pod_name``).
         node: ``node`` (or ``kubernetes_node``, ``Hostname`` of dcgm-exporter, ``nodename``).
         model: ``model_name`` (vLLM) or ``model``.
     """
@@ -243,15 +243,18 @@ def scope_of(labels: dict[str, str]) -> AlertScope:
     def first(*names: str) -> str:
         return next((labels[n] for n in names if labels.get(n)), "")
 
-    pod = first("pod", "exported_pod", "pod_name")
-    deployment = first("deployment", "exported_deployment", "statefulset")
+    # ``exported_*`` is the workload's own label when the exporter was scraped with
+    # ``honorLabels: false`` (dcgm-exporter's chart): then ``namespace``/``pod`` name
+    # the exporter's pod, not the workload (Prometheus docs, ``honor_labels``).
+    pod = first("exported_pod", "pod", "pod_name")
+    deployment = first("exported_deployment", "deployment", "statefulset")
     if not deployment and pod:
         m = _POD_OF_DEPLOYMENT.match(pod) or _POD_OF_STATEFULSET.match(pod)
         deployment = m.group("name") if m else ""
     if not deployment:
         deployment = first("service")
     return AlertScope(
-        namespace=first("namespace", "exported_namespace"),
+        namespace=first("exported_namespace", "namespace"),
         deployment=deployment,
         pod=pod,
         node=first("node", "kubernetes_node", "Hostname", "nodename", "exported_node"),

@@ -65,8 +65,9 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
 def alert_in_scope(labels: dict[str, str], namespace: str) -> bool:
     """Whether an alert concerns the service's ``namespace``: alerts of another namespace
     are left out; those with no namespace label (a node, a GPU, Prometheus itself) are
-    kept, as is everything when no namespace is set."""
-    own = labels.get("namespace") or labels.get("exported_namespace")
+    kept, as is everything when no namespace is set. ``exported_namespace`` wins: it is
+    the workload's own when the exporter's pod took ``namespace`` (``honor_labels``)."""
+    own = labels.get("exported_namespace") or labels.get("namespace")
     return not namespace or not own or own == namespace
 
 
