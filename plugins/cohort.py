@@ -139,17 +139,17 @@ class CohortPanel(Panel):
             self.query_one("#cohort-out", Static).update("")
             return
         c = data.cohort
-        if not any(r.suspect is not None for r in data.rows):
+        inv = self.inventory
+        gone = inv.gpus.get(c.suspect) if inv is not None else None
+        silent = ""
+        if inv is not None and gone is not None and inv.is_silent(gone):
+            from cockpit.analysis.history import silent_gpu_msg
+
+            silent = silent_gpu_msg(inv, gone).text(lang)  # absent now, not unknown
+        if not any(r.suspect is not None or r.window is not None for r in data.rows):
             # A name no series carries (a typo, a pod of another service): said, not shown
             # as a cohort of "?" against nothing.
-            inv = self.inventory
-            gone = inv.gpus.get(c.suspect) if inv is not None else None
-            if inv is not None and gone is not None and inv.is_silent(gone):
-                from cockpit.analysis.history import silent_gpu_msg
-
-                text = silent_gpu_msg(inv, gone).text(lang)  # absent now, not unknown
-            else:
-                text = t("metrics.cohort.not_found", lang, suspect=c.suspect)
+            text = silent or t("metrics.cohort.not_found", lang, suspect=c.suspect)
             self.query_one("#cohort-def", Static).update(text)
             self.query_one("#cohort-out", Static).update("")
             return
@@ -162,6 +162,7 @@ class CohortPanel(Panel):
             f"{t(f'evidence.suspect_kind.{c.suspect_kind}', lang)} "
             f"{self.display_name(c.suspect, c.suspect_kind)} · "
             + t("metrics.text.cohort", lang, definition=c.definition(lang))
+            + (f"\n{silent}" if silent else "")
         )
         restarts = (
             f" · {data.restarts.msg().text(lang)}" if data.restarts and data.restarts.n else ""
@@ -183,9 +184,14 @@ class CohortPanel(Panel):
             stat = r.key.partition(":")[2]
             if stat and stat != "value":
                 name += f" {stat.upper()}"
+            mine = fmt_value(r.suspect, r.unit)
+            if r.window is not None:
+                # the window's history: an Xid seen, a series that stopped (never "—")
+                seen = r.window.text(lang)
+                mine = seen if r.suspect is None else f"{mine} · {seen}"
             table.add_row(
                 name,
-                fmt_value(r.suspect, r.unit),
+                mine,
                 fmt_value(r.cohort_median, r.unit),
                 str(r.cohort_n),
                 f"×{r.ratio:.2f}" if r.ratio is not None else "",

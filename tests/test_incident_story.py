@@ -108,10 +108,13 @@ def test_analyze_concludes_the_ground_truth(prometheus_scenario: Any, name: str,
 
 async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
     """Every screen's reading of the incident, in process, from one context."""
+    from cockpit.analysis.history import absent_msgs
     from cockpit.analysis.playbooks.run import run_playbook
     from cockpit.analysis.playbooks.spec import load_playbook
     from cockpit.collect import steps
+    from cockpit.collect.analyze import history_window
     from cockpit.collect.cache import screen_window
+    from cockpit.collect.history import collect_history
     from cockpit.collect.playbooks import collect_playbook_data
     from cockpit.collect.recovery import signals_from_golden
     from testkit import scenario_ctx
@@ -119,6 +122,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
     ctx = scenario_ctx(srv, tmp_path)
     try:
         window = screen_window(ctx)
+        hist = await collect_history(ctx, history_window(window))
         golden = await steps.golden(ctx, window)
         dd = await steps.drilldown(ctx, window)
         load = await steps.load(ctx, window)
@@ -139,7 +143,8 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
         "likely": likely,
         "playbook": data,
         "items": items,
-        "recovery": signals_from_golden(dd.drilldown.summaries),
+        "hist": hist,
+        "recovery": signals_from_golden(dd.drilldown.summaries, absent=absent_msgs(hist.inventory)),
     }
 
 
@@ -184,6 +189,9 @@ async def test_every_rendering_of_a_signal_agrees(
     for r in story["recovery"]:
         row = rows[r.key]
         assert r.verdict_now == verdict_now(row)
+        # a GPU that stopped reporting is absent on every hardware row, never recovered
+        lost = story["hist"].inventory.silent_gpus()
+        assert bool(r.absent) == (row.layer == "hardware" and bool(lost)), r.key
         if r.verdict_now != row.verdict:
             assert row.slo_breach_at is not None and row.slo is not None
             assert row.now.value is not None and row.now.value <= row.slo
@@ -228,7 +236,12 @@ def _past_breach_and_slo_agree(
         assert "access.error_ratio_5xx:value" in past
     result = check_recovery(story["recovery"], from_epoch(srv.scenario.now))
     held = 0
+    uuids = [g.uuid for g in story["hist"].inventory.silent_gpus()]
     for line in result.lines:
+        if line.absent:
+            assert line.status.value == "absent" and result.recovered is not True, line.key
+            for lang in ("en", "zh"):
+                assert all(u[:8] in line_text(line, lang) for u in uuids), line.key
         row = rows[line.key]
         assert line.slo == row.slo, line.key
         if row.slo is None or line.limit is None:
@@ -239,6 +252,9 @@ def _past_breach_and_slo_agree(
         assert f"SLO {fmt_value(row.slo)}" in line_text(line, "zh"), line.key
     if srv.scenario.name == "gpu_lost":
         assert held
+        # the Xid row left its band at the Xid, and the GPU that reported it is gone
+        xid = next(line for line in result.lines if line.key == "hardware.xid:value")
+        assert xid.status.value == "absent" and "stopped reporting" in line_text(xid, "en")
 
 
 def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[str, Any]) -> None:
@@ -255,11 +271,37 @@ def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[st
             assert r.unit == rows[r.key].unit, r.key
     doc = analyzed["cohort"]
     assert doc is not None and doc["suspect"] == coh.cohort.suspect
-    got = {r["key"]: (r["suspect"], r["cohort_median"], r["outlier"]) for r in doc["rows"]}
+    got = {
+        r["key"]: (r["suspect"], r["cohort_median"], r["outlier"], r["window"]) for r in doc["rows"]
+    }
     for r in coh.rows:
         if r.key in got:
-            assert got[r.key] == (r.suspect, r.cohort_median, r.outlier), r.key
+            window = r.window.text("en") if r.window is not None else None
+            assert got[r.key] == (r.suspect, r.cohort_median, r.outlier, window), r.key
     assert set(doc["outliers"]) == set(coh.outliers)
+    # an Xid the window's history saw on the suspect's GPUs (B's change, C's hardware
+    # line, analyze's evidence) is on E's Xid row too, never "—"
+    inv, items = story["hist"].inventory, story["hist"].items
+    c = coh.cohort
+    held = [c.suspect] if c.suspect_kind == "gpu" else []
+    if c.suspect_kind == "pod" and c.suspect in inv.pods:
+        held = inv.pods[c.suspect].gpus
+    codes = {
+        i.key.rsplit("/", 1)[1] for i in items if i.kind == "xid" and i.key.split("/")[2] in held
+    }
+    xid = next((r for r in coh.rows if r.signal == "hardware.xid"), None)
+    if codes:
+        assert xid is not None and xid.window is not None and xid.outlier
+        for code in codes:
+            assert f"Xid {code}" in xid.window.text("en") and f"Xid {code}" in xid.window.text("zh")
+            hw = next(lay for lay in analyzed["layers"] if lay["layer"] == "hardware")
+            assert any(f"Xid {code}" in line for line in hw["evidence"])
+    # a suspect whose series stopped says so on each row it has no value for
+    silent = any(inv.is_silent(inv.gpus[g]) for g in held if g in inv.gpus)
+    for r in coh.rows:
+        hardware = r.signal.split(".")[0] == "hardware" and r.signal != "hardware.xid"
+        if r.suspect is None and hardware and silent:
+            assert r.window is not None and "stopped reporting" in r.window.text("en"), r.key
 
 
 def _export_evidence_agrees(story: dict[str, Any], rows: dict[str, Any]) -> None:

@@ -15,9 +15,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
-from cockpit.analysis.history import RestartCount
+from cockpit.analysis.changes import ChangeItem
+from cockpit.analysis.history import RestartCount, WindowInventory, xid_msg, xids_of
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import median, robust_score
+from cockpit.models.messages import Msg, fmt_number
 
 CohortKind = Literal["replicas", "node_gpus", "previous_revision", "all_gpus", "custom"]
 
@@ -46,7 +48,14 @@ class CohortDef(BaseModel):
 
 
 class CohortRow(BaseModel):
-    """Suspect vs cohort median for one signal."""
+    """Suspect vs cohort median for one signal.
+
+    Attributes:
+        window: What the window's history says of the suspect on this row
+            (:func:`with_history`): the Xid codes its GPUs reported in the window (B's and
+            C's items), or, without a value now, when its series stopped reporting and its
+            last value; None when the history adds nothing.
+    """
 
     key: str
     signal: str
@@ -58,6 +67,7 @@ class CohortRow(BaseModel):
     score: float | None = None
     outlier: bool = False
     query: str = ""
+    window: Msg | None = None
 
 
 class CohortComparison(BaseModel):
@@ -303,3 +313,72 @@ def compare_revisions(
         peers = [v.value for v in before.values if v.revision == old] if before else []
         out.rows.append(_row(b, mine, peers))
     return out
+
+
+def _gpus_of(inv: WindowInventory, name: str, kind: str) -> list[str]:
+    """The GPU keys of an entity: a GPU itself, the GPUs a pod held, a node's GPUs."""
+    if kind == "gpu":
+        return [name]
+    if kind == "node":
+        return list(inv.nodes.get(name, []))
+    p = inv.pods.get(name)
+    return list(p.gpus) if p is not None else []
+
+
+def with_history(
+    out: CohortComparison,
+    inv: WindowInventory,
+    items: list[ChangeItem],
+    t0: float | None = None,
+    t1: float | None = None,
+) -> CohortComparison:
+    """Add to E's rows what the window's history (``[t0, t1]``, Unix seconds) says of the
+    suspect, so that E quotes the facts B, C and ``analyze`` read from the same history:
+
+    - its restarts in the window (:meth:`WindowInventory.suspect_restarts`);
+    - on the ``hardware.xid`` row, the Xid codes its GPUs reported in the window
+      (:func:`~cockpit.analysis.history.xids_of`: a lost GPU's Xid 79 has no "now"), the row
+      an outlier when no GPU of the cohort reported one;
+    - on a row without a value now, when the suspect's series stopped reporting (a silent
+      GPU for a hardware row, a pod whose serving series stopped for a serving or runtime
+      row) and its last value: absent, never an unknown "—".
+
+    A revision (a release) is compared before and after, not from the history: unchanged.
+    """
+    c = out.cohort
+    if c.suspect_kind == "revision":
+        return out
+    out.restarts = inv.suspect_restarts(c.suspect, c.suspect_kind, t0, t1)
+    gpus = _gpus_of(inv, c.suspect, c.suspect_kind)
+    xids = xids_of(items, gpus, t0)
+    member_kind = "pod" if c.suspect_kind == "pod" else "gpu"
+    peers = [g for m in c.members for g in _gpus_of(inv, m, member_kind)]
+    silent = [inv.gpus[g] for g in gpus if g in inv.gpus and inv.is_silent(inv.gpus[g])]
+    pod = inv.pods.get(c.suspect) if c.suspect_kind == "pod" else None
+    pod_silent = pod is not None and pod in inv.silent_pods()
+    for row in out.rows:
+        layer = row.signal.split(".", 1)[0]
+        if row.signal == "hardware.xid" and xids:
+            row.window = xid_msg(xids)
+            row.outlier = not xids_of(items, peers, t0)
+        elif row.suspect is not None:
+            continue
+        elif layer == "hardware" and silent:
+            g = silent[0]
+            row.window = _stopped(g.last_seen, g.last_values.get(row.signal), row.unit)
+        elif layer in ("serving", "runtime") and pod_silent and pod is not None:
+            row.window = _stopped(pod.serving_last, None, row.unit)
+    return out
+
+
+def _stopped(at: float | None, last: float | None, unit: str) -> Msg:
+    """``stopped reporting at 13:40:15 (last 84 %)``."""
+    from datetime import UTC, datetime
+
+    hm = datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S") if at is not None else "?"
+    if last is None:
+        return Msg(key="metrics.cohort.stopped", args={"at": hm})
+    return Msg(
+        key="metrics.cohort.stopped_last",
+        args={"at": hm, "last": fmt_number(last, 3), "unit": unit},
+    )

@@ -850,6 +850,14 @@ def silent_gpu_msg(inv: WindowInventory, g: GpuEntity) -> Msg:
     )
 
 
+def absent_msgs(inv: WindowInventory) -> dict[str, list[Msg]]:
+    """Layer → the entities of that layer that reported earlier in the window and are
+    silent now (``hardware``: each lost GPU, :func:`silent_gpu_msg`): what step I says is
+    absent, never recovered."""
+    gpus = [silent_gpu_msg(inv, g) for g in inv.silent_gpus()]
+    return {"hardware": gpus} if gpus else {}
+
+
 def with_lost_gpus(snap: GpuNodeSnapshot, inv: WindowInventory) -> list[Msg]:
     """Add to a DCGM snapshot of a node every GPU of that node that reported earlier in
     the window and is silent now, marked lost (its series vanished: no data is never
@@ -901,6 +909,37 @@ def xid_events(inv: WindowInventory, items: list[ChangeItem], node: str) -> list
             )
         )
     return out
+
+
+def xids_of(
+    items: list[ChangeItem], gpus: Iterable[str], t0: float | None = None
+) -> list[ChangeItem]:
+    """The Xid items (:func:`xid_items`) of the GPUs ``gpus`` (UUIDs or ``node/gpuN``) at or
+    after ``t0``, first seen first: the one "Xid seen in the window" fact of an entity."""
+    keys = set(gpus)
+    return [
+        i
+        for i in items
+        if i.kind == "xid"
+        and i.at is not None
+        and i.key.split("/")[2] in keys
+        and (t0 is None or i.at.timestamp() >= t0)
+    ]
+
+
+def xid_msg(found: list[ChangeItem]) -> Msg:
+    """``Xid 79 at 13:39:45`` (the codes of :func:`xids_of`, each with when it was first
+    seen)."""
+    return Msg(
+        key="metrics.window.xid",
+        args={
+            "xids": ", ".join(
+                f"Xid {i.key.rsplit('/', 1)[1]} ({_hm(i.at.timestamp())})"
+                for i in found
+                if i.at is not None
+            )
+        },
+    )
 
 
 # -- the hardware layer over the window --------------------------------------------------------

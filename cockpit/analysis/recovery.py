@@ -10,9 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from cockpit.models import Series, from_epoch, to_epoch
+from cockpit.models.messages import Msg
 
 DEFAULT_TOLERANCE = 0.2
 """Relative band around the baseline counted as "back to normal" (±20 %) for a signal no
@@ -59,6 +60,10 @@ class RecoverySignal(BaseModel):
         slo: The SLO the signal is held to on steps A and C (display unit; the row's
             :attr:`~cockpit.analysis.golden.SignalSummary.slo`), when it is an SLI: the
             band never reaches past it (:func:`limit_of`).
+        absent: The entities whose series of this signal stopped reporting in the window
+            (a lost GPU: :func:`cockpit.analysis.history.absent_msgs`), each said with when
+            it stopped and its last values: the signal is never recovered while one is
+            absent (what the others report says nothing of it).
     """
 
     name: str
@@ -74,6 +79,7 @@ class RecoverySignal(BaseModel):
     verdict_now: str = ""
     context: bool = False
     slo: float | None = None
+    absent: list[Msg] = Field(default_factory=list)
 
 
 class LineStatus(StrEnum):
@@ -83,12 +89,14 @@ class LineStatus(StrEnum):
     NOT_RECOVERED = "not_recovered"
     NO_DATA = "no_data"
     CONTEXT = "context"
+    ABSENT = "absent"
 
 
 class RecoveryLine(BaseModel):
     """Outcome for one signal, with the numbers behind it (``verdict_now``: the signal's
     verdict in steps A and C, which the line never contradicts; ``slo``: the SLO those
-    steps hold it to, when it is an SLI, which ``limit`` never exceeds)."""
+    steps hold it to, when it is an SLI, which ``limit`` never exceeds; ``absent``: the
+    entities that stopped reporting, status ``absent``)."""
 
     name: str
     key: str = ""
@@ -102,6 +110,7 @@ class RecoveryLine(BaseModel):
     within_since: datetime | None
     verdict_now: str = ""
     slo: float | None = None
+    absent: list[Msg] = Field(default_factory=list)
 
 
 class RecoveryResult(BaseModel):
@@ -172,7 +181,8 @@ def check_recovery(
     A signal counts as recovered when it has samples in the hold window, all of them are
     inside the band, and steps A and C do not call it anomalous now; its ``within_since``
     is the start of the final unbroken in-band run. Demand signals (``context``) are
-    reported with status ``context`` and decide nothing.
+    reported with status ``context`` and decide nothing. A signal with an entity that
+    stopped reporting (``absent``) is ``absent``: not recovered, whatever the others show.
     """
     hold_start = to_epoch(now - timedelta(minutes=hold_minutes))
     end = to_epoch(now)
@@ -188,7 +198,12 @@ def check_recovery(
                     key=sig.key,
                     unit=sig.unit,
                     direction=sig.direction,
-                    status=LineStatus.CONTEXT if sig.context else LineStatus.NO_DATA,
+                    status=LineStatus.CONTEXT
+                    if sig.context
+                    else LineStatus.ABSENT
+                    if sig.absent
+                    else LineStatus.NO_DATA,
+                    absent=sig.absent,
                     verdict_now=sig.verdict_now,
                     slo=sig.slo,
                     baseline=sig.baseline,
@@ -212,6 +227,8 @@ def check_recovery(
                 break
         ok = all(within(sig, s.v, limit) for s in hold) and sig.verdict_now != "anomalous"
         status = LineStatus.RECOVERED if ok else LineStatus.NOT_RECOVERED
+        if sig.absent:
+            status = LineStatus.ABSENT
         lines.append(
             RecoveryLine(
                 name=sig.name,
@@ -219,6 +236,7 @@ def check_recovery(
                 unit=sig.unit,
                 direction=sig.direction,
                 status=LineStatus.CONTEXT if sig.context else status,
+                absent=sig.absent,
                 verdict_now=sig.verdict_now,
                 slo=sig.slo,
                 baseline=sig.baseline,

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide, with_release
-from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare
+from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare, with_history
 from cockpit.analysis.conclusion import Conclusion, conclude
 from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
@@ -141,9 +141,12 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             bset.breakdowns,
             "previous_revision" if br.cohort_kind == "previous_revision" else None,
         )
-        cohort = compare(cdef, bset.breakdowns, bset.inventory)
-        cohort.restarts = history.inventory.suspect_restarts(
-            br.suspect, br.suspect_kind, asked.start.timestamp(), asked.end.timestamp()
+        cohort = with_history(
+            compare(cdef, bset.breakdowns, bset.inventory),
+            history.inventory,
+            history.items,
+            asked.start.timestamp(),
+            asked.end.timestamp(),
         )
     return AnalyzeReport(
         drilldown=dd,
@@ -410,6 +413,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                     "cohort_n": r.cohort_n,
                     "ratio": r.ratio,
                     "outlier": r.outlier,
+                    "window": r.window.text(lang) if r.window is not None else None,
                 }
                 for r in report.cohort.rows
             ],

@@ -17,12 +17,14 @@ from cockpit.analysis.recovery import (
     DEFAULT_TOLERANCE,
     DEMAND_SIGNALS,
     Direction,
+    LineStatus,
     RecoveryLine,
     RecoveryResult,
     RecoverySignal,
     check_recovery,
 )
 from cockpit.models import Sample, Series
+from cockpit.models.messages import Msg
 
 if TYPE_CHECKING:
     from cockpit.analysis.golden import SignalSummary
@@ -89,13 +91,18 @@ def verdict_now(row: SignalSummary) -> str:
 
 
 def signals_from_golden(
-    rows: list[SignalSummary], tolerance: float = DEFAULT_TOLERANCE, lang: str = "en"
+    rows: list[SignalSummary],
+    tolerance: float = DEFAULT_TOLERANCE,
+    lang: str = "en",
+    absent: dict[str, list[Msg]] | None = None,
 ) -> list[RecoverySignal]:
     """Recovery signals for the golden rows that left their band (see module docstring),
     each held to the drilldown's threshold and carrying the verdict steps A and C give it;
     demand rows (requests/s, prompt tokens/s) come along as context.
 
     A row with no data still counts when it has a baseline: no data is not recovery.
+    ``absent`` (layer → entities silent now, :func:`cockpit.analysis.history.absent_msgs`)
+    marks each row of that layer absent: a GPU that stopped reporting is never recovered.
     """
     from cockpit.models.signals import SIGNALS
 
@@ -123,6 +130,7 @@ def signals_from_golden(
             verdict_now=verdict_now(row),
             context=row.signal in DEMAND_SIGNALS,
             slo=row.slo,
+            absent=(absent or {}).get(row.layer, []),
         )
         quiet = row.spark and sig.verdict_now != "anomalous" and not _left_band(row, sig)
         if quiet and not sig.context:
@@ -146,9 +154,15 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
 
     span = max(timedelta(hours=2), timedelta(minutes=3 * hold_minutes))
     kind = ctx.settings.baseline if ctx.settings.baseline in ("1d", "7d", "quiet") else "1d"
+    from cockpit.analysis.history import absent_msgs
+    from cockpit.collect.history import collect_history
+
     window = make_window(ctx.clock.now(), span, kind)  # type: ignore[arg-type]
-    golden, drill = await asyncio.gather(
-        steps.golden(ctx, window), collect_drilldown(ctx, window), return_exceptions=True
+    golden, drill, hist = await asyncio.gather(
+        steps.golden(ctx, window),
+        collect_drilldown(ctx, window),
+        collect_history(ctx, window),
+        return_exceptions=True,
     )
     if isinstance(golden, BaseException):
         raise golden
@@ -157,7 +171,9 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
         # The same signal on both screens is checked once (screen A's row).
         seen = {r.key for r in rows} | {r.signal for r in rows}
         rows += [s for s in drill.drilldown.summaries if s.key not in seen and s.signal not in seen]
-    signals = signals_from_golden(rows, lang=ctx.lang)
+    # a GPU that stopped reporting in the window is absent, never recovered
+    absent = {} if isinstance(hist, BaseException) else absent_msgs(hist.inventory)
+    signals = signals_from_golden(rows, lang=ctx.lang, absent=absent)
     return check_recovery(signals, ctx.clock.now(), hold_minutes)
 
 
@@ -174,6 +190,13 @@ def line_text(line: RecoveryLine, lang: str) -> str:
     from cockpit.timeparse import fmt_time
 
     unit = unit_text(line.unit, lang)
+    if line.status is LineStatus.ABSENT:
+        return t(
+            "verify.line.absent",
+            lang,
+            name=signal_label(line.key, lang) if line.key else line.name,
+            absent="; ".join(m.text(lang) for m in line.absent),
+        )
     at_slo = line.slo is not None and line.limit is not None and line.limit >= line.slo
     text = t(
         f"verify.line.{line.status.value}",

@@ -21,6 +21,7 @@ from cockpit.analysis.cohort import (
     auto_cohort,
     compare,
     compare_revisions,
+    with_history,
 )
 from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
@@ -150,9 +151,13 @@ async def cohort(
         if kind is None and ctx.metrics.cohort_kind:
             # D concluded "one revision": E compares with the previous revision.
             kind = ctx.metrics.cohort_kind
+    from cockpit.collect.analyze import history_window
     from cockpit.collect.history import collect_history
 
-    bset, hist = await asyncio.gather(breakdowns(ctx, window), collect_history(ctx, window))
+    # the history ``analyze`` and D read (the window and its quiet baseline before it)
+    bset, hist = await asyncio.gather(
+        breakdowns(ctx, window), collect_history(ctx, history_window(window))
+    )
     name, skind = suspect
     if skind == "revision":
         released = await release_cohort(ctx, window, bset, name)
@@ -169,8 +174,8 @@ async def cohort(
     )
     cdef = auto_cohort(name, sk, bset.inventory, bset.breakdowns, kind, members)
     out = compare(cdef, bset.breakdowns, bset.inventory)
-    out.restarts = hist.inventory.suspect_restarts(name, sk)
-    return out
+    t0, t1 = window.start.timestamp(), window.end.timestamp()
+    return with_history(out, hist.inventory, hist.items, t0, t1)
 
 
 async def release_cohort(
