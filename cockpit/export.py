@@ -69,6 +69,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
+from cockpit.analysis.changes import kind_name
 from cockpit.history import corrections, entry_line
 from cockpit.i18n import fmt_number, name_of, t
 from cockpit.incident import (
@@ -573,7 +574,7 @@ def _template(md: _Md, doc: ExportDocument) -> None:
         for change in rc.changes:
             mark = f"**[{md.tr('export.change.suspect')}]** " if change.suspect else ""
             at = md.when(change.at) if change.at else md.tr("export.change.no_time")
-            kind = name_of("chg.kind", change.kind, md.lang)
+            kind = kind_name(change.kind, md.lang)
             line = f"{mark}{at} · {kind} · {_one_line(change.summary)}"
             if change.detail.strip():
                 line += f" — {_one_line(change.detail)}"

@@ -165,7 +165,8 @@ class Change(_Model):
 
     id: str = Field(default_factory=lambda: new_id("chg-"))
     at: datetime | None = None
-    kind: str = "manual"  # rollout | helm | node | config | driver | manual
+    kind: str = "manual"  # rollout | helm | node | config | driver | manual, or a history
+    # item's kind (xid, restart, readiness, allocatable, stopped, alert…): named by chg.kind.*
     summary: str
     detail: str = ""
     source: str = "user"

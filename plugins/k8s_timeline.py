@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from cockpit.analysis.changes import timeline_line
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
@@ -86,8 +87,7 @@ class K8sTimelinePanel(Panel):
         lines = []
         items = [i for i in report.items if i.in_window and i.at is not None]
         for i in items[-60:]:
-            mark = {"problem": "✗", "warn": "!", "info": "·"}.get(i.severity, "·")
-            lines.append(f"{i.at.strftime('%m-%d %H:%M:%S')} {mark} [{i.kind}] {i.summary}")
+            lines.append(timeline_line(i, lang))
         if not items:
             lines.append(t("kube.timeline.none", lang))
         if recorded:

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
+from cockpit.analysis.changes import kind_name
 from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
@@ -91,7 +92,7 @@ class ChangesScreen(StepScreen):
             table.add_row(
                 "⚑" if chg.suspect else "",
                 fmt_time(chg.at),
-                t(f"chg.kind.{chg.kind}", self.lang) if chg.kind in CHANGE_KINDS else chg.kind,
+                kind_name(chg.kind, self.lang),
                 chg.summary,
                 key=chg.id,
             )

@@ -204,6 +204,7 @@ async def test_every_rendering_of_a_signal_agrees(
     assert c.suspect.name == analyzed["conclusion"]["suspect"]["name"]
     _e_rows_agree(analyzed, story, rows)
     _export_evidence_agrees(story, rows)
+    _change_kinds_agree(story)
 
 
 def _past_breach_and_slo_agree(
@@ -385,3 +386,26 @@ def test_a_baseline_inside_the_window_is_said_with_its_span() -> None:
     assert "（09:00–12:00）" in fallback_text("1d", "zh", inside)
     before = w.with_baseline("quiet")
     assert "quiet window before the impact" in fallback_text("1d", "en", before)
+
+
+def _change_kinds_agree(story: dict[str, Any]) -> None:
+    """Each change of the window's history has one kind name, in both languages: on the
+    Kubernetes timeline panel's line, in B's list and table (a change flagged there keeps
+    its kind) and in the export's recent changes; never "other" for a known kind."""
+    from cockpit.analysis.changes import kind_name, timeline_line
+    from cockpit.export import render
+    from cockpit.i18n import catalog
+
+    session = story["ctx"].session
+    items = [i for i in story["hist"].items if i.at is not None]
+    assert items
+    for item in items:
+        change = session.add_change(item.to_change())
+        assert change.kind == item.kind, item.key
+    for lang in ("en", "zh"):
+        md = render(session.incident, lang=lang, fmt="md")
+        for item in items:
+            name = kind_name(item.kind, lang)
+            assert f"chg.kind.{item.kind}" in catalog() and name != kind_name("manual", lang)
+            assert f"[{name}]" in timeline_line(item, lang), item.key
+            assert f" · {name} · " in md, (item.key, lang)

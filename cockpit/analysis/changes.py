@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cockpit.i18n import name_of
 from cockpit.incident import Change
 from cockpit.models.kube import (
     ConfigMapLite,
@@ -135,10 +136,10 @@ class ChangeItem(BaseModel):
         return "\n".join(lines)
 
     def to_change(self) -> Change:
-        """As an incident :class:`~cockpit.incident.Change` (最近变更)."""
-        kind = {"rollout": "rollout", "helm": "helm", "node": "node", "config": "config"}.get(
-            self.kind, "manual"
-        )
+        """As an incident :class:`~cockpit.incident.Change` (最近变更), keeping its kind (a
+        node change of the driver or CUDA version is ``driver``): B's list, B's table and
+        the export name it the same way (:func:`kind_name`)."""
+        kind = self.kind or "manual"
         if self.kind == "node" and any(d.field in ("driver", "cuda") for d in self.diff):
             kind = "driver"
         return Change(
@@ -148,6 +149,22 @@ class ChangeItem(BaseModel):
             detail=self.detail_text(),
             source=self.origin,
         )
+
+
+def kind_name(kind: str, lang: str) -> str:
+    """The one name of a change kind (``xid`` → ``Xid``, ``stopped`` → ``stopped
+    reporting``, ``manual`` → ``other``) in ``lang``, read by B's change list and table,
+    the Kubernetes timeline panel and the export: the catalogue's ``chg.kind.<kind>``, else
+    the kind itself (a kind written by a newer version)."""
+    return name_of("chg.kind", kind, lang)
+
+
+def timeline_line(item: ChangeItem, lang: str) -> str:
+    """The Kubernetes timeline panel's line of an item: ``11-29 13:40:00 ✗ [Xid] …`` (its
+    severity's mark, :func:`kind_name`, the summary in ``lang``)."""
+    mark = {"problem": "✗", "warn": "!", "info": "·"}.get(item.severity, "·")
+    at = item.at.strftime("%m-%d %H:%M:%S") if item.at is not None else "--"
+    return f"{at} {mark} [{kind_name(item.kind, lang)}] {item.text(lang)}"
 
 
 def _within(at: datetime | None, since: datetime | None, until: datetime | None) -> bool:

@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from cockpit.analysis.changes import kind_name
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.sources.base import SourceError
@@ -125,7 +126,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         for i in self.items:
             at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
             mark = "★ " if self._is_suspect(i) else ""
-            kind = t(f"kube.changes.kind.{i.kind}", self.lang)
+            kind = kind_name(i.kind, self.lang)
             opts.add_option(Option(Text(f"{mark}{at} [{kind}] {i.text(self.lang)}")))
         text = (
             "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
