@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cockpit.analysis.layered_logs import analyse_access, analyse_serving, merge, system_layer
 from cockpit.clock import Clock
@@ -288,3 +290,37 @@ async def test_system_layer_reads_dcgm_xid_of_the_window(
     assert xid.first_at is not None and system.first_error == xid.lines[0]
     ev = finding_evidence(xid, report, "D")
     assert ev.query == "" and ev.at == xid.first_at and "系统日志" in ev.label_i18n["zh"]
+
+
+def test_an_unmasked_serving_log_keeps_only_masked_lines() -> None:
+    """A serving log read unmasked (the panel's reads): the error line, the finding's
+    lines and the followed request's line the part keeps are masked, none is lost."""
+    from cockpit.redact import MASK
+
+    rid = "feedfacefeedfacefeedfacefeedface"
+    secret = "hunter2-s3cr3t-value"
+    text = (
+        f"{fx.stamp(1)} ERROR {fx._vllm_time(1)} db.py:40] connect to "
+        f"postgres://svc:{secret}@db:5432/x failed\n"
+        f"{fx.stamp(2)} INFO {fx._vllm_time(2)} engine.py:267] Added request "
+        f"chatcmpl-{rid} api_key={secret}\n"
+        f"{fx.stamp(3)} {fx.NCCL} password={secret}\n"
+    )
+    part = analyse_serving("p", "c", False, text, [rid])
+    assert secret not in part.model_dump_json()
+    assert (
+        MASK in part.first_error["service"].text and "db.py:40" in part.first_error["service"].text
+    )
+    (hop,) = part.serving_hits[rid]
+    assert MASK in hop.text and rid in hop.text
+    nccl = next(f for f in part.findings if f.kind == "nccl")
+    assert nccl.lines and all(MASK in ln.text for ln in nccl.lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789abcdefABCDEFgxyzG.-_: #\t", max_size=60))
+def test_line_shape_blanks_what_the_general_expression_blanks(text: str) -> None:
+    from cockpit.analysis.layered_logs import _SHAPE, line_shape
+
+    assert line_shape(text) == _SHAPE.sub("#", text)
+    assert line_shape(text + "٣") == _SHAPE.sub("#", text + "٣")  # not ASCII: the general one

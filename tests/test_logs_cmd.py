@@ -4,6 +4,7 @@ that ``--replay`` answers with the same report."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,12 @@ def test_record_captures_the_logs_and_replay_answers_them(
     )
     assert code == 0, out
     assert "kube.pod_log: 5 recorded, 0 failed" in out
+    # The live source is asked for serving logs unmasked; a recording never is.
+    with gzip.open(bundle, "rt", encoding="utf-8") as fh:
+        recorded = fh.read()
+    assert fx.SECRET not in recorded and "launcher.py:19] Authorization: " in recorded
     code, live, _ = run(capsys, "--at", AT, "logs", *SCOPE, "--json")
-    assert code == 0
+    assert code == 0 and fx.SECRET not in live
     before = len(kube_api.requests_for("logs"))
     code, replayed, _ = run(capsys, "logs", "--replay", str(bundle), "--json")
     assert code == 0

@@ -10,7 +10,10 @@ lines and their time, and a request ID of an access line followed into the servi
 logs.
 
 Pure: texts in, models out. Texts come with the kubelet's RFC 3339 timestamp on every line
-(``timestamps=true``); a line's time is that stamp.
+(``timestamps=true``); a line's time is that stamp. A serving text may come unmasked (read
+with ``redact=False``): every line a report keeps is masked here
+(:func:`cockpit.redact.redact_text`, in :func:`_line`), and the engine masks the lines it
+is given itself, so no finding, field or line holds a credential.
 
 Layers:
 - ``access``: the gateway controller's log (ingress-nginx's default ``upstreaminfo``
@@ -37,6 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.explain import explain_lines
+from cockpit.redact import redact_text
 
 LAYERS = ("access", "service", "runtime", "system")
 """The seed's four kinds of log, in the order they are shown."""
@@ -101,6 +105,18 @@ _ENVOY = re.compile(
     r'(?P<duration_ms>\d+) \S+ "[^"]*" "[^"]*" "(?P<req_id>[^"]*)" "[^"]*" "(?P<upstream>[^"]*)"'
 )
 _SHAPE = re.compile(r"[0-9a-fA-F]*\d[0-9a-fA-F]*(?:\.\d+)?")
+# The same matches in ASCII text, found faster: a match starts at a hex digit (the engine
+# skips to one), so the positions in words without a digit are not tried one by one.
+_SHAPE_ASCII = re.compile(
+    r"[0-9a-fA-F](?:(?<=[0-9])|(?=[0-9a-fA-F]*[0-9]))[0-9a-fA-F]*(?:\.[0-9]+)?"
+)
+
+
+def line_shape(text: str) -> str:
+    """``text`` with its numbers and hex IDs (runs of hex digits holding a decimal digit,
+    with a decimal fraction) blanked to ``#``: lines that differ only in them have one
+    shape."""
+    return (_SHAPE_ASCII if text.isascii() else _SHAPE).sub("#", text)
 
 
 class LogLine(BaseModel):
@@ -110,8 +126,8 @@ class LogLine(BaseModel):
         pod / container: Where it was read.
         previous: From the previous (terminated) instance of the container.
         at: The kubelet's timestamp of the line (UTC), ``None`` when it has none.
-        text: The line without that timestamp, cut to 400 characters (already
-            neutralised and redacted by the source).
+        text: The line without that timestamp, redacted, then cut to 400 characters
+            (already neutralised by the source).
     """
 
     pod: str
@@ -246,8 +262,12 @@ def split_stamp(line: str) -> tuple[datetime | None, str]:
 
 
 def _line(pod: str, container: str, previous: bool, raw: str) -> LogLine:
+    """A kept line: masked whole (a secret cut at 400 characters would show its start),
+    then cut."""
     at, text = split_stamp(raw)
-    return LogLine(pod=pod, container=container, previous=previous, at=at, text=text[:400])
+    return LogLine(
+        pod=pod, container=container, previous=previous, at=at, text=redact_text(text)[:400]
+    )
 
 
 class PodPart(BaseModel):
@@ -281,7 +301,7 @@ def select_lines(lines: list[str]) -> tuple[list[str], list[str], dict[str, int]
     for i in candidates:
         raw = lines[i]
         end = _stamp_end(raw)
-        shape = shape_of[i] = _SHAPE.sub("#", raw[end : end + 240])
+        shape = shape_of[i] = line_shape(raw[end : end + 240])
         n = counts.get(shape, 0)
         counts[shape] = n + 1
         if n < SHAPE_KEEP:

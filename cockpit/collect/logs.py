@@ -260,7 +260,10 @@ async def gather_logs(
     parts: list[tuple[int, int, str, PodPart]] = []
 
     async def read(slot: int, p: PodLite, role: Role) -> list[LogRead]:
-        reads = await src.read_pod(p, role, start)
+        # A serving log is read unmasked (from a live source only) and only the lines the
+        # analysis keeps are masked (:mod:`cockpit.analysis.layered_logs`); a gateway's
+        # access fields are taken from whole lines, so its log is read masked.
+        reads = await src.read_pod(p, role, start, redact=role == "gateway")
         infos[slot] = [_info(r) for r in reads]
         return reads
 

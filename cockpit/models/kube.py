@@ -754,6 +754,8 @@ class PodLog(_M):
         since_time: The ``sinceTime`` asked for (``None``: the whole log).
         limit_bytes: The ``limitBytes`` asked for (``None``: no limit).
         truncated: The answer reached ``limit_bytes``: the log goes on past it.
+        size: The answer's size in bytes as the API server sent it (before decoding and
+            redaction); ``None`` when not known (a bundle recorded without it).
     """
 
     namespace: str
@@ -765,6 +767,7 @@ class PodLog(_M):
     limit_bytes: int | None = None
     truncated: bool = False
     text: str = ""
+    size: int | None = None
 
 
 class AccessCheck(_M):

@@ -601,6 +601,7 @@ class KubeSource:
         timestamps: bool = False,
         since_time: datetime | None = None,
         limit_bytes: int | None = None,
+        redact: bool = True,
     ) -> PodLog:
         """A pod's log (``GET .../pods/NAME/log``, the call behind the client's
         ``read_namespaced_pod_log``), with secrets redacted as it enters.
@@ -614,6 +615,9 @@ class KubeSource:
                 seconds, UTC).
             limit_bytes: At most that many bytes (``limitBytes``); the answer is then
                 marked ``truncated`` when it is that long.
+            redact: ``False``: the text as the API server sent it, for a caller that
+                masks every line it keeps itself (the layered-logs panel,
+                :class:`cockpit.sources.logs.KubeLogSource`); never recorded that way.
 
         Raises:
             SourceError: classified (400 for a ``previous`` container that never
@@ -638,9 +642,9 @@ class KubeSource:
 
         def work() -> tuple[int, str]:
             data = self._request("GET", path, q, accept="*/*", namespace=ns)
-            # Redacted here, in the executor (a 5 MB log is a few tenths of a second),
-            # only on the lines that may hold a credential.
-            return len(data), redact_log(data.decode("utf-8", "replace"))
+            # Redacted here, in the executor, only on the lines that may hold a credential.
+            text = data.decode("utf-8", "replace")
+            return len(data), redact_log(text) if redact else text
 
         size, text = await self._run(work)
         return PodLog(
@@ -653,6 +657,7 @@ class KubeSource:
             limit_bytes=limit_bytes,
             truncated=limit_bytes is not None and size >= limit_bytes,
             text=text,
+            size=size,
         )
 
     # -- workloads and revisions -----------------------------------------------------------------

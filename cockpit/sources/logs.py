@@ -6,9 +6,12 @@ has ``timestamps=true``, ``sinceTime`` (the start of the incident window), ``lim
 (``[logs] max_mb``) and ``tailLines`` (``[logs] tail_lines``), under a timeout
 (``[logs] timeout_s``). A container that restarted or is crash-looping is read
 ``previous=true`` first: the instance that died holds the error. Secrets are redacted by
-the Kubernetes source as the text enters; here colour sequences are dropped and every
-other control character is written out visibly (:func:`cockpit.neutral.neutralise`), so
-a log line is harmless wherever it is shown.
+the Kubernetes source as the text enters, unless a read asks for the text unmasked
+(``redact=False``: the layered-logs analysis, which masks every line it keeps, so a 5 MB
+log is not searched for credentials as a whole); that is only ever asked of the live
+source, never of a recording, so a bundle holds no secret. Here colour sequences are
+dropped and every other control character is written out visibly
+(:func:`cockpit.neutral.neutralise`), so a log line is harmless wherever it is shown.
 
 Because it calls the Kubernetes source's methods, ``cockpit record`` tees its calls into
 a bundle and ``--replay`` answers them, like any other Kubernetes call.
@@ -27,6 +30,7 @@ from cockpit.config import LogsSettings
 from cockpit.models.kube import PodLite
 from cockpit.neutral import neutralise
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
+from cockpit.sources.kubernetes import KubeSource
 
 Role = Literal["gateway", "suspect", "cohort", "named", "serving"]
 _SGR = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -41,7 +45,9 @@ class LogRead(BaseModel):
             name) or ``serving`` (another pod of the service).
         previous: The previous (terminated) instance of the container.
         since: The ``sinceTime`` asked for (UTC, whole seconds).
-        text: The lines, each with the kubelet's timestamp; neutralised and redacted.
+        text: The lines, each with the kubelet's timestamp; neutralised, and redacted
+            unless read with ``redact=False`` (then whoever keeps a line masks it:
+            :func:`cockpit.redact.redact_text`).
         bytes: Size of the answer in bytes.
         truncated: The answer reached ``limitBytes``: the log goes on past it.
         restarts: The container's restart count when read.
@@ -81,9 +87,12 @@ class LogSource(Protocol):
         """One pod."""
         ...
 
-    async def read_pod(self, pod: PodLite, role: Role, since: datetime) -> list[LogRead]:
+    async def read_pod(
+        self, pod: PodLite, role: Role, since: datetime, *, redact: bool = True
+    ) -> list[LogRead]:
         """The log of ``pod``'s main container since ``since``: the previous instance
-        first when the container restarted, then the current one."""
+        first when the container restarted, then the current one (``redact=False``: see
+        :attr:`LogRead.text`)."""
         ...
 
 
@@ -112,9 +121,13 @@ def _clean(text: str) -> str:
     return neutralise(text)
 
 
-def _clean_and_size(text: str) -> tuple[str, int]:
-    """:func:`_clean` of ``text`` and its size in UTF-8 bytes."""
-    return _clean(text), len(text.encode("utf-8", "replace"))
+def _clean_and_size(text: str, size: int | None) -> tuple[str, int]:
+    """:func:`_clean` of ``text`` and its size in bytes: ``size`` (as the API server sent
+    it) when known, else its length in UTF-8 (its length when it is ASCII, which
+    ``str.isascii`` says without reading it)."""
+    if size is None:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+    return _clean(text), size
 
 
 class KubeLogSource:
@@ -147,15 +160,27 @@ class KubeLogSource:
         return pod
 
     async def read(
-        self, namespace: str, pod: str, container: str, previous: bool, since: datetime
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        previous: bool,
+        since: datetime,
+        *,
+        redact: bool = True,
     ) -> LogRead:
         """One container's log since ``since`` (whole seconds), bounded by the settings.
+
+        ``redact=False`` reads the text unmasked (:attr:`LogRead.text`) from a live
+        Kubernetes source only: a recording or a replay is always asked for it masked,
+        so no bundle holds a secret.
 
         Raises:
             SourceError: classified; ``TIMEOUT`` after ``[logs] timeout_s``.
         """
         limit = int(self.settings.max_mb * 2**20)
         since = since.astimezone(UTC).replace(microsecond=0)
+        unmasked = {} if redact or not isinstance(self.kube, KubeSource) else {"redact": False}
         try:
             log = await asyncio.wait_for(
                 self.kube.pod_log(
@@ -167,6 +192,7 @@ class KubeLogSource:
                     timestamps=True,
                     since_time=since,
                     limit_bytes=limit,
+                    **unmasked,
                 ),
                 self.settings.timeout_s,
             )
@@ -179,7 +205,7 @@ class KubeLogSource:
                 hint_key="hint.kube.timeout",
             ) from None
         # Off the event loop: a 5 MB log takes tens of milliseconds to look through.
-        text, size = await asyncio.to_thread(_clean_and_size, log.text)
+        text, size = await asyncio.to_thread(_clean_and_size, log.text, log.size)
         return LogRead(
             namespace=namespace,
             pod=pod,
@@ -191,9 +217,12 @@ class KubeLogSource:
             truncated=log.truncated,
         )
 
-    async def read_pod(self, pod: PodLite, role: Role, since: datetime) -> list[LogRead]:
+    async def read_pod(
+        self, pod: PodLite, role: Role, since: datetime, *, redact: bool = True
+    ) -> list[LogRead]:
         """The previous instance first when the container restarted or is crash-looping,
-        then the current one; a failed read is kept with its failure."""
+        then the current one; a failed read is kept with its failure (``redact``: see
+        :meth:`read`)."""
         container = main_container(pod)
         status = next((c for c in pod.container_statuses if c.name == container), None)
         restarts = status.restart_count if status is not None else 0
@@ -202,7 +231,9 @@ class KubeLogSource:
         out: list[LogRead] = []
         for previous in order:
             try:
-                r = await self.read(pod.meta.namespace, pod.meta.name, container, previous, since)
+                r = await self.read(
+                    pod.meta.namespace, pod.meta.name, container, previous, since, redact=redact
+                )
             except SourceError as exc:
                 r = LogRead(
                     namespace=pod.meta.namespace,
