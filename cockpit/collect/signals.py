@@ -126,6 +126,41 @@ def plan(
     return out
 
 
+def _sliceable(window: Window, lo: datetime, hi: datetime) -> bool:
+    """A baseline over ``[lo, hi]`` (at the window's baseline step) lies on the points of
+    the window's own range query: inside the window and on its grid (the quiet hours at
+    the start of the window, :func:`inside_quiet`), so it is read from that answer."""
+    offset = (lo - window.start).total_seconds()
+    return (
+        window.start <= lo
+        and hi <= window.end
+        and offset % window.step_s == 0
+        and window.baseline_step_s % window.step_s == 0
+    )
+
+
+def sliced(r: QueryResult, lo: datetime, hi: datetime, step_s: float) -> QueryResult:
+    """The answer a range query over ``[lo, hi]`` every ``step_s`` seconds would give,
+    taken from ``r``, the same query over a longer range on the same grid (its points at
+    those instants; a series without one is left out, as Prometheus leaves it out)."""
+    if not r.ok:
+        return r
+    t0, t1 = lo.timestamp(), hi.timestamp()
+    # Timestamps are whole milliseconds on the wire; compare them as such.
+    step_ms = round(step_s * 1000)
+    lo_ms = round(t0 * 1000)
+    out = []
+    for x in r.series:
+        samples = [
+            p
+            for p in x.samples
+            if t0 - 5e-4 <= p.t <= t1 + 5e-4 and (round(p.t * 1000) - lo_ms) % step_ms == 0
+        ]
+        if samples:
+            out.append(Series.model_construct(labels=x.labels, samples=samples))
+    return r.model_copy(update={"series": out})
+
+
 def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QuerySpec]:
     """Window and baseline range queries of every planned signal that has a query.
 
@@ -212,14 +247,37 @@ async def collect_summaries(
     Each signal is summarised as soon as its own answers are in, while the server still
     works on the others (a screen's analysis overlaps its slowest queries instead of
     following them). When the offset baseline has no data for any signal (history shorter
-    than the offset) and ``fallback_quiet`` is set, the baseline queries are re-run over
-    the quiet window before the incident window (seed's "else the quiet hours before the
-    impact").
+    than the offset) and ``fallback_quiet`` is set, the baseline is the quiet window before
+    the incident window (seed's "else the quiet hours before the impact"), else the
+    window's first half. Those baselines are asked for together with the window's own
+    queries, not after the offset one came back empty (one round trip, not two, on a
+    distant Prometheus): the span before is queried at once (dropped when the offset
+    baseline answers), the first half read from the window's own answers
+    (:func:`sliced`).
     """
     specs = range_specs(planned, window)
     futures = runner.start(specs)
+    now_keys = [s.key for s in specs if s.key.endswith("/now")]
     base_keys = [s.key for s in specs if s.key.endswith("/base")]
     quiet_futures: dict[str, asyncio.Future[QueryResult]] = {}
+    tries = [] if window.baseline == "quiet" else [window.with_baseline("quiet")]
+    tries.append(window.with_baseline("quiet", inside_quiet(window)))
+    # The quiet baselines the fallback may need start with the rest (no round trip more
+    # when the offset one has no data): the window's first half is read from the
+    # window's own answers; the span before it is queried at once, and dropped when the
+    # offset baseline answers.
+    ahead: dict[int, dict[str, asyncio.Future[QueryResult]]] = {}
+    if fallback_quiet and futures:
+        for i, alt in enumerate(tries):
+            if not _sliceable(window, alt.baseline_start, alt.baseline_end):
+                ahead[i] = runner.start(
+                    s for s in range_specs(planned, alt) if s.key.endswith("/base")
+                )
+
+    async def slice_of(now_key: str, w: Window) -> QueryResult:
+        # shielded: giving up on a baseline never cancels the window's own query
+        r = await asyncio.shield(futures[now_key])
+        return sliced(r, w.baseline_start, w.baseline_end, w.baseline_step_s)
 
     async def answered(started: dict[str, asyncio.Future[QueryResult]], span: float) -> bool:
         """Whether any of the ``started`` baseline queries answered with data over at
@@ -235,20 +293,22 @@ async def collect_summaries(
         return False
 
     async def fallback() -> Window | None:
-        """The quiet window when no baseline answered with data (its queries started): the
-        span before the window, else — no history before it either (a Prometheus that
-        keeps less than twice the window) — the window's first half, the quiet hours
-        before an impact near its end."""
+        """The quiet window when no baseline answered with data: the span before the
+        window, else — no history before it either (a Prometheus that keeps less than
+        twice the window) — the window's first half, the quiet hours before an impact
+        near its end."""
         span = (window.baseline_end - window.baseline_start).total_seconds()
         if await answered({k: futures[k] for k in base_keys}, span):
+            for started in ahead.values():
+                cancel_all(started)  # not needed: free their slots now
             return None
         if not fallback_quiet or not futures:
             return None
-        tries = [] if window.baseline == "quiet" else [window.with_baseline("quiet")]
-        tries.append(window.with_baseline("quiet", inside_quiet(window)))
         for i, quiet in enumerate(tries):
-            base_specs = [s for s in range_specs(planned, quiet) if s.key.endswith("/base")]
-            started = runner.start(base_specs)
+            started = ahead.get(i) or {
+                f"{k[: -len('/now')]}/base": asyncio.ensure_future(slice_of(k, quiet))
+                for k in now_keys
+            }
             quiet_span = (quiet.baseline_end - quiet.baseline_start).total_seconds()
             if i == len(tries) - 1 or await answered(started, quiet_span):
                 quiet_futures.update(started)
@@ -317,8 +377,13 @@ async def collect_summaries(
         decision.cancel()
         cancel_all(futures)
         cancel_all(quiet_futures)
+        for started in ahead.values():
+            cancel_all(started)
     results = {k: f.result() for k, f in futures.items()}
-    results.update({k: f.result() for k, f in quiet_futures.items() if f.done()})
+    for started in ahead.values():
+        results.update(
+            {f"quiet:{k}": f.result() for k, f in started.items() if f.done() and not f.cancelled()}
+        )
     slowest = max((r.elapsed_s for r in results.values()), default=0.0)
     return SummaryResult(
         summaries=summaries,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import statistics
 from datetime import timedelta
 
 import pytest
@@ -15,8 +16,16 @@ from hypothesis import strategies as st
 
 from cockpit.analysis.load import Bucket, cumulative, quantile, quantile_cumulative
 from cockpit.collect.base import make_window
-from cockpit.collect.runner import QueryRunner, QuerySpec, cancel_all
-from cockpit.collect.signals import bucket_grid, quantile_series
+from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec, cancel_all
+from cockpit.collect.signals import (
+    PlannedSignal,
+    bucket_grid,
+    collect_summaries,
+    grid_quantile,
+    inside_quiet,
+    quantile_series,
+    sliced,
+)
 from cockpit.config import PrometheusSettings
 from cockpit.models import Sample, Series
 from cockpit.scenarios.promserver import PromServer
@@ -315,3 +324,79 @@ async def test_runner_start_runs_duplicates_once_and_cancels_cleanly(
         assert slow["x"].cancelled()
     finally:
         await src.close()
+
+
+async def test_the_quiet_half_read_from_the_window_query_is_what_prometheus_answers(
+    worked_example_prom: PromServer,
+) -> None:
+    """The window's first half at the baseline step, taken from the window's own range
+    answer, is exactly Prometheus's answer to its own range query."""
+    end = worked_example_prom.scenario.now_dt
+    w = make_window(end, timedelta(hours=1), "1d")
+    lo, hi = inside_quiet(w)
+    src = _source(worked_example_prom.url)
+    try:
+        whole = await src.range(TTFT_BUCKETS, w.start, w.end, w.step_s)
+        want = await src.range(TTFT_BUCKETS, lo, hi, w.baseline_step_s)
+    finally:
+        await src.close()
+    res = QueryResult(
+        spec=QuerySpec(key="k", query=TTFT_BUCKETS, start=w.start, end=w.end), series=whole
+    )
+    got = sliced(res, lo, hi, w.baseline_step_s).series
+    assert len(want) > 5 and len(want[0].samples) > 10
+    assert [(s.labels, s.samples) for s in got] == [(s.labels, s.samples) for s in want]
+    assert sliced(res, w.start, w.end, w.step_s).series == whole
+
+
+async def test_a_baseline_without_data_falls_back_to_quiet_without_another_query(
+    worked_example_prom: PromServer,
+) -> None:
+    """No data a week earlier: the quiet window before is asked for with the window's and
+    the week's queries, not after the week came back empty (no round trip more on a
+    distant server), and is the baseline used."""
+    end = worked_example_prom.scenario.now_dt
+    w = make_window(end, timedelta(hours=1), "7d")
+    planned = [
+        PlannedSignal(
+            key=f"serving.ttft:{st}",
+            signal="serving.ttft",
+            stat=st,
+            unit="s",
+            query="unused: read from the buckets",
+            bucket_query=TTFT_BUCKETS,
+            quantile=q,
+        )
+        for st, q in (("p50", 0.5), ("p99", 0.99))
+    ]
+    src = _source(worked_example_prom.url)
+    events: list[str] = []
+
+    class Ordered:
+        """Delegates to the real source, noting when each range query goes and returns."""
+
+        async def range(self, *args: object) -> list[Series]:
+            events.append("sent")
+            try:
+                return await src.range(*args)  # type: ignore[arg-type]
+            finally:
+                events.append("answered")
+
+    try:
+        runner = QueryRunner(Ordered(), max_concurrency=8, timeout_s=20)  # type: ignore[arg-type]
+        res = await collect_summaries(runner, planned, w)
+        sent = [(q, k) for q, k, *_ in runner.stats.log]
+        quiet = w.with_baseline("quiet")
+        want = await src.range(
+            TTFT_BUCKETS, quiet.baseline_start, quiet.baseline_end, w.baseline_step_s
+        )
+    finally:
+        await src.close()
+    assert res.window.baseline == "quiet" and res.baseline_from == "7d"
+    assert len(sent) == 3  # the window's, the week's and the quiet window's buckets
+    assert events[:3] == ["sent"] * 3  # all sent before the first answer came back
+    assert res.queries == 3
+    base = grid_quantile(bucket_grid(want), 0.99)[0].values()
+    s99 = res.summaries[1]
+    assert s99.baseline.ok and s99.now.ok
+    assert s99.baseline.value == pytest.approx(statistics.median(base), rel=1e-9)
