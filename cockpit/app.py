@@ -86,9 +86,16 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     /* Focus is always visible: every focusable widget shows it, and a panel lights its
        border while focus is inside it (its own chords work then). */
     Input:focus { background: $accent 30%; }
+    /* A one-line field without a border shows focus as clearly as a bordered one: the
+       whole line is drawn in the accent colour. */
+    Input.-textual-compact:focus { background: $accent 70%; color: $text; }
     TextArea:focus { border: tall $accent; }
     DataTable:focus, OptionList:focus { outline-left: thick $accent; }
+    /* A list without a border (a compact drop-down's) would lose its first letter under
+       the bar: its highlighted option shows focus. */
+    OptionList.-textual-compact:focus { outline-left: none; }
     Select:focus > SelectCurrent { border: tall $accent; }
+    Select.-textual-compact:focus > SelectCurrent { background: $accent 70%; color: $text; }
     Panel:focus-within { border: round $accent; }
     """
 

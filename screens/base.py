@@ -20,7 +20,7 @@ from cockpit.flow import step
 from cockpit.i18n import t
 from cockpit.incident import Mode
 from cockpit.ui.fields import BoundTextArea
-from cockpit.ui.focus import KeepsTextOnFocus
+from cockpit.ui.focus import KeepsTextOnFocus, SubmitsOnEnter
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
@@ -50,7 +50,7 @@ TITLE_CHARS = 60
 it whole)."""
 
 
-class StepScreen(ContainsWorkerErrors, KeepsTextOnFocus):
+class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
     DEFAULT_CSS = """

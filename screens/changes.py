@@ -29,6 +29,7 @@ class ChangesScreen(StepScreen):
     """Step B."""
 
     STEP = "B"
+    FORMS = ((("chg-when", "chg-summary"), "chg-add"),)
 
     DEFAULT_CSS = """
     ChangesScreen Horizontal { height: auto; }

@@ -51,6 +51,10 @@ class ExperimentsScreen(StepScreen):
     """The experiment log."""
 
     STEP = "H"
+    FORMS = (
+        (tuple(FORM.values()), "exp-add"),
+        (("exp-after",), "exp-record"),
+    )
 
     DEFAULT_CSS = """
     ExperimentsScreen Horizontal { height: auto; }

@@ -37,6 +37,7 @@ class HypothesesScreen(StepScreen):
     """The hypothesis ledger."""
 
     STEP = "G"
+    FORMS = ((("hyp-statement", "hyp-falsifier"), "hyp-add"),)
 
     DEFAULT_CSS = """
     HypothesesScreen Horizontal { height: auto; }

@@ -25,6 +25,10 @@ class ImpactScreen(StepScreen):
 
     STEP = "A"
     PANELS_FIRST = True
+    FORMS = (
+        (("err-text", "err-request", "err-job"), "err-add"),
+        (("tl-text",), "tl-add"),
+    )
 
     DEFAULT_CSS = """
     ImpactScreen Horizontal { height: auto; }

@@ -25,6 +25,10 @@ class VerifyScreen(StepScreen):
     """Step I."""
 
     STEP = "I"
+    FORMS = (
+        (("hold",), "verify-check"),
+        (("act-what", "act-owner", "act-deadline", "act-verify"), "act-add"),
+    )
 
     DEFAULT_CSS = """
     VerifyScreen Horizontal { height: auto; }

@@ -451,3 +451,83 @@ async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
         await pilot.press("tab")
         await pilot.pause()
         assert screen.focused is screen.focus_chain[0]
+
+
+def _strong_look(widget: Widget) -> list[tuple[Any, ...]]:
+    """Per visible part of ``widget`` (itself, a drop-down's current value): its blended
+    background, border, outline and text style."""
+    parts = [widget, *widget.query("SelectCurrent")]
+    return [
+        (
+            w.background_colors[1].rgb,
+            str(w.styles.border),
+            str(w.styles.outline),
+            str(w.styles.text_style),
+        )
+        for w in parts
+    ]
+
+
+def _clearly_different(plain: list[tuple[Any, ...]], focused: list[tuple[Any, ...]]) -> bool:
+    """Focus is seen at a glance: a border or outline appears or changes, the text is
+    reversed, or the background moves by at least 100 levels (R+G+B), not a faint tint."""
+    for (bg0, border0, outline0, style0), (bg1, border1, outline1, style1) in zip(
+        plain, focused, strict=True
+    ):
+        if border0 != border1 or outline0 != outline1:
+            return True
+        if "reverse" in style1 and "reverse" not in style0:
+            return True
+        if sum(abs(a - b) for a, b in zip(bg0, bg1, strict=True)) >= 100:
+            return True
+    return False
+
+
+async def _assert_focus_clear(app: CockpitApp, pilot: Any, where: str) -> int:
+    screen = app.screen
+    seen = 0
+    for widget in list(screen.focus_chain):
+        screen.set_focus(None)
+        await pilot.pause()
+        plain = _strong_look(widget)
+        widget.focus()
+        await pilot.pause()
+        assert _clearly_different(plain, _strong_look(widget)), (where, repr(widget))
+        seen += 1
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("step", "size"),
+    [(step, (80, 24)) for step in STEP_SCREENS] + [(step, (160, 48)) for step in "AEH"],
+)
+async def test_every_focusable_widget_shows_focus_clearly(tmp_path, step, size):
+    """Every Tab stop of every step, at both sizes: a one-line field without a border (the
+    title, the time range, E's suspect, H's fields) shows focus as clearly as a bordered one."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert await _assert_focus_clear(app, pilot, f"{step} {size}") >= 1
+
+
+async def test_a_drills_drop_downs_show_focus_and_keep_their_first_letter(tmp_path):
+    """The drill form's compact drop-downs: focus is clear on the closed drop-down, and the
+    open list does not draw its focus bar over the options' first letter."""
+    from drill_ctx import drill_ctx
+    from textual.widgets import OptionList
+
+    ctx = drill_ctx(tmp_path, "worked_example", "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert await _assert_focus_clear(app, pilot, "drill G") >= 3
+        select = app.screen.query_one("#drill-layer")
+        select.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        overlay = select.query_one(OptionList)
+        assert overlay.has_focus
+        assert str(overlay.styles.outline_left[0]) in {"", "none"}

@@ -7,11 +7,11 @@ to the next focusable widget first, so the typing lands in the next field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TextArea
+from textual.widgets import Button, Input, TextArea
 
 
 def hand_on_focus(leaving: Widget) -> None:
@@ -78,3 +78,48 @@ class KeepsTextOnFocus(Screen[Any]):
         if isinstance(widget, Input):
             widget.select_on_focus = False
         super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
+
+
+class SubmitsOnEnter(Screen[Any]):
+    """Enter in a form's one-line field submits that form: it presses the form's button
+    (which adds the row when the fields it needs are filled, and otherwise says what is
+    missing), never a button or table elsewhere. A form its button emptied starts again
+    at its first field.
+
+    Subclasses list their forms in :attr:`FORMS` (a field that is in none of them keeps
+    Enter to itself, as a time field does).
+    """
+
+    FORMS: ClassVar[tuple[tuple[tuple[str, ...], str], ...]] = ()
+    """``((field ids, button id), …)``: the one-line fields of each form, first field
+    first, and the button Enter in any of them presses."""
+    _submitting: tuple[Input, tuple[str, ...], str] | None = None
+
+    def form_of(self, field_id: str) -> tuple[tuple[str, ...], str] | None:
+        """The form ``field_id`` belongs to (its fields and its button), if any."""
+        return next((form for form in self.FORMS if field_id in form[0]), None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        form = self.form_of(event.input.id or "")
+        if form is None:
+            return
+        event.stop()
+        fields, button_id = form
+        button = self.query_one(f"#{button_id}", Button)
+        if button.disabled or not button.display:
+            return
+        self._submitting = (event.input, fields, button_id)
+        button.press()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Runs after the screen's own handler (Textual calls the subclass's first): when
+        the press came from Enter in a field and emptied that field (the row was added),
+        the next row is typed from the form's first field."""
+        submitting, self._submitting = self._submitting, None
+        if submitting is None or submitting[2] != event.button.id:
+            return
+        field, fields, _ = submitting
+        if field.has_focus and not field.value:
+            first = self.query_one(f"#{fields[0]}", Input)
+            if first is not field:
+                first.focus()
