@@ -165,6 +165,7 @@ async def test_every_rendering_of_a_signal_agrees(
     # F's table reads C's rows
     for s in story["load"].summaries:
         assert rows[s.key] is s, s.key
+    _gateway_and_serving_p99_agree(story, rows)
     # a reading rule quotes the rows as the table shows them
     for rule in story["dd"].drilldown.rules:
         for key, reading in zip(rule.evidence, rule.readings, strict=True):
@@ -409,3 +410,26 @@ def _change_kinds_agree(story: dict[str, Any]) -> None:
             assert f"chg.kind.{item.kind}" in catalog() and name != kind_name("manual", lang)
             assert f"[{name}]" in timeline_line(item, lang), item.key
             assert f" · {name} · " in md, (item.key, lang)
+
+
+def _gateway_and_serving_p99_agree(story: dict[str, Any], rows: dict[str, Any]) -> None:
+    """F's "time before the GPU" quotes C's two P99 rows, and says what each measures:
+    the gateway's P99 (the proxy's request time over every response it sent) may sit below
+    the serving P99 (the engine's end-to-end time over the requests it finished), quantiles
+    of two histograms; a P99 at its histogram's top bucket is a lower bound, never
+    subtracted."""
+    f = next(x for x in story["load"].findings if x.id == "before_gpu")
+    gw, sv = rows.get("access.latency:p99"), rows.get("serving.e2e_latency:p99")
+    if gw is None or sv is None or gw.now.value is None or sv.now.value is None:
+        return
+    en, zh = "\n".join(f.text("en")), "\n".join(f.text("zh"))
+    if gw.top_bucket is not None or sv.top_bucket is not None:
+        assert "gap_now" not in f.numbers and "top bucket" in en and "最高桶" in zh
+        return
+    assert (f.numbers["gateway_p99_now"], f.numbers["serving_p99_now"]) == (
+        gw.now.value,
+        sv.now.value,
+    )
+    if gw.now.value < sv.now.value:
+        assert "the proxy's request time" in en and "the engine's end-to-end time" in en
+        assert "代理记录的请求耗时" in zh and "引擎记录的端到端耗时" in zh

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.golden import SignalSummary
+from cockpit.analysis.golden import SignalSummary, value_msg
 from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
 
 LONG_SHIFT_RATIO = 1.5
@@ -237,7 +237,8 @@ def before_gpu(
     says that the gap could not be read.
 
     The gap fires when it grew by ≥ 50 ms and ≥ 50 % of the baseline gap; the queue time
-    when its own verdict is anomalous (the drilldown's thresholds).
+    when its own verdict is anomalous (the drilldown's thresholds). Both P99s are C's rows;
+    when either is at its histogram's top bucket (a lower bound) no gap is read.
     """
     have_gap = gw is not None and sv is not None
     if not have_gap and qt is None:
@@ -248,7 +249,13 @@ def before_gpu(
     detail: list[Msg] = []
     fired = False
     by: list[str] = []
-    if gw is not None and sv is not None:
+    bounded = gw is not None and sv is not None and (gw.top_bucket or sv.top_bucket) is not None
+    if gw is not None and sv is not None and bounded:
+        # a quantile at its histogram's top bucket is a lower bound: no gap to subtract
+        detail.append(
+            msg("evidence.load.latency_gap_bound", gateway=value_msg(gw), serving=value_msg(sv))
+        )
+    elif gw is not None and sv is not None:
         gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
         nums.update(
             gateway_p99_now=gw.now.value or 0.0,
@@ -256,8 +263,11 @@ def before_gpu(
             gap_now=gap_now,
         )
         u = unit_suffix(gw.unit)
-        # P99s of two distributions do not subtract exactly: below zero the gap only says
-        # that no time shows up before the serving layer, so it is not given as a duration.
+        # P99s of two histograms (the proxy's request time over every response it sent,
+        # the engine's end-to-end time over the requests it finished, in other buckets) do
+        # not subtract exactly: below zero the gap only says that no time shows up before
+        # the serving layer, so it is not given as a duration, and the line says what each
+        # one measures.
         detail.append(
             msg(
                 "evidence.load.latency_gap" if gap_now >= 0 else "evidence.load.latency_gap_none",

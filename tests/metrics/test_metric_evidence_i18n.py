@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, decide, signal_scope
 from cockpit.analysis.golden import judge_msg, summarize
@@ -219,9 +220,17 @@ def test_load_findings_read_as_sentences_with_units() -> None:
     assert zh["arrival_rate"][0] == "到达速率 900 req/s，基线 1200 req/s（×0.75）"
     assert zh["arrival_rate"][1].startswith("请求比基线少")
     # A negative P99 difference is not a duration, and the gap that fell did not fire it.
+    # Each P99 says what it measures: two histograms of different requests.
     assert en["before_gpu"][0] == (
-        "gateway P99 620 ms, serving P99 677 ms: no time shows up before the serving layer "
-        "(the P99s differ by -57 ms, below zero, which is not a duration)"
+        "gateway P99 620 ms (the proxy's request time, over every response it sent, its own "
+        "errors included), serving P99 677 ms (the engine's end-to-end time, over the "
+        "requests it finished): quantiles of two histograms with different requests and "
+        "buckets, so their difference (-57 ms, below zero) is not a duration and shows no "
+        "time before the serving layer"
+    )
+    assert (
+        "代理记录的请求耗时" in zh["before_gpu"][0]
+        and "引擎记录的端到端耗时" in zh["before_gpu"][0]
     )
     assert by["before_gpu"].status == "not_fired"
     assert "gap_now" not in "\n".join(en["before_gpu"])  # numbers read as sentences
@@ -266,3 +275,24 @@ def test_large_numbers_are_written_whole() -> None:
     )
     assert m.text("en") == "4586 ms → 13,360 ms (×2.91 ≥ ×1.5)"
     assert "13,360 ms" in m.text("zh") and "e+" not in m.text("zh")
+
+
+def test_a_gateway_p99_at_its_top_bucket_is_not_subtracted() -> None:
+    """A P99 at its histogram's top bucket is a lower bound: F quotes it as C shows it
+    (``≥ 10,000 ms, top bucket``) and reads no gap from it."""
+    from cockpit.analysis.load import before_gpu
+
+    def row(sid: str, value: float) -> Any:
+        samples = [Series(samples=[Sample(t=1.8e9 + i * 60, v=value) for i in range(5)])]
+        return summarize(f"{sid}:p99", sid, "p99", "ms", samples, samples)
+
+    gw, sv = row("access.latency", 10000.0), row("serving.e2e_latency", 16868.0)
+    gw.top_bucket = 10000.0
+    f = before_gpu(gw, sv, None)
+    assert "gap_now" not in f.numbers and f.status == "not_fired"
+    assert f.text("en")[0] == (
+        "gateway P99 ≥ 10,000 ms, top bucket, serving P99 16,868 ms: one of them is at its "
+        "histogram's top bucket, a lower bound, so the time before the GPU cannot be read "
+        "from their difference"
+    )
+    assert f.text("zh")[0].startswith("网关 P99 ≥ 10,000 ms（落在直方图最高桶）")
