@@ -21,6 +21,7 @@ from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
     from cockpit.analysis.golden import SignalSummary
+    from cockpit.collect.history import HistoryReport
     from cockpit.context import AppContext
 
 
@@ -66,6 +67,7 @@ class DrilldownReport(BaseModel):
     joined: list[str] = Field(default_factory=list)
     services: list[str] = Field(default_factory=list)
     analysed_with: str = ""
+    window_checked: bool = True
 
 
 def deploy_command(namespace: str) -> str:
@@ -82,18 +84,54 @@ def _no_series(s: SignalSummary) -> bool:
     return s.reason_msg is not None and s.reason_msg.key == "evidence.reason.no_series"
 
 
-async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
-    """Collect all layers × golden signals and decide the layer verdicts.
+async def collect_drilldown(
+    ctx: AppContext, window: Window, refresh: bool = False
+) -> DrilldownReport:
+    """Collect all layers × golden signals and decide the layer verdicts, the hardware
+    layer's over the window's history.
+
+    The signal rows are :func:`collect_signals`' (through the shared cache, so the rows
+    step C shows first are these very objects); the window's history is collected beside
+    them. ``refresh`` queries the rows again instead of reading them from the cache.
 
     Raises:
         SourceError: the metric-name listing failed (per-query failures stay per signal).
     """
     import asyncio
 
+    from cockpit.collect import steps
+    from cockpit.collect.history import collect_history
+
+    signals, hist = await asyncio.gather(
+        steps.drilldown_signals(ctx, window, refresh), collect_history(ctx, window)
+    )
+    return with_window_check(signals, hist)
+
+
+def with_window_check(signals: DrilldownReport, hist: HistoryReport) -> DrilldownReport:
+    """``signals`` (a :func:`collect_signals` report) with the hardware verdict made to
+    cover the window's history (a lost GPU has no "now" to judge). The rows are the same
+    objects; the layers and rules are decided again (pure), so ``signals`` is left as it
+    was."""
     from cockpit.analysis.history import apply_hardware_window
+
+    dd = drilldown(signals.drilldown.summaries)
+    apply_hardware_window(dd.layer("hardware"), dd.summaries, hist.inventory, hist.items)
+    return signals.model_copy(update={"drilldown": dd, "window_checked": True})
+
+
+async def collect_signals(ctx: AppContext, window: Window) -> DrilldownReport:
+    """Step C's rows: every signal now vs baseline, layer verdicts and reading rules, with
+    the hardware layer not yet checked against the window's history
+    (``window_checked=False``; :func:`collect_drilldown` adds that check).
+
+    Raises:
+        SourceError: the metric-name listing failed (per-query failures stay per signal).
+    """
+    import asyncio
+
     from cockpit.collect import steps
     from cockpit.collect.golden import golden_plan
-    from cockpit.collect.history import collect_history
 
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
@@ -102,10 +140,9 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     golden_keys = {p.key for p in golden_plan(det, scope, window, ctx.lang)[0]}
     rest = [p for p in planned if p.key not in golden_keys]
     runner = runner_for(ctx)
-    golden, res, hist = await asyncio.gather(
+    golden, res = await asyncio.gather(
         steps.golden(ctx, window),
         collect_summaries(runner, rest, window),
-        collect_history(ctx, window),
     )
     if res.window.baseline != golden.window.baseline:
         # One fell back to the quiet window and the other did not: one baseline for all.
@@ -118,11 +155,8 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
     resolution = ctx.metrics.scope
     if not isinstance(resolution, ScopeResolution) or ctx.settings.service.deployment:
         resolution = None
-    dd = drilldown(summaries)
-    # The hardware verdict covers the window: a lost GPU has no "now" to judge.
-    apply_hardware_window(dd.layer("hardware"), summaries, hist.inventory, hist.items)
     return DrilldownReport(
-        drilldown=dd,
+        drilldown=drilldown(summaries),
         window=golden.window,
         baseline_note=golden.baseline_note,
         baseline_from=golden.baseline_from,
@@ -138,6 +172,7 @@ async def collect_drilldown(ctx: AppContext, window: Window) -> DrilldownReport:
         selector_workloads=resolution.workloads if resolution else [],
         selector_failure=resolution.failure if resolution else "",
         joined=sorted(det.metas[p].name for p in det.joins if p in det.metas),
+        window_checked=False,
         **_ambiguity(ctx, det),
     )
 

@@ -27,7 +27,7 @@ from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.cache import cached
-from cockpit.collect.drilldown import DrilldownReport, collect_drilldown
+from cockpit.collect.drilldown import DrilldownReport, collect_drilldown, collect_signals
 from cockpit.collect.golden import GoldenSignals, collect_golden
 from cockpit.collect.load import LoadReport, collect_load
 
@@ -41,8 +41,19 @@ async def golden(ctx: AppContext, window: Window, refresh: bool = False) -> Gold
 
 
 async def drilldown(ctx: AppContext, window: Window, refresh: bool = False) -> DrilldownReport:
-    """Step C."""
-    return await cached(ctx, "drilldown", window, lambda: collect_drilldown(ctx, window), refresh)
+    """Step C (``refresh`` queries its rows again, :func:`drilldown_signals`)."""
+    return await cached(
+        ctx, "drilldown", window, lambda: collect_drilldown(ctx, window, refresh), refresh
+    )
+
+
+async def drilldown_signals(
+    ctx: AppContext, window: Window, refresh: bool = False
+) -> DrilldownReport:
+    """Step C's rows before the window's hardware check (the rows :func:`drilldown` reads)."""
+    return await cached(
+        ctx, "drilldown.signals", window, lambda: collect_signals(ctx, window), refresh
+    )
 
 
 async def breakdowns(ctx: AppContext, window: Window, refresh: bool = False) -> BreakdownSet:

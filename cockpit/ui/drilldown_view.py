@@ -81,11 +81,27 @@ class DrilldownView(MetricsView):
         )
         super().on_mount()
 
+    async def load_early(self, refresh: bool) -> DrilldownReport | None:
+        """Every row with its value and verdict, before the window's hardware check."""
+        from cockpit.collect import steps
+        from cockpit.collect.cache import forget, peek, screen_window
+
+        window = screen_window(self.ctx)
+        if refresh:
+            forget(self.ctx, "drilldown", window)  # rebuilt from the rows asked for again
+        elif peek(self.ctx, "drilldown", window) is not None:
+            return None  # the whole report is there already
+        return await steps.drilldown_signals(self.ctx, window, refresh)
+
+    def early_note(self) -> str:
+        return t("metrics.view.window_pending", self.lang)
+
     async def load(self, refresh: bool) -> DrilldownReport:
         from cockpit.collect import steps
         from cockpit.collect.cache import screen_window
 
-        return await steps.drilldown(self.ctx, screen_window(self.ctx), refresh)
+        # After load_early: its rows, from the cache, and the window's history.
+        return await steps.drilldown(self.ctx, screen_window(self.ctx))
 
     def show(self, data: DrilldownReport) -> None:
         lang = self.lang
@@ -117,6 +133,13 @@ class DrilldownView(MetricsView):
         lines = []
         for v in data.drilldown.layers:
             mark = {"anomalous": "✖", "normal": "✔", "no_data": "?"}[v.verdict]
+            verdict = t(f"metrics.verdict.{v.verdict}", lang)
+            if v.layer == "hardware" and not data.window_checked:
+                # Until the window's history is read, a lost GPU or an Xid may still make
+                # it anomalous: never shown as normal (or as no data) before that.
+                if v.verdict != "anomalous":
+                    mark, verdict = "…", ""
+                verdict = (verdict + t("metrics.text.window_pending", lang)).strip()
             wide = (
                 " · " + t("metrics.text.namespace_wide", lang)
                 if v.layer in data.namespace_wide_layers
@@ -127,10 +150,7 @@ class DrilldownView(MetricsView):
                 if v.partial
                 else ""
             )
-            lines.append(
-                f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: "
-                f"{t(f'metrics.verdict.{v.verdict}', lang)}{partial}{wide}"
-            )
+            lines.append(f"{mark} {t(f'metrics.layer.{v.layer}', lang)}: {verdict}{partial}{wide}")
             texts = v.lines_text(lang)
             lines += [f"    {x}" for x in texts[:4]]
             if len(texts) > 4:
@@ -167,13 +187,14 @@ class DrilldownView(MetricsView):
 
     def selected(self) -> SignalSummary | None:
         """The summary of the table's cursor row."""
-        if self.data is None:
+        shown = self.displayed
+        if shown is None:
             return None
         table = self.query_one("#dd-table", DataTable)
         if table.row_count == 0:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return next((s for s in self.data.drilldown.summaries if s.key == key), None)
+        return next((s for s in shown.drilldown.summaries if s.key == key), None)
 
     def action_pin(self) -> None:
         """Pin the selected row's value (value, unit, time, PromQL) as evidence."""

@@ -42,7 +42,9 @@ def spark_text(values: list[float], width: int = 16) -> str:
 
 
 class MetricsView(ContainsWorkerErrors, Vertical):
-    """Fetches ``load(refresh)`` in an exclusive worker; subclasses render the result.
+    """Fetches ``load(refresh)`` in an exclusive worker; subclasses render the result
+    (first ``load_early(refresh)``'s partial one, when they have one: it is ``early``
+    until the whole result is ``data``).
 
     Errors are shown in place with their class (never as empty data); the last good data
     stays on screen.
@@ -64,6 +66,7 @@ class MetricsView(ContainsWorkerErrors, Vertical):
         self.ctx = ctx
         localize_bindings(self, ctx.lang)
         self.data: Any = None
+        self.early: Any = None
         self.failure: SourceFailure | None = None
 
     @property
@@ -109,9 +112,31 @@ class MetricsView(ContainsWorkerErrors, Vertical):
     def show(self, data: Any) -> None:
         """Render ``data`` (no I/O)."""
 
+    async def load_early(self, refresh: bool) -> Any:
+        """A first, partial result to show while :meth:`load` still runs (``None``: none).
+        Raise :class:`SourceError` on failure."""
+        return None
+
+    def early_note(self) -> str:
+        """The status line under a partial result: what is still being read."""
+        return t("metrics.view.loading", self.lang)
+
+    @property
+    def displayed(self) -> Any:
+        """What is on screen: the partial result while the rest is read, else ``data``."""
+        return self.early if self.early is not None else self.data
+
+    async def _load_all(self, refresh: bool) -> Any:
+        early = await self.load_early(refresh)
+        if early is not None:
+            self.early, self.failure = early, None
+            self._status(self.early_note(), error=False)
+            self.show(early)
+        return await self.load(refresh)
+
     async def _run(self, refresh: bool) -> None:
         try:
-            data = await asyncio.wait_for(self.load(refresh), timeout=self.TIMEOUT)
+            data = await asyncio.wait_for(self._load_all(refresh), timeout=self.TIMEOUT)
         except SourceError as exc:
             self._fail(exc.failure)
             return
@@ -122,7 +147,7 @@ class MetricsView(ContainsWorkerErrors, Vertical):
                 )
             )
             return
-        self.data, self.failure = data, None
+        self.data, self.early, self.failure = data, None, None
         self._status("", error=False)
         self.show(data)
 

@@ -42,7 +42,8 @@ async def test_one_slow_query_times_out_alone(
     from cockpit.collect.base import detection_for
 
     await detection_for(ctx, window.end)
-    prom_fault_proxy.add(Fault(path="/api/v1/query_range", delay_s=6.0, times=1))
+    # a signal's query (the window's history, collected beside them, has no histogram)
+    prom_fault_proxy.add(Fault(path="/api/v1/query_range", query="_bucket", delay_s=6.0, times=1))
     t0 = time.perf_counter()
     rep = await collect_drilldown(ctx, window)
     wall = time.perf_counter() - t0
@@ -67,7 +68,7 @@ async def test_server_error_stays_on_its_signal(
     from cockpit.collect.base import detection_for
 
     await detection_for(ctx, window.end)
-    prom_fault_proxy.add(Fault(path="/api/v1/query_range", status=503, times=1))
+    prom_fault_proxy.add(Fault(path="/api/v1/query_range", query="_bucket", status=503, times=1))
     rep = await collect_drilldown(ctx, window)
     failed = [
         s

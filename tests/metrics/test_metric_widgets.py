@@ -104,6 +104,56 @@ async def test_drilldown_view_layers_rules_and_pin(
         await ctx.sources.close()
 
 
+async def test_drilldown_shows_every_row_before_the_window_history_and_hardware_waits(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """C's rows (value and verdict) are on screen before the window's GPU history is read;
+    until it is, the hardware layer reads as pending, never normal; then the lost GPU makes
+    it anomalous, on the very same rows."""
+    from cockpit.collect.cache import _key, screen_window
+    from cockpit.collect.history import collect_history
+    from cockpit.ui.drilldown_view import DrilldownView
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path / "a", span="2h")
+    window = screen_window(ctx)
+    # The window's history, held back until the rows have been looked at.
+    held: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    ctx.metrics.results[_key("history", window)] = held
+    app = Host(ctx, DrilldownView)
+    async with app.run_test(size=(160, 60)) as pilot:
+        view = app.query_one(DrilldownView)
+        await wait_for(pilot, lambda: view.early is not None or view.failure is not None)
+        await pilot.pause()
+        assert view.failure is None and view.data is None
+        early = view.early
+        assert not early.window_checked
+        table = app.query_one("#dd-table", DataTable)
+        assert table.row_count == len(early.drilldown.summaries) > 30
+        assert all(table.get_row_at(i)[7] for i in range(table.row_count))
+        # the lost GPU shows only in the window's history: the rows alone do not say it
+        assert early.drilldown.layer("hardware").verdict != "anomalous"
+        hardware = next(x for x in text_of(app, "#dd-layers").splitlines() if "Hardware:" in x)
+        assert hardware == "… Hardware: (reading the window's GPU history: lost GPUs, Xid errors…)"
+        status = str(app.query_one(".mv-status", Static).render())
+        assert "waits for the window's GPU history" in status
+        other = ctx_for(srv, tmp_path / "b", span="2h")
+        held.set_result(await collect_history(other, window))
+        await other.sources.close()
+        await wait_for(pilot, lambda: view.data is not None or view.failure is not None)
+        await pilot.pause()
+        assert view.data is not None and view.data.window_checked and view.early is None
+        assert view.data.drilldown.layer("hardware").verdict == "anomalous"
+        assert all(
+            a is b
+            for a, b in zip(view.data.drilldown.summaries, early.drilldown.summaries, strict=True)
+        )
+        assert "✖ Hardware: anomalous" in text_of(app, "#dd-layers")
+        assert "reading the window" not in text_of(app, "#dd-layers")
+        assert not app.query_one(".mv-status", Static).display
+        await ctx.sources.close()
+
+
 async def test_scope_view_accepts_single_gpu(prometheus_scenario: Any, tmp_path: Path) -> None:
     from cockpit.ui.scope_view import ScopeView
 
