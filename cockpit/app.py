@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -66,6 +66,10 @@ def save_error_text(error: BaseException, lang: str) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
+PANEL_CHORDS = ("alt+p", "alt+s", "alt+c", "alt+o", "alt+r")
+"""The chords panels (and the playbook screen) act on while focus is in them."""
+
+
 class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     """cockpit's TUI.
 
@@ -99,7 +103,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     Panel:focus-within { border: round $accent; }
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         # Printable keys are text, never commands (see ``help.keys``): steps and actions
         # are on F-keys, Alt/Ctrl chords and the palette only. Priority: a chord works in a
         # text field too (an Input would otherwise insert the chord's letter). No Alt+digit
@@ -113,6 +117,12 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         Binding("f6", "paste", "Paste evidence", show=False, priority=True),
         Binding("f7", "playbooks", "Playbooks", show=False, priority=True),
         Binding("f8", "history", "History", show=False, priority=True),
+        # A panel's chord pressed while focus is not in that panel: said, never silent
+        # (see :meth:`action_chord_elsewhere`).
+        *(
+            Binding(key, f"chord_elsewhere('{key}')", show=False, priority=True)
+            for key in PANEL_CHORDS
+        ),
     ]
 
     def __init__(
@@ -392,6 +402,35 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
 
         if not isinstance(self.screen, PasteScreen):
             self.push_screen(PasteScreen(self.ctx, self.current_step()))
+
+    def action_chord_elsewhere(self, key: str) -> None:
+        """A panel chord (Alt+P, Alt+S, …): the widget with focus, or a container of it,
+        that binds ``key`` acts on it (the binding is skipped here); otherwise a notice
+        names the panels of this screen that take it, to Tab into first, or says that
+        nothing on this step does."""
+        from textual.actions import SkipAction
+
+        from cockpit.i18n import t
+
+        screen = self.screen
+        focused = screen.focused
+        chain = list(focused.ancestors_with_self) if focused is not None else [screen]
+        if any(node is not self and key in node._bindings.key_to_bindings for node in chain):
+            raise SkipAction()
+        lang = self.ctx.lang if self.ctx is not None else "en"
+        chord = key.replace("alt+", "Alt+").upper().replace("ALT+", "Alt+")
+        takers = [
+            str(getattr(w, "border_title", None) or type(w).__name__)
+            for w in screen.query("*")
+            if key in w._bindings.key_to_bindings and w.display
+        ]
+        if takers:
+            text = t(
+                "keys.chord_elsewhere", lang, key=chord, panels=", ".join(dict.fromkeys(takers))
+            )
+        else:
+            text = t("keys.chord_nowhere", lang, key=chord)
+        self.notify(text, severity="warning", markup=False)
 
     def action_history(self) -> None:
         """F8: the change history, to restore what was overwritten or deleted."""

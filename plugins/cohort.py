@@ -248,16 +248,15 @@ class CohortPanel(Panel):
     def action_pin(self) -> None:
         """Pin the selected row (suspect vs cohort median) as evidence."""
         data = self.data
-        if data is None or self.ctx.session is None:
-            return
         table = self.query_one("#cohort-table", DataTable)
-        if table.row_count == 0:
+        row = None
+        if data is not None and self.ctx.session is not None and table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            row = next((r for r in data.rows if r.key == key), None)
+        if data is None or self.ctx.session is None or row is None or row.suspect is None:
+            self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        row = next((r for r in data.rows if r.key == key), None)
-        if row is None or row.suspect is None:
-            return
-        self.ctx.session.pin(
+        ev = self.ctx.session.pin(
             Evidence(
                 label=f"{self.display_name(data.cohort.suspect, data.cohort.suspect_kind)} {row.key}",
                 value=fmt_number(row.suspect),
@@ -283,3 +282,4 @@ class CohortPanel(Panel):
                 ),
             )
         )
+        self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)

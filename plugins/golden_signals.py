@@ -165,6 +165,7 @@ class GoldenRows(Vertical, can_focus=True):
         self.cursor = 0
         """Index of the chosen row."""
         self.can_focus = False  # a Tab stop once there are rows
+        self.lang = lang
         localize_bindings(self, lang)
 
     def rows(self) -> list[GoldenRow]:
@@ -198,8 +199,10 @@ class GoldenRows(Vertical, can_focus=True):
     def action_pin(self) -> None:
         """Pin the chosen row's value as evidence."""
         row = self.current()
-        if row is not None:
-            row.pin()
+        if row is None:
+            self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
+            return
+        row.pin()
 
     def on_click(self, event: Any) -> None:
         """A click chooses the row under the pointer."""

@@ -58,7 +58,11 @@ class ChangesScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("chg.when", lang))
-                yield TextInput(placeholder="21:05 | -3h", id="chg-when", compact=True)
+                yield TextInput(
+                    placeholder=t("times.placeholder", lang, **example_times(self.ctx)),
+                    id="chg-when",
+                    compact=True,
+                )
             with Vertical(classes="cell"):
                 yield Label(t("chg.kind", lang))
                 yield LocalSelect(
@@ -126,6 +130,7 @@ class ChangesScreen(StepScreen):
         elif event.button.id == "chg-suspect":
             table = self.query_one("#chg-table", DataTable)
             if table.row_count == 0 or table.cursor_row < 0:
+                err.update(t("ledger.pick_row", self.lang))
                 return
             key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
             chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)

@@ -186,5 +186,5 @@ class ChangesView(ContainsWorkerErrors, Vertical):
 
     def action_toggle_suspect(self) -> None:
         opts = self.query_one("#changes-list", OptionList)
-        if opts.highlighted is not None:
-            self.toggle_suspect(opts.highlighted)
+        if opts.highlighted is None or self.toggle_suspect(opts.highlighted) is None:
+            self.notify(t("kube.changes.nothing_to_mark", self.lang), markup=False)

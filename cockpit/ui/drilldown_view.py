@@ -199,10 +199,11 @@ class DrilldownView(MetricsView):
     def action_pin(self) -> None:
         """Pin the selected row's value (value, unit, time, PromQL) as evidence."""
         s = self.selected()
-        if s is None or s.now.value is None or self.ctx.session is None:
-            return
-        ev = signal_evidence(s, self.lang, step="C")
-        if ev is None:
+        ev = None
+        if s is not None and s.now.value is not None and self.ctx.session is not None:
+            ev = signal_evidence(s, self.lang, step="C")
+        if ev is None or self.ctx.session is None:
+            self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)

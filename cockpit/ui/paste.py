@@ -159,7 +159,9 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
             rendered = "\n".join(head)
         elif not expl.recognised:
             rendered = t("paste.as_note", lang) + "\n\n" + rendered
-        self.query_one("#paste-output", Static).update(rendered)
+        from cockpit.ui.protect import fill_commands
+
+        self.query_one("#paste-output", Static).update(fill_commands(self.ctx, rendered))
         if pin:
             self._pin()
 

@@ -18,7 +18,7 @@ from cockpit.analysis.history import SuspectTargets, conclusion_targets, suspect
 from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
-from cockpit.incident import Mode, TimelineKind
+from cockpit.incident import Mode, ServiceScope, TimelineKind
 from cockpit.ui.keys import localize_bindings
 
 
@@ -55,6 +55,28 @@ def current_suspect(ctx: AppContext) -> SuspectTargets | None:
         return conclusion_targets(inv, likely.suspect) if likely is not None else None
     key, kind = chosen
     return suspect_targets(inv, key, kind)
+
+
+def service_scope(ctx: AppContext, suspect: SuspectTargets | None) -> ServiceScope:
+    """The incident's service scope with the suspect's Deployment when the scope names
+    none: what every command cockpit shows on screen is filled from (F2's mitigations,
+    F6's explanations), so one placeholder is filled the same everywhere."""
+    assert ctx.session is not None
+    scope = ctx.session.incident.service
+    if suspect is not None and suspect.deployment and not scope.deployment:
+        scope = scope.model_copy(update={"deployment": suspect.deployment})
+    return scope
+
+
+def fill_commands(ctx: AppContext, text: str) -> str:
+    """``text`` with the ``<namespace>`` and ``<deployment>`` of its commands filled as
+    F2 fills them (see :func:`service_scope`); unknown ones stay for the user to fill."""
+    from cockpit.commandline import fill
+
+    if ctx.session is None:
+        return text
+    scope = service_scope(ctx, current_suspect(ctx))
+    return fill(text, namespace=scope.namespace, deployment=scope.deployment)
 
 
 def current_cause(ctx: AppContext) -> str:
@@ -107,9 +129,7 @@ class ProtectScreen(ModalScreen[None]):
         s = self.suspect
         self.node = node or (s.node if s else "")
         assert ctx.session is not None
-        scope = ctx.session.incident.service
-        if s is not None and s.deployment and not scope.deployment:
-            scope = scope.model_copy(update={"deployment": s.deployment})
+        scope = service_scope(ctx, s)
         self.options: list[Mitigation] = mitigations(
             scope,
             incident_id=ctx.session.incident.id,

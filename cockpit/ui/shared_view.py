@@ -76,14 +76,13 @@ class SharedView(MetricsView):
 
     def action_pin(self) -> None:
         """Pin the selected signal as evidence."""
-        if self.data is None or self.ctx.session is None:
-            return
         table = self.query_one("#sh-table", DataTable)
-        if table.row_count == 0:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        s = next((x for x in self.data.summaries if x.key == key), None)
-        if s is None or not s.now.ok:
+        s = None
+        if self.data is not None and self.ctx.session is not None and table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            s = next((x for x in self.data.summaries if x.key == key), None)
+        if s is None or not s.now.ok or self.ctx.session is None:
+            self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
         ev = Evidence(
             label=s.label(self.lang),

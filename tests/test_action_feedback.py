@@ -1,0 +1,156 @@
+"""Every action gives visible feedback: a panel's chord pressed while focus is elsewhere
+says which panel to Tab into (or that nothing on the step takes it); B's Alt+S marks the
+change in the "⚑ = suspect" table; E's Alt+P says what it pinned, or that there is nothing
+to pin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cockpit.app import CockpitApp
+from demo_ctx import demo_ctx
+
+
+def said(app: CockpitApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def _open(tmp_path: Any, step: str) -> tuple[Any, CockpitApp]:
+    ctx = demo_ctx(tmp_path, "en")
+    return ctx, CockpitApp(ctx=ctx, start_step=step)
+
+
+async def test_bs_alt_s_says_where_it_works_and_marks_the_change_in_the_table(tmp_path):
+    ctx, app = await _open(tmp_path, "B")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        path = list(ctx.session.incident.path)
+        await pilot.press("alt+s")
+        await pilot.pause()
+        # Focus is nowhere: nothing is marked, and the notice names the panel.
+        assert not any(c.suspect for c in ctx.session.incident.changes)
+        title = str(screen.query_one("#changes-view").border_title)
+        assert any(title in m and "Tab" in m for m in said(app)), said(app)
+        changes = screen.query_one("#changes-list")
+        changes.focus()
+        changes.highlighted = 0
+        await pilot.pause()
+        await pilot.press("alt+s")
+        await pilot.pause(0.5)  # the incident's changes reach the screens after 0.2 s
+        [suspect] = [c for c in ctx.session.incident.changes if c.suspect]
+        assert any("suspect" in m.lower() for m in said(app)[1:]), said(app)
+        table = screen.query_one("#chg-table")
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert any(str(r[0]) == "⚑" and suspect.summary in str(r[3]) for r in rows), rows
+        assert ctx.session.incident.path == path and app.current_step() == "B"
+
+
+async def test_es_alt_p_says_what_it_pinned_or_that_nothing_is_there(tmp_path):
+    ctx, app = await _open(tmp_path, "E")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        pinned = len(ctx.session.incident.evidence)
+        suspect = screen.query_one("#cohort-suspect")
+        suspect.focus()
+        await pilot.pause()
+        # No suspect yet, so no rows: Alt+P says there is nothing to pin.
+        assert screen.query_one("#cohort-table").row_count == 0
+        await pilot.press("alt+p")
+        await pilot.pause()
+        assert any("no value to pin" in m for m in said(app)), said(app)
+        assert len(ctx.session.incident.evidence) == pinned
+        suspect.value = "gpu-node-a1"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = screen.query_one("#cohort-table")
+        assert table.row_count > 0
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.pause()
+        await pilot.press("alt+p")
+        await pilot.pause()
+        assert len(ctx.session.incident.evidence) == pinned + 1
+        label = ctx.session.incident.evidence[-1].label
+        assert any("Pinned" in m and label in m for m in said(app)), said(app)
+
+
+async def test_a_chord_no_panel_of_the_step_takes_says_so(tmp_path):
+    ctx, app = await _open(tmp_path, "A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        before = ctx.session.incident.model_dump(mode="json")
+        title = app.screen.query_one("#input-title")
+        title.focus()
+        await pilot.pause()
+        await pilot.press("alt+s")
+        await pilot.pause()
+        assert any("Alt+S" in m and "nothing" in m for m in said(app)), said(app)
+        after = ctx.session.incident.model_dump(mode="json")
+        before.pop("updated_at"), after.pop("updated_at")
+        assert after == before
+
+
+ROLLOUT_LOG = (
+    "$ kubectl rollout status deploy/vllm\n"
+    "vllm-7d9f-abcde   1/1   Running   0   45s\n"
+    "INFO ... Compiling the model with different input shapes ...\n"
+    'INFO:     10.0.0.7:53122 - "POST /v1/completions HTTP/1.1" 503 / timeout\n'
+)
+
+
+async def test_f6_fills_a_mitigations_deployment_as_f2_does(tmp_path):
+    """F6's explanation of a bad rollout names the Deployment and namespace F2 fills, not
+    ``deploy/<name>``."""
+    from testkit import make_ctx
+
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+        f2 = [c for o in app.screen.options for c in o.commands]
+        assert any("deployment/vllm-qwen" in c and "-n llm" in c for c in f2), f2
+        await pilot.press("escape", "f6")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#paste-text").text = ROLLOUT_LOG
+        screen.query_one("#paste-explain").press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        out = " ".join(str(screen.query_one("#paste-output").render()).split())
+        assert "kubectl rollout undo deployment/vllm-qwen -n llm" in out, out
+        assert "<name>" not in out and "<deployment>" not in out
+
+
+@pytest.mark.parametrize("step", ["A", "B", "H", "I"])
+async def test_time_examples_in_placeholders_are_in_the_incidents_clock(tmp_path, step):
+    """Every placeholder that shows a time shows it in the incident's clock (the demo's
+    frozen time, as ``--at`` would), never the wall clock nor a fixed example."""
+    import re
+
+    from textual.widgets import Input
+
+    from cockpit.ui.fields import example_times
+
+    ctx, app = await _open(tmp_path, step)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        hm = example_times(ctx)["hm"]
+        shown = {
+            w.id: str(w.placeholder)
+            for w in app.screen.query(Input)
+            if re.search(r"\b\d{1,2}:\d{2}\b", str(w.placeholder))
+        }
+        assert shown or step == "H"
+        for field, text in shown.items():
+            times = re.findall(r"\b\d{1,2}:\d{2}\b", text)
+            assert set(times) == {hm}, (field, text, hm)
