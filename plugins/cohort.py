@@ -25,8 +25,7 @@ from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
-from cockpit.models.messages import signal_names
-from cockpit.models.signals import SIGNALS
+from cockpit.models.messages import signal_label, signal_names
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
@@ -179,11 +178,7 @@ class CohortPanel(Panel):
         for r in data.rows:
             if r.suspect is None and r.cohort_median is None:
                 continue
-            info = SIGNALS.get(r.signal)
-            name = (info.zh if lang == "zh" else info.en) if info else r.signal
-            stat = r.key.partition(":")[2]
-            if stat and stat != "value":
-                name += f" {stat.upper()}"
+            name = signal_label(r.key, lang)  # the name every screen gives the row
             mine = fmt_value(r.suspect, r.unit)
             if r.window is not None:
                 # the window's history: an Xid seen, a series that stopped (never "—")
@@ -195,7 +190,11 @@ class CohortPanel(Panel):
                 fmt_value(r.cohort_median, r.unit),
                 str(r.cohort_n),
                 f"×{r.ratio:.2f}" if r.ratio is not None else "",
-                f"◀ {t('metrics.cohort.outlier', lang)}" if r.outlier else "",
+                f"◀ {t('metrics.cohort.outlier', lang)}"
+                if r.outlier
+                else f"◀ {t('metrics.cohort.changed', lang)}"
+                if r.changed
+                else "",
                 key=r.key,
             )
 

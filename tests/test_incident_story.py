@@ -262,6 +262,8 @@ def _past_breach_and_slo_agree(
 def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[str, Any]) -> None:
     """E's cohort rows read D's per-entity split of the signal at C's statistic and unit,
     and ``analyze`` shows the same rows (numbers and outliers) for the same suspect."""
+    from cockpit.analysis.golden import is_changed
+
     coh = story["cohort"]
     split = {b.key: b for b in story["bset"].breakdowns}
     if coh is None:
@@ -274,12 +276,17 @@ def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[st
     doc = analyzed["cohort"]
     assert doc is not None and doc["suspect"] == coh.cohort.suspect
     got = {
-        r["key"]: (r["suspect"], r["cohort_median"], r["outlier"], r["window"]) for r in doc["rows"]
+        r["key"]: (r["suspect"], r["cohort_median"], r["outlier"], r["changed"], r["window"])
+        for r in doc["rows"]
     }
     for r in coh.rows:
+        # a move of ×2 or more is never left unmarked: C's "changed" rule, on E too
+        if is_changed(r.ratio):
+            assert r.outlier or r.changed, r.key
         if r.key in got:
             window = r.window.text("en") if r.window is not None else None
-            assert got[r.key] == (r.suspect, r.cohort_median, r.outlier, window), r.key
+            want = (r.suspect, r.cohort_median, r.outlier, r.changed, window)
+            assert got[r.key] == want, r.key
     assert set(doc["outliers"]) == set(coh.outliers)
     # an Xid the window's history saw on the suspect's GPUs (B's change, C's hardware
     # line, analyze's evidence) is on E's Xid row too, never "—"

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
 from cockpit.analysis.changes import ChangeItem
+from cockpit.analysis.golden import is_changed
 from cockpit.analysis.history import RestartCount, WindowInventory, xid_msg, xids_of
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import median, robust_score
@@ -51,6 +52,9 @@ class CohortRow(BaseModel):
     """Suspect vs cohort median for one signal.
 
     Attributes:
+        changed: Not an outlier, but the suspect is ×2 or more (or half or less) the cohort
+            median (:func:`cockpit.analysis.golden.is_changed`, C's "changed" rule): a move
+            on the harmless side is still shown.
         window: What the window's history says of the suspect on this row
             (:func:`with_history`): the Xid codes its GPUs reported in the window (B's and
             C's items), or, without a value now, when its series stopped reporting and its
@@ -66,6 +70,7 @@ class CohortRow(BaseModel):
     ratio: float | None = None
     score: float | None = None
     outlier: bool = False
+    changed: bool = False
     query: str = ""
     window: Msg | None = None
 
@@ -275,6 +280,7 @@ def _row(b: Breakdown, mine: list[float], peers: list[float]) -> CohortRow:
         score = robust_score(row.suspect, peers)
         row.score = None if score is None or score == float("inf") else score
         row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
+        row.changed = not row.outlier and is_changed(row.ratio)
     return row
 
 

@@ -308,7 +308,7 @@ def judge_msg(
             "evidence.reason.down", unit=u, baseline=baseline, now=now, ratio=ratio, limit=th.down
         )
     # A move of ×2 on the harmless side is shown as changed (a demand drop, a clock rise).
-    changed = ratio >= CHANGED_RATIO or ratio <= 1.0 / CHANGED_RATIO
+    changed = is_changed(ratio)
     verdict: Verdict = "changed" if changed else "normal"
     if th.ceiling is not None and th.up is None:
         # Only the ceiling decides a rise here (KV cache: full is what hurts, not doubling):
@@ -324,6 +324,12 @@ def judge_msg(
         )
     key = "changed" if changed else "ratio"
     return verdict, msg(f"evidence.reason.{key}", unit=u, baseline=baseline, now=now, ratio=ratio)
+
+
+def is_changed(ratio: float | None) -> bool:
+    """A move of ×:data:`CHANGED_RATIO` or more either way: what C calls ``changed`` when
+    the threshold does not call it anomalous, and E marks beside a row that is no outlier."""
+    return ratio is not None and (ratio >= CHANGED_RATIO or ratio <= 1.0 / CHANGED_RATIO)
 
 
 def summarize(

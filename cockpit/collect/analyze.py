@@ -413,6 +413,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                     "cohort_n": r.cohort_n,
                     "ratio": r.ratio,
                     "outlier": r.outlier,
+                    "changed": r.changed,
                     "window": r.window.text(lang) if r.window is not None else None,
                 }
                 for r in report.cohort.rows
