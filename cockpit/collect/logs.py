@@ -27,6 +27,7 @@ from cockpit.analysis.layered_logs import (
     RequestIdReport,
     analyse_access,
     analyse_serving,
+    follow_ids,
     merge,
     system_layer,
 )
@@ -44,7 +45,11 @@ START_MARGIN = timedelta(minutes=10)
 """Read from this long before the incident's start: the first error often precedes the
 page."""
 CONCURRENCY = 4
-"""Log reads in flight at once (the Kubernetes source's executor has 4 threads)."""
+"""Pods whose log is being read or analysed at once: at most that many texts in memory."""
+READS_IN_FLIGHT = 2
+"""Log reads in flight at once. The API server answers several reads no faster than one
+after the other, so logs arrive one by one and each is analysed while the next ones
+download, instead of a batch of reads and then a batch of analyses."""
 MAX_GATEWAY_PODS = 3
 """Gateway controller pods read (replicas log the same kind of lines)."""
 
@@ -256,6 +261,10 @@ async def gather_logs(
             report.failures.append(exc.failure)
             gateways_failed = True
     sem = asyncio.Semaphore(CONCURRENCY)
+    reading = asyncio.Semaphore(READS_IN_FLIGHT)
+    # One analysis at a time, in the order the logs arrive: analyses share one
+    # interpreter lock, and a log analysed alone is done (and dropped) soonest.
+    analysing = asyncio.Lock()
     infos: dict[int, list[ReadInfo]] = {}
     parts: list[tuple[int, int, str, PodPart]] = []
 
@@ -263,7 +272,8 @@ async def gather_logs(
         # A serving log is read unmasked (from a live source only) and only the lines the
         # analysis keeps are masked (:mod:`cockpit.analysis.layered_logs`); a gateway's
         # access fields are taken from whole lines, so its log is read masked.
-        reads = await src.read_pod(p, role, start, redact=role == "gateway")
+        async with reading:
+            reads = await src.read_pod(p, role, start, redact=role == "gateway")
         infos[slot] = [_info(r) for r in reads]
         return reads
 
@@ -272,9 +282,10 @@ async def gather_logs(
         for slot, p in enumerate(gateways):
             for j, r in enumerate(await read(slot, p, "gateway")):
                 if r.failure is None:
-                    part = await asyncio.to_thread(
-                        analyse_access, r.pod, r.container, r.previous, r.text
-                    )
+                    async with analysing:
+                        part = await asyncio.to_thread(
+                            analyse_access, r.pod, r.container, r.previous, r.text
+                        )
                     parts.append((slot, j, "gateway", part))
                     ids |= set(part.access_ids)
         return ids
@@ -283,15 +294,26 @@ async def gather_logs(
 
     async def serving(slot: int, p: PodLite, role: Role) -> None:
         # Read and analysed under one slot: at most CONCURRENCY pods' texts in memory.
+        # The analysis does not wait for the gateway's request IDs; they are looked for
+        # in the text afterwards.
         async with sem:
             reads = await read(slot, p, role)
-            wanted = await asyncio.shield(ids_task)
+            done: list[tuple[int, LogRead, PodPart]] = []
             for j, r in enumerate(reads):
                 if r.failure is None:
-                    part = await asyncio.to_thread(
-                        analyse_serving, r.pod, r.container, r.previous, r.text, wanted
+                    async with analysing:
+                        part = await asyncio.to_thread(
+                            analyse_serving, r.pod, r.container, r.previous, r.text
+                        )
+                    done.append((j, r, part))
+            wanted = await asyncio.shield(ids_task)
+            for j, r, part in done:
+                if wanted:
+                    await asyncio.to_thread(
+                        follow_ids, part, r.pod, r.container, r.previous, r.text, wanted
                     )
-                    parts.append((slot, j, "serving", part))
+                parts.append((slot, j, "serving", part))
+            for r in reads:
                 r.text = ""  # analysed: only the findings are kept
 
     try:
