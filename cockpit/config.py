@@ -66,10 +66,10 @@ class PrometheusSettings(BaseModel):
     """The most queries in flight at once against this server. A screen asks ~30–70
     queries; with a distant server each wave costs a round trip, so the ceiling lets every
     query of a screen be in flight at once (bench_drilldown: 64 queries at +250 ms take
-    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). The limit in force starts at 20 and adapts
-    below this ceiling: it grows while answers come back at a steady latency and backs
-    off when their latency climbs (a Prometheus queueing them or short of CPU,
-    :class:`cockpit.collect.runner.AdaptiveLimit`). Lower it for a server that
+    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). The limit in force starts at this ceiling
+    and adapts below it: it backs off when the answers' latency climbs (a Prometheus
+    queueing them or short of CPU, :class:`cockpit.collect.runner.AdaptiveLimit`) and
+    grows again while they come back at a steady latency. Lower it for a server that
     rate-limits (HTTP 429)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers (``X-Scope-OrgID`` for Mimir, say)."""

@@ -101,8 +101,10 @@ async def test_a_shared_query_is_cancelled_only_when_its_last_caller_gives_up(
 
 
 def test_the_limit_grows_while_answers_are_steady_and_backs_off_when_they_slow() -> None:
-    lim = AdaptiveLimit(64)
-    assert lim.allowed() == AdaptiveLimit.INITIAL
+    assert AdaptiveLimit(64).allowed() == AdaptiveLimit.INITIAL == 64  # the ceiling first
+    assert AdaptiveLimit(10).allowed() == 10
+    lim = AdaptiveLimit(64, initial=8)
+    assert lim.allowed() == 8
     for _ in range(60):
         lim.observe(0.05)
     assert lim.allowed() == 64
@@ -135,7 +137,7 @@ async def test_the_runner_backs_off_when_the_server_slows(
     at = worked_example_prom.scenario.now_dt
     await runner.run([_spec(f"q{i}", f"vector({i})", at) for i in range(40)])
     fast_limit = runner.limit.allowed()
-    assert fast_limit > AdaptiveLimit.INITIAL
+    assert fast_limit == 64  # steady answers keep the limit at its ceiling
     prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=0.4))
     await runner.run([_spec(f"s{i}", f"vector({100 + i})", at) for i in range(24)])
     assert runner.limit.lowest < fast_limit / 2
