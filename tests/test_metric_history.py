@@ -93,6 +93,46 @@ async def test_lost_gpu_inventory_and_changes(prometheus_scenario: Get, tmp_path
     assert "停止上报" in next(i for i in rep.items if i.kind == "stopped").text("zh")
 
 
+async def test_the_nodes_are_joined_in_the_query_and_named_where_the_join_is_refused(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """The window's nodes and their GPUs, and a lost GPU's last values, are read with the
+    pods in one round of queries (the nodes joined in PromQL, not looked up first); a
+    server that refuses the join (``@``, Prometheus < 2.25) gets the same history by the
+    nodes' names after the lookup."""
+    from tests.backends.faultproxy import Fault, FaultProxy
+
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    reports = []
+    rounds = []
+    with FaultProxy(srv.url) as proxy:
+        for refuse in (False, True):
+            if refuse:
+                proxy.add(Fault(query="@ ", status=400))
+            proxy.log.clear()
+            ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+            ctx.settings.prometheus.url = proxy.url
+            ctx.sources.metrics = PrometheusSource(ctx.settings.prometheus)
+            try:
+                w = make_window(from_epoch(srv.scenario.now), timedelta(hours=6), "quiet")
+                reports.append(await collect_history(ctx, w))
+            finally:
+                await ctx.sources.close()
+            runner = ctx.metrics.runner
+            assert runner is not None
+            rounds.append([q for q, *_ in runner.stats.log])
+    joined, named = reports
+    assert joined.model_dump() == named.model_dump()
+    assert not joined.failures and not named.failures
+    assert [g.uuid for g in joined.inventory.silent_gpus()] == [truth.uuid]
+    assert joined.inventory.gpus[truth.uuid].last_values["hardware.xid"] == 79
+    # joined: nothing named a node or a GPU, so nothing waited for the lookup
+    assert not any("gpu-node" in q or "GPU-" in q for q in rounds[0])
+    assert any('node=~"gpu-node-a|gpu-node-b"' in q for q in rounds[1])
+    assert any(truth.uuid in q for q in rounds[1])
+
+
 async def test_release_rollout_from_metrics(prometheus_scenario: Get, tmp_path: Path) -> None:
     srv = prometheus_scenario("bad_release")
     truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]

@@ -14,6 +14,7 @@ service's pods ran on (every GPU there, idle ones too).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -22,13 +23,14 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.changes import ChangeItem
 from cockpit.analysis.history import (
     GPU_NODE_LABELS,
+    GpuEntity,
     HistoryInput,
     WindowInventory,
     build_window_inventory,
     metric_changes,
 )
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
-from cockpit.collect.runner import QuerySpec
+from cockpit.collect.runner import QueryResult, QuerySpec
 from cockpit.models import Series
 
 if TYPE_CHECKING:
@@ -46,6 +48,9 @@ LAST_VALUE_SIGNALS = (
     "hardware.xid",
 )
 """DCGM signals whose last value is kept for a GPU that went silent."""
+LOOKBACK_S = 300
+"""Prometheus' default lookback delta (5 min): how far before each step of a range query
+an instant selector reaches (https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness)."""
 
 
 class HistoryReport(BaseModel):
@@ -141,44 +146,33 @@ async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
             if ns
             else f"timestamp({gpu_metric})"
         )
+    xid = det.get("hardware.xid")
+    xid_metric = xid.metric if xid is not None and xid.available and xid.metric else None
+    # The nodes the service's pods and GPUs ran on are joined in PromQL into the queries
+    # that read the nodes and their GPUs, which go with the rest (one round trip, not a
+    # lookup first); a server that refuses the join gets them by name after the lookup.
+    nodes_expr = _nodes_expr(pods_sel, ns, gpu_metric, grid_start, grid_end)
+    joined = _node_queries(_joined_on(nodes_expr), gpu_metric, xid_metric, step)
+    last = _last_value_specs(det, window, _joined_on(nodes_expr))
     runner = runner_for(ctx)
-    results = await runner.run([spec(k, q) for k, q in first.items()])
-    failures = [
-        f"{r.spec.query}: {r.failure.kind.value}: {r.failure.message}"
-        for r in results.values()
-        if r.failure is not None
-    ]
-    got: dict[str, list[Series]] = {k: (r.series if r.ok else []) for k, r in results.items()}
+    results = await runner.run(
+        [spec(k, q) for k, q in (first | joined).items()] + list(last.values())
+    )
+    failures = _failed(r for k, r in results.items() if k in first)
+    got: dict[str, list[Series]] = {
+        k: (r.series if r.ok else []) for k, r in results.items() if k not in last
+    }
+    refused = [k for k in joined if results[k].failure is not None]
     nodes = [s.labels.get("node", "") for s in got.get("pod_info_ts", [])]
     nodes += [
         next((s.labels[n] for n in GPU_NODE_LABELS if s.labels.get(n)), "")
         for s in got.get("gpu_own_ts", [])
     ]
     nodes = [n for n in nodes if n]
-    second: dict[str, str] = {}
-    if nodes:
-        node_re = _regex(nodes)
-        second["allocatable"] = (
-            f'kube_node_status_allocatable{{node=~"{node_re}",resource="nvidia_com_gpu"}}'
-        )
-        second["node_conditions"] = f'kube_node_status_condition{{node=~"{node_re}",status="true"}}'
-        xid = det.get("hardware.xid")
-        if gpu_metric:
-            second["gpu_ts"] = " or ".join(
-                f'timestamp({gpu_metric}{{{lab}=~"{node_re}"}})' for lab in ("Hostname", "hostname")
-            )
-        if xid is not None and xid.available and xid.metric:
-            second["xid"] = " or ".join(
-                f'max_over_time({xid.metric}{{{lab}=~"{node_re}"}}[{int(step)}s])'
-                for lab in ("Hostname", "hostname")
-            )
-    if second:
-        more = await runner.run([spec(k, q) for k, q in second.items()])
-        failures += [
-            f"{r.spec.query}: {r.failure.kind.value}: {r.failure.message}"
-            for r in more.values()
-            if r.failure is not None
-        ]
+    if refused and nodes:
+        by_name = _node_queries(_named_on(_regex(nodes)), gpu_metric, xid_metric, step)
+        more = await runner.run([spec(k, by_name[k]) for k in refused])
+        failures += _failed(more.values())
         got.update({k: (r.series if r.ok else []) for k, r in more.items()})
     if not got.get("gpu_ts"):
         got["gpu_ts"] = got.get("gpu_own_ts", [])
@@ -191,8 +185,140 @@ async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
     )
     inv = build_window_inventory(h)
     failures += await _merge_kubernetes(ctx, inv, scope)
-    await _last_values(ctx, window, inv, det)
+    if any(not results[k].ok for k in last):
+        await _last_values(ctx, window, inv, det)
+    else:
+        _place_last_values(inv, {k: results[k] for k in last})
     return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
+
+
+def _failed(results: Iterable[QueryResult]) -> list[str]:
+    """``query: kind: message`` of each failed result."""
+    return [
+        f"{r.spec.query}: {r.failure.kind.value}: {r.failure.message}"
+        for r in results
+        if r.failure is not None
+    ]
+
+
+OnNodes = Callable[[Callable[[str], str], str], str]
+"""``on(expr, label)``: the PromQL ``expr(matcher)`` restricted to the window's nodes by its
+``label`` (``node``, ``Hostname``, ``hostname``), ``matcher`` being an extra label matcher
+(``""`` for none)."""
+
+
+def _nodes_expr(
+    pods_sel: str, ns: str, gpu_metric: str | None, start: datetime, end: datetime
+) -> str:
+    """PromQL of the nodes the scope's pods ran on over ``[start, end]`` (the history's
+    grid) and, for a namespace, the nodes of its own GPUs' DCGM series (where
+    kube-state-metrics is absent): one series per node, labelled ``node``.
+
+    Each part is read over the range the history's range queries see (the grid and one
+    lookback before it, :data:`LOOKBACK_S`) at its end (``@``), so the set is the same at
+    every step."""
+    rng = int((end - start).total_seconds()) + LOOKBACK_S
+    at = f"@ {end.timestamp():.3f}"
+    pod_sel = _and(pods_sel, 'node!=""')
+    parts = [f"last_over_time(kube_pod_info{{{pod_sel}}}[{rng}s] {at})"]
+    if gpu_metric:
+        scopes = [ns, ns.replace("namespace", "exported_namespace")] if ns else [""]
+        for sel in scopes:
+            for lab in GPU_NODE_LABELS:
+                present = lab + '!=""'
+                own = f"{gpu_metric}{{{_and(sel, present)}}}"
+                parts.append(
+                    f"label_replace(group by ({lab}) (last_over_time({own}[{rng}s] {at})), "
+                    f'"node", "$1", "{lab}", "(.+)")'
+                )
+    return "group by (node) (" + " or ".join(parts) + ")"
+
+
+def _joined_on(nodes_expr: str) -> OnNodes:
+    """:data:`OnNodes` by a PromQL join with ``nodes_expr`` (:func:`_nodes_expr`)."""
+
+    def on(expr: Callable[[str], str], label: str) -> str:
+        nodes = (
+            nodes_expr
+            if label == "node"
+            else f'label_replace({nodes_expr}, "{label}", "$1", "node", "(.+)")'
+        )
+        return f"({expr('')} and on({label}) {nodes})"
+
+    return on
+
+
+def _named_on(node_re: str) -> OnNodes:
+    """:data:`OnNodes` by a matcher on the nodes' names (``node_re``, see :func:`_regex`)."""
+
+    def on(expr: Callable[[str], str], label: str) -> str:
+        return expr(f'{label}=~"{node_re}"')
+
+    return on
+
+
+def _node_queries(
+    on: OnNodes, gpu_metric: str | None, xid_metric: str | None, step: float
+) -> dict[str, str]:
+    """The range queries of the window's nodes and their GPUs: allocatable GPUs, node
+    conditions, each GPU's presence and its Xid per step (both DCGM node labels)."""
+    gpus, true = 'resource="nvidia_com_gpu"', 'status="true"'
+    out = {
+        "allocatable": on(lambda m: f"kube_node_status_allocatable{{{_and(m, gpus)}}}", "node"),
+        "node_conditions": on(lambda m: f"kube_node_status_condition{{{_and(m, true)}}}", "node"),
+    }
+    if gpu_metric:
+        out["gpu_ts"] = " or ".join(
+            on(lambda m: f"timestamp({gpu_metric}{{{m}}})", lab) for lab in ("Hostname", "hostname")
+        )
+    if xid_metric:
+        out["xid"] = " or ".join(
+            on(lambda m: f"max_over_time({xid_metric}{{{m}}}[{int(step)}s])", lab)
+            for lab in ("Hostname", "hostname")
+        )
+    return out
+
+
+def _last_value_specs(det: object, window: Window, on: OnNodes) -> dict[str, QuerySpec]:
+    """Instant queries of the last value over the window of every GPU on the window's
+    nodes, per signal of :data:`LAST_VALUE_SIGNALS` (those of the GPUs that went silent
+    are kept: :func:`_place_last_values`)."""
+    span = int(window.span.total_seconds())
+    out = {}
+    for sid in LAST_VALUE_SIGNALS:
+        r = det.get(sid)  # type: ignore[attr-defined]
+        if r is None or not r.available or not r.metric:
+            continue
+
+        def last_of(m: str, metric: str = r.metric) -> str:
+            return f"last_over_time({metric}{{{m}}}[{span}s])"
+
+        query = " or ".join(on(last_of, lab) for lab in ("Hostname", "hostname"))
+        key = f"last|{sid}"
+        out[key] = QuerySpec(key=key, query=query, kind="instant", end=window.end)
+    return out
+
+
+def _place_last_values(inv: WindowInventory, results: dict[str, QueryResult]) -> None:
+    """Keep, for each GPU that went silent, its last values from the answers of
+    :func:`_last_value_specs` (its series by UUID, else by node and index; the first one
+    as Prometheus lists them)."""
+    for g in inv.silent_gpus():
+        for key, res in results.items():
+            sid = key.split("|", 1)[1]
+            row = next((v for v in res.vector if _is_gpu(v.labels, g)), None)
+            if row is None:
+                continue
+            # dcgm-exporter's Xid counter names its code in a label; the gauge holds it.
+            code = row.labels.get("xid", "")
+            g.last_values[sid] = float(code) if sid == "hardware.xid" and code.isdigit() else row.v
+
+
+def _is_gpu(labels: dict[str, str], g: GpuEntity) -> bool:
+    """The series' labels are those of GPU ``g`` (as :func:`_last_values` selects it)."""
+    if g.uuid.startswith("GPU-"):
+        return labels.get("UUID") == g.uuid
+    return labels.get("Hostname") == g.node and labels.get("gpu") == g.index
 
 
 async def _merge_kubernetes(
