@@ -324,3 +324,52 @@ def test_line_shape_blanks_what_the_general_expression_blanks(text: str) -> None
 
     assert line_shape(text) == _SHAPE.sub("#", text)
     assert line_shape(text + "٣") == _SHAPE.sub("#", text + "٣")  # not ASCII: the general one
+
+
+async def test_gpu_suspect_reads_the_pod_that_held_it(
+    kube_api: KubeApiServer, prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """A GPU suspect (step D's throttled GPU, by UUID) is mapped to the pod that held it
+    in the window (DCGM's ``pod`` label, from the history D and E read): that pod's log is
+    read as the suspect's and its cohort next to it, the GPU named as the screens name it."""
+    from cockpit.collect.logs import scope_text
+    from cockpit.config import PrometheusSettings
+    from cockpit.models import from_epoch
+    from cockpit.sources.prometheus import PrometheusSource
+
+    srv = prometheus_scenario("throttled_gpu")
+    sc = srv.scenario
+    s = sc.ground_truth.suspect
+    world = sc.kube()
+    cluster = kube_api.cluster("gpu-suspect")
+    cluster.add(*world.objects)
+    for (ns, pod, container, previous), text in world.logs.items():
+        cluster.add_log(ns, pod, text, container=container, previous=previous)
+    kc = kube_api.write_kubeconfig(
+        tmp_path / "kc", ["gpu-suspect"], namespace=sc.scope["namespace"]
+    )
+    settings = Settings()
+    settings.service.namespace = sc.scope["namespace"]
+    settings.service.selector = sc.scope["selector"]
+    ctx = AppContext(
+        settings=settings,
+        sources=Sources(
+            metrics=PrometheusSource(PrometheusSettings(url=srv.url)),
+            kube=KubeSource(kubeconfig=kc, context="gpu-suspect", timeout_s=5),
+        ),
+        clock=Clock(frozen_at=from_epoch(sc.now)),
+        lang="en",
+    )
+    ctx.metrics.suspect = (s.uuid, "gpu")
+    try:
+        report = await gather_logs(ctx, layer="service")
+    finally:
+        await ctx.sources.close()
+    assert report.scope_note == "suspect_gpu_pod"
+    assert [r.pod for r in report.reads if r.role == "suspect"] == [s.pod]
+    cohort = [r.pod for r in report.reads if r.role == "cohort"]
+    assert cohort and s.pod not in cohort
+    assert s.node in report.suspect and f"GPU {s.gpu_index}" in report.suspect
+    assert "held it in the window" in scope_text(report, "en") and s.node in scope_text(
+        report, "zh"
+    )

@@ -83,10 +83,14 @@ class LogReport(BaseModel):
     Attributes:
         since / until: The window read (UTC; ``until`` is the clock's now).
         incident_start: The incident's start, findings' ``offset_s`` are from it.
-        suspect / suspect_kind: The suspect whose logs were read (``""`` without one).
+        suspect / suspect_kind: The suspect whose logs were read (``""`` without one; a
+            GPU as every screen names it, ``gpu-node-b GPU 0 (GPU-5568…)``, when the
+            window's inventory knows it).
         scope_note: An i18n key under ``logs.scope.`` saying how the pods were chosen
-            (``named``, ``suspect``, ``suspect_node``, ``no_suspect``, ``no_metrics``,
-            ``suspect_gpu``).
+            (``named``, ``suspect``, ``suspect_node``, ``no_suspect``, ``no_metrics``;
+            for a GPU suspect ``suspect_gpu_pod`` (the pods that held it, from the
+            window's inventory), ``suspect_gpu_node`` (its node's pods) or
+            ``suspect_gpu`` (neither known: the service's pods)).
         layer: The one layer asked for (``""``: every layer).
         reads: Every log read, in the order asked.
         layers: Access, service, runtime and system (only ``layer`` when one was asked
@@ -193,8 +197,46 @@ async def _targets(
         ][:n]
         return [(suspect, "suspect"), *((p, "cohort") for p in cohort)]
     if kind == "gpu":
+        held, node, shown = await _gpu_holders(ctx, name)
+        report.suspect = shown
+        mine = [p for p in service if p.meta.name in held]
+        if mine:
+            # The pod(s) that held the GPU in the window, and their cohort next to them.
+            report.scope_note = "suspect_gpu_pod"
+            owners = {_owner(p) for p in mine}
+            cohort = [
+                p for p in service if p not in mine and _owner(p) in owners and p.phase == "Running"
+            ][:n]
+            return [*((p, "suspect") for p in mine), *((p, "cohort") for p in cohort)]
+        if node:
+            report.scope_note = "suspect_gpu_node"
+            on_node = [p for p in service if p.spec.node_name == node]
+            return [(p, "suspect") for p in on_node[: n + 1]]
         report.scope_note = "suspect_gpu"
     return [(p, "serving") for p in service if p.phase == "Running"][: n + 1]
+
+
+async def _gpu_holders(ctx: AppContext, uuid: str) -> tuple[list[str], str, str]:
+    """``(pods, node, name)`` of a GPU suspect: the pods that held it in the screens'
+    window and its node, from the window's inventory (DCGM's ``pod``/``Hostname`` labels
+    and kube-state-metrics, :func:`cockpit.collect.history.collect_history`, the history
+    steps D and E read, so nothing is queried again), and the GPU as every screen names it
+    (``gpu-node-b GPU 0 (GPU-5568…)``); ``([], "", uuid)`` when the metrics cannot say."""
+    if ctx.sources.metrics is None:
+        return [], "", uuid
+    from cockpit.collect.analyze import history_window
+    from cockpit.collect.cache import screen_window
+    from cockpit.collect.history import collect_history
+
+    try:
+        hist = await collect_history(ctx, history_window(screen_window(ctx)))
+    except SourceError:
+        return [], "", uuid
+    inv = hist.inventory
+    gpu = inv.gpus.get(uuid)
+    if gpu is None:
+        return [], "", uuid
+    return list(gpu.pods), gpu.node, inv.name_of(uuid, "gpu")
 
 
 def _namespace(ctx: AppContext) -> str | None:
