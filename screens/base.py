@@ -89,6 +89,8 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         first shown)."""
         self._left_field: Widget | None = None
         """The field Escape left last (Tab goes on from it)."""
+        self.ledger_editors: list[Any] = []
+        """The screen's :class:`~cockpit.ui.ledger.LedgerEditor` s (they add themselves)."""
         localize_bindings(self, ctx.lang)
 
     @property
@@ -211,6 +213,7 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         if self._seen_version is not None and self._seen_version != version:
             # Changed while another screen was on top (F8 restored a row, H added one).
             self.incident_changed()
+            self._sync_ledgers()
         self._seen_version = version
         mark_after_paint(self, "COCKPIT_STEP_FRAME_FILE", self.STEP)
 
@@ -229,6 +232,11 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         self.refresh_stepper()
         self.sync_fields()
         self.incident_changed()
+        self._sync_ledgers()
+
+    def _sync_ledgers(self) -> None:
+        for editor in self.ledger_editors:
+            editor.sync()
 
     def sync_fields(self) -> None:
         """Fields that other screens or panels may have written show what is stored."""

@@ -178,7 +178,7 @@ class ExperimentsScreen(StepScreen):
             if bid == "exp-edit" and (exp := self.editor.row(self.editor.editing)) is not None:
                 # The hypothesis the row tests goes into the form with its other fields.
                 select = self.query_one("#exp-hypothesis", Select)
-                select.value = exp.hypothesis_id or Select.BLANK
+                select.value = exp.hypothesis_id or Select.NULL
         elif bid == "exp-add":
             hyp = self.query_one("#exp-hypothesis", Select).value
             hypothesis_id = hyp if isinstance(hyp, str) else ""
@@ -193,13 +193,13 @@ class ExperimentsScreen(StepScreen):
                             **self.editor.values(),
                         )
                     )
-                    sli = self.query_one("#exp-sli", TextInput).value
                     self.editor.end()
-                    # The SLI watched usually stays the same from one experiment to the next.
-                    self.query_one("#exp-sli", TextInput).value = sli
             except RuleViolation as exc:
                 err.update(t(exc.key, self.lang))
                 return
+            # The form is empty for the next experiment (the logged one is in the
+            # ledger; Ctrl+Z in a field brings its text back).
+            self.query_one("#exp-hypothesis", Select).clear()
             self.incident_changed()
         elif bid == "exp-record":
             exps = self.ctx.session.incident.experiments

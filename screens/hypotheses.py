@@ -186,7 +186,7 @@ class HypothesesScreen(StepScreen):
     def on_select_changed(self, event: Select.Changed) -> None:
         assert self.ctx.session is not None
         hyp_id = self._selected_id()
-        if hyp_id is None or event.value is Select.BLANK or not isinstance(event.value, str):
+        if hyp_id is None or not isinstance(event.value, str):
             return
         self.ctx.session.link_evidence(hyp_id, event.value)
         self.incident_changed()

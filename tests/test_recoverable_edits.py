@@ -113,6 +113,8 @@ async def test_a_row_restored_with_f8_is_listed_on_its_step_when_f8_closes(tmp_p
         app.screen.query_one("#hyp-delete").press()
         await pilot.pause(0.3)
         assert table.row_count == 0
+        notice = app.screen.query_one("#hyp-error")
+        assert "Deleted" in str(notice.render())
         app.screen.set_focus(None)
         await pilot.press("f8")
         await pilot.pause()
@@ -124,3 +126,67 @@ async def test_a_row_restored_with_f8_is_listed_on_its_step_when_f8_closes(tmp_p
         assert app.current_step() == "G"
         assert [h.id for h in ctx.session.incident.hypotheses] == [hyp.id]
         assert table.row_count == 1
+        # The notice about the deletion is gone with it: the row is back.
+        assert str(notice.render()).strip() == ""
+
+
+async def test_ctrl_z_undoes_the_whole_edit_of_a_visit_to_the_field(tmp_path):
+    """What is typed during one visit to a field is one step, however slow the typing:
+    one Ctrl+Z puts back the text the field held when it was entered."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#exp-variable", Input)
+        field.focus()
+        await pilot.press(*"max_num")
+        await pilot.pause(1.3)  # a pause in the middle of the word
+        await pilot.press(*"_seqs", "backspace", "s")
+        await pilot.pause()
+        assert field.value == "max_num_seqs"
+        app.screen.query_one("#exp-from", Input).focus()
+        await pilot.pause()
+        field.focus()
+        await pilot.pause()
+        await pilot.press("end", *" 256")
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert field.value == "max_num_seqs"  # this visit's typing only
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert field.value == ""  # the whole first visit at once
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        assert field.value == "max_num_seqs"
+
+
+async def test_logging_an_experiment_empties_the_form_for_the_next(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    hyp = ctx.session.add_hypothesis("the batch is too large", "P99 stays at 620 ms")
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        values = {
+            "exp-variable": "max_num_seqs",
+            "exp-from": "256",
+            "exp-to": "128",
+            "exp-scope": "pod a",
+            "exp-sli": "gateway P99",
+            "exp-before": "620 ms",
+        }
+        for field_id, value in values.items():
+            screen.query_one(f"#{field_id}", Input).value = value
+        screen.query_one("#exp-hypothesis").value = hyp.id
+        await pilot.pause()
+        screen.query_one("#exp-add").press()
+        await pilot.pause()
+        [exp] = ctx.session.incident.experiments
+        assert (exp.sli, exp.hypothesis_id) == ("gateway P99", hyp.id)
+        assert {f: screen.query_one(f"#{f}", Input).value for f in values} == dict.fromkeys(
+            values, ""
+        )
+        from textual.widgets import Select
+
+        assert screen.query_one("#exp-hypothesis").value is Select.NULL

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -29,10 +29,12 @@ class TextInput(Input):
     """A one-line input whose edits can be undone (Ctrl+Z) and redone (Ctrl+Y), as
     Textual's ``TextArea`` does for the multi-line fields.
 
-    Typing one character after another within :attr:`UNDO_PAUSE` seconds is one step; a
-    change that removes or replaces more (select-all then a stray key, a paste over the
-    text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings the text
-    back. Values set by the program are steps too: "Add" clearing the fields can be undone.
+    What is typed key by key during one visit to the field (from focus to focus, however
+    slowly) is one step: one Ctrl+Z puts back the text as it was when the field was
+    entered. A change that removes or replaces more (select-all then a stray key, a paste
+    over the text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings
+    the text back. Values set by the program are steps too: "Add" clearing the fields can
+    be undone.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -40,8 +42,6 @@ class TextInput(Input):
         Binding("ctrl+y,super+y,ctrl+shift+z", "redo", "Redo", show=False),
     ]
 
-    UNDO_PAUSE = 1.0
-    """Seconds between keystrokes that end one undo step."""
     UNDO_DEPTH = 200
     """Steps kept per field."""
 
@@ -50,24 +50,32 @@ class TextInput(Input):
         self._undo: list[str] = []
         self._redo: list[str] = []
         self._shown: str | None = None
-        self._last_edit = 0.0
+        self._typing = False
+        """The last change was a key typed during this visit (the next one joins its step)."""
         self._replaying = False
         super().__init__(value, *args, **kw)
+        # The text the field starts with (an empty one runs no watcher): the first edit
+        # can be undone back to it.
+        self._shown = self.value
 
     def _watch_value(self, value: str) -> None:
         super()._watch_value(value)
         before, self._shown = self._shown, value
         if before is None or value == before or self._replaying:
             return
-        now = time.monotonic()
         one_key = abs(len(value) - len(before)) == 1 and (
             value.startswith(before[:-1]) or before.startswith(value[:-1])
         )
-        if not (self._undo and one_key and now - self._last_edit < self.UNDO_PAUSE):
+        if not (self._undo and one_key and self._typing and self.has_focus):
             self._undo.append(before)
             del self._undo[: -self.UNDO_DEPTH]
-        self._last_edit = now
+        self._typing = one_key and self.has_focus
         self._redo.clear()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        # A new visit: what is typed now is a new step. (Textual calls Input's own
+        # handler as well.)
+        self._typing = False
 
     def _replay(self, value: str) -> None:
         self._replaying = True
@@ -77,7 +85,7 @@ class TextInput(Input):
             self._replaying = False
         self._shown = value
         self.cursor_position = len(value)
-        self._last_edit = 0.0
+        self._typing = False
 
     def action_undo(self) -> None:
         """Put back the text as it was before the last edit."""
@@ -195,7 +203,13 @@ class BoundTextArea(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label(t(self.label_key, self.ctx.lang))
-        yield TextArea(self.read(), id=self.input_id(), soft_wrap=True, show_line_numbers=False)
+        area = TextArea(self.read(), id=self.input_id(), soft_wrap=True, show_line_numbers=False)
+        # A pause while typing does not split an edit into several Ctrl+Z steps (Textual
+        # starts a new one after 2 s or 100 characters); a new line, a paste or leaving
+        # the field still does.
+        area.history.checkpoint_timer = float("inf")
+        area.history.checkpoint_max_characters = 1_000_000
+        yield area
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()

@@ -78,6 +78,11 @@ class LedgerEditor:
         self.show = show
         self.editing: str | None = None
         """Id of the row loaded into the form, ``None`` when the form adds a new row."""
+        self.deleted: str | None = None
+        """Id of the row the "Deleted (F8 …)" notice is about (``None``: no such notice)."""
+        editors = getattr(screen, "ledger_editors", None)
+        if isinstance(editors, list):
+            editors.append(self)  # the step screen syncs it when the incident changes
 
     @property
     def lang(self) -> str:
@@ -152,6 +157,7 @@ class LedgerEditor:
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t(self.add_label, self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
         self.show("")
+        self.deleted = None
 
     def delete(self) -> None:
         """Delete the selected row; the history keeps it (F8 puts it back)."""
@@ -174,6 +180,14 @@ class LedgerEditor:
             # Enter again must not delete the next row: focus goes to the table.
             self.table().focus()
         self.show(t("ledger.deleted", self.lang))
+        self.deleted = row.id
+
+    def sync(self) -> None:
+        """The incident changed (F8 may have restored a row): a "Deleted" notice about a
+        row that is back is taken down."""
+        if self.deleted is not None and self.row(self.deleted) is not None:
+            self.deleted = None
+            self.show("")
 
 
 def detail_text(pairs: list[tuple[str, str]]) -> Text:
