@@ -87,3 +87,37 @@ def test_record_captures_the_logs_and_replay_answers_them(
     a, b = json.loads(live), json.loads(replayed)
     assert a["layers"] and _without_system(a) == _without_system(b)
     assert b["request_ids"]["followed"][0]["request_id"] == fx.RID_FOLLOWED
+
+
+def _without_bytes(doc: dict[str, Any]) -> dict[str, Any]:
+    doc = _without_system(doc)
+    doc["reads"] = [{k: v for k, v in r.items() if k != "bytes"} for r in doc["reads"]]
+    return doc
+
+
+def test_replay_answers_a_shorter_window_and_says_what_it_lacks(
+    env: Path, kube_api: KubeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle recorded with the default hour answers ``--since 30m`` from the lines it
+    holds (the same report as live, sizes aside: the bundle holds the masked text); for
+    ``--since 3h`` each read says since when the bundle holds the log."""
+    bundle = env / "logs.jsonl.gz"
+    code, out, _ = run(
+        capsys, "record", "-o", str(bundle), "--at", AT, "--plan", "logs", *SCOPE, "--lang", "en"
+    )
+    assert code == 0, out
+    code, live, _ = run(capsys, "--at", AT, "logs", *SCOPE, "--since", "30m", "--json")
+    assert code == 0
+    code, replayed, _ = run(capsys, "logs", "--replay", str(bundle), "--since", "30m", "--json")
+    assert code == 0, replayed
+    a, b = json.loads(live), json.loads(replayed)
+    assert a["since"] == b["since"] == "2026-03-10T12:00:00Z"
+    assert _without_bytes(a) == _without_bytes(b)
+    assert all(r["failure"] is None for r in b["reads"])
+    code, wider, _ = run(capsys, "logs", "--replay", str(bundle), "--since", "3h", "--json")
+    doc = json.loads(wider)
+    failed = [r["failure"]["message"] for r in doc["reads"] if r["failure"]]
+    assert failed and len(failed) == len(doc["reads"])
+    assert all(
+        "the bundle holds the" in m and "from 2026-03-10T11:30:00+00:00" in m for m in failed
+    )

@@ -34,7 +34,11 @@ or a ``range(q, start, end, step)`` from a recorded ``range`` of the same query 
 covers it, taking for each evaluation time the newest recorded sample at or before it
 within 5 minutes (Prometheus' default lookback delta,
 https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness), and
-``metric_names(at)`` from the recording nearest in time. Anything else raises
+``metric_names(at)`` from the recording nearest in time. A pod's ``pod_log`` for another
+window (``since_time``, ``tail_lines``, ``limit_bytes``) is cut from a recorded read of the
+same container that holds all of it (read from no later, cut by neither its byte limit
+nor its tail before that time); when the bundle holds the log only from later, the
+failure says since when. Anything else raises
 ``SourceError(NOT_FOUND, "not in this bundle: …")``.
 
 Lines are read in any JSON spacing. A damaged call line fails only its own call
@@ -65,6 +69,7 @@ from typing import IO, Any
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from cockpit.models import InstantVector, Sample, Series, to_epoch
+from cockpit.models.kube import PodLog
 from cockpit.models.messages import msg
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure, Sources
 
@@ -1004,6 +1009,14 @@ class Replay:
         derived = self._derive(source, method, cargs)
         if derived is not _MISSING:
             return derived
+        if method == "pod_log" and (lacking := self._pod_log_lacks(source, cargs)):
+            raise SourceError.of(
+                self._source_attrs.get(source, {}).get("name", source),
+                ErrorKind.NOT_FOUND,
+                lacking,
+                hint_key="hint.bundle.not_recorded",
+                bundle=str(self.path.name),
+            )
         shown = ", ".join(f"{k}={_show(v)}" for k, v in cargs.items())
         note = ""
         if self._unreadable:
@@ -1029,7 +1042,77 @@ class Replay:
             raise SourceError(failure)
         return decode_result(rec)
 
+    def _pod_logs(self, source: str, cargs: dict[str, Any]) -> list[tuple[_Call, PodLog]]:
+        """Recorded answers for the log of the pod and container ``cargs`` ask for (same
+        instance, with timestamps), oldest first."""
+        same = ("name", "namespace", "container", "previous", "timestamps")
+        out = []
+        for c in self._by_method.get((source, "pod_log"), []):
+            if any(c.args.get(k) != cargs.get(k) for k in same) or not cargs.get("timestamps"):
+                continue
+            if not (c.intact() or {}).get("ok"):
+                continue
+            log = self._result(c)
+            if isinstance(log, PodLog):
+                out.append((c, log))
+        return out
+
+    def _derive_pod_log(self, source: str, cargs: dict[str, Any]) -> Any:
+        """A pod's log for a window the recording did not ask for, cut from a recorded
+        read of the same container that holds all of it: read from no later than the
+        window's start, not cut by ``limitBytes``, and not cut by ``tailLines`` after it
+        (lines whose kubelet timestamp is at or after ``since_time``, then the tail and
+        the byte limit asked for, as the API server does)."""
+        since = _dt(cargs.get("since_time"))
+        for c, log in reversed(self._pod_logs(source, cargs)):
+            if _pod_log_from(c, log) is None or not _pod_log_covers(c, log, since):
+                continue
+            lines = _log_lines_since(log.text, since)
+            tail = cargs.get("tail_lines")
+            if isinstance(tail, int):
+                lines = lines[-tail:] if tail > 0 else []
+            data = "".join(lines).encode("utf-8")
+            limit = cargs.get("limit_bytes")
+            truncated = isinstance(limit, int) and len(data) >= limit
+            if isinstance(limit, int):
+                data = data[:limit]
+            return PodLog(
+                namespace=log.namespace,
+                pod=log.pod,
+                container=log.container,
+                previous=log.previous,
+                tail_lines=tail if isinstance(tail, int) else None,
+                since_time=since,
+                limit_bytes=limit if isinstance(limit, int) else None,
+                truncated=truncated,
+                text=data.decode("utf-8", "ignore"),
+            )
+        return _MISSING
+
+    def _pod_log_lacks(self, source: str, cargs: dict[str, Any]) -> str:
+        """Why a pod's log for ``cargs``'s window cannot be answered when the bundle holds
+        other reads of it (``""`` when it holds none)."""
+        held = self._pod_logs(source, cargs)
+        if not held:
+            return ""
+        since = _dt(cargs.get("since_time"))
+        asked = f"since {since.isoformat()}" if since is not None else "from its start"
+        which = "previous" if cargs.get("previous") else "current"
+        froms = []
+        for c, log in held:
+            start = _pod_log_from(c, log)
+            if start is None:
+                froms.append("a read cut by its byte limit")
+            else:
+                froms.append(f"from {start.isoformat()}" if start != _EPOCH else "whole")
+        return (
+            f"the bundle holds the {which} log of {cargs.get('namespace')}/{cargs.get('name')} "
+            f"only {', '.join(dict.fromkeys(froms))}; the replay cannot answer it {asked}"
+        )
+
     def _derive(self, source: str, method: str, cargs: dict[str, Any]) -> Any:
+        if method == "pod_log":
+            return self._derive_pod_log(source, cargs)
         if method == "metric_names":
             candidates = [
                 c for c in self._by_method.get((source, method), []) if (c.intact() or {}).get("ok")
@@ -1113,6 +1196,60 @@ def _at_or_before(samples: list[Sample], t: float) -> float | None:
         return None
     s = samples[lo - 1]
     return s.v if t - s.t <= LOOKBACK_S else None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_KUBELET_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z ")
+
+
+def _stamp_of(line: str) -> datetime | None:
+    m = _KUBELET_STAMP.match(line)
+    if m is None:
+        return None
+    try:
+        at = datetime.fromisoformat(m.group(1)).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return at.replace(microsecond=int((m.group(2) or "").ljust(6, "0")[:6]))
+
+
+def _log_lines_since(text: str, since: datetime | None) -> list[str]:
+    """The lines of ``text`` whose kubelet timestamp is at or after ``since`` (a line
+    without one follows the line before it)."""
+    lines = text.splitlines(keepends=True)
+    if since is None:
+        return lines
+    out, keep = [], True
+    for line in lines:
+        at = _stamp_of(line)
+        if at is not None:
+            keep = at >= since
+        if keep:
+            out.append(line)
+    return out
+
+
+def _pod_log_from(call: _Call, log: PodLog) -> datetime | None:
+    """Since when a recorded read holds every line of the log (:data:`_EPOCH`: the whole
+    log; ``None``: it holds no complete span, cut by its byte limit). A read cut by its
+    ``tailLines`` holds every line after its first line's time."""
+    if log.truncated:
+        return None
+    tail = call.args.get("tail_lines")
+    lines = log.text.splitlines()
+    if isinstance(tail, int) and len(lines) >= tail:
+        first = _stamp_of(lines[0] + " ") if lines else None
+        # Lines of that same instant may have been cut: complete strictly after it.
+        return first + timedelta(microseconds=1) if first is not None else None
+    return _dt(call.args.get("since_time")) or _EPOCH
+
+
+def _pod_log_covers(call: _Call, log: PodLog, since: datetime | None) -> bool:
+    """Whether the recorded read holds every line a read ``since`` would return."""
+    start = _pod_log_from(call, log)
+    if start is None:
+        return False
+    return start == _EPOCH if since is None else since >= start
 
 
 def _dt(value: Any) -> datetime | None:
