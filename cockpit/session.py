@@ -9,11 +9,11 @@ import logging
 import queue
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -40,9 +40,15 @@ from cockpit.incident import (
 from cockpit.models import utcnow
 from cockpit.store import IncidentStore
 
+if TYPE_CHECKING:
+    from cockpit.analysis.changes import ChangeItem
+
 log = logging.getLogger(__name__)
 
 TIME_FIELDS = ("start", "detect", "mitigate", "recover")
+RECORDED_CHANGE_KINDS = ("rollout", "helm", "node", "config")
+"""Kinds of B's items that are changes to the service or its nodes (the rest — restarts,
+Xid, alerts, events — go on the timeline)."""
 
 
 def entry_text(entry: TimelineEntry, lang: str) -> str:
@@ -478,6 +484,21 @@ class IncidentSession:
         self.save()
         return change
 
+    def record_changes(self, items: Iterable[ChangeItem]) -> dict[str, str]:
+        """Put the changes step B lists into the incident's recent changes (最近变更): each
+        rollout, Helm release, node or config change in the window, from Kubernetes or
+        from the metrics history (a rollout Kubernetes no longer remembers), once. The
+        export's "Recent changes" then holds what B shows.
+
+        Returns:
+            ``{item key: change id}`` of the changes recorded (or already there).
+        """
+        out = {}
+        for item in items:
+            if item.kind in RECORDED_CHANGE_KINDS and item.in_window and item.at is not None:
+                out[item.key] = self.add_change(item.to_change()).id
+        return out
+
     def mark_suspect(self, change_id: str, suspect: bool = True) -> None:
         """Mark a change as suspect (or clear the mark)."""
         for change in self.incident.changes:
@@ -515,6 +536,27 @@ class IncidentSession:
         """Remove a pinned piece of evidence (and its links from hypotheses); the history
         keeps it, links included, for :meth:`restore`."""
         self.delete_row("evidence", evidence_id)
+
+    def record_mitigation(
+        self, at: datetime, text_i18n: dict[str, str], name: str, lang: str, acts: bool = True
+    ) -> list[str]:
+        """F2's "I did this": the option and its commands on the timeline at ``at`` (a
+        mitigation entry, ``text_i18n`` in each language); for an option that acts on the
+        service (``acts``; keeping the evidence does not), ``name`` becomes the mitigation
+        text and ``at`` the mitigation time when they are still empty, so the template's
+        Mitigate time, the export and the timeline tell the same moment.
+
+        Returns:
+            Ordering problems of the times after the change (see :meth:`set_time`).
+        """
+        self.add_timeline(at, text_i18n[lang], kind=TimelineKind.MITIGATION, text_i18n=text_i18n)
+        if not acts:
+            return []
+        if not self.incident.mitigation:
+            self.set_text("mitigation", name)
+        if self.incident.times.mitigate is None:
+            return self.set_time("mitigate", at)
+        return []
 
     def add_timeline(
         self,

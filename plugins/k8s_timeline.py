@@ -14,6 +14,7 @@ from cockpit.analysis.changes import timeline_line
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.incident import TimelineKind
+from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.ui.panel import Panel
 
 WINDOW = timedelta(hours=24)
@@ -30,8 +31,8 @@ def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
             continue
         if seen is not None:
             seen.add(it.key)
-        if it.kind in ("rollout", "helm", "node", "config"):
-            session.add_change(it.to_change())
+        if it.kind in RECORDED_CHANGE_KINDS:
+            session.record_changes([it])
         else:
             session.add_timeline(it.at, it.summary, TimelineKind.EVENT, source="kubernetes")
         n += 1

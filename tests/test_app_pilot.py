@@ -47,6 +47,8 @@ async def test_protect_first_lands_on_the_timeline(tmp_path):
     entry = next(e for e in ctx.session.incident.timeline if e.kind is TimelineKind.MITIGATION)
     assert "rollout undo" in entry.text and "回滚" in entry.text
     assert ctx.session.incident.mitigation == "回滚"
+    # the Mitigate time is the moment the timeline says, set once
+    assert ctx.session.incident.times.mitigate == entry.at
 
 
 async def test_hypothesis_and_experiment_rules_in_the_ui(tmp_path):

@@ -205,6 +205,7 @@ async def test_every_rendering_of_a_signal_agrees(
     assert c.suspect.name == analyzed["conclusion"]["suspect"]["name"]
     _e_rows_agree(analyzed, story, rows)
     _export_evidence_agrees(story, rows)
+    _b_changes_are_exported(story, srv.scenario.name)
     _change_kinds_agree(story)
 
 
@@ -440,3 +441,21 @@ def _gateway_and_serving_p99_agree(story: dict[str, Any], rows: dict[str, Any]) 
     if gw.now.value < sv.now.value:
         assert "the proxy's request time" in en and "the engine's end-to-end time" in en
         assert "代理记录的请求耗时" in zh and "引擎记录的端到端耗时" in zh
+
+
+def _b_changes_are_exported(story: dict[str, Any], name: str) -> None:
+    """What step B lists as a change (a rollout from the metrics history when Kubernetes is
+    unreachable) is in the incident's recent changes, so in the export: B and the export
+    never disagree on what changed."""
+    from cockpit.export import render
+
+    session = story["ctx"].session
+    listed = [i for i in story["hist"].items if i.in_window and i.at is not None]
+    recorded = session.record_changes(listed)
+    rollouts = [i for i in listed if i.kind == "rollout"]
+    assert {i.key for i in rollouts} <= set(recorded)
+    md = render(session.incident, lang="en", fmt="md")
+    for item in rollouts:
+        assert item.summary in md, item.key
+    if name == "bad_release":
+        assert rollouts and "(v1.8.2)" in md and "(v1.9.0)" in md

@@ -230,6 +230,14 @@ async def test_step_b_lists_the_rollout_without_kubernetes(
         assert "come from the metrics history" in status
         assert not pilot.app.screen.query("#chg-no-kube")
     await ctx.sources.close()
+    # what B lists is in the incident's recent changes, and so in the export
+    from cockpit.export import render
+
+    assert ctx.session is not None
+    kinds = [(c.kind, c.source) for c in ctx.session.incident.changes]
+    assert ("rollout", "metrics") in kinds
+    md = render(ctx.session.incident, lang="en", fmt="md")
+    assert f"rollout · rollout of qwen-chat: {truth.old_revision} (v1.8.2)" in md
 
 
 async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from cockpit.analysis.changes import kind_name
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.sources.base import SourceError
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.worker_errors import ContainsWorkerErrors
@@ -113,10 +114,12 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         self.items = [
             i
             for i in report.items
-            if i.in_window
-            and (i.kind in ("rollout", "helm", "node", "config") or i.origin == "metrics")
+            if i.in_window and (i.kind in RECORDED_CHANGE_KINDS or i.origin == "metrics")
         ]
         self.ctx.changes_found = len(self.items)
+        if self.ctx.session is not None:
+            # what B lists is in the incident's recent changes, so in the export too
+            self._change_ids.update(self.ctx.session.record_changes(self.items))
         from cockpit.ui.fields import ChangesNoteInput
 
         for note in self.screen.query(ChangesNoteInput):

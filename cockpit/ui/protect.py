@@ -18,7 +18,7 @@ from cockpit.analysis.history import SuspectTargets, conclusion_targets, suspect
 from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
-from cockpit.incident import Mode, ServiceScope, TimelineKind
+from cockpit.incident import Mode, ServiceScope
 from cockpit.ui.keys import localize_bindings
 
 
@@ -185,14 +185,14 @@ class ProtectScreen(ModalScreen[None]):
                 option = t(f"protect.{key}", lang)
                 return t("protect.timeline", lang, option=option) + "\n" + "\n".join(opt.commands)
 
-            self.ctx.session.add_timeline(
+            # the Mitigate time too, when empty (step A and I show an order problem)
+            self.ctx.session.record_mitigation(
                 self.ctx.clock.now(),
-                text(self.ctx.lang),
-                kind=TimelineKind.MITIGATION,
-                text_i18n=in_both(text),
+                in_both(text),
+                t(f"protect.{key}", self.ctx.lang),
+                self.ctx.lang,
+                acts=key != "record",
             )
-            if not self.ctx.session.incident.mitigation and key != "record":
-                self.ctx.session.set_text("mitigation", t(f"protect.{key}", self.ctx.lang))
             self.notify(t("protect.recorded", self.ctx.lang), markup=False)
 
     def action_dismiss_screen(self) -> None:
