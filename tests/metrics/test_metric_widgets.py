@@ -110,7 +110,7 @@ async def test_drilldown_shows_every_row_before_the_window_history_and_hardware_
     """C's rows (value and verdict) are on screen before the window's GPU history is read;
     until it is, the hardware layer reads as pending, never normal; then the lost GPU makes
     it anomalous, on the very same rows."""
-    from cockpit.collect.cache import _key, screen_window
+    from cockpit.collect.cache import _key, peek, screen_window
     from cockpit.collect.history import collect_history
     from cockpit.ui.drilldown_view import DrilldownView
 
@@ -151,6 +151,23 @@ async def test_drilldown_shows_every_row_before_the_window_history_and_hardware_
         assert "✖ Hardware: anomalous" in text_of(app, "#dd-layers")
         assert "reading the window" not in text_of(app, "#dd-layers")
         assert not app.query_one(".mv-status", Static).display
+        # a refresh asks for the rows again and decides the whole report from those
+        first = view.data
+        view.action_refresh()
+        await wait_for(pilot, lambda: view.data is not first or view.failure is not None)
+        await pilot.pause()
+        assert view.data is not None and view.data.window_checked
+        again = peek(ctx, "drilldown.signals", window)
+        assert again is not None and again is not early
+        assert all(
+            a is b
+            for a, b in zip(view.data.drilldown.summaries, again.drilldown.summaries, strict=True)
+        )
+        assert any(
+            a is not b
+            for a, b in zip(view.data.drilldown.summaries, first.drilldown.summaries, strict=True)
+        )
+        assert view.data.drilldown.layer("hardware").verdict == "anomalous"
         await ctx.sources.close()
 
 
