@@ -337,6 +337,30 @@ def test_alerts_command_on_alertmanager_marks_and_neutralises(
     gpu_line = next(line for line in text.splitlines() if am_alerts["gpu"] in line)
     assert "inhibited by 1 alert(s)" in gpu_line
     assert "hunter2secret" not in text
+    # Alertmanager alone keeps no resolved alert: the list says it holds firing ones only
+    assert "firing alerts only: Alertmanager's API keeps no resolved alert" in text
+    assert main(["alerts", "-n", "llm", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["resolved_from"] == "" and {a["state"] for a in doc["alerts"]} == {"firing"}
+
+
+def test_alertmanager_with_prometheus_lists_the_resolved_alerts_from_alerts(
+    am_env: dict[str, str], prom_with_rules: PromServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a Prometheus configured beside Alertmanager, the alerts resolved inside the
+    window come from ``ALERTS`` (Alertmanager's API returns none), after the firing ones."""
+    later = str(we.NOW + 3 * 3600)
+    argv = ["alerts", "--prometheus-url", prom_with_rules.url, "-n", we.NAMESPACE]
+    assert main([*argv, "--at", later, "--since", "4h", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "alertmanager" and doc["resolved_from"] == "prometheus"
+    resolved = [a for a in doc["alerts"] if a["state"] == "resolved"]
+    assert {a["name"] for a in resolved} == {"VLLMHighP99Latency", "GPUThermalThrottling"}
+    assert all(a["source"] == "prometheus" and a["ends_at"] for a in resolved)
+    firing = {a["name"] for a in doc["alerts"] if a["state"] == "firing"}
+    assert am_env["p99"] in firing and not doc["failures"]
+    assert main([*argv, "--at", later, "--since", "4h", "--lang", "en"]) == 0
+    assert "firing alerts only" not in capsys.readouterr().out
 
 
 def test_alertmanager_failures_are_reported_not_hidden(

@@ -47,6 +47,10 @@ class AlertList(BaseModel):
         alerts: The alerts, the configured scope's first (see
             :func:`cockpit.analysis.paged.finish`).
         failures: Reads that failed (the alerts, the silences, the rules).
+        resolved_from: Where the alerts resolved inside the window come from:
+            ``prometheus`` (``ALERTS``; with Alertmanager too, whose API v2 returns no
+            resolved alert), ``""`` when they cannot be listed (Alertmanager without a
+            Prometheus: the list holds firing alerts only, and says so).
     """
 
     source: Literal["alertmanager", "prometheus", ""]
@@ -54,6 +58,7 @@ class AlertList(BaseModel):
     until: datetime
     alerts: list[PagedAlert] = Field(default_factory=list)
     failures: list[SourceFailure] = Field(default_factory=list)
+    resolved_from: Literal["prometheus", ""] = ""
 
     @property
     def read(self) -> bool:
@@ -102,8 +107,10 @@ async def collect_paged(
     """The alerts to start an incident from, as of ``at`` (default the context's clock).
 
     Alertmanager (when configured) gives the firing ones with their silences and
-    inhibitions; otherwise ``ALERTS`` over ``[now - since, now]`` gives the firing,
-    pending and resolved ones. Never raises for a source's failure: see ``failures``.
+    inhibitions, and ``ALERTS`` (when a Prometheus is configured too) those resolved over
+    ``[now - since, now]`` (Alertmanager's API keeps none); otherwise ``ALERTS`` gives
+    the firing, pending and resolved ones. Never raises for a source's failure: see
+    ``failures``.
     """
     until = at or ctx.clock.now()
     start = until - since
@@ -111,6 +118,7 @@ async def collect_paged(
     am = getattr(ctx.sources, "alerts", None)
     failures: list[SourceFailure] = []
     found: list[PagedAlert] = []
+    resolved_from: Literal["prometheus", ""] = ""
     if am is not None:
         source: Literal["alertmanager", "prometheus", ""] = "alertmanager"
         got = await asyncio.gather(am.alerts(), am.silences(), _rules(ctx), return_exceptions=True)
@@ -132,35 +140,69 @@ async def collect_paged(
             if rule_failure is not None and ctx.sources.metrics is not None:
                 failures.append(rule_failure)
             found = with_rules(found, rule_list)
+        if ctx.sources.metrics is not None:
+            resolved_from = "prometheus"
+            held = {(a.name, tuple(sorted(a.labels.items()))) for a in found}
+            from_alerts, read_failures = await _prometheus_alerts(ctx, start, until, rule_list)
+            failures += [
+                f.model_copy(update={"detail": {**f.detail, "what": "resolved"}})
+                for f in read_failures
+            ]
+            found += [
+                a
+                for a in from_alerts
+                if a.state is AlertState.RESOLVED
+                and (a.name, tuple(sorted(a.labels.items()))) not in held
+            ]
     elif ctx.sources.metrics is not None:
-        source = "prometheus"
-        window = Window(
-            start=start, end=until, step_s=15.0, baseline_start=start, baseline_end=until
-        )
-        step = alerts_step_s(window)
-        specs = [
-            QuerySpec(key=k, query=k, start=start, end=until, step_s=step)
-            for k in ("ALERTS", "ALERTS_FOR_STATE")
-        ]
-        res, (rule_list, rule_failure) = await asyncio.gather(
-            runner_for(ctx).run(specs), _rules(ctx)
-        )
-        for key, what in (("ALERTS", "alerts"), ("ALERTS_FOR_STATE", "for_state")):
-            failure = res[key].failure
-            if failure is not None:
-                failures.append(
-                    failure.model_copy(update={"detail": {**failure.detail, "what": what}})
-                )
-        found = from_prometheus(
-            res["ALERTS"].series, res["ALERTS_FOR_STATE"].series, start, until, step
-        )
-        if rule_failure is not None:
-            failures.append(rule_failure)
-        found = await _firing_starts(ctx, with_rules(found, rule_list), start, failures)
+        source = resolved_from = "prometheus"
+        found, read_failures = await _prometheus_alerts(ctx, start, until)
+        failures += read_failures
     else:
         source = ""
     alerts = finish(found, svc.namespace, svc.deployment, signal_metrics())
-    return AlertList(source=source, since=start, until=until, alerts=alerts, failures=failures)
+    return AlertList(
+        source=source,
+        since=start,
+        until=until,
+        alerts=alerts,
+        failures=failures,
+        resolved_from=resolved_from,
+    )
+
+
+async def _prometheus_alerts(
+    ctx: AppContext,
+    start: datetime,
+    until: datetime,
+    rules: list[dict[str, Any]] | None = None,
+) -> tuple[list[PagedAlert], list[SourceFailure]]:
+    """The alerts of ``ALERTS`` / ``ALERTS_FOR_STATE`` over ``[start, until]`` with their
+    rules (``rules``: already read, else read here) and firing starts, and the reads that
+    failed."""
+    failures: list[SourceFailure] = []
+    window = Window(start=start, end=until, step_s=15.0, baseline_start=start, baseline_end=until)
+    step = alerts_step_s(window)
+    specs = [
+        QuerySpec(key=k, query=k, start=start, end=until, step_s=step)
+        for k in ("ALERTS", "ALERTS_FOR_STATE")
+    ]
+    if rules is None:
+        res, (rule_list, rule_failure) = await asyncio.gather(
+            runner_for(ctx).run(specs), _rules(ctx)
+        )
+    else:
+        res, rule_list, rule_failure = await runner_for(ctx).run(specs), rules, None
+    for key, what in (("ALERTS", "alerts"), ("ALERTS_FOR_STATE", "for_state")):
+        failure = res[key].failure
+        if failure is not None:
+            failures.append(failure.model_copy(update={"detail": {**failure.detail, "what": what}}))
+    found = from_prometheus(
+        res["ALERTS"].series, res["ALERTS_FOR_STATE"].series, start, until, step
+    )
+    if rule_failure is not None:
+        failures.append(rule_failure)
+    return await _firing_starts(ctx, with_rules(found, rule_list), start, failures), failures
 
 
 async def _firing_starts(
@@ -312,10 +354,16 @@ def alert_details(alert: PagedAlert, lang: str) -> list[str]:
 
 
 def failure_lines(alerts: AlertList, lang: str) -> list[str]:
-    """Each failed read as a line in ``lang``."""
+    """Each failed read as a line in ``lang``, and, when resolved alerts cannot be listed
+    (Alertmanager alone), a line saying the list holds firing alerts only."""
     from cockpit.i18n import t
 
-    return [
+    firing_only = (
+        [t("alerts.firing_only", lang)]
+        if alerts.source == "alertmanager" and not alerts.resolved_from
+        else []
+    )
+    return firing_only + [
         t(
             "alerts.failed",
             lang,
