@@ -20,7 +20,7 @@ from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport
 from cockpit.collect.history import collect_history
 from cockpit.collect.load import LoadReport, collect_load
-from cockpit.collect.runner import RunnerStats
+from cockpit.collect.runner import QuerySpec, RunnerStats
 from cockpit.models.messages import Msg
 from cockpit.sources.base import SourceError, SourceFailure
 
@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 SCHEMA = 1
+
+GATEWAY_SIGNALS = ("access.error_ratio_5xx", "access.timeouts")
+"""The access-layer signals whose anomaly makes the gateway the suspect, named by its
+split (:func:`gateway_of`)."""
 
 
 class Timing(BaseModel):
@@ -72,6 +76,7 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     from cockpit.collect.alerts import collect_alerts
     from cockpit.collect.base import runner_for
     from cockpit.collect.breakdown import COHORT_SIGNALS
+    from cockpit.collect.runner import cancel_all
 
     t0 = time.perf_counter()
     runner = runner_for(ctx)
@@ -97,6 +102,12 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     # The history is awaited last: the splits and the load of the anomalous signals go on
     # while its later round trips (the nodes, a lost GPU's last values) run.
     history_task = asyncio.ensure_future(collect_history(ctx, history_window(asked)))
+    # What depends on C's verdicts is asked for with C, ahead of them (one round trip
+    # less on a distant Prometheus): the per-replica splits of every signal C may find
+    # anomalous, the length mixes at every baseline C may fall back to, and the
+    # gateway's split. The steps below ask for what they need and share these answers
+    # (each query is sent once); the rest is dropped unread.
+    ahead = runner.start(await _ahead_specs(ctx, asked, cohort_keys))
     try:
         dd, cohort_set, (fired, alerts_failure) = await asyncio.gather(
             steps.drilldown(ctx, asked),
@@ -118,6 +129,7 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     finally:
         if not history_task.done():
             history_task.cancel()
+        cancel_all(ahead)
     bset = cohort_set
     if extra_set is not None:
         bset = cohort_set.model_copy(
@@ -174,6 +186,38 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     )
 
 
+async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) -> list[QuerySpec]:
+    """The queries :func:`run_analysis` asks for once C has judged, whatever C judges:
+    the per-replica split of every planned signal (:func:`breakdown_specs`) beyond
+    ``cohort_keys``, the length mixes (:func:`mix_specs`) at the window's baseline and at
+    both quiet ones, and the gateway's split of its 5xx ratio and timeouts
+    (:func:`gateway_spec`)."""
+    from cockpit.collect.base import detection_for, scope_for
+    from cockpit.collect.breakdown import breakdown_specs, gateway_spec
+    from cockpit.collect.load import mix_specs
+    from cockpit.collect.signals import inside_quiet, plan
+    from cockpit.models.signals import SIGNALS
+
+    det = await detection_for(ctx, window.end)
+    scope = await scope_for(ctx)
+    keys = [p.key for p in plan(det, scope, window, SIGNALS, ctx.lang) if p.query]
+    specs = [
+        s for *_, s in breakdown_specs(det, scope, window, keys) if s.key[3:] not in cohort_keys
+    ]
+    baselines = [window, window.with_baseline("quiet")]
+    baselines.append(window.with_baseline("quiet", inside_quiet(window)))
+    for i, w in enumerate(baselines):
+        specs += [
+            s.model_copy(update={"key": f"ahead{i}:{s.key}"})
+            for s in mix_specs(det, scope, w).values()
+        ]
+    for sid in GATEWAY_SIGNALS:
+        gw = gateway_spec(det, scope, window, sid)
+        if gw is not None:
+            specs.append(gw)
+    return specs
+
+
 def history_window(window: Window) -> Window:
     """The span the conclusion reads history over: the window and as long again before it
     (its quiet baseline), so that a release rolled out just before the impact is seen."""
@@ -190,11 +234,7 @@ async def gateway_of(ctx: AppContext, window: Window, dd: DrilldownReport) -> tu
     from cockpit.collect.base import detection_for
     from cockpit.collect.breakdown import gateway_labels
 
-    bad = [
-        s.signal
-        for s in dd.drilldown.anomalous()
-        if s.signal in ("access.error_ratio_5xx", "access.timeouts")
-    ]
+    bad = [s.signal for s in dd.drilldown.anomalous() if s.signal in GATEWAY_SIGNALS]
     if not bad:
         return "", ""
     labels = await gateway_labels(ctx, window, dict.fromkeys(bad))

@@ -210,6 +210,18 @@ async def collect_breakdowns(
     return out
 
 
+def gateway_spec(
+    det: Detection, scope: dict[str, str], window: Window, sid: str
+) -> QuerySpec | None:
+    """The instant query of access-layer signal ``sid`` at the window's end split by the
+    gateway's labels (:data:`GATEWAY_BY`); ``None`` when the signal is not detected."""
+    r = det.get(sid)
+    if r is None or not r.available:
+        return None
+    q = render(r, sel=det.selector_for(r, scope), window=window.rate_window, by=GATEWAY_BY)
+    return QuerySpec(key=f"gw:{sid}", query=q, kind="instant", end=window.end)
+
+
 async def gateway_labels(ctx: AppContext, window: Window, signals: Iterable[str]) -> dict[str, str]:
     """The labels (:data:`GATEWAY_BY`) of the gateway with the highest value of the first
     of ``signals`` (access-layer signal ids, e.g. the 5xx ratio) at the window's end that
@@ -218,14 +230,10 @@ async def gateway_labels(ctx: AppContext, window: Window, signals: Iterable[str]
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     for sid in signals:
-        r = det.get(sid)
-        if r is None or not r.available:
+        spec = gateway_spec(det, scope, window, sid)
+        if spec is None:
             continue
-        q = render(r, sel=det.selector_for(r, scope), window=window.rate_window, by=GATEWAY_BY)
-        key = f"gw:{sid}"
-        res = (
-            await runner_for(ctx).run([QuerySpec(key=key, query=q, kind="instant", end=window.end)])
-        )[key]
+        res = (await runner_for(ctx).run([spec]))[spec.key]
         rows = [v for v in (res.vector if res.ok else []) if v.v == v.v]
         named = [v for v in rows if any(v.labels.get(k) for k in GATEWAY_BY)]
         if named:

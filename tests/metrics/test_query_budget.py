@@ -189,3 +189,58 @@ def test_analyze_sends_no_query_twice_by_prometheus_own_log(
     doc = documented_timing()
     assert set(timing) == set(doc)
     assert set(timing["all"][0]) == set(doc["all"][0])
+
+
+async def test_the_lost_gpu_analysis_asks_for_every_query_before_the_first_answer(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """No query of the analysis waits for another's answer to be asked for: the
+    history's nodes and a lost GPU's last values are joined in PromQL, the quiet baseline
+    goes with the day-earlier one, and what depends on C's verdicts (the splits of the
+    anomalous signals, the length mixes, the gateway) goes ahead of them. On a distant
+    Prometheus the analysis is then one round of queries, not five (here one second
+    away, so that a query asked after another's answer cannot pass unseen)."""
+    from cockpit.collect.analyze import run_analysis
+    from cockpit.collect.base import detection_for
+    from cockpit.collect.cache import screen_window
+    from cockpit.config import ServiceSettings, Settings
+    from cockpit.models import from_epoch
+    from cockpit.sources.base import Sources
+    from testkit import make_ctx
+
+    srv: PromServer = prometheus_scenario("gpu_lost")
+    sc = srv.scenario
+    asked: list[float] = []
+    answered: list[float] = []
+
+    class Timed(QueryRunner):
+        """The suite's runner, noting when each query is asked for and answered."""
+
+        async def run_one(self, spec: QuerySpec) -> Any:
+            asked.append(time.perf_counter())
+            res = await super().run_one(spec)
+            answered.append(time.perf_counter())
+            return res
+
+    with FaultProxy(srv.url) as proxy:
+        proxy.add(Fault(delay_s=1.0))
+        settings = Settings(
+            prometheus=PrometheusSettings(url=proxy.url, timeout_s=60),
+            service=ServiceSettings(
+                namespace=sc.scope["namespace"], deployment=sc.scope["deployment"]
+            ),
+        )
+        src = PrometheusSource(settings.prometheus)
+        ctx = make_ctx(
+            tmp_path, sources=Sources(metrics=src), frozen_at=from_epoch(sc.now), settings=settings
+        )
+        try:
+            window = screen_window(ctx)
+            await detection_for(ctx, window.end)
+            ctx.metrics.runner = Timed(src, max_concurrency=64, timeout_s=60)
+            report = await run_analysis(ctx, window)
+        finally:
+            await src.close()
+    assert report.conclusion.cause == "gpu_lost"
+    assert len(asked) == report.timing.stats.sent > 100
+    assert max(asked) < min(answered)
