@@ -115,6 +115,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
     from cockpit.collect.analyze import history_window
     from cockpit.collect.cache import screen_window
     from cockpit.collect.history import collect_history
+    from cockpit.collect.paged import collect_paged
     from cockpit.collect.playbooks import collect_playbook_data
     from cockpit.collect.recovery import signals_from_golden
     from testkit import scenario_ctx
@@ -123,6 +124,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
     try:
         window = screen_window(ctx)
         hist = await collect_history(ctx, history_window(window))
+        paged = await collect_paged(ctx)
         golden = await steps.golden(ctx, window)
         dd = await steps.drilldown(ctx, window)
         load = await steps.load(ctx, window)
@@ -144,6 +146,7 @@ async def _story(srv: PromServer, tmp_path: Path) -> dict[str, Any]:
         "playbook": data,
         "items": items,
         "hist": hist,
+        "paged": paged,
         "recovery": signals_from_golden(dd.drilldown.summaries, absent=absent_msgs(hist.inventory)),
     }
 
@@ -207,6 +210,7 @@ async def test_every_rendering_of_a_signal_agrees(
     _export_evidence_agrees(story, rows)
     _b_changes_are_exported(story, srv.scenario.name)
     _change_kinds_agree(story)
+    _alert_times_agree(story, analyzed)
 
 
 def _past_breach_and_slo_agree(
@@ -459,3 +463,39 @@ def _b_changes_are_exported(story: dict[str, Any], name: str) -> None:
         assert item.summary in md, item.key
     if name == "bad_release":
         assert rollouts and "(v1.8.2)" in md and "(v1.9.0)" in md
+
+
+def _alert_times_agree(story: dict[str, Any], analyzed: dict[str, Any]) -> None:
+    """An alert that fired has one firing time: the picker's detection time, step A's
+    alert (the time Detect takes), B's change list and ``analyze``; starting the incident
+    from it and then opening A puts it on the timeline once, at that time."""
+    from cockpit.collect.golden import timeline_alerts
+    from cockpit.collect.paged import apply_alert
+    from cockpit.incident import TimelineKind
+
+    fired = story["golden"].alerts
+    firing = [a for a in story["paged"].alerts if a.state.value == "firing"]
+    if not fired:
+        assert not analyzed["alerts"]
+        return
+    at_a = {a.name: a.first for a in fired}
+    at_analyze = {a["name"]: a["first"] for a in analyzed["alerts"]}
+    at_b = {
+        i.message.args["alert"]: i.at
+        for i in story["hist"].items
+        if i.kind == "alert" and i.message is not None
+    }
+    for name, first in at_a.items():
+        assert at_analyze[name] == first.isoformat(), name
+        assert at_b[name] == first, name
+    assert firing
+    alert = firing[0]
+    assert alert.detected_at == at_a[alert.name], alert.name
+    session = story["ctx"].session
+    apply_alert(story["ctx"], alert)
+    inc = session.incident
+    for a in timeline_alerts(fired, inc.paged_by, inc.timeline):
+        session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
+    mine = [e for e in inc.timeline if e.kind is TimelineKind.ALERT and alert.name in e.text]
+    assert [e.at for e in mine] == [at_a[alert.name]], mine
+    assert inc.times.detect == at_a[alert.name]

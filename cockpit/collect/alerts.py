@@ -12,6 +12,7 @@ from cockpit.analysis.golden import SignalSummary
 from cockpit.analysis.profiles import Detection, render
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QuerySpec
+from cockpit.models import from_epoch
 from cockpit.models.messages import Msg, msg
 
 if TYPE_CHECKING:
@@ -35,6 +36,16 @@ def alerts_step_s(window: Window) -> float:
     return max(min(window.step_s, ALERTS_STEP_S), math.ceil(span / MAX_POINTS))
 
 
+def alert_grid(start: datetime, step_s: float) -> datetime:
+    """``start`` moved back onto the epoch-aligned grid of ``step_s`` (13:31:45 for
+    13:31:52 at 15 s): every reader of ``ALERTS`` (the alert picker,
+    step A's alerts, ``analyze``, the back-test) samples it at the same instants, so an
+    alert's first firing sample, its detection time, is the same time on every screen
+    and on the timeline once, whatever instant each window starts at."""
+    t = start.timestamp()
+    return from_epoch(math.floor(t / step_s) * step_s)
+
+
 async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
     """Firing alerts of the service's namespace (see :func:`alert_in_scope`) in the
     window, earliest first.
@@ -42,14 +53,15 @@ async def collect_alerts(ctx: AppContext, window: Window) -> list[FiredAlert]:
     Raises:
         SourceError: the query failed.
     """
+    step = alerts_step_s(window)
     res = await runner_for(ctx).run(
         [
             QuerySpec(
                 key="alerts",
                 query=ALERTS_QUERY,
-                start=window.start,
+                start=alert_grid(window.start, step),
                 end=window.end,
-                step_s=alerts_step_s(window),
+                step_s=step,
             )
         ]
     )

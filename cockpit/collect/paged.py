@@ -25,7 +25,7 @@ from cockpit.analysis.paged import (
     with_firing_starts,
     with_rules,
 )
-from cockpit.collect.alerts import ALERTS_QUERY, alerts_step_s
+from cockpit.collect.alerts import ALERTS_QUERY, alert_grid, alerts_step_s
 from cockpit.collect.base import Window, runner_for
 from cockpit.collect.runner import QuerySpec
 from cockpit.incident import PagedBy, ServiceScope
@@ -183,8 +183,9 @@ async def _prometheus_alerts(
     failures: list[SourceFailure] = []
     window = Window(start=start, end=until, step_s=15.0, baseline_start=start, baseline_end=until)
     step = alerts_step_s(window)
+    grid = alert_grid(start, step)  # the instants every reader of ALERTS samples
     specs = [
-        QuerySpec(key=k, query=k, start=start, end=until, step_s=step)
+        QuerySpec(key=k, query=k, start=grid, end=until, step_s=step)
         for k in ("ALERTS", "ALERTS_FOR_STATE")
     ]
     if rules is None:
@@ -222,7 +223,7 @@ async def _firing_starts(
             QuerySpec(
                 key="firing",
                 query=ALERTS_QUERY,
-                start=since,
+                start=alert_grid(since, step),
                 end=start + timedelta(seconds=step),
                 step_s=step,
             )
