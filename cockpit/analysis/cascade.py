@@ -80,12 +80,16 @@ def evidence_of(fields: dict[str, Any]) -> list[EvidenceItem]:
     ``text``), earliest first, one per line, at most :data:`MAX_EVIDENCE`."""
     from cockpit.analysis.explain import EvidenceItem
 
-    seen: dict[int, EvidenceItem] = {}
+    firsts: dict[int, dict[str, Any]] = {}
     for d in _walk(fields):
         line = int(d["line"])
+        if line > 0 and line not in firsts and str(d["text"]).strip():
+            firsts[line] = d
+    # Only the lines kept are read (a finding may carry hundreds).
+    seen: dict[int, EvidenceItem] = {}
+    for line in sorted(firsts)[:MAX_EVIDENCE]:
+        d = firsts[line]
         text = str(d["text"])
-        if line <= 0 or not text.strip() or line in seen:
-            continue
         rank = d.get("rank") if isinstance(d.get("rank"), int) else line_rank(text, loose=False)
         pci = _PCI.search(text)
         idx = _GPU_IDX.search(text)
@@ -101,7 +105,7 @@ def evidence_of(fields: dict[str, Any]) -> list[EvidenceItem]:
             node=node.group(1) if node else None,
             source=source_of(text),
         )
-    return [seen[k] for k in sorted(seen)][:MAX_EVIDENCE]
+    return list(seen.values())
 
 
 # -- cascades --------------------------------------------------------------------------
