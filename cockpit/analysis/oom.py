@@ -122,12 +122,39 @@ KEYWORDS = (
     "replicas",
 )
 
-_DETECT = re.compile(
-    r"out of memory|OutOfMemoryError|Not enough memory|"
-    r"maximum number of tokens that can be stored in KV cache|"
-    r"KV cache is needed, which is larger than the available KV cache memory|"
-    r"No available memory for the cache blocks",
-    re.IGNORECASE,
+
+class _Gated:
+    """A case-insensitive expression searched only in a line that holds one of its
+    ``words`` (lower case; every match holds one): the same answer as the expression's,
+    without its scan of each line that cannot match (a few microseconds against tens for
+    a long alternation). A line with non-ASCII characters, whose case folding goes beyond
+    ``str.lower``, is searched as it is."""
+
+    def __init__(self, rx: re.Pattern[str], words: tuple[str, ...]) -> None:
+        self.rx = rx
+        self.words = words
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """``rx.search(line)``."""
+        if line.isascii():
+            low = line.lower()
+            for w in self.words:
+                if w in low:
+                    break
+            else:
+                return None
+        return self.rx.search(line)
+
+
+_DETECT = _Gated(
+    re.compile(
+        r"out of memory|OutOfMemoryError|Not enough memory|"
+        r"maximum number of tokens that can be stored in KV cache|"
+        r"KV cache is needed, which is larger than the available KV cache memory|"
+        r"No available memory for the cache blocks",
+        re.IGNORECASE,
+    ),
+    ("memory", "maximum number of tokens"),
 )
 _ALLOC_START = re.compile(r"CUDA out of memory\. Tried to allocate", re.IGNORECASE)
 _GARBAGE = re.compile(r"Tried to allocate more than 1EB memory", re.IGNORECASE)
@@ -168,37 +195,17 @@ _CUDA_API = re.compile(
 _GPU_BLOCKS = re.compile(r"# GPU blocks: (\d+)")
 # A GPU shared by time-slicing (no memory isolation between its tenants): the device
 # plugin's sharing config, a pasted comment, or the renamed resource.
-_SHARED_GPU = re.compile(
-    r"time[- ]?slic|sharing\.timeSlicing|nvidia\.com/gpu\.shared|shared GPU|"
-    r"second pod on (?:the )?same GPU",
-    re.IGNORECASE,
+_SHARED_GPU = _Gated(
+    re.compile(
+        r"time[- ]?slic|sharing\.timeSlicing|nvidia\.com/gpu\.shared|shared GPU|"
+        r"second pod on (?:the )?same GPU",
+        re.IGNORECASE,
+    ),
+    ("time", "shared", "second pod on"),
 )
 
 
 # Where in the engine's life the text is (formats.md §C1).
-class _Gated:
-    """A case-insensitive expression searched only in a line that holds one of its
-    ``words`` (lower case; every match holds one): the same answer as the expression's,
-    without its scan of each line that cannot match (a few microseconds against tens for
-    a long alternation). A line with non-ASCII characters, whose case folding goes beyond
-    ``str.lower``, is searched as it is."""
-
-    def __init__(self, rx: re.Pattern[str], words: tuple[str, ...]) -> None:
-        self.rx = rx
-        self.words = words
-
-    def search(self, line: str) -> re.Match[str] | None:
-        """``rx.search(line)``."""
-        if line.isascii():
-            low = line.lower()
-            for w in self.words:
-                if w in low:
-                    break
-            else:
-                return None
-        return self.rx.search(line)
-
-
 _STARTUP = _Gated(
     re.compile(
         r"profile_run|_dummy_sampler_run|_dummy_run|determine_available_memory|"
@@ -219,14 +226,20 @@ _STARTUP = _Gated(
         "init_device",
     ),
 )
-_REQUEST = re.compile(
-    r"Added request|\"(?:POST|GET) /v1/|Received request|generate_stream|/generate\b",
-    re.IGNORECASE,
+_REQUEST = _Gated(
+    re.compile(
+        r"Added request|\"(?:POST|GET) /v1/|Received request|generate_stream|/generate\b",
+        re.IGNORECASE,
+    ),
+    ("request", "/v1/", "generate"),
 )
-_FATAL = re.compile(
-    r"EngineDeadError|is already dead|Got fatal signal|EngineCore encountered a fatal error|"
-    r"terminating server process|shutting down",
-    re.IGNORECASE,
+_FATAL = _Gated(
+    re.compile(
+        r"EngineDeadError|is already dead|Got fatal signal|EngineCore encountered a fatal error|"
+        r"terminating server process|shutting down",
+        re.IGNORECASE,
+    ),
+    ("dead", "fatal", "terminating server process", "shutting down"),
 )
 _ENGINE = (
     (
