@@ -245,6 +245,9 @@ def _past_breach_and_slo_agree(
     held = 0
     uuids = [g.uuid for g in story["hist"].inventory.silent_gpus()]
     for line in result.lines:
+        # the value now I quotes is the one A and C show
+        if rows[line.key].now.value is not None:
+            assert line.last == rows[line.key].now.value, line.key
         if line.absent:
             assert line.status.value == "absent" and result.recovered is not True, line.key
             for lang in ("en", "zh"):
@@ -293,6 +296,12 @@ def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[st
             want = (r.suspect, r.cohort_median, r.outlier, r.changed, window)
             assert got[r.key] == want, r.key
     assert set(doc["outliers"]) == set(coh.outliers)
+    if coh.cohort.suspect_kind == "revision":
+        # a release's rows are medians of each revision's replicas, not C's service-wide
+        # quantile (30,000 ms here, 30,052 ms in C): the definition says so
+        assert "the median of its replicas' own values" in coh.cohort.definition("en")
+        assert "各副本自身数值的中位数" in coh.cohort.definition("zh")
+        assert doc["definition"] == coh.cohort.definition("en")
     # an Xid the window's history saw on the suspect's GPUs (B's change, C's hardware
     # line, analyze's evidence) is on E's Xid row too, never "—"
     inv, items = story["hist"].inventory, story["hist"].items

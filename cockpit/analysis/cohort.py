@@ -301,15 +301,19 @@ def compare_revisions(
     old_pods = sorted({v.pod for b in then for v in b.values if v.revision == old and v.pod})
     when_en = f" at {at}, before the rollout (its pods are gone: from the metrics history)"
     when_zh = f"发布前 {at} 时（其 pod 已不在：来自指标历史）"
+    # each side is the median of its replicas' own values (a P99 per replica), not C's
+    # service-wide quantile: said, so that 30,000 ms here and 30,052 ms in C are not
+    # read as one number computed twice
     cdef = CohortDef(
         suspect=new,
         suspect_kind="revision",
         kind="previous_revision",
         members=old_pods,
         definition_en=f"replicas of the previous revision {old} of {deployment or '?'} "
-        f"({len(old_pods)}){when_en if at else ', now'}",
+        f"({len(old_pods)}){when_en if at else ', now'}; each side the median of its "
+        "replicas' own values, not the service-wide value of step C",
         definition_zh=f"{deployment or '?'} 上一版本 {old} 的副本（{len(old_pods)} 个），"
-        f"{when_zh if at else '当前'}",
+        f"{when_zh if at else '当前'}；两侧都是各副本自身数值的中位数，而非步骤 C 的全服务数值",
     )
     out = CohortComparison(cohort=cdef)
     earlier = {b.key: b for b in then}

@@ -64,6 +64,10 @@ class RecoverySignal(BaseModel):
             (a lost GPU: :func:`cockpit.analysis.history.absent_msgs`), each said with when
             it stopped and its last values: the signal is never recovered while one is
             absent (what the others report says nothing of it).
+        now: The value now as steps A and C show it (the row's instant reading at the
+            window's end); the line's ``last`` is this number when given, so step I never
+            quotes another value than A and C (the series' last point may sit a few
+            seconds before the end).
     """
 
     name: str
@@ -80,6 +84,7 @@ class RecoverySignal(BaseModel):
     context: bool = False
     slo: float | None = None
     absent: list[Msg] = Field(default_factory=list)
+    now: float | None = None
 
 
 class LineStatus(StrEnum):
@@ -208,7 +213,7 @@ def check_recovery(
                     slo=sig.slo,
                     baseline=sig.baseline,
                     limit=limit,
-                    last=pts[-1].v if pts else None,
+                    last=sig.now if sig.now is not None else pts[-1].v if pts else None,
                     worst_in_hold=None,
                     within_since=None,
                 )
@@ -241,7 +246,7 @@ def check_recovery(
                 slo=sig.slo,
                 baseline=sig.baseline,
                 limit=limit,
-                last=pts[-1].v,
+                last=sig.now if sig.now is not None else pts[-1].v,
                 worst_in_hold=worst,
                 within_since=from_epoch(since) if since is not None else None,
             )

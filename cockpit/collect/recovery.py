@@ -131,6 +131,7 @@ def signals_from_golden(
             context=row.signal in DEMAND_SIGNALS,
             slo=row.slo,
             absent=(absent or {}).get(row.layer, []),
+            now=row.now.value,
         )
         quiet = row.spark and sig.verdict_now != "anomalous" and not _left_band(row, sig)
         if quiet and not sig.context:
