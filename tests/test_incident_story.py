@@ -415,6 +415,8 @@ def _change_kinds_agree(story: dict[str, Any]) -> None:
     Kubernetes timeline panel's line, in B's list and table (a change flagged there keeps
     its kind) and in the export's recent changes; never "other" for a known kind."""
     from cockpit.analysis.changes import kind_name, timeline_line
+    from cockpit.collect.kube_gather import ChangesReport
+    from cockpit.commands.changes_cmd import render_text
     from cockpit.export import render
     from cockpit.i18n import catalog
 
@@ -424,12 +426,21 @@ def _change_kinds_agree(story: dict[str, Any]) -> None:
     for item in items:
         change = session.add_change(item.to_change())
         assert change.kind == item.kind, item.key
+    report = ChangesReport(
+        namespace="llm",
+        since=items[0].at,
+        until=items[-1].at,
+        items=items,
+        sources=["metrics"],
+    )
+    cli = {lang: render_text(report, lang) for lang in ("en", "zh")}  # cockpit changes
     for lang in ("en", "zh"):
         md = render(session.incident, lang=lang, fmt="md")
         for item in items:
             name = kind_name(item.kind, lang)
             assert f"chg.kind.{item.kind}" in catalog() and name != kind_name("manual", lang)
             assert f"[{name}]" in timeline_line(item, lang), item.key
+            assert f"[{name}] " in cli[lang], (item.key, lang)
             assert f" · {name} · " in md, (item.key, lang)
 
 

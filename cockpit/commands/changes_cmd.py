@@ -41,7 +41,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def render_text(report: Any, lang: str) -> str:
-    """The report as plain text."""
+    """The report as plain text (each change's kind named as B and the export name it)."""
+    from cockpit.analysis.changes import kind_name
     from cockpit.i18n import t
 
     lines = [
@@ -53,7 +54,7 @@ def render_text(report: Any, lang: str) -> str:
         lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
     for i in shown:
         at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else "time unknown"
-        lines.append(f"{at}  [{i.kind}] {i.text(lang)}")
+        lines.append(f"{at}  [{kind_name(i.kind, lang)}] {i.text(lang)}")  # B's names
         for d in i.diff:
             lines.append(f"      {d.text()}")
         if i.detail and i.kind not in ("event",):
