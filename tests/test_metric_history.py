@@ -133,6 +133,42 @@ async def test_the_nodes_are_joined_in_the_query_and_named_where_the_join_is_ref
     assert any(truth.uuid in q for q in rounds[1])
 
 
+async def test_a_window_within_another_reads_its_history_from_the_wider_answers(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """C's history over the window, read from the answers of the conclusion's span (the
+    window and as long again before it), is what its own queries give, and no query of
+    its own is sent."""
+    from cockpit.collect.analyze import history_window
+    from cockpit.collect.history import collect_history_within, within
+
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    w = make_window(from_epoch(srv.scenario.now), timedelta(hours=2), "1d")
+    wide = history_window(w)
+    assert within(w, wide) and not within(wide, w)
+    reports, sent = [], []
+    for derived in (False, True):
+        ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+        try:
+            if derived:
+                await collect_history(ctx, wide)
+                before = len(ctx.metrics.runner.stats.log)  # type: ignore[union-attr]
+                reports.append(await collect_history_within(ctx, w, wide))
+            else:
+                before = 0
+                reports.append(await collect_history(ctx, w))
+            sent.append(len(ctx.metrics.runner.stats.log) - before)  # type: ignore[union-attr]
+        finally:
+            await ctx.sources.close()
+    own, read = reports
+    assert read.model_dump() == own.model_dump()
+    assert [g.uuid for g in read.inventory.silent_gpus()] == [truth.uuid]
+    assert read.inventory.gpus[truth.uuid].last_values["hardware.xid"] == 79
+    assert {i.kind for i in read.items} >= {"xid", "allocatable", "restart"}
+    assert sent[0] > 10 and sent[1] == 0
+
+
 async def test_release_rollout_from_metrics(prometheus_scenario: Get, tmp_path: Path) -> None:
     srv = prometheus_scenario("bad_release")
     truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]

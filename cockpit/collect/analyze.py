@@ -18,7 +18,7 @@ from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport
-from cockpit.collect.history import collect_history
+from cockpit.collect.history import collect_history, collect_history_within
 from cockpit.collect.load import LoadReport, collect_load
 from cockpit.collect.runner import QuerySpec, RunnerStats
 from cockpit.models.messages import Msg
@@ -102,6 +102,9 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     # The history is awaited last: the splits and the load of the anomalous signals go on
     # while its later round trips (the nodes, a lost GPU's last values) run.
     history_task = asyncio.ensure_future(collect_history(ctx, history_window(asked)))
+    # C's own history (the hardware verdict over the window) is the same series over the
+    # later half of that span: read from its answers, not asked for a second time.
+    within_task = asyncio.ensure_future(collect_history_within(ctx, asked, history_window(asked)))
     # What depends on C's verdicts is asked for with C, ahead of them (one round trip
     # less on a distant Prometheus): the per-replica splits of every signal C may find
     # anomalous, the length mixes at every baseline C may fall back to, and the
@@ -127,8 +130,11 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         )
         history = await history_task
     finally:
-        if not history_task.done():
-            history_task.cancel()
+        for task in (history_task, within_task):
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled():
+                task.exception()  # raised to its caller already (the drilldown shares it)
         cancel_all(ahead)
     bset = cohort_set
     if extra_set is not None:

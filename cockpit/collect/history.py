@@ -106,7 +106,40 @@ async def collect_history(ctx: AppContext, window: Window) -> HistoryReport:
     return await cached(ctx, "history", window, lambda: _collect(ctx, window))
 
 
-async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
+async def collect_history_within(ctx: AppContext, window: Window, wider: Window) -> HistoryReport:
+    """:func:`collect_history` of ``window``, read from the queries of ``wider`` (a
+    window ending with it and starting before, :func:`within`) instead of asking for the
+    same series twice; queried on its own when it is not within."""
+    from cockpit.collect.cache import cached
+
+    if not within(window, wider):
+        return await collect_history(ctx, window)
+    return await cached(ctx, "history", window, lambda: _collect(ctx, window, wider))
+
+
+class _Raw(BaseModel):
+    """What :func:`_fetch` read for a window: the range series by
+    :class:`~cockpit.analysis.history.HistoryInput` field, the failed queries, and the
+    answers of :func:`_last_value_specs` (``None`` when one failed)."""
+
+    step: float
+    got: dict[str, list[Series]]
+    failures: list[str]
+    last: dict[str, QueryResult] | None
+
+
+async def _collect(ctx: AppContext, window: Window, wider: Window | None = None) -> HistoryReport:
+    """The history of ``window``, read from the answers for ``wider`` when given
+    (:func:`collect_history_within`), else queried."""
+    from cockpit.collect.cache import cached
+
+    if wider is None:
+        return await _build(ctx, window, await _fetch(ctx, window))
+    raw = await cached(ctx, "history_raw", wider, lambda: _fetch(ctx, wider))
+    return await _build(ctx, window, _narrowed(raw, window))
+
+
+async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     step = history_step(window)
@@ -174,22 +207,77 @@ async def _collect(ctx: AppContext, window: Window) -> HistoryReport:
         more = await runner.run([spec(k, by_name[k]) for k in refused])
         failures += _failed(more.values())
         got.update({k: (r.series if r.ok else []) for k, r in more.items()})
+    answers = {k: results[k] for k in last}
+    ok = all(r.ok for r in answers.values())
+    return _Raw(step=step, got=got, failures=failures, last=answers if ok else None)
+
+
+async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
+    """Inventory and change list of ``window`` from what :func:`_fetch` read."""
+    det = await detection_for(ctx, window.end)
+    scope = await scope_for(ctx)
+    got = dict(raw.got)
     if not got.get("gpu_ts"):
         got["gpu_ts"] = got.get("gpu_own_ts", [])
     fields = set(HistoryInput.model_fields)
     h = HistoryInput(
         start=window.start.timestamp(),
         end=window.end.timestamp(),
-        step_s=step,
+        step_s=raw.step,
         **{k: v for k, v in got.items() if k in fields},
     )
     inv = build_window_inventory(h)
-    failures += await _merge_kubernetes(ctx, inv, scope)
-    if any(not results[k].ok for k in last):
+    failures = raw.failures + await _merge_kubernetes(ctx, inv, scope)
+    if raw.last is None:
         await _last_values(ctx, window, inv, det)
     else:
-        _place_last_values(inv, {k: results[k] for k in last})
+        _place_last_values(inv, raw.last)
     return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
+
+
+NODE_KEYS = ("allocatable", "node_conditions", "gpu_ts", "xid")
+"""The range series of :func:`_fetch` read on the window's nodes (:func:`_node_queries`)."""
+
+
+def within(window: Window, wider: Window) -> bool:
+    """``window``'s history can be read from ``wider``'s answers: both end together, on
+    the same grid, and ``wider`` starts no later."""
+    step = history_step(window)
+    return (
+        window.end == wider.end
+        and wider.start <= window.start
+        and history_step(wider) == step
+        and history_grid(wider, step)[1] == history_grid(window, step)[1]
+    )
+
+
+def _narrowed(raw: _Raw, window: Window) -> _Raw:
+    """``raw`` (of a wider window, :func:`within`) as :func:`_fetch` reads ``window``: each
+    range series cut to the window's grid (the same instants, so the same points), and
+    the node series kept on the nodes ``window``'s pods and GPUs ran on (as the queries
+    by the nodes' names select them). The GPUs' last values (over the wider span) are
+    kept as they are: a GPU seen in the window has its last sample in it."""
+    lo, hi = (t.timestamp() for t in history_grid(window, raw.step))
+    got = {
+        k: [
+            Series.model_construct(labels=x.labels, samples=pts)
+            for x in v
+            if (pts := [p for p in x.samples if lo - 5e-4 <= p.t <= hi + 5e-4])
+        ]
+        for k, v in raw.got.items()
+    }
+    nodes = {s.labels.get("node", "") for s in got.get("pod_info_ts", [])}
+    nodes |= {
+        next((s.labels[n] for n in GPU_NODE_LABELS if s.labels.get(n)), "")
+        for s in got.get("gpu_own_ts", [])
+    }
+    nodes.discard("")
+    labels = {"allocatable": ("node",), "node_conditions": ("node",)}
+    for k in NODE_KEYS:
+        if k in got:
+            names = labels.get(k, ("Hostname", "hostname"))
+            got[k] = [x for x in got[k] if any(x.labels.get(n) in nodes for n in names)]
+    return raw.model_copy(update={"got": got})
 
 
 def _failed(results: Iterable[QueryResult]) -> list[str]:
