@@ -138,7 +138,7 @@ async def test_the_runner_backs_off_when_the_server_slows(
     await runner.run([_spec(f"q{i}", f"vector({i})", at) for i in range(40)])
     fast_limit = runner.limit.allowed()
     assert fast_limit == 64  # steady answers keep the limit at its ceiling
-    prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=0.4))
+    prom_fault_proxy.add(Fault(path="/api/v1/query", delay_s=1.0))
     await runner.run([_spec(f"s{i}", f"vector({100 + i})", at) for i in range(24)])
     assert runner.limit.lowest < fast_limit / 2
     assert runner.peak_in_flight <= 64
