@@ -93,6 +93,9 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     /* A one-line field without a border shows focus as clearly as a bordered one: the
        whole line is drawn in the accent colour. */
     Input.-textual-compact:focus { background: $accent 70%; color: $text; }
+    /* One-line fields side by side: a column between them, so one's text never runs into
+       the next one's. */
+    Horizontal > Input.-textual-compact { margin-right: 1; }
     TextArea:focus { border: tall $accent; }
     DataTable:focus, OptionList:focus { outline-left: thick $accent; }
     /* A list without a border (a compact drop-down's) would lose its first letter under

@@ -184,8 +184,8 @@ class GoldenRows(Vertical, can_focus=True):
         self.cursor = max(0, min(index, len(rows) - 1)) if rows else 0
         for i, row in enumerate(rows):
             row.set_class(i == self.cursor, "-current")
-        if rows:
-            rows[self.cursor].scroll_visible()
+        if rows and self.has_focus:
+            rows[self.cursor].scroll_visible()  # not when the panel loads: the page stays
 
     def choose_key(self, key: str) -> None:
         """Choose the row of signal ``key`` (``access.latency:p99``)."""

@@ -35,8 +35,11 @@ class VerifyScreen(StepScreen):
     VerifyScreen .cell { width: 1fr; height: auto; }
     VerifyScreen #recovery-lines { height: auto; }
     VerifyScreen #act-table { height: auto; max-height: 10; }
+    VerifyScreen #export-box { height: auto; }
     VerifyScreen #export-preview { height: auto; max-height: 40; border: round $primary 30%; }
+    VerifyScreen #export-lang, VerifyScreen #export-format { width: 14; margin: 0 1 0 0; }
     VerifyScreen #hold { width: 12; margin: 0 1; }
+    VerifyScreen Horizontal > Label { margin-right: 1; }
     """
 
     def compose_step(self) -> ComposeResult:
@@ -86,13 +89,18 @@ class VerifyScreen(StepScreen):
         yield Static(t("section.export", lang), classes="section")
         with Horizontal():
             yield LocalSelect(
-                [("中文", "zh"), ("English", "en")], value=lang, id="export-lang", allow_blank=False
+                [("中文", "zh"), ("English", "en")],
+                value=lang,
+                id="export-lang",
+                allow_blank=False,
+                compact=True,
             )
             yield LocalSelect(
                 [("Markdown", "md"), ("JSON", "json")],
                 value="md",
                 id="export-format",
                 allow_blank=False,
+                compact=True,
             )
             yield Button(t("export.preview", lang), id="export-preview-btn")
             yield Button(t("export.copy", lang), id="export-copy", variant="success")

@@ -241,6 +241,8 @@ class TimesForm(Vertical):
     DEFAULT_CSS = """
     TimesForm { height: auto; }
     TimesForm Horizontal { height: auto; }
+    TimesForm.-narrow #times-row { layout: grid; grid-size: 2; grid-rows: auto; }
+    TimesForm .time-cell Input { padding: 0 1; }
     TimesForm .time-cell { width: 1fr; height: auto; margin: 0 1 0 0; }
     TimesForm .time-cell Label { color: $text-muted; }
     TimesForm .time-cell Input { width: 1fr; }
@@ -249,6 +251,10 @@ class TimesForm(Vertical):
     TimesForm #times-problems.-ok { color: $success; }
     TimesForm Input.-invalid { border: tall $error; }
     """
+
+    NARROW_BELOW = 104
+    """Columns under which the four times are shown two per row (each needs 20 for the
+    time, 2 for padding, 2 for the border and 2 between)."""
 
     def __init__(self, ctx: AppContext, **kw: Any) -> None:
         kw.setdefault("id", "times-form")
@@ -261,7 +267,7 @@ class TimesForm(Vertical):
         assert self.ctx.session is not None
         times = self.ctx.session.incident.times
         placeholder = t("times.placeholder", self.ctx.lang, **example_times(self.ctx))
-        with Horizontal():
+        with Horizontal(id="times-row"):
             for name in TIME_FIELDS:
                 with Vertical(classes="time-cell"):
                     yield Label(t(f"times.{name}", self.ctx.lang))
@@ -278,6 +284,11 @@ class TimesForm(Vertical):
 
     def on_mount(self) -> None:
         self._show_problems()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Four times side by side need NARROW_BELOW columns to show a whole
+        # "2026-11-29 12:40:00Z"; narrower, they go two by two.
+        self.set_class(event.size.width < self.NARROW_BELOW, "-narrow")
 
     def sync(self) -> None:
         """Show the stored times when another screen changed them (A and I both show

@@ -20,3 +20,6 @@ class CockpitFooter(Footer):
 
     def on_resize(self, event: events.Resize) -> None:
         self.compact = event.size.width < self.compact_below
+        # Narrow, the palette's key (Ctrl+P, in F1's help) leaves its room to the keys of
+        # the screen, which would otherwise be cut at the right edge.
+        self.show_command_palette = not self.compact

@@ -59,6 +59,10 @@ class PlainTable(DataTable[Any]):
         page = self._page()
         if self.max_scroll_y > 0 or page is None or self.cursor_type == "column":
             return
+        if not self.has_focus:
+            # A cursor put on a row by the program (a panel choosing the best row as it
+            # loads) does not move the page: a step opens at its top.
+            return
         row = self._get_row_region(self.cursor_row)
         if not row.height:
             return
