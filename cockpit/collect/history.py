@@ -331,7 +331,9 @@ def _joined_on(nodes_expr: str) -> OnNodes:
             if label == "node"
             else f'label_replace({nodes_expr}, "{label}", "$1", "node", "(.+)")'
         )
-        return f"({expr('')} and on({label}) {nodes})"
+        # only series that carry the label: the other label's variant reads none
+        present = label + '!=""'
+        return f"({expr(present)} and on({label}) {nodes})"
 
     return on
 
