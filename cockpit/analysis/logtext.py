@@ -43,6 +43,30 @@ def has_keyword(line: str, keywords: tuple[str, ...]) -> bool:
     return any(k in low for k in keywords)
 
 
+class Gated:
+    """An expression (case-insensitive, or with letters ``str.lower`` may fold) searched
+    only in a line that holds one of its ``words`` (lower case; every match of the
+    expression holds one, lower-cased): the same answer as the expression's,
+    without its scan of each line that cannot match (a few microseconds against tens for
+    a long alternation). A line with non-ASCII characters, whose case folding goes beyond
+    ``str.lower``, is searched as it is."""
+
+    def __init__(self, rx: re.Pattern[str], words: tuple[str, ...]) -> None:
+        self.rx = rx
+        self.words = words
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """``rx.search(line)``."""
+        if line.isascii():
+            low = line.lower()
+            for w in self.words:
+                if w in low:
+                    break
+            else:
+                return None
+        return self.rx.search(line)
+
+
 def size_to_bytes(number: str, unit: str) -> int | None:
     """``("1.27", "GiB")`` → ``1363652526``; ``None`` for an unknown unit or bad number."""
     factor = _UNIT_BYTES.get(unit.lower())

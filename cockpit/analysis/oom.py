@@ -48,6 +48,7 @@ from cockpit.analysis.engine_args import EngineArgs, flags_for_engine, update_en
 from cockpit.analysis.logtext import (
     GIB,
     SIZE_RE,
+    Gated,
     clip,
     gib,
     has_keyword,
@@ -123,30 +124,7 @@ KEYWORDS = (
 )
 
 
-class _Gated:
-    """A case-insensitive expression searched only in a line that holds one of its
-    ``words`` (lower case; every match holds one): the same answer as the expression's,
-    without its scan of each line that cannot match (a few microseconds against tens for
-    a long alternation). A line with non-ASCII characters, whose case folding goes beyond
-    ``str.lower``, is searched as it is."""
-
-    def __init__(self, rx: re.Pattern[str], words: tuple[str, ...]) -> None:
-        self.rx = rx
-        self.words = words
-
-    def search(self, line: str) -> re.Match[str] | None:
-        """``rx.search(line)``."""
-        if line.isascii():
-            low = line.lower()
-            for w in self.words:
-                if w in low:
-                    break
-            else:
-                return None
-        return self.rx.search(line)
-
-
-_DETECT = _Gated(
+_DETECT = Gated(
     re.compile(
         r"out of memory|OutOfMemoryError|Not enough memory|"
         r"maximum number of tokens that can be stored in KV cache|"
@@ -195,7 +173,7 @@ _CUDA_API = re.compile(
 _GPU_BLOCKS = re.compile(r"# GPU blocks: (\d+)")
 # A GPU shared by time-slicing (no memory isolation between its tenants): the device
 # plugin's sharing config, a pasted comment, or the renamed resource.
-_SHARED_GPU = _Gated(
+_SHARED_GPU = Gated(
     re.compile(
         r"time[- ]?slic|sharing\.timeSlicing|nvidia\.com/gpu\.shared|shared GPU|"
         r"second pod on (?:the )?same GPU",
@@ -206,7 +184,7 @@ _SHARED_GPU = _Gated(
 
 
 # Where in the engine's life the text is (formats.md §C1).
-_STARTUP = _Gated(
+_STARTUP = Gated(
     re.compile(
         r"profile_run|_dummy_sampler_run|_dummy_run|determine_available_memory|"
         r"determine_num_available_blocks|capture_model|Capturing (?:CUDA ?)?graph|CUDA graph|"
@@ -226,14 +204,14 @@ _STARTUP = _Gated(
         "init_device",
     ),
 )
-_REQUEST = _Gated(
+_REQUEST = Gated(
     re.compile(
         r"Added request|\"(?:POST|GET) /v1/|Received request|generate_stream|/generate\b",
         re.IGNORECASE,
     ),
     ("request", "/v1/", "generate"),
 )
-_FATAL = _Gated(
+_FATAL = Gated(
     re.compile(
         r"EngineDeadError|is already dead|Got fatal signal|EngineCore encountered a fatal error|"
         r"terminating server process|shutting down",
@@ -243,7 +221,7 @@ _FATAL = _Gated(
 )
 _ENGINE = (
     (
-        _Gated(
+        Gated(
             re.compile(
                 r"vllm|MQLLMEngine|\[core\.py|llm_engine\.py|Engine 000|APIServer pid", re.I
             ),
@@ -252,14 +230,14 @@ _ENGINE = (
         "vllm",
     ),
     (
-        _Gated(
+        Gated(
             re.compile(r"text_generation|text-generation", re.I),
             ("text_generation", "text-generation"),
         ),
         "tgi",
     ),
     (
-        _Gated(
+        Gated(
             re.compile(r"sglang|\bTP\d+\]|scheduler\.py.*Scheduler hit an exception", re.I),
             ("sglang", "tp", "scheduler.py"),
         ),

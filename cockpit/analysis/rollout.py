@@ -21,7 +21,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.logtext import clip, has_keyword, snippet
+from cockpit.analysis.logtext import Gated, clip, has_keyword, snippet
 
 CATEGORY = "bad_rollout"
 MAX_ENDPOINTS = 64
@@ -64,8 +64,9 @@ _ONE_TOKEN = re.compile(
     r"[\"']?(?:completion_tokens|generated_tokens|output_tokens|num_generated_tokens)"
     r"[\"']?\s*[=:]\s*1\b"
 )
-_TOKENIZER_CHANGE = re.compile(
-    r"tokenizer(?:_config)?|chat_template\.jinja|special_tokens_map", re.I
+_TOKENIZER_CHANGE = Gated(
+    re.compile(r"tokenizer(?:_config)?|chat_template\.jinja|special_tokens_map", re.I),
+    ("tokenizer", "chat_template", "special_tokens_map"),
 )
 _FINISH_LENGTH = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?length")
 _FINISH_STOP = re.compile(r"finish_reason[\"']?\s*[=:]\s*[\"']?stop")
@@ -75,13 +76,19 @@ _EMPTY_OUTPUT = re.compile(
 _SPECIAL = re.compile(
     r"<\|eot_id\|>|<\|im_end\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|</s>|<end_of_turn>|<eos>"
 )
-_EOS_CFG = re.compile(r"eos_token(?:_id)?|stop_token_ids|generation_config", re.I)
+_EOS_CFG = Gated(
+    re.compile(r"eos_token(?:_id)?|stop_token_ids|generation_config", re.I),
+    ("eos_token", "stop_token_ids", "generation_config"),
+)
 _ADD_EOS = re.compile(r"add_eos_token")
-_CHAT_TEMPLATE = re.compile(
-    r"ChatTemplateResolutionError|default chat template is no longer allowed|"
-    r"chat_template is not set|chat template.{0,40}(?:error|not|missing|must|could)|"
-    r"Cannot use chat template",
-    re.I,
+_CHAT_TEMPLATE = Gated(
+    re.compile(
+        r"ChatTemplateResolutionError|default chat template is no longer allowed|"
+        r"chat_template is not set|chat template.{0,40}(?:error|not|missing|must|could)|"
+        r"Cannot use chat template",
+        re.I,
+    ),
+    ("chattemplate", "chat template", "chat_template"),
 )
 _ACCESS = re.compile(r"\"(GET|POST|PUT|DELETE) (/[^\s\"?]*)[^\"]*HTTP/[\d.]+\"\s+(\d{3})")
 _ERROR_CODE = re.compile(r"Error code: (\d{3})")

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from cockpit.analysis.context_facts import Fact, LineKeeper, ReportTail
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.analysis.logtext import clip, has_keyword, to_float, to_int
+from cockpit.analysis.logtext import Gated, clip, has_keyword, to_float, to_int
 
 KEYWORDS = (
     "overloaded",
@@ -48,34 +48,70 @@ KEYWORDS = (
     "triton",
 )
 
-_REJECT = re.compile(
-    r"Model is overloaded|\"error_type\"\s*:\s*\"overloaded\"|429 Too Many Requests|"
-    r"Exceeds maximum queue size|(?:request )?queue is full|BackPressureError",
-    re.IGNORECASE,
+_REJECT = Gated(
+    re.compile(
+        r"Model is overloaded|\"error_type\"\s*:\s*\"overloaded\"|429 Too Many Requests|"
+        r"Exceeds maximum queue size|(?:request )?queue is full|BackPressureError",
+        re.IGNORECASE,
+    ),
+    (
+        "overloaded",
+        "too many requests",
+        "exceeds maximum queue size",
+        "queue is full",
+        "backpressureerror",
+    ),
 )
-_STATUS = re.compile(r"\b(429|503)\b")
-_OFFERED = re.compile(
-    r"(\d{1,6})\s+concurrent (?:clients|users|requests|connections)|"
-    r"(?:--)?(?:concurrency|num[-_]clients|users)[ =:]+(\d{1,6})\b",
-    re.IGNORECASE,
+_STATUS = Gated(re.compile(r"\b(429|503)\b"), ("429", "503"))
+_OFFERED = Gated(
+    re.compile(
+        r"(\d{1,6})\s+concurrent (?:clients|users|requests|connections)|"
+        r"(?:--)?(?:concurrency|num[-_]clients|users)[ =:]+(\d{1,6})\b",
+        re.IGNORECASE,
+    ),
+    ("concurren", "num-clients", "num_clients", "users"),
 )
-_CLIENT_CAP = re.compile(
-    r"Maximum request concurrency:\s*(\d+)|--max-concurrency[ =](\d+)|"
-    r"--concurrency[ =](\d+)",
-    re.IGNORECASE,
+_CLIENT_CAP = Gated(
+    re.compile(
+        r"Maximum request concurrency:\s*(\d+)|--max-concurrency[ =](\d+)|"
+        r"--concurrency[ =](\d+)",
+        re.IGNORECASE,
+    ),
+    ("concurrency",),
 )
-_TTFT = re.compile(
-    r"(Mean|Median|P\d{2}(?:\.\d)?) TTFT \(ms\):\s*(\d+(?:\.\d+)?)|"
-    r"time.to.first.token[^\d]{0,20}(\d+(?:\.\d+)?)\s*(ms|s)\b",
-    re.IGNORECASE,
+_TTFT = Gated(
+    re.compile(
+        r"(Mean|Median|P\d{2}(?:\.\d)?) TTFT \(ms\):\s*(\d+(?:\.\d+)?)|"
+        r"time.to.first.token[^\d]{0,20}(\d+(?:\.\d+)?)\s*(ms|s)\b",
+        re.IGNORECASE,
+    ),
+    ("ttft", "first"),
 )
 _SERVER_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs|#queue-req: (\d+)")
 _SERVER_RUNNING = re.compile(r"Running: (\d+) reqs|#running-req: (\d+)")
 _ENGINES = (
-    (re.compile(r"text_generation|text-generation|Model is overloaded", re.I), "tgi"),
-    (re.compile(r"Exceeds maximum queue size|tritonserver|triton", re.I), "triton"),
-    (re.compile(r"sglang|#queue-req", re.I), "sglang"),
-    (re.compile(r"vllm|Engine 000|Maximum request concurrency", re.I), "vllm"),
+    (
+        Gated(
+            re.compile(r"text_generation|text-generation|Model is overloaded", re.I),
+            ("text_generation", "text-generation", "model is overloaded"),
+        ),
+        "tgi",
+    ),
+    (
+        Gated(
+            re.compile(r"Exceeds maximum queue size|tritonserver|triton", re.I),
+            ("exceeds maximum queue size", "triton"),
+        ),
+        "triton",
+    ),
+    (Gated(re.compile(r"sglang|#queue-req", re.I), ("sglang", "#queue-req")), "sglang"),
+    (
+        Gated(
+            re.compile(r"vllm|Engine 000|Maximum request concurrency", re.I),
+            ("vllm", "engine 000", "maximum request concurrency"),
+        ),
+        "vllm",
+    ),
 )
 # TGI's --max-concurrent-requests default (TGI launcher docs).
 TGI_DEFAULT_MAX_CONCURRENT = 128

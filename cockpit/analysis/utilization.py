@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis import engine_args
 from cockpit.analysis.engine_args import EngineArgs, update_engine_args
-from cockpit.analysis.logtext import clip, has_keyword, to_float
+from cockpit.analysis.logtext import Gated, clip, has_keyword, to_float
 
 CATEGORY = "low_util"
 
@@ -48,21 +48,35 @@ KEYWORDS = (
     "sawtooth",
     "spiky",
 )
-_GPU_UTIL = re.compile(
-    r"(?:DCGM_FI_DEV_GPU_UTIL|GPU[- _]?[Uu]til(?:ization)?|gpu_util)[^\d%\n]{0,40}?(\d{1,3}(?:\.\d+)?)\s?%"
+_GPU_UTIL = Gated(
+    re.compile(
+        r"(?:DCGM_FI_DEV_GPU_UTIL|GPU[- _]?[Uu]til(?:ization)?|gpu_util)[^\d%\n]{0,40}?(\d{1,3}(?:\.\d+)?)\s?%"
+    ),
+    ("gpu_util", "gpu-util", "gpu util", "gpuutil"),
 )
-_SM_ACTIVE = re.compile(
-    r"(?:DCGM_FI_PROF_SM_ACTIVE|SM[ _]active)[^\d\n]{0,20}(\d?\.\d+)(?:\s*-\s*(\d?\.\d+))?", re.I
+_SM_ACTIVE = Gated(
+    re.compile(
+        r"(?:DCGM_FI_PROF_SM_ACTIVE|SM[ _]active)[^\d\n]{0,20}(\d?\.\d+)(?:\s*-\s*(\d?\.\d+))?",
+        re.I,
+    ),
+    ("sm_active", "sm active"),
 )
 _CPU_PEGGED = re.compile(
     r"\bCPU\s*(?:usage|util(?:ization)?)?[:=]?\s*(?:~\s*)?(9\d|100)(?:\.\d+)?\s?%"
 )
-_THROTTLE = re.compile(
-    r"container_cpu_cfs_throttled|CFS throttl|cpu throttl|throttled_periods", re.I
+_THROTTLE = Gated(
+    re.compile(r"container_cpu_cfs_throttled|CFS throttl|cpu throttl|throttled_periods", re.I),
+    ("throttl",),
 )
-_TIME_DATA = re.compile(r"\bTime\s+([\d.]+)\s+\(\s*([\d.]+)\)\s+Data\s+([\d.]+)\s+\(\s*([\d.]+)\)")
-_FEW_WORKERS = re.compile(r"does not have many workers|num_workers", re.I)
-_SAWTOOTH = re.compile(r"oscillat|sawtooth|0%\s*<->\s*100%|spiky|bursts? of 100%", re.I)
+_TIME_DATA = Gated(
+    re.compile(r"\bTime\s+([\d.]+)\s+\(\s*([\d.]+)\)\s+Data\s+([\d.]+)\s+\(\s*([\d.]+)\)"),
+    ("data",),
+)
+_FEW_WORKERS = Gated(re.compile(r"does not have many workers|num_workers", re.I), ("workers",))
+_SAWTOOTH = Gated(
+    re.compile(r"oscillat|sawtooth|0%\s*<->\s*100%|spiky|bursts? of 100%", re.I),
+    ("oscillat", "sawtooth", "<->", "spiky", "of 100%"),
+)
 _NCCL_KERNEL = re.compile(r"nccl(?:Dev)?Kernel")
 _LAUNCH = re.compile(r"cudaLaunchKernel")
 _PCT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s?%")
