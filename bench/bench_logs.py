@@ -7,7 +7,9 @@ The logs look like a vLLM server's: stats lines every few seconds, request lines
 their IDs, the engine's HTTP access lines, warnings, a CUDA OOM near the end; a gateway
 pod logs ingress-nginx access lines whose request IDs the serving pods carry.
 
-Reports wall time (best of 3 after a warm-up, the two sides interleaved) and the ratio;
+Reports wall time (best of 3 after a warm-up, the two sides interleaved) and the ratio,
+and the client process's CPU time per run (the panel path's own cost, apart from the
+server's and the other processes' on the machine);
 target: the panel path stays under 2x the download. Memory: peak RSS of a process that
 only downloads against one that runs the panel path (reads are analysed as they arrive
 and dropped, at most 4 pods' logs in memory); target: the panel path's peak RSS stays
@@ -133,9 +135,10 @@ async def panel(ctx):
 
 for line in sys.stdin:
     ctx = context()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = asyncio.run(download(ctx) if mode == "download" else panel(ctx))
     out["wall"] = time.perf_counter() - t0
+    out["cpu"] = time.process_time() - c0
     asyncio.run(ctx.sources.close())
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out), flush=True)
@@ -184,6 +187,8 @@ def main() -> list[str]:
         dl_rss = max(float(str(r[0]["rss_mb"])) for r in rounds)
         pn_rss = max(float(str(r[1]["rss_mb"])) for r in rounds)
         mib = float(str(dl["bytes"])) / 2**20
+        dl_cpu = min(float(str(r[0]["cpu"])) for r in rounds[1:])
+        pn_cpu = min(float(str(r[1]["cpu"])) for r in rounds[1:])
         lines.append(
             f"download of {PODS} logs + the gateway's ({mib:.1f} MiB, same query and client): "
             f"{dl_wall:.2f} s"
@@ -194,6 +199,10 @@ def main() -> list[str]:
             f"request IDs {pn['followed']}"
         )
         lines.append(f"ratio panel path / download: {pn_wall / dl_wall:.2f}x (target < 2x)")
+        lines.append(
+            f"client CPU per run (least of 3, every thread of the client's process): "
+            f"panel path {pn_cpu:.2f} s, download only {dl_cpu:.2f} s"
+        )
         lines.append(
             f"peak RSS: panel path {pn_rss:.0f} MB vs download only {dl_rss:.0f} MB "
             f"(ratio {pn_rss / dl_rss:.2f}x, target < 2x; {mib:.0f} MiB read)"
