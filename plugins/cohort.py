@@ -25,7 +25,7 @@ from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
-from cockpit.models.messages import signal_label, signal_names
+from cockpit.models.messages import signal_label, signal_names, unit_text
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
@@ -179,7 +179,8 @@ class CohortPanel(Panel):
             if r.suspect is None and r.cohort_median is None:
                 continue
             name = signal_label(r.key, lang)  # the name every screen gives the row
-            mine = fmt_value(r.suspect, r.unit)
+            unit = unit_text(r.unit, lang)  # restarts, pods, changes in the language
+            mine = fmt_value(r.suspect, unit)
             if r.window is not None:
                 # the window's history: an Xid seen, a series that stopped (never "—")
                 seen = r.window.text(lang)
@@ -187,7 +188,7 @@ class CohortPanel(Panel):
             table.add_row(
                 name,
                 mine,
-                fmt_value(r.cohort_median, r.unit),
+                fmt_value(r.cohort_median, unit),
                 str(r.cohort_n),
                 f"×{r.ratio:.2f}" if r.ratio is not None else "",
                 f"◀ {t('metrics.cohort.outlier', lang)}"
@@ -268,14 +269,14 @@ class CohortPanel(Panel):
                 note=t(
                     "evidence.cohort_pin_note",
                     self.lang,
-                    median=fmt_value(row.cohort_median, row.unit),
+                    median=fmt_value(row.cohort_median, unit_text(row.unit, self.lang)),
                     definition=data.cohort.definition(self.lang),
                 ),
                 note_i18n=in_both(
                     lambda lang: t(
                         "evidence.cohort_pin_note",
                         lang,
-                        median=fmt_value(row.cohort_median, row.unit),
+                        median=fmt_value(row.cohort_median, unit_text(row.unit, lang)),
                         definition=data.cohort.definition(lang),
                     )
                 ),
