@@ -493,28 +493,34 @@ def analyse_access(pod: str, container: str, previous: bool, text: str) -> PodPa
     candidates: list[tuple[int, float, str, int, str]] = []
     lines = text.splitlines()
     others: list[str] = []
+    # Counted in locals and put into the summary once: a model's attribute assignment
+    # costs a validation per access line.
+    requests = with_id = 0
+    slowest: float | None = None
+    by_class, upstreams = summary.status, summary.upstreams
     for raw in lines:
         fields = _access_fields(_stamp_rest(raw))
         if fields is None:
             others.append(raw)
             continue
         status, dur, upstream, rid = fields
-        summary.requests += 1
+        requests += 1
         cls = _status_class(status)
-        summary.status[cls] = summary.status.get(cls, 0) + 1
+        by_class[cls] = by_class.get(cls, 0) + 1
         if upstream:
-            summary.upstreams[upstream] = summary.upstreams.get(upstream, 0) + 1
-        if dur is not None and (summary.slowest_s is None or dur > summary.slowest_s):
-            summary.slowest_s = dur
+            upstreams[upstream] = upstreams.get(upstream, 0) + 1
+        if dur is not None and (slowest is None or dur > slowest):
+            slowest = dur
         bad = status >= 500 or status == 499
         if bad:
             errors.append(raw)
         if rid:
-            summary.with_request_id += 1
+            with_id += 1
             candidates.append((0 if bad else 1, -(dur or 0.0), rid, status, raw))
             if len(candidates) > 4 * MAX_FOLLOW:
                 candidates.sort(key=lambda c: (c[0], c[1]))
                 del candidates[MAX_FOLLOW:]
+    summary.requests, summary.with_request_id, summary.slowest_s = requests, with_id, slowest
     candidates.sort(key=lambda c: (c[0], c[1]))
     for _, _, rid, status, raw in candidates:
         if len(part.access_ids) >= MAX_FOLLOW:
