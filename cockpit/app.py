@@ -99,8 +99,8 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     TextArea:focus { border: tall $accent; }
     DataTable:focus, OptionList:focus { outline-left: thick $accent; }
     /* A list without a border (a compact drop-down's) would lose its first letter under
-       the bar: its highlighted option shows focus. */
-    OptionList.-textual-compact:focus { outline-left: none; }
+       the bar: it is tinted instead, its highlighted option in the cursor's colours. */
+    OptionList.-textual-compact:focus { outline-left: none; background: $accent 20%; }
     Select:focus > SelectCurrent { border: tall $accent; }
     Select.-textual-compact:focus > SelectCurrent { background: $accent 70%; color: $text; }
     Panel:focus-within { border: round $accent; }
