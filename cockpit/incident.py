@@ -54,6 +54,24 @@ class ServiceScope(_Model):
         return " / ".join(parts)
 
 
+class OpenedWith(_Model):
+    """How the incident was opened: its investigation clock and its sources, so that
+    ``--resume`` reopens it exactly as it was (a flag given on resume overrides one).
+
+    Attributes:
+        at: The time investigated as of (``--at``, resolved to UTC); ``None`` when live.
+        prometheus_url: The Prometheus query API, without user, password, query string
+            or fragment (secrets are never kept); empty when none was used.
+        kube_context: The kubeconfig context; empty for the default.
+        kubeconfig: The kubeconfig file; empty for the default.
+    """
+
+    at: datetime | None = None
+    prometheus_url: str = ""
+    kube_context: str = ""
+    kubeconfig: str = ""
+
+
 class PagedBy(_Model):
     """The alert the incident was started from (``cockpit --alert``, the alert picker).
 
@@ -495,6 +513,8 @@ class Incident(_Model):
     mode: Mode = Mode.LIVE
     bundle: str = ""
     """The evidence bundle a replay incident was opened on (``--resume`` reopens it)."""
+    opened_with: OpenedWith = Field(default_factory=OpenedWith)
+    """The investigation clock and sources it was opened with (``--resume`` reuses them)."""
     drill: DrillRun | None = None
     """Set when the incident is a drill (a replayed incident with an answer key)."""
     lang: str = "zh"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,8 @@ def _at_clock(args: argparse.Namespace, now: Any) -> Clock | None:
     at = getattr(args, "at", None)
     if at is None:
         return None
+    if isinstance(at, datetime):  # restored by --resume: already resolved
+        return Clock(frozen_at=at)
     from cockpit.timeparse import TimeParseError, parse_at
 
     try:
@@ -201,8 +204,12 @@ def open_session(
     meta: Any,
     *,
     background: bool,
+    opened: Any = None,
 ) -> Any:
     """Resume (``--resume [ID]``) or create the incident, and wrap it in a session.
+
+    ``opened`` (a :class:`cockpit.incident.OpenedWith`) is the investigation clock and
+    sources in effect; the incident keeps it so that the next resume reopens it so.
 
     Raises:
         BootError: unknown id, nothing to resume, or a corrupt incident file.
@@ -243,6 +250,8 @@ def open_session(
         raise BootError(t("boot.no_incident", lang, id=resume, dir=str(store.root))) from exc
     if mode is Mode.REPLAY and not resume and getattr(args, "replay", None):
         incident.bundle = str(Path(args.replay).resolve())
+    if opened is not None:
+        incident.opened_with = opened
     # The first save is synchronous even for the TUI, so an unwritable state directory is
     # reported before anything is typed into an incident that could not be kept.
     session = IncidentSession(store, incident)
@@ -271,22 +280,30 @@ def _drill_title(drill_id: str, lang: str) -> str:
     return get_drill(drill_id).key.title.text(lang)
 
 
-def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Namespace:
+def _resume_mode(
+    args: argparse.Namespace, settings: Settings
+) -> tuple[argparse.Namespace, list[str]]:
     """``--resume`` reopens an incident the way it was opened: a demo incident on the demo
-    bundle, a replay incident on its bundle, a live one live."""
+    bundle, a replay incident on its bundle, a live one live; as of the time it was
+    investigated (``--at``) and, live, on the Prometheus and kubeconfig context it was
+    opened with (see :class:`cockpit.incident.OpenedWith`). A flag given on resume
+    overrides the saved value, with a notice. Returns ``(args, notices)``."""
     resume = getattr(args, "resume", None)
-    if not resume or getattr(args, "demo", False) or getattr(args, "replay", None):
-        return args
+    if not resume:
+        return args, []
     from cockpit.store import CorruptIncident, IncidentStore
 
     store = IncidentStore(settings.resolved_state_dir())
     try:
         incident = store.latest_open() if resume == "latest" else store.load(resume)
     except (CorruptIncident, FileNotFoundError, OSError):
-        return args  # open_session reports it
+        return args, []  # open_session reports it
     if incident is None:
-        return args
+        return args, []
     new = argparse.Namespace(**vars(args))
+    notices = _reuse_opened_with(new, incident.opened_with, settings)
+    if getattr(args, "demo", False) or getattr(args, "replay", None):
+        return new, notices
     if incident.mode is Mode.DEMO:
         new.demo = True
     elif incident.mode is Mode.REPLAY and incident.drill is not None:
@@ -305,7 +322,70 @@ def _resume_mode(args: argparse.Namespace, settings: Settings) -> argparse.Names
                 f"reopen it with --replay BUNDLE --resume {incident.id}"
             )
         new.replay = incident.bundle
-    return new
+    return new, notices
+
+
+def _reuse_opened_with(new: argparse.Namespace, saved: Any, settings: Settings) -> list[str]:
+    """Put the saved investigation clock and sources into ``new`` where no flag names them;
+    the notices for the flags that override a different saved value."""
+    from cockpit.i18n import t
+    from cockpit.timeparse import fmt_time
+
+    lang = settings.resolved_lang()
+    notices: list[str] = []
+    given_at = getattr(new, "at", None)
+    if given_at is None:
+        new.at = saved.at  # a datetime: the clock is frozen there as it was
+    else:
+        was = fmt_time(saved.at) if saved.at is not None else t("resume.live", lang)
+        notices.append(t("resume.override", lang, flag="--at", given=given_at, saved=was))
+    flags = (
+        ("--prometheus-url", "prometheus_url", saved.prometheus_url, settings.prometheus.url),
+        ("--context", "context", saved.kube_context, settings.kubernetes.context),
+        ("--kubeconfig", "kubeconfig", saved.kubeconfig, str(settings.kubernetes.kubeconfig or "")),
+    )
+    for flag, attr, was, configured in flags:
+        if not was:
+            continue
+        given = getattr(new, attr, None)
+        if given:
+            if public_url(str(given)) != was:
+                notices.append(t("resume.override", lang, flag=flag, given=given, saved=was))
+        elif public_url(configured or "") != was:
+            # The configured value (which may carry credentials) is kept when it is the one
+            # the incident was opened with.
+            setattr(new, attr, was)
+    return notices
+
+
+def public_url(url: str) -> str:
+    """``url`` without user, password, query string or fragment (what an incident keeps)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if "://" not in url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def opened_with(ctx: AppContext, mode: Mode) -> Any:
+    """The investigation clock and the sources ``ctx`` was built on, secrets removed
+    (see :class:`cockpit.incident.OpenedWith`)."""
+    from cockpit.incident import OpenedWith
+
+    if mode is not Mode.LIVE:
+        return OpenedWith(at=ctx.at)
+    kube = ctx.settings.kubernetes
+    return OpenedWith(
+        at=ctx.at,
+        prometheus_url=public_url(ctx.settings.prometheus.url or ""),
+        kube_context=kube.context or "",
+        kubeconfig=str(kube.kubeconfig or ""),
+    )
 
 
 def _with_bundle_scope(settings: Settings, meta: Any) -> Settings:
@@ -346,6 +426,10 @@ def config_warnings(lang: str) -> list[str]:
     return out
 
 
+_SOURCE_FLAGS = ("prometheus_url", "context", "kubeconfig")
+"""The flags ``--resume`` may restore that the settings are built from."""
+
+
 def build_context(
     args: argparse.Namespace, *, background: bool = False, with_session: bool = True
 ) -> AppContext:
@@ -355,7 +439,10 @@ def build_context(
         BootError: see :func:`settings_from_args`, :func:`build_sources`, :func:`open_session`.
     """
     settings = settings_from_args(args)
-    args = _resume_mode(args, settings)
+    resumed, notices = _resume_mode(args, settings)
+    if any(getattr(resumed, k, None) != getattr(args, k, None) for k in _SOURCE_FLAGS):
+        settings = settings_from_args(resumed)
+    args = resumed
     lang = settings.resolved_lang()
     mode = mode_of(args)
     sources, clock, meta = build_sources(args, settings)
@@ -367,7 +454,7 @@ def build_context(
         ctx.at = clock.now()
     # Read here, off the UI's event loop; a command prints them, the TUI shows them as
     # notices once it runs.
-    ctx.warnings = config_warnings(lang)
+    ctx.warnings = config_warnings(lang) + notices
     if not background:
         for line in ctx.warnings:
             print(line, file=sys.stderr)
@@ -377,7 +464,9 @@ def build_context(
             for line in bundle_warnings(meta, lang):
                 print(line, file=sys.stderr)
     if with_session:
-        ctx.session = open_session(args, settings, mode, lang, meta, background=background)
+        ctx.session = open_session(
+            args, settings, mode, lang, meta, background=background, opened=opened_with(ctx, mode)
+        )
         if getattr(args, "alert", None):
             start_from_alert(ctx, args.alert)
     return ctx

@@ -78,6 +78,58 @@ def test_resume_reopens_the_latest_open_incident(clean_env):
         build_context(argparse.Namespace(resume="inc-doesnotexist"))
 
 
+def test_resume_reopens_as_of_the_time_and_on_the_sources_it_was_opened_with(clean_env):
+    from datetime import UTC, datetime
+
+    opened_at = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
+    url = "http://reader:s3cret@127.0.0.1:1/prom?token=abc#x"
+    first = build_context(
+        argparse.Namespace(lang="en", at="2026-11-29T15:00", prometheus_url=url, context="prod")
+    )
+    assert first.at == opened_at
+    incident_id = first.session.incident.id
+    first.session.store.release_all()
+    saved = (clean_env / "state").rglob(f"{incident_id}*")
+    text = "".join(p.read_text(encoding="utf-8") for p in saved if p.is_file())
+    assert "127.0.0.1:1/prom" in text
+    assert "s3cret" not in text and "reader" not in text and "abc" not in text
+
+    resumed = build_context(argparse.Namespace(resume="latest"))
+    assert resumed.session.incident.id == incident_id
+    assert resumed.at == opened_at and resumed.clock.frozen
+    assert resumed.clock.now() == opened_at
+    assert resumed.settings.prometheus.url == "http://127.0.0.1:1/prom"
+    assert resumed.settings.kubernetes.context == "prod"
+    assert resumed.sources.metrics is not None
+    assert not any("overrides" in w for w in resumed.warnings)
+    resumed.session.store.release_all()
+
+    # A flag given on resume overrides the saved value, and says so.
+    later = build_context(
+        argparse.Namespace(
+            resume=incident_id, at="2026-11-29T16:30", prometheus_url="http://other:9090"
+        )
+    )
+    assert later.at == datetime(2026, 11, 29, 16, 30, tzinfo=UTC)
+    assert later.settings.prometheus.url == "http://other:9090"
+    notices = [w for w in later.warnings if "overrides" in w]
+    assert any("--at 2026-11-29T16:30" in w and "2026-11-29 15:00:00Z" in w for w in notices)
+    assert any("--prometheus-url http://other:9090" in w for w in notices)
+    # ... and the incident reopens next time as it was last investigated.
+    later.session.store.release_all()
+    again = build_context(argparse.Namespace(resume="latest"))
+    assert again.at == datetime(2026, 11, 29, 16, 30, tzinfo=UTC)
+    assert again.settings.prometheus.url == "http://other:9090"
+
+
+def test_resume_of_a_live_incident_stays_live(clean_env):
+    first = build_context(argparse.Namespace(lang="en"))
+    assert first.session.incident.opened_with.at is None
+    first.session.store.release_all()
+    resumed = build_context(argparse.Namespace(resume="latest"))
+    assert resumed.at is None and not resumed.clock.frozen
+
+
 def test_doctor_without_sources_says_why(clean_env, capsys):
     rc = main(["doctor", "--json", "--lang", "en"])
     report = json.loads(capsys.readouterr().out)
