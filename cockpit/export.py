@@ -700,7 +700,7 @@ def _appendix_path(md: _Md, doc: ExportDocument) -> None:
     md.item(0, md.tr("export.path.taken"), " → ".join(path.steps) if path.steps else None)
     md.item(0, md.tr("export.path.current"), _step_title(path.current_step, md.lang))
     branch = None
-    if path.scope_branch in ("single", "shared"):
+    if path.scope_branch in ("single", "shared", "release"):
         branch = md.tr(f"export.path.branch_{path.scope_branch}")
     elif path.scope_branch:
         branch = path.scope_branch

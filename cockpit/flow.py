@@ -31,10 +31,13 @@ class StepId(StrEnum):
 
 
 class Branch(StrEnum):
-    """The answer at the decision node D (single instance / single node?)."""
+    """The answer at the decision node D (single instance / single node?). A release (every
+    replica of one revision, :func:`cockpit.analysis.blast_radius.with_release`) is its own
+    answer: it goes to E, which compares the revision with the previous one."""
 
     SINGLE = "single"  # 是 -> E
     SHARED = "shared"  # 否 -> F
+    RELEASE = "release"  # every replica of one revision: E compares it with the previous one
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ EDGES: tuple[tuple[StepId, StepId, Branch | None], ...] = (
     (StepId.C, StepId.D, None),
     (StepId.D, StepId.E, Branch.SINGLE),
     (StepId.D, StepId.F, Branch.SHARED),
+    (StepId.D, StepId.E, Branch.RELEASE),
     (StepId.E, StepId.G, None),
     (StepId.F, StepId.G, None),
     (StepId.G, StepId.H, None),
@@ -99,11 +103,14 @@ def next_steps(current: StepId | str, branch: Branch | None = None) -> list[Step
     (E first). Every other node has exactly one successor, except I, which has none.
     """
     cur = StepId(current)
-    out = [
-        BY_ID[dst]
-        for src, dst, label in EDGES
-        if src is cur and (branch is None or label is None or label is branch)
-    ]
+    out: list[Step] = []
+    for src, dst, label in EDGES:
+        if (
+            src is cur
+            and (branch is None or label is None or label is branch)
+            and BY_ID[dst] not in out
+        ):
+            out.append(BY_ID[dst])
     return out
 
 

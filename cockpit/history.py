@@ -184,7 +184,7 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
 def _shown(entry: HistoryEntry, value: object, lang: str) -> str:
     """A value as the screens name it: the answer at D and a hypothesis' status in words
     (``单实例``, ``已推翻``), anything else by :func:`value_text`."""
-    if entry.target == "scope_branch" and value in ("single", "shared"):
+    if entry.target == "scope_branch" and value in ("single", "shared", "release"):
         return t(f"history.branch.{value}", lang)
     if entry.target.endswith(".status") and value in ("open", "supported", "refuted"):
         return t(f"hyp.status.{value}", lang)

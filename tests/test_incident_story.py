@@ -394,6 +394,45 @@ async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_g
     assert doc["cohort"]["members"] == coh.cohort.members
     assert "serving.output_len:p50" in doc["cohort"]["outliers"]
     assert doc["conclusion"]["scope"] == br.scope
+    _d_answers_with_its_verdict(res, tmp_path)
+
+
+def _d_answers_with_its_verdict(res: Any, tmp_path: Path) -> None:
+    """D's question and recorded answer follow its verdict: a release (every replica of
+    one revision) is its own answer, going to E to compare the revisions, and is named so
+    where D proposes it, in the answer recorded, its history line and the export; never
+    "isolate" or "single instance / node" beside "all replicas of one revision"."""
+    from cockpit.export import render
+    from cockpit.flow import Branch, next_steps
+    from cockpit.history import entry_line
+    from cockpit.i18n import t
+    from cockpit.incident import Incident
+    from cockpit.session import IncidentSession
+    from cockpit.store import IncidentStore
+    from cockpit.ui.scope_view import verdict_text
+
+    br = res.blast_radius
+    assert br.branch is Branch.RELEASE
+    assert [s.id.value for s in next_steps("D", br.branch)] == ["E"]
+    assert "compare this revision with the previous one" in t(br.propose_key, "en")
+    session = IncidentSession(IncidentStore(tmp_path / "d-state"), Incident(id="inc-d", lang="en"))
+    assert br.branch is not None
+    session.set_branch(br.branch, verdict_text(res, "en"))
+    inc = session.incident
+    assert "all replicas of one revision" in inc.scope_verdict
+    lines = [entry_line(inc, e, "en") for e in inc.history if e.target == "scope_branch"]
+    assert lines and "the whole release (all replicas of one revision)" in lines[-1]
+    for lang, whole, single in (
+        (
+            "en",
+            "the whole release (all replicas of one revision) → E compare revisions",
+            "single instance / node",
+        ),
+        ("zh", "整个发布（某个版本的全部副本）→ E 对比新旧版本", "单实例 / 单节点"),
+    ):
+        md = render(inc, lang=lang, fmt="md")
+        assert whole in md and single not in md, lang
+    session.store.release_all()
 
 
 def test_a_baseline_inside_the_window_is_said_with_its_span() -> None:

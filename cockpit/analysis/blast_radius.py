@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import max_z, median, robust_score
+from cockpit.flow import Branch
 from cockpit.models.messages import Arg, Msg, msg, signal_names, unit_suffix
 from cockpit.models.signals import SIGNALS
 
@@ -186,6 +187,23 @@ class BlastRadius(BaseModel):
         """Append an evidence line (message and its English rendering)."""
         self.line_msgs.append(m)
         self.lines.append(m.text("en"))
+
+    @property
+    def branch(self) -> Branch | None:
+        """The answer at D this verdict gives: ``release`` when E compares a revision with
+        the previous one, ``single`` for another E, ``shared`` for F, ``None`` undecided."""
+        if self.propose == "E":
+            return Branch.RELEASE if self.scope == "revision" else Branch.SINGLE
+        return Branch.SHARED if self.propose == "F" else None
+
+    @property
+    def propose_key(self) -> str:
+        """The message key of the proposed next step (``metrics.propose.*``), empty when
+        nothing is proposed; a release's names the comparison of revisions."""
+        if not self.propose:
+            return ""
+        suffix = "_revision" if self.branch is Branch.RELEASE else ""
+        return f"metrics.propose.{self.propose}{suffix}"
 
     def lines_text(self, lang: str) -> list[str]:
         """The evidence lines in ``lang``, the √(n−1) reminder last (in parentheses)."""

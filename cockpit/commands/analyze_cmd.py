@@ -261,8 +261,8 @@ def render_text(
     out.append(t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang)))
     for line in br.lines_text(lang):
         out.append(f"  {line}")
-    if br.propose:
-        out.append("  " + t(f"metrics.propose.{br.propose}", lang))
+    if br.propose_key:
+        out.append("  " + t(br.propose_key, lang))
     out.append("")
     if report.cohort is None:
         out.append(t("metrics.text.no_cohort", lang))

@@ -98,8 +98,8 @@ class ScopeView(MetricsView):
         lang = self.lang
         br = data.blast_radius
         head = blast_line(data, lang)
-        if br.propose:
-            head += "\n" + t(f"metrics.propose.{br.propose}", lang)
+        if br.propose_key:
+            head += "\n" + t(br.propose_key, lang)
         self.query_one("#scope-verdict", Static).update(head)
         lines = br.lines_text(lang)
         if not data.anomalous:
@@ -126,7 +126,7 @@ class ScopeView(MetricsView):
             return
         event.stop()
         br = self.data.blast_radius
-        branch = Branch.SINGLE if br.propose == "E" else Branch.SHARED
+        branch = br.branch or Branch.SHARED
         self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
         self.notify(
             t("metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)),

@@ -68,7 +68,7 @@ class Stepper(Static):
             if sid == self.current:
                 style = "bold reverse"
             elif sid in ("E", "F") and self.branch:
-                chosen = "E" if self.branch == "single" else "F"
+                chosen = "F" if self.branch == "shared" else "E"
                 style = "bold" if sid == chosen else "dim strike"
             elif sid in visited:
                 style = "green"
