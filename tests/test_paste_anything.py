@@ -110,6 +110,20 @@ async def test_f6_pins_a_note_cockpit_output_and_says_so(tmp_path, gpus_text):
         assert note.note.endswith("second line") and note.at == ctx.clock.now()
         assert note.step == "C"
         assert any(e.kind is TimelineKind.EVIDENCE for e in ctx.session.incident.timeline)
+        # A text carrying its own time is placed at that time, the pin time kept apart.
+        said = await paste(
+            pilot, app, "2026-11-29T13:20:11Z tenant acme says answers are slow", "paste-pin"
+        )
+        own_time = datetime(2026, 11, 29, 13, 20, 11, tzinfo=UTC)
+        assert "at the time the text carries (2026-11-29 13:20:11Z)" in said
+        stamped = ctx.session.incident.evidence[-1]
+        assert stamped.source == "user" and stamped.at == own_time != ctx.clock.now()
+        assert stamped.pinned_at != own_time
+        assert any(
+            e.at == own_time and "tenant acme" in e.text
+            for e in ctx.session.incident.timeline
+            if e.kind is TimelineKind.EVIDENCE
+        )
         # cockpit's own output: explained as such, each fact pinned.
         await paste(pilot, app, gpus_text, "paste-explain")
         assert "output of cockpit gpus" in str(app.screen.query_one("#paste-output").render())

@@ -200,7 +200,11 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
         assert self.ctx.session is not None
         text = (self._explained or "").strip()
         note = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
-        at = self.ctx.clock.now()
+        # A text that carries its own time (a log line) is evidence of that time, not of
+        # the moment it was pinned (``pinned_at`` keeps that) nor of the clock's.
+        now = self.ctx.clock.now()
+        own = next((d for d in (line_datetime(x, now) for x in self._lines) if d), None)
+        at = own or now
         self.ctx.session.pin(
             Evidence(
                 label=t("paste.note_label", self.ctx.lang),
@@ -212,7 +216,8 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
                 note=note,
             )
         )
-        self._say(t("paste.pinned_note", self.ctx.lang, at=fmt_time(at)))
+        key = "paste.pinned_note_own" if own is not None else "paste.pinned_note"
+        self._say(t(key, self.ctx.lang, at=fmt_time(at)))
 
     def _pin_findings(self) -> None:
         expl = self.explanation
