@@ -635,7 +635,11 @@ def _appendix_timeline(md: _Md, doc: ExportDocument) -> None:
         md.item(0, None, None)
     for entry in entries:
         kind = md.tr(f"export.kind.{entry.kind.value}")
-        src = name_of("source.name", entry.source, md.lang)
+        src = ", ".join(
+            dict.fromkeys(
+                name_of("source.name", s, md.lang) for s in (entry.source, *entry.sources)
+            )
+        )
         source = md.tr("export.paren", text=md.tr("export.source", source=src))
         md.item(
             0, None, f"{md.when(entry.at)} [{kind}] {_one_line(entry_text(entry, md.lang))}{source}"

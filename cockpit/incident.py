@@ -189,6 +189,9 @@ class Change(_Model):
     detail: str = ""
     source: str = "user"
     suspect: bool = False
+    event: str = ""
+    """The event key of what it records when other sources tell it too
+    (:attr:`TimelineEntry.event`); empty otherwise."""
 
 
 class Evidence(_Model):
@@ -279,6 +282,17 @@ class TimelineEntry(_Model):
     text_i18n: dict[str, str] = Field(default_factory=dict)
     """``text`` in each language when cockpit wrote it (a pinned value, a mitigation
     chosen in F2), so the export speaks its own language; empty for what the user typed."""
+    event: str = ""
+    """What happened, when several sources can tell it (:func:`alert_event`): one event at
+    one time is one entry; empty for an entry only its source tells."""
+    sources: list[str] = Field(default_factory=list)
+    """The other sources that told the same event (``source`` told it first)."""
+
+
+def alert_event(name: str) -> str:
+    """The event key of an alert firing (:attr:`TimelineEntry.event`): the alert that
+    paged, the alerts A found in ``ALERTS`` and B's alert items name it alike."""
+    return f"alert:{name}"
 
 
 class HypothesisStatus(StrEnum):

@@ -36,6 +36,7 @@ from cockpit.incident import (
     ServiceScope,
     TimelineEntry,
     TimelineKind,
+    alert_event,
 )
 from cockpit.models import utcnow
 from cockpit.store import IncidentStore
@@ -451,7 +452,13 @@ class IncidentSession:
         if title:
             self.set_text("title", title)
         if paged.starts_at is not None:
-            self._timeline(paged.starts_at, TimelineKind.ALERT, f"ALERT {paged.name}", "alert")
+            self._timeline(
+                paged.starts_at,
+                TimelineKind.ALERT,
+                f"ALERT {paged.name}",
+                "alert",
+                event=alert_event(paged.name),
+            )
         if detect is not None:
             return self.set_time("detect", detect)
         self.save()
@@ -480,7 +487,9 @@ class IncidentSession:
                 return existing
         self.incident.changes.append(change)
         if change.at is not None:
-            self._timeline(change.at, TimelineKind.CHANGE, change.summary, source=change.source)
+            self._timeline(
+                change.at, TimelineKind.CHANGE, change.summary, change.source, event=change.event
+            )
         self.save()
         return change
 
@@ -565,10 +574,12 @@ class IncidentSession:
         kind: TimelineKind = TimelineKind.NOTE,
         source: str = "user",
         text_i18n: dict[str, str] | None = None,
+        event: str = "",
     ) -> TimelineEntry:
-        """Add an entry to the timeline (deduplicated on time+kind+text); ``text_i18n``
-        is the text in each language when cockpit wrote it."""
-        entry = self._timeline(at, kind, text, source, text_i18n)
+        """Add an entry to the timeline (deduplicated on time+kind+text, and on time+event
+        where ``event`` names one: see :meth:`_timeline`); ``text_i18n`` is the text in each
+        language when cockpit wrote it."""
+        entry = self._timeline(at, kind, text, source, text_i18n, event)
         self.save()
         return entry
 
@@ -579,12 +590,24 @@ class IncidentSession:
         text: str,
         source: str,
         text_i18n: dict[str, str] | None = None,
+        event: str = "",
     ) -> TimelineEntry:
+        """The entry for ``text`` at ``at``: an event (``event``, e.g. an alert firing) that
+        another source already put there at that time is one entry naming both sources."""
         for existing in self.incident.timeline:
+            if event and (existing.at, existing.event) == (at, event):
+                if source != existing.source and source not in existing.sources:
+                    existing.sources.append(source)
+                return existing
             if (existing.at, existing.kind, existing.text) == (at, kind, text):
                 return existing
         entry = TimelineEntry(
-            at=at, kind=kind, text=text, source=source, text_i18n=dict(text_i18n or {})
+            at=at,
+            kind=kind,
+            text=text,
+            source=source,
+            text_i18n=dict(text_i18n or {}),
+            event=event,
         )
         self.incident.timeline.append(entry)
         self.incident.timeline.sort(key=lambda e: e.at)

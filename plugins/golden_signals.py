@@ -453,14 +453,20 @@ class GoldenSignalsPanel(Panel):
         """Put the fired alerts on the incident timeline (deduplicated by the session),
         except the alert that paged when choosing it already put it there."""
         from cockpit.collect.golden import timeline_alerts
-        from cockpit.incident import TimelineKind
+        from cockpit.incident import TimelineKind, alert_event
 
         session = self.ctx.session
         if session is None:
             return
         inc = session.incident
         for a in timeline_alerts(event.alerts, inc.paged_by, inc.timeline):
-            session.add_timeline(a.first, a.text(), TimelineKind.ALERT, source="prometheus")
+            session.add_timeline(
+                a.first,
+                a.text(),
+                TimelineKind.ALERT,
+                source="prometheus",
+                event=alert_event(a.name),
+            )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Use the first alert as the detection time."""

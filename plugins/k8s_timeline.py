@@ -34,7 +34,9 @@ def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
         if it.kind in RECORDED_CHANGE_KINDS:
             session.record_changes([it])
         else:
-            session.add_timeline(it.at, it.summary, TimelineKind.EVENT, source="kubernetes")
+            session.add_timeline(
+                it.at, it.summary, TimelineKind.EVENT, source=it.origin, event=it.event
+            )
         n += 1
     return n
 

@@ -147,3 +147,55 @@ def test_export_is_written_next_to_the_incident(session):
     assert path == session.store.root / "exports" / "inc-1.zh.md"
     assert path.read_text(encoding="utf-8") == "# 事故：x\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_one_alert_firing_is_one_timeline_row_naming_its_sources(session):
+    """The alert that paged, the same alert A finds in ALERTS and B's alert item marked as
+    a change are one event at one time: one timeline row naming the three sources, in the
+    export too; another alert, or the same one at another time, stays its own row."""
+    from cockpit.analysis.changes import ChangeItem
+    from cockpit.export import render
+    from cockpit.incident import PagedBy, ServiceScope, TimelineKind, alert_event
+    from cockpit.models.messages import msg
+
+    fired = datetime(2026, 11, 29, 13, 31, 45, tzinfo=UTC)
+    paged = PagedBy(name="VLLMHighP99", source="prometheus", starts_at=fired)
+    session.start_from_alert(paged, "", ServiceScope(namespace="llm"), None)
+    session.add_timeline(
+        fired,
+        "ALERT VLLMHighP99 (severity=page)",
+        TimelineKind.ALERT,
+        source="prometheus",
+        event=alert_event("VLLMHighP99"),
+    )
+    item = ChangeItem(
+        key="metrics/alert/VLLMHighP99/llm",
+        at=fired,
+        kind="alert",
+        summary="alert VLLMHighP99 fired (llm)",
+        origin="metrics",
+        message=msg("metrics.change.alert", alert="VLLMHighP99", where="llm"),
+    )
+    session.add_change(item.to_change())
+    session.add_timeline(
+        fired, "ALERT OtherAlert", TimelineKind.ALERT, "prometheus", event=alert_event("OtherAlert")
+    )
+    session.add_timeline(
+        fired + timedelta(hours=1),
+        "ALERT VLLMHighP99",
+        TimelineKind.ALERT,
+        "prometheus",
+        event=alert_event("VLLMHighP99"),
+    )
+    rows = [e for e in reload(session).timeline if e.event == alert_event("VLLMHighP99")]
+    assert len(rows) == 2
+    first = next(e for e in rows if e.at == fired)
+    assert (first.source, first.sources) == ("alert", ["prometheus", "metrics"])
+    md = render(session.incident, lang="en", fmt="md")
+    timeline = [x for x in md.splitlines() if x.startswith("- 2026-11-29T13:31:45Z")]
+    lines = [x for x in timeline if "VLLMHighP99" in x]
+    assert len(lines) == 1 and "alert, prometheus, metrics" in lines[0], lines
+    zh = render(session.incident, lang="zh", fmt="md")
+    rows_zh = [x for x in zh.splitlines() if x.startswith("- 2026-11-29T13:31:45Z")]
+    assert sum("VLLMHighP99" in x for x in rows_zh) == 1
+    assert any("告警, Prometheus, 指标" in x for x in rows_zh), rows_zh

@@ -128,6 +128,15 @@ class ChangeItem(BaseModel):
         """The summary in ``lang``."""
         return self.message.text(lang) if self.message is not None else self.summary
 
+    @property
+    def event(self) -> str:
+        """The event key of what the item records when other sources tell it too (an
+        alert firing, :func:`cockpit.incident.alert_event`); empty otherwise."""
+        from cockpit.incident import alert_event
+
+        name = self.message.args.get("alert") if self.message is not None else None
+        return alert_event(str(name)) if self.kind == "alert" and name else ""
+
     def detail_text(self) -> str:
         """Diff lines then detail, one per line."""
         lines = [d.text() for d in self.diff]
@@ -148,6 +157,7 @@ class ChangeItem(BaseModel):
             summary=self.summary,
             detail=self.detail_text(),
             source=self.origin,
+            event=self.event,
         )
 
 
