@@ -89,7 +89,7 @@ from cockpit.incident import (
     TimelineKind,
 )
 from cockpit.neutral import json_text, neutralise
-from cockpit.session import TIME_FIELDS, check_time_order, entry_text
+from cockpit.session import TIME_FIELDS, check_time_order, entry_text, recovery_disagrees
 
 EXPORT_FORMAT: Literal["cockpit.incident-export"] = "cockpit.incident-export"
 EXPORT_FORMAT_VERSION = 1
@@ -535,7 +535,10 @@ def _template(md: _Md, doc: ExportDocument) -> None:
 
     md.heading(0, labels["times"])
     for name in TIME_FIELDS:
-        md.item(1, md.tr(f"export.time.{name}"), md.when(getattr(tpl.times, name), local=True))
+        when = md.when(getattr(tpl.times, name), local=True)
+        if name == "recover" and recovery_disagrees(tpl.times.recover, doc.appendices.recovery):
+            when += md.tr("export.paren", text=md.tr("export.time.recover_unconfirmed"))
+        md.item(1, md.tr(f"export.time.{name}"), when)
     durations = [
         md.tr(f"export.duration.{name}", minutes=fmt_number(value, 6))
         for name, value in (

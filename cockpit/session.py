@@ -33,6 +33,7 @@ from cockpit.incident import (
     IncidentStatus,
     PagedBy,
     PlaybookRecord,
+    RecoveryCheck,
     ServiceScope,
     TimelineEntry,
     TimelineKind,
@@ -140,6 +141,15 @@ def check_time_order(times: dict[str, datetime | None]) -> list[str]:
             if tb is not None and tb < ta:
                 problems.append(f"{b}<{a}")
     return problems
+
+
+def recovery_disagrees(recover: datetime | None, check: RecoveryCheck) -> bool:
+    """True when a recovery time is set and step I's recovery check, run at or after it
+    (or at an unknown time), found the signals not recovered: the time stands (a
+    warning, not a block) and every place that shows it says what the check found."""
+    if recover is None or check.recovered is not False:
+        return False
+    return check.checked_at is None or check.checked_at >= recover
 
 
 def names_more_than_one_variable(variable: str) -> bool:

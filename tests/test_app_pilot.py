@@ -116,6 +116,41 @@ async def test_times_are_validated_in_place(tmp_path):
     assert times.detect.minute == 30  # kept, so the user can fix the other one
 
 
+async def test_a_recovery_time_the_recovery_check_contradicts_is_kept_with_a_warning(tmp_path):
+    """Recover entered although I's recovery check (run after it) says not recovered: the
+    time is kept (a warning, not a block), the field says why, and the export says
+    "recovered at … (recovery check: not recovered)"."""
+    from datetime import UTC, datetime
+
+    from cockpit.export import render
+    from cockpit.incident import RecoveryCheck
+
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.incident.recovery = RecoveryCheck(
+        checked_at=datetime(2026, 11, 29, 20, 55, tzinfo=UTC), recovered=False
+    )
+    app = CockpitApp(ctx=ctx)
+    async with app.run_test(size=(120, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        recover = screen.query_one("#time-recover")
+        recover.value = "20:40"
+        await recover.action_submit()
+        await pilot.pause()
+        text = str(screen.query_one("#times-problems").render())
+        assert "recovery check (2026-11-29 20:55:00Z) says not recovered yet" in text
+    assert ctx.session.incident.times.recover == datetime(2026, 11, 29, 20, 40, tzinfo=UTC)
+    md = render(ctx.session.incident, lang="en", fmt="md")
+    line = next(x for x in md.splitlines() if "2026-11-29T20:40:00Z" in x and "Recover" in x)
+    assert "(recovery check: not recovered)" in line
+    assert "恢复检查：未恢复" in render(ctx.session.incident, lang="zh", fmt="md")
+    # A check that found it recovered, or one run before that time, is no contradiction.
+    ctx.session.incident.recovery = RecoveryCheck(
+        checked_at=datetime(2026, 11, 29, 20, 30, tzinfo=UTC), recovered=False
+    )
+    assert "recovery check:" not in render(ctx.session.incident, lang="en", fmt="md")
+
+
 async def test_language_switch_keeps_the_incident(tmp_path):
     ctx = make_ctx(tmp_path, lang="zh")
     ctx.session.set_text("impact", "全部租户")

@@ -13,7 +13,7 @@ from textual.widgets import Input, Label, Static, TextArea
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
-from cockpit.session import TIME_FIELDS, check_time_order
+from cockpit.session import TIME_FIELDS, check_time_order, recovery_disagrees
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
 
 
@@ -362,6 +362,10 @@ class TimesForm(Vertical):
             )
             for name, text in self.unparsed.items()
         ]
+        inc = self.ctx.session.incident
+        if recovery_disagrees(times.recover, inc.recovery):
+            checked = fmt_time(inc.recovery.checked_at) or "—"
+            lines.append(t("times.recover_unconfirmed", self.ctx.lang, at=checked))
         if problems or lines:
             for p in problems:
                 later, earlier = p.split("<")
