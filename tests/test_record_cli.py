@@ -93,13 +93,23 @@ def test_list_empty_state_dir_says_so(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "没有事故记录" in captured.err
 
 
-def test_export_to_stdout_defaults_to_chinese_markdown(
+def test_export_to_stdout_is_markdown_in_the_language_the_incident_was_opened_in(
     state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert full_incident().lang == "zh"
     assert main(["export", "inc-2026-11-28-p99", "--state-dir", str(state)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# 事故：qwen2.5-72b P99 latency 180→620 ms")
     assert out == render(full_incident(), "zh", "md")
+    # An incident opened in English (the TUI under LANG=C.UTF-8) exports in English,
+    # unless --lang names another language.
+    store = IncidentStore(state)
+    store.save(full_incident().model_copy(update={"id": "inc-en", "lang": "en"}))
+    store.release_all()
+    assert main(["export", "inc-en", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.startswith("# Incident: qwen2.5-72b")
+    assert main(["export", "inc-en", "--lang", "zh", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.startswith("# 事故：")
 
 
 def test_export_latest_english_json(state: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,8 @@
 """``cockpit export ID|latest``: the incident as the handbook's template.
 
-Markdown (default) or JSON (``--format json``, shape in :mod:`cockpit.export`), Chinese
-unless ``--lang en`` (or ``lang = "en"`` in the configuration). Output goes to stdout, to
+Markdown (default) or JSON (``--format json``, shape in :mod:`cockpit.export`), in the
+language the incident was opened in (the one the TUI showed it in) unless ``--lang``
+(``COCKPIT_LANG`` or ``lang`` in the configuration) names one. Output goes to stdout, to
 ``-o FILE`` (written atomically, mode 0600) and/or, with ``--clipboard``, to the clipboard
 through OSC 52 (works over ssh and in tmux/screen; see :mod:`cockpit.clipboard`). With
 ``--clipboard`` and no ``-o`` nothing is printed to stdout.
@@ -38,8 +39,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         help="export an incident as the postmortem template (Markdown or JSON)",
         description="Render an incident as the handbook's minimal incident template: in "
-        "Chinese by default (the template's language), in English with --lang en or "
-        'lang = "en" in the config file.',
+        "the language the incident was opened in by default, in the one --lang (or lang "
+        "in the config file) names otherwise.",
     )
     p.add_argument("incident", metavar="ID", help="incident id, 'latest', or an incident file")
     p.add_argument(
@@ -100,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     ui_lang = settings.resolved_lang()
-    # The export is Chinese unless English is asked for (flag, COCKPIT_LANG or config).
-    lang: Lang = "en" if settings.lang == "en" else "zh"
     store = store_from_settings(settings)
     try:
         incident = _resolve(store, args.incident, ui_lang)
@@ -121,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         if not path.parent.is_dir():
             err(t("export.cmd.no_dir", ui_lang, dir=str(path.parent)))
             return 2
+    # The language asked for (flag, COCKPIT_LANG or config), else the one the incident was
+    # opened in: the export says what the screens said.
+    lang: Lang = "en" if (settings.lang or incident.lang) == "en" else "zh"
     text = render(incident, lang, args.format)
     if args.output and args.output != "-":
         try:
