@@ -344,9 +344,35 @@ def test_busier_gpus_are_not_called_faulty(prometheus_scenario: Get) -> None:
     d = _analyze(srv)
     hw = next(la for la in d["layers"] if la["layer"] == "hardware")
     assert hw["evidence"][-1].endswith(
-        "rose with the load: the GPUs are busier, not faulty (no throttling, Xid, ECC or "
-        "lost GPU in the window)"
+        "rose with the load: the GPUs are busier, not faulty (no HW/thermal throttling, "
+        "Xid changes or lost GPU in the window; ECC is not read, so not ruled out)"
     ), hw
+
+
+def test_busier_gpus_say_what_could_not_be_seen() -> None:
+    """A fault signal the exporter does not export is named as not seen, never as "no"."""
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.analysis.history import WindowInventory, apply_hardware_window
+    from cockpit.analysis.layers import LayerVerdict
+
+    def row(signal: str, verdict: str) -> SignalSummary:
+        return SignalSummary(
+            key=f"{signal}:value", signal=signal, layer="hardware", verdict=verdict
+        )
+
+    for xid, want in (
+        ("normal", "no HW/thermal throttling, Xid changes or lost GPU"),
+        ("no_data", "no HW/thermal throttling or lost GPU in the window; Xid changes not exported"),
+    ):
+        layer = LayerVerdict(layer="hardware", verdict="anomalous")
+        rows = [row("hardware.power", "anomalous"), row("hardware.throttle", "normal")]
+        apply_hardware_window(
+            layer, [*rows, row("hardware.xid", xid)], WindowInventory(start=0, end=3600), []
+        )
+        text = layer.line_msgs[-1].text("en")
+        assert want in text and "ECC" in text and "not ruled out" in text, text
+        assert "no throttling, Xid, ECC" not in text
+        assert "未导出" in layer.line_msgs[-1].text("zh") or xid == "normal"
 
 
 async def _e_then_f2(srv: PromServer, tmp_path: Path, typed: str):  # type: ignore[no-untyped-def]

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from cockpit.analysis.conclusion import Suspect
     from cockpit.analysis.golden import SignalSummary
     from cockpit.analysis.layers import LayerVerdict
-from cockpit.models.messages import Msg, fmt_number, signal_names
+from cockpit.models.messages import Arg, Msg, fmt_number, signal_names
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
 GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")
@@ -953,6 +953,10 @@ BUSY_SIGNALS = (
 )
 """Hardware signals that rise with the load: a GPU doing more work, not a faulty one."""
 
+FAULT_SIGNALS = ("hardware.throttle", "hardware.xid")
+"""Step C's hardware signals that say a GPU is faulty (with a lost GPU, which the
+window's inventory tells): "busier, not faulty" names those it could read."""
+
 
 def window_faults(inv: WindowInventory, items: list[ChangeItem]) -> list[Msg]:
     """What the window's history says is wrong with the hardware, whatever "now" shows:
@@ -995,7 +999,20 @@ def apply_hardware_window(
         return
     bad = {s.signal for s in summaries if s.layer == "hardware" and s.verdict == "anomalous"}
     if bad and bad <= set(BUSY_SIGNALS):
-        note = Msg(key="metrics.window.busier", args={"names": signal_names(*sorted(bad))})
+        # What "not faulty" rests on: the fault signals read in the window; one the
+        # exporter does not export is not seen, and absence is not "no" (ECC is read by
+        # no step-C signal at all).
+        read = {s.signal for s in summaries if s.verdict != "no_data"}
+        seen = [k for k in FAULT_SIGNALS if k in read]
+        unseen = [k for k in FAULT_SIGNALS if k not in read]
+        args: dict[str, Arg] = {"names": signal_names(*sorted(bad))}
+        key = "metrics.window.busier"
+        if seen:
+            args["seen"] = signal_names(*seen)
+        if unseen:
+            args["unseen"] = signal_names(*unseen)
+            key = "metrics.window.busier_unseen" if seen else "metrics.window.busier_blind"
+        note = Msg(key=key, args=args)
         layer.line_msgs = [*layer.line_msgs, note]
         layer.lines = [m.text("en") for m in layer.line_msgs]
 
