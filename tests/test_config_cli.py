@@ -102,6 +102,12 @@ def test_resume_reopens_as_of_the_time_and_on_the_sources_it_was_opened_with(cle
     assert resumed.settings.kubernetes.context == "prod"
     assert resumed.sources.metrics is not None
     assert not any("overrides" in w for w in resumed.warnings)
+    # F2's `cockpit record …` records what the resumed incident shows.
+    from cockpit.ui.protect import _record_flags
+
+    flags = " ".join(_record_flags(resumed))
+    assert "--at 2026-11-29T15:00:00Z" in flags
+    assert "--prometheus-url http://127.0.0.1:1/prom" in flags and "--context prod" in flags
     resumed.session.store.release_all()
 
     # A flag given on resume overrides the saved value, and says so.
