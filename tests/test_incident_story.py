@@ -313,6 +313,12 @@ def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[st
         i.key.rsplit("/", 1)[1] for i in items if i.kind == "xid" and i.key.split("/")[2] in held
     }
     xid = next((r for r in coh.rows if r.signal == "hardware.xid"), None)
+    # C's Xid row reads the window as its layer does: never "normal" after an Xid
+    c_xid = next((s for s in story["dd"].drilldown.summaries if s.signal == "hardware.xid"), None)
+    if any(i.kind == "xid" for i in items) and c_xid is not None and c_xid.verdict != "no_data":
+        assert c_xid.verdict == "anomalous", c_xid.reason
+        for code in {i.key.rsplit("/", 1)[1] for i in items if i.kind == "xid"}:
+            assert f"Xid {code}" in c_xid.reason_text("en"), c_xid.reason_text("en")
     if codes:
         assert xid is not None and xid.window is not None and xid.outlier
         for code in codes:

@@ -301,6 +301,12 @@ def signal_scope(b: Breakdown, inv: Inventory) -> SignalScope:
         if b.values:
             res.scope = "everything"
         return res
+    if b.signal == "hardware.xid" and all(v.value == 0 for v in b.values):
+        # No GPU reporting now has a new Xid: the row is anomalous from the window's
+        # history (a GPU that reported one and then stopped reporting), which the split of
+        # the GPUs still here cannot place — it points nowhere, not to everything.
+        res.set_note(msg("evidence.scope.window_only"))
+        return res
     outs = find_outliers(b)
     res.outliers = outs
     if not outs or len(outs) * 2 > len(b.values):

@@ -977,6 +977,21 @@ def window_faults(inv: WindowInventory, items: list[ChangeItem]) -> list[Msg]:
     return out
 
 
+def _xid_row_from_window(summaries: list[SignalSummary], items: list[ChangeItem]) -> None:
+    """The ``hardware.xid`` row reads the window too: an Xid seen in the window (a lost
+    GPU's Xid 79 has no "now", so the service's count now is +0) makes a row that reads
+    normal anomalous, its reason the Xids and when they were seen — the row then says
+    what the layer's verdict, E's cohort and ``analyze`` say. A row without data stays
+    without data (the counter is not exported: absence is not "no Xid")."""
+    xids = [i for i in items if i.kind == "xid" and i.at is not None]
+    if not xids:
+        return
+    for s in summaries:
+        if s.signal == "hardware.xid" and s.verdict == "normal":
+            s.verdict = "anomalous"
+            s.set_reason(xid_msg(xids))
+
+
 def apply_hardware_window(
     layer: LayerVerdict,
     summaries: list[SignalSummary],
@@ -987,11 +1002,12 @@ def apply_hardware_window(
 
     A fault seen in the window (:func:`window_faults`) makes the layer anomalous even when
     the GPUs that still report look normal now (a lost GPU has no "now"); its lines come
-    first. When every anomalous hardware signal is one that rises with the load
+    first, and an Xid seen in the window makes the Xid row anomalous too. When every anomalous hardware signal is one that rises with the load
     (:data:`BUSY_SIGNALS`) and nothing faulty was seen, a line says the GPUs are busier,
     not faulty.
     """
     faults = window_faults(inv, items)
+    _xid_row_from_window(summaries, items)
     if faults:
         layer.verdict = "anomalous"
         layer.line_msgs = [*faults, *layer.line_msgs]
