@@ -606,6 +606,11 @@ class IncidentSession:
         another source already put there at that time is one entry naming both sources."""
         for existing in self.incident.timeline:
             if event and (existing.at, existing.event) == (at, event):
+                if kind is TimelineKind.ALERT and existing.kind is not TimelineKind.ALERT:
+                    # The row of an alert firing is the alert's, whoever told it first.
+                    existing.sources = [existing.source, *existing.sources]
+                    existing.source, existing.kind, existing.text = source, kind, text
+                    existing.text_i18n = dict(text_i18n or {})
                 if source != existing.source and source not in existing.sources:
                     existing.sources.append(source)
                 return existing

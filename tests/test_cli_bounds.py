@@ -154,3 +154,58 @@ def test_an_unreadable_time_is_said_once() -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.count("garbage") == 1 and "is not a time" in proc.stderr
+
+
+def test_analyze_says_most_likely_as_d_and_g_do() -> None:
+    """``cockpit analyze``'s "Most likely" block is the one steps D and G show: the same
+    lines, at most two per part, parts in the same order, open alternatives included."""
+    import json
+
+    from cockpit.analysis.conclusion import PARTS, SHOWN
+
+    text = subprocess.run(
+        [COCKPIT, "analyze", "--demo", "--lang", "en"], capture_output=True, text=True, timeout=60
+    ).stdout.splitlines()
+    doc = json.loads(
+        subprocess.run(
+            [COCKPIT, "analyze", "--demo", "--lang", "en", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    )
+    start = next(i for i, x in enumerate(text) if x.startswith("Most likely"))
+    block = text[start + 1 : text.index("", start)]
+    parts = [x.split(":", 1)[0].removeprefix("  · ") for x in block if x.startswith("  · ")]
+    for part in PARTS:
+        assert parts.count(part) <= SHOWN, block
+    assert parts == sorted(parts, key=PARTS.index), parts
+    cited = doc["conclusion"]["evidence"]
+    assert len(parts) == sum(min(len(v["text"]), SHOWN) for v in cited.values()), (block, cited)
+
+
+def test_most_likely_lines_are_one_rendering() -> None:
+    """D/G's view and analyze's text read :meth:`Conclusion.lines`: two lines per part at
+    most, in the parts' order, then the open alternatives."""
+    from cockpit.analysis.conclusion import Alternative, Conclusion
+    from cockpit.models.messages import msg
+    from cockpit.ui.likely_view import likely_text
+
+    three = [
+        msg("metrics.scope.revision"),
+        msg("metrics.scope.everything"),
+        msg("metrics.scope.unknown"),
+    ]
+    c = Conclusion(
+        cause="release",
+        evidence={"suspect": three[:1], "layer": three},
+        alternatives=[Alternative(cause="gpu_lost", evidence=three[:1])],
+    )
+    lines = c.lines("en")
+    assert [x.split(":")[0] for x in lines[1:]] == [
+        "  · layer",
+        "  · layer",
+        "  · suspect",
+        "  ? " + lines[-1][4:].split(":")[0],
+    ]
+    assert likely_text(c, "en") == "\n".join(lines)

@@ -142,6 +142,27 @@ class Conclusion(BaseModel):
         """:meth:`line` in ``lang``."""
         return self.line().text(lang)
 
+    def lines(self, lang: str) -> list[str]:
+        """The conclusion line, then per part (:data:`PARTS`) up to :data:`SHOWN` lines of
+        what it rests on, then each open alternative with its first evidence: what steps D
+        and G and ``cockpit analyze``'s text all show."""
+        from cockpit.i18n import t
+
+        out = [self.text(lang)]
+        for part in PARTS:
+            for m in self.evidence.get(part, [])[:SHOWN]:
+                out.append(f"  · {t(f'metrics.likely.part.{part}', lang)}: {m.text(lang)}")
+        for a in self.alternatives:
+            for m in a.evidence[:1]:
+                out.append(f"  ? {t(f'metrics.cause.{a.cause}', lang)}: {m.text(lang)}")
+        return out
+
+
+PARTS = ("cause", "layer", "scope", "suspect")
+"""The parts of a conclusion, in the order they are shown."""
+SHOWN = 2
+"""Evidence lines shown per part (``cockpit analyze --json`` holds them all)."""
+
 
 def _causes(alts: list[Alternative]) -> Msg:
     """The alternatives' cause names as one message (each translated, joined)."""

@@ -253,10 +253,7 @@ def render_text(
             out.append(f"      {r.line(lang)}")
     br = report.blast_radius
     out.append("")
-    out.append(report.conclusion.text(lang))
-    for part, ms in report.conclusion.evidence.items():
-        for cited in ms[:3]:
-            out.append(f"  · {t(f'metrics.likely.part.{part}', lang)}: {cited.text(lang)}")
+    out += report.conclusion.lines(lang)  # as D and G show it
     out.append("")
     out.append(t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang)))
     for line in br.lines_text(lang):

@@ -12,21 +12,10 @@ from cockpit.analysis.conclusion import Conclusion
 from cockpit.i18n import t
 from cockpit.ui.metrics_common import MetricsView
 
-PARTS = ("cause", "layer", "scope", "suspect")
-"""The parts of the conclusion, each shown with up to :data:`SHOWN` evidence lines."""
-SHOWN = 2
-
 
 def likely_text(c: Conclusion, lang: str) -> str:
-    """The conclusion line, then per part what it rests on."""
-    lines = [c.text(lang)]
-    for part in PARTS:
-        for m in c.evidence.get(part, [])[:SHOWN]:
-            lines.append(f"  · {t(f'metrics.likely.part.{part}', lang)}: {m.text(lang)}")
-    for a in c.alternatives:
-        for m in a.evidence[:1]:
-            lines.append(f"  ? {t(f'metrics.cause.{a.cause}', lang)}: {m.text(lang)}")
-    return "\n".join(lines)
+    """The conclusion line, then per part what it rests on (:meth:`Conclusion.lines`)."""
+    return "\n".join(c.lines(lang))
 
 
 class LikelyView(MetricsView):
