@@ -609,10 +609,20 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         yield SystemCommand(t("paste.title", lang), t("paste.hint", lang), self.action_paste)
         yield SystemCommand(t("history.title", lang), t("cmd.history", lang), self.action_history)
         yield SystemCommand(t("cmd.switch_language", lang), "zh ↔ en", self.action_switch_language)
-        yield SystemCommand(
-            t("cmd.export", lang), t("cmd.export.help", lang), lambda: self.goto("I")
-        )
+        yield SystemCommand(t("cmd.export", lang), t("cmd.export.help", lang), self.action_export)
         yield from self.extra_commands()
+
+    def action_export(self) -> None:
+        """The palette's "Export": step I writes the export file and shows its preview,
+        with a notice that says where the file is (see ``VerifyScreen.export_now``)."""
+        self.goto("I")
+
+        def export() -> None:
+            export_now = getattr(self.screen, "export_now", None)
+            if callable(export_now):
+                export_now()
+
+        self.call_after_refresh(export)
 
     def extra_commands(self) -> Any:
         """Commands contributed by optional screens (playbooks, paste evidence)."""

@@ -30,6 +30,7 @@ class ChangesScreen(StepScreen):
 
     STEP = "B"
     FORMS = ((("chg-when", "chg-summary"), "chg-add"),)
+    REQUIRED = frozenset({"chg-summary"})
 
     DEFAULT_CSS = """
     ChangesScreen Horizontal { height: auto; }
@@ -119,12 +120,18 @@ class ChangesScreen(StepScreen):
                     at = parse_time(when, self.ctx.clock.now())
                 except TimeParseError:
                     err.update(t("times.unparsed", self.lang, text=when, **example_times(self.ctx)))
+                    # The field to correct takes focus, its text to review after the cursor.
+                    self.query_one("#chg-when", Input).focus()
                     return
             kind = self.query_one("#chg-kind", Select).value
             self.ctx.session.add_change(
                 Change(at=at, kind=str(kind), summary=summary.value.strip(), source="user")
             )
+            # The whole form is empty for the next change (Ctrl+Z in a field brings back
+            # its text): no time of the last one is glued to what is typed next.
             summary.value = ""
+            self.query_one("#chg-when", Input).value = ""
+            self.query_one("#chg-kind", Select).value = "manual"
             err.update("")
             self.incident_changed()
         elif event.button.id == "chg-suspect":

@@ -55,6 +55,7 @@ class ExperimentsScreen(StepScreen):
         (tuple(FORM.values()), "exp-add"),
         (("exp-after",), "exp-record"),
     )
+    REQUIRED = frozenset({"exp-variable", "exp-after"})
 
     DEFAULT_CSS = """
     ExperimentsScreen Horizontal { height: auto; }

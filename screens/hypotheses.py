@@ -38,6 +38,7 @@ class HypothesesScreen(StepScreen):
 
     STEP = "G"
     FORMS = ((("hyp-statement", "hyp-falsifier"), "hyp-add"),)
+    REQUIRED = frozenset({"hyp-statement", "hyp-falsifier"})
 
     DEFAULT_CSS = """
     HypothesesScreen Horizontal { height: auto; }

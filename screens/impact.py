@@ -29,6 +29,7 @@ class ImpactScreen(StepScreen):
         (("err-text", "err-request", "err-job"), "err-add"),
         (("tl-text",), "tl-add"),
     )
+    REQUIRED = frozenset({"err-text", "tl-text"})
 
     DEFAULT_CSS = """
     ImpactScreen Horizontal { height: auto; }

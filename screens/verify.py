@@ -7,6 +7,7 @@ from __future__ import annotations
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.widgets import Button, DataTable, Input, Label, Markdown, Select, Static
 
 from cockpit.analysis.recovery import LineStatus, RecoveryResult
@@ -29,6 +30,7 @@ class VerifyScreen(StepScreen):
         (("hold",), "verify-check"),
         (("act-what", "act-owner", "act-deadline", "act-verify"), "act-add"),
     )
+    REQUIRED = frozenset({"act-what"})
 
     DEFAULT_CSS = """
     VerifyScreen Horizontal { height: auto; }
@@ -237,7 +239,13 @@ class VerifyScreen(StepScreen):
             self.notify(t("verify.no_data_warning", self.lang), severity="warning")
 
     # -- export ---------------------------------------------------------------------------
-    def _export(self, action: str) -> None:
+    def export_now(self) -> None:
+        """Write the export in the chosen format and language, show its preview, and say
+        where the file was written in a notice (the palette's "Export")."""
+        self._export("export-preview-btn")
+        self._export("export-file", notify=True)
+
+    def _export(self, action: str, notify: bool = False) -> None:
         from cockpit.export import Format, Lang, render
 
         assert self.ctx.session is not None
@@ -254,21 +262,27 @@ class VerifyScreen(StepScreen):
             self.app.copy_to_clipboard(text)
             status.update(t("export.copied", self.lang))
         else:
-            self.write_export(text, lang, fmt)
+            self.write_export(text, lang, fmt, notify)
 
     @work(thread=True, exclusive=True, group="export-file", exit_on_error=False)
-    def write_export(self, text: str, lang: str, fmt: str) -> None:
-        """Have the session write the export (atomic, 0600), off the event loop."""
+    def write_export(self, text: str, lang: str, fmt: str, notify: bool = False) -> None:
+        """Have the session write the export (atomic, 0600), off the event loop; with
+        ``notify`` the outcome is a notice as well (the action was not a button of the
+        export section, which shows its status line)."""
         assert self.ctx.session is not None
         status = self.query_one("#export-status", Static)
         from cockpit.store import UnsafeIncidentPath
 
         try:
             path = self.ctx.session.write_export(text, lang, fmt)
-        except UnsafeIncidentPath as exc:
-            self.app.call_from_thread(status.update, f"⚠ {exc.message(self.lang)}")
+        except (UnsafeIncidentPath, OSError) as exc:
+            said = exc.message(self.lang) if isinstance(exc, UnsafeIncidentPath) else str(exc)
+            self._say(status, f"⚠ {said}", notify, "error")
             return
-        except OSError as exc:
-            self.app.call_from_thread(status.update, f"⚠ {exc}")
-            return
-        self.app.call_from_thread(status.update, t("export.written", self.lang, path=str(path)))
+        self._say(status, t("export.written", self.lang, path=str(path)), notify, "information")
+
+    def _say(self, status: Static, text: str, notify: bool, severity: SeverityLevel) -> None:
+        """Show ``text`` in the export's status line (and as a notice) from the worker."""
+        self.app.call_from_thread(status.update, text)
+        if notify:
+            self.app.call_from_thread(self.notify, text, severity=severity, markup=False)

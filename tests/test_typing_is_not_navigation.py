@@ -7,6 +7,7 @@ the drilldown and cohort tables, the changes list, buttons, drop-downs and text 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from typing import Any
@@ -183,6 +184,41 @@ async def test_a_button_that_goes_away_hands_focus_to_the_next_field(tmp_path):
         assert isinstance(focused, Input) and focused.id == "input-time_range"
         await _check_focus_on(app, pilot, focused)
         assert ctx.session.incident.path == path
+
+
+async def test_a_button_that_goes_away_skips_a_field_that_holds_text(tmp_path):
+    """When the next field already holds text (A's time range), "Use as start" hands focus
+    past it: the next sentence is not glued onto text the user did not just type."""
+    async with _opened(tmp_path, "A") as (app, pilot):
+        time_range = app.screen.query_one("#input-time_range", Input)
+        time_range.value = "last 2h"
+        await pilot.pause()
+        button = app.screen.query_one("#breach-use")
+        button.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not button.parent.has_class("-shown")
+        focused = app.screen.focused
+        assert focused is not None and focused is not time_range
+        assert not isinstance(focused, Input | TextArea) or _text_of(focused) == ""
+        await _check_focus_on(app, pilot, focused)
+        assert time_range.value == "last 2h"
+
+
+@contextlib.asynccontextmanager
+async def _opened(tmp_path: Any, step: str) -> Any:
+    """The demo incident open on ``step`` at 160×48, its panels loaded: ``(app, pilot)``."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        yield app, pilot
+
+
+def _text_of(widget: Widget) -> str:
+    return widget.value if isinstance(widget, Input) else widget.text
 
 
 def _look(widget: Widget) -> tuple[Any, ...]:
@@ -404,14 +440,22 @@ async def test_an_action_button_that_stays_hands_focus_to_a_field(tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         assert ctx.session.incident.scope_branch is not None
-        focused = app.screen.focused
-        assert isinstance(focused, TextArea) and focused.id == "input-scope_verdict"
-        # The verdict just accepted is in the field, and what is typed is added after it.
+        # The verdict just accepted is in its field, shown; focus went on to a place that
+        # does not glue the next sentence onto it (an empty field, or a widget that is no
+        # field), and never back to the button.
         verdict = ctx.session.incident.scope_verdict
-        assert verdict and focused.text == verdict
-        await _type(app, pilot)
-        assert focused.text == verdict + SENTENCE
-        assert ctx.session.incident.scope_verdict == verdict + SENTENCE
+        assert verdict
+        shown = app.screen.query_one("#input-scope_verdict", TextArea)
+        assert shown.text == verdict
+        focused = app.screen.focused
+        assert focused is not None and focused is not accept
+        assert (
+            not isinstance(focused, TextArea | Input)
+            or not _text_of(focused)
+            or (focused is not shown and _text_of(focused) == "")
+        )
+        await _check_focus_on(app, pilot, focused)
+        assert ctx.session.incident.scope_verdict == verdict
 
 
 async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
@@ -531,3 +575,162 @@ async def test_a_drills_drop_downs_show_focus_and_keep_their_first_letter(tmp_pa
         overlay = select.query_one(OptionList)
         assert overlay.has_focus
         assert str(overlay.styles.outline_left[0]) in {"", "none"}
+
+
+async def test_a_time_the_program_rewrote_takes_typing_at_its_end_and_one_undo(tmp_path):
+    """A time typed as ``13:04`` and Enter is written out whole by the program: the cursor
+    goes to its end, so what is typed next is added after the date, never into its middle.
+    When the field then cannot be read, one Ctrl+Z brings back the last good time, and the
+    field is understood again."""
+    async with _opened(tmp_path, "A") as (app, pilot):
+        ctx = app.ctx
+        field = app.screen.query_one("#time-start", Input)
+        field.value = ""
+        field.focus()
+        await pilot.pause()
+        await pilot.press(*"13:04", "enter")
+        await pilot.pause()
+        good = field.value
+        assert good.endswith("13:04:00Z") and len(good) == len("2026-11-29 13:04:00Z")
+        assert ctx.session.incident.times.start is not None
+        assert field.cursor_position == len(good)
+        await pilot.press(*" then more")
+        await pilot.pause()
+        assert field.value == good + " then more"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert field.has_class("-invalid")
+        field.focus()
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert field.value == good
+        assert not field.has_class("-invalid")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not field.has_class("-invalid")
+        assert "cannot" not in str(app.screen.query_one("#times-problems").render()).lower()
+
+
+async def test_typing_into_the_middle_of_a_field_is_one_undo_step(tmp_path):
+    """Keys typed in the middle of a field's text (after Home or Left) join one Ctrl+Z step,
+    as keys typed at its end do; a value written by the program puts the cursor at its
+    end."""
+    from cockpit.ui.fields import TextInput
+
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#hyp-statement", TextInput)
+        field.focus()
+        await pilot.pause()
+        field.value = "the cache fills"
+        await pilot.pause()
+        assert field.cursor_position == len("the cache fills")
+        await pilot.press("home", *"KV ")
+        await pilot.pause()
+        assert field.value == "KV the cache fills"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert field.value == "the cache fills"
+
+
+async def test_bs_form_empties_whole_and_a_missing_field_takes_focus(tmp_path):
+    """B's "Add a change by hand": Enter with "What changed" empty says so and takes focus
+    there (the sentence typed next fills it, not the time); a change added empties the
+    whole form (time, kind, what changed) and focus waits in its first empty required field."""
+    async with _opened(tmp_path, "B") as (app, pilot):
+        ctx = app.ctx
+        screen = app.screen
+        when = screen.query_one("#chg-when", Input)
+        summary = screen.query_one("#chg-summary", Input)
+        changes = len(ctx.session.incident.changes)
+        when.focus()
+        await pilot.pause()
+        await pilot.press(*"12:55", "enter")
+        await pilot.pause()
+        assert len(ctx.session.incident.changes) == changes
+        assert str(screen.query_one("#chg-error").render()).strip()
+        assert screen.focused is summary
+        await pilot.press(*"driver 550", "enter")
+        await pilot.pause()
+        assert len(ctx.session.incident.changes) == changes + 1
+        assert (when.value, summary.value) == ("", "")
+        assert screen.query_one("#chg-kind").value == "manual"
+        assert screen.focused is summary
+        await _check_focus_on(app, pilot, summary)
+        assert when.value == ""
+        # Pressed with the button itself, the same.
+        summary.value = ""
+        when.value = "12:56"
+        screen.query_one("#chg-add").focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.focused is summary and when.value == "12:56"
+
+
+async def test_gs_enter_with_the_falsifier_missing_takes_focus_to_it(tmp_path):
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        statement = screen.query_one("#hyp-statement", Input)
+        statement.focus()
+        await pilot.press(*"the KV cache fills", "enter")
+        await pilot.pause()
+        assert ctx.session.incident.hypotheses == []
+        assert screen.focused is screen.query_one("#hyp-falsifier", Input)
+        await _check_focus_on(app, pilot, screen.focused)
+        assert statement.value == "the KV cache fills"
+
+
+async def test_a_list_shows_its_cursor_row_as_it_takes_focus(tmp_path):
+    """B's list of changes found: tabbed into, it highlights its first row at once, and
+    Alt+S marks that visible row (no arrow key needed first)."""
+    from textual.widgets import OptionList
+
+    async with _opened(tmp_path, "B") as (app, pilot):
+        ctx = app.ctx
+        screen = app.screen
+        changes = screen.query_one("#changes-list", OptionList)
+        assert changes.option_count >= 2
+        screen.set_focus(None)
+        await pilot.pause()
+        chain = screen.focus_chain
+        for _ in range(chain.index(changes) + 1):
+            await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is changes
+        assert changes.highlighted == 0
+        await pilot.press("alt+s")
+        await pilot.pause(0.5)
+        assert [c.suspect for c in ctx.session.incident.changes].count(True) == 1
+
+
+async def test_the_palettes_export_writes_the_export_and_shows_its_preview(tmp_path):
+    """Ctrl+P, "export", Enter: the command named "Export the incident record" writes the
+    export file and opens its preview on step I, with a notice that says where the file
+    is; it does not only move focus to the format drop-down."""
+    from pathlib import Path
+
+    async with _opened(tmp_path, "A") as (app, pilot):
+        ctx = app.ctx
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Export the incident record")
+        await pilot.pause(1.5)
+        await pilot.press("enter")
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if any("Written to" in str(n.message) for n in app._notifications):
+                break
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.current_step() == "I"
+        [said] = [str(n.message) for n in app._notifications if "Written to" in str(n.message)]
+        path = Path(said.split("Written to", 1)[1].strip())
+        assert path.is_file() and ctx.session.incident.id in path.read_text()
+        assert app.screen.query_one("#export-box").display

@@ -60,12 +60,14 @@ class TextInput(Input):
 
     def _watch_value(self, value: str) -> None:
         super()._watch_value(value)
+        # A value the program writes (normalised, filled in, restored) leaves the cursor
+        # after it, so what is typed next is added at the end, never into the middle of a
+        # date. An edit by a key sets its own cursor right after this.
+        self.cursor_position = len(value)
         before, self._shown = self._shown, value
         if before is None or value == before or self._replaying:
             return
-        one_key = abs(len(value) - len(before)) == 1 and (
-            value.startswith(before[:-1]) or before.startswith(value[:-1])
-        )
+        one_key = _one_key_apart(before, value)
         if not (self._undo and one_key and self._typing and self.has_focus):
             self._undo.append(before)
             del self._undo[: -self.UNDO_DEPTH]
@@ -87,6 +89,17 @@ class TextInput(Input):
         self.cursor_position = len(value)
         self._typing = False
 
+    def keep_for_undo(self, value: str) -> None:
+        """Make ``value`` (the last value that was understood) what the next Ctrl+Z puts
+        back, however the text was typed since: a field that could not be read is one
+        Ctrl+Z away from its last good value."""
+        if value != self.value:
+            if not self._undo or self._undo[-1] != value:
+                self._undo.append(value)
+                del self._undo[: -self.UNDO_DEPTH]
+            self._redo.clear()
+        self._typing = False
+
     def action_undo(self) -> None:
         """Put back the text as it was before the last edit."""
         if self._undo:
@@ -98,6 +111,18 @@ class TextInput(Input):
         if self._redo:
             self._undo.append(self.value)
             self._replay(self._redo.pop())
+
+
+def _one_key_apart(before: str, value: str) -> bool:
+    """Whether ``value`` is ``before`` with one character inserted or deleted anywhere
+    (what one typed key or Backspace does, at the end or in the middle)."""
+    short, long = sorted((before, value), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    i = 0
+    while i < len(short) and short[i] == long[i]:
+        i += 1
+    return long[i + 1 :] == short[i:]
 
 
 class BoundInput(Vertical):
@@ -314,6 +339,16 @@ class TimesForm(Vertical):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._apply(event.input)
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # Ctrl+Z back to the stored time: the text is understood again.
+        name = (event.input.id or "")[5:]
+        if name not in self.unparsed or self.ctx.session is None:
+            return
+        if event.value.strip() == fmt_time(getattr(self.ctx.session.incident.times, name)):
+            self.unparsed.pop(name)
+            event.input.remove_class("-invalid")
+            self._show_problems()
+
     def on_input_blurred(self, event: Input.Blurred) -> None:
         self._apply(event.input)
 
@@ -336,6 +371,8 @@ class TimesForm(Vertical):
         except TimeParseError:
             self.unparsed[name] = text
             widget.add_class("-invalid")
+            if isinstance(widget, TextInput):
+                widget.keep_for_undo(fmt_time(current))
             self._show_problems()
             return
         if value != current:

@@ -11,13 +11,13 @@ from typing import Any, ClassVar
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, Input, TextArea
+from textual.widgets import Button, Input, OptionList, TextArea
 
 
 def hand_on_focus(leaving: Widget) -> None:
     """Before ``leaving`` is hidden or removed: when focus is on it or inside it, focus the
-    next focusable widget of the screen's focus chain that is outside it (wrapping round to
-    the first). Nothing happens when focus is elsewhere or the widget is not on a screen."""
+    next focusable widget of the screen's focus chain that is outside it and is not a field
+    holding text (wrapping round to the first). Nothing happens when focus is elsewhere or the widget is not on a screen."""
     try:
         screen = leaving.screen
     except Exception:
@@ -28,16 +28,26 @@ def hand_on_focus(leaving: Widget) -> None:
     chain = screen.focus_chain
     start = chain.index(focused) + 1 if focused in chain else 0
     for widget in chain[start:] + chain[:start]:
-        if widget is not leaving and leaving not in widget.ancestors:
+        if widget is not leaving and leaving not in widget.ancestors and not holds_text(widget):
             widget.focus()
             return
 
 
+def holds_text(widget: Widget) -> bool:
+    """Whether ``widget`` is a text field that already holds text: focus moved there by an
+    action would glue the next sentence typed onto text the user did not just type."""
+    if isinstance(widget, Input):
+        return bool(widget.value)
+    return isinstance(widget, TextArea) and bool(widget.text)
+
+
 def focus_next_field(after: Widget) -> None:
     """After ``after`` (an action button that stays on screen) did its work: focus the next
-    text field of the screen's focus chain (an ``Input`` or ``TextArea``, wrapping round),
-    so the next sentence typed lands in a field, after the text it holds, and Enter does not
-    press the button again. Nothing happens when focus has already moved elsewhere or the screen has no field."""
+    EMPTY text field of the screen's focus chain (an ``Input`` or ``TextArea``, wrapping
+    round), or when every field holds text, the next widget after the button that is not a
+    field: the next sentence typed never lands glued onto text the user did not type (a
+    verdict the button just wrote), and Enter does not press the button again. Nothing
+    happens when focus has already moved elsewhere."""
     try:
         screen = after.screen
     except Exception:
@@ -52,11 +62,14 @@ def focus_next_field(after: Widget) -> None:
         sync()
     chain = screen.focus_chain
     start = chain.index(after) + 1 if after in chain else 0
-    for widget in chain[start:] + chain[:start]:
-        if isinstance(widget, Input | TextArea) and not widget.disabled:
-            widget.focus()
-            cursor_to_end(widget)
-            return
+    rest = [w for w in chain[start:] + chain[:start] if w is not after and not w.disabled]
+    empty = [w for w in rest if isinstance(w, Input | TextArea) and not holds_text(w)]
+    if empty:
+        empty[0].focus()
+        return
+    following = [w for w in chain[start:] if w is not after and not holds_text(w)]
+    if following:
+        following[0].focus()
 
 
 def cursor_to_end(field: Input | TextArea) -> None:
@@ -70,7 +83,8 @@ def cursor_to_end(field: Input | TextArea) -> None:
 class KeepsTextOnFocus(Screen[Any]):
     """A screen whose text fields keep their text when focused: Textual's ``Input`` selects
     all of it on focus, so the first key typed would replace a title or a time. Mixed into
-    every screen that holds fields (the cursor goes to where it was, at the end at first)."""
+    every screen that holds fields (the cursor goes to where it was, at the end at first).
+    A list that takes focus shows its cursor row (:func:`show_cursor_row`)."""
 
     def set_focus(
         self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False
@@ -78,6 +92,16 @@ class KeepsTextOnFocus(Screen[Any]):
         if isinstance(widget, Input):
             widget.select_on_focus = False
         super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
+        show_cursor_row(widget)
+
+
+def show_cursor_row(widget: Widget | None) -> None:
+    """A list that takes focus shows its cursor row at once: an ``OptionList`` highlights
+    nothing until an arrow key is pressed, so a row action (Alt+S marks a change) would act
+    on no row, or on one the eye cannot see. The first row is the cursor until one is
+    chosen. (A ``DataTable``'s cursor row is always drawn.)"""
+    if isinstance(widget, OptionList) and widget.highlighted is None and widget.option_count:
+        widget.action_first()
 
 
 class SubmitsOnEnter(Screen[Any]):
@@ -112,14 +136,29 @@ class SubmitsOnEnter(Screen[Any]):
         button.press()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Runs after the screen's own handler (Textual calls the subclass's first): when
-        the press came from Enter in a field and emptied that field (the row was added),
-        the next row is typed from the form's first field."""
+        """Runs after the screen's own handler (Textual calls the subclass's first). When
+        focus is in the form or on its button: a form its button emptied (the row was
+        added) is typed again from its first field, and a form that refused (a required
+        field is missing) takes focus to that missing field, so what is typed next fills
+        it instead of being added to the text of another."""
         submitting, self._submitting = self._submitting, None
-        if submitting is None or submitting[2] != event.button.id:
+        form = next((f for f in self.FORMS if f[1] == event.button.id), None)
+        if form is None:
             return
-        field, fields, _ = submitting
-        if field.has_focus and not field.value:
-            first = self.query_one(f"#{fields[0]}", Input)
-            if first is not field:
-                first.focus()
+        fields, button_id = form
+        focused = self.focused
+        inputs = [self.query_one(f"#{fid}", Input) for fid in fields]
+        if focused is not event.button and focused not in inputs:
+            return
+        missing = [w for w in inputs if w.id in self.REQUIRED and not w.value.strip()]
+        if missing:
+            missing[0].focus()
+            return
+        if submitting is not None and submitting[2] == button_id:
+            field = submitting[0]
+            if field.has_focus and not field.value and inputs[0] is not field:
+                inputs[0].focus()
+
+    REQUIRED: ClassVar[frozenset[str]] = frozenset()
+    """Ids of the form fields a row cannot be added without (its first empty one takes
+    focus after the button is pressed)."""
