@@ -340,6 +340,10 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         if self.ctx.session is not None:
             self.ctx.session.visit(step_id)
         name = self._ensure_screen(step_id)
+        arrive = getattr(self.get_screen(name), "arrive", None)
+        if callable(arrive) and len(self.screen_stack) > 1 and self.screen.name != name:
+            # Another step (or a dialog over one) is shown: this one opens at its top.
+            arrive()
         if len(self.screen_stack) <= 1:
             self.push_screen(name)
             return

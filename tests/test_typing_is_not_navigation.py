@@ -484,17 +484,16 @@ async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
         await pilot.press("escape", "shift+tab")
         await pilot.pause()
         assert screen.focused is chain[index - 1]
-        # Left with Escape, then the step is shown again: Tab starts from the top.
+        # Left with Escape, then the step is shown again: it opens at its first field.
         field.focus()
         await pilot.press("escape")
         app.goto("B")
         await pilot.pause()
         app.goto("A")
         await pilot.pause()
-        assert app.screen is screen and screen.focused is None
-        await pilot.press("tab")
         await pilot.pause()
-        assert screen.focused is screen.focus_chain[0]
+        first = next(w for w in screen.focus_chain if isinstance(w, (Input, TextArea)))
+        assert app.screen is screen and screen.focused is first
 
 
 def _strong_look(widget: Widget) -> list[tuple[Any, ...]]:
@@ -734,3 +733,67 @@ async def test_the_palettes_export_writes_the_export_and_shows_its_preview(tmp_p
         path = Path(said.split("Written to", 1)[1].strip())
         assert path.is_file() and ctx.session.incident.id in path.read_text()
         assert app.screen.query_one("#export-box").display
+
+
+async def _arrived(app: CockpitApp, pilot: Any, step: str, where: str) -> None:
+    """The step on screen is ``step``, at its top, with focus on the first text field shown
+    there (nothing focused when none is shown)."""
+    from textual.containers import VerticalScroll
+
+    await app.workers.wait_for_complete()
+    for _ in range(15):  # a step shown for the first time lays out its panels first
+        await pilot.pause(0.1)
+        if app.screen.focused is not None:
+            break
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+    screen = app.screen
+    assert app.current_step() == step, where
+    body = screen.query_one("#step-body", VerticalScroll)
+    assert body.scroll_y == 0, where
+    focused = screen.focused
+    in_view = [w for w in screen.focus_chain if body.content_region.contains_region(w.region)]
+    fields = [w for w in in_view if isinstance(w, (Input, TextArea))]
+    if not fields:
+        # No field in the first screenful (C opens on its graphs): nothing has focus, none
+        # is out of sight, and the page is at its top.
+        assert focused is None, (where, focused)
+        return
+    assert focused is fields[0], (where, focused)
+
+
+@pytest.mark.parametrize("step", list(STEP_SCREENS))
+async def test_every_step_opens_at_its_top_with_focus_on_its_first_field(tmp_path, step):
+    """However a step is reached again (a jump, Alt+Left/Right, a closing step menu), it
+    opens at its top with focus on its first field, never half-scrolled where an earlier
+    visit left it nor on the widget focused then (G's "Edit selected")."""
+    from textual.containers import VerticalScroll
+
+    async with _opened(tmp_path, step) as (app, pilot):
+        screen = app.screen
+        # Leave the step scrolled down with focus on its last widget.
+        screen.focus_chain[-1].focus()
+        screen.query_one("#step-body", VerticalScroll).scroll_end(animate=False)
+        await pilot.pause()
+        other = "B" if step != "B" else "C"
+        app.goto(other)
+        await _arrived(app, pilot, other, "goto other")
+        app.goto(step)
+        await _arrived(app, pilot, step, "goto back")
+        screen.focus_chain[-1].focus()
+        await pilot.pause()
+        await pilot.press("alt+right")
+        await pilot.pause()
+        if app.current_step() != step:
+            await _arrived(app, pilot, app.current_step(), "alt+right")
+            await pilot.press("alt+left")
+            await _arrived(app, pilot, app.current_step(), "alt+left")
+        # Ctrl+G to another step, with the step left scrolled down and focused low.
+        screen = app.screen
+        screen.focus_chain[-1].focus()
+        await pilot.pause()
+        target = "A" if app.current_step() != "A" else "I"
+        await pilot.press("ctrl+g", "home" if target == "A" else "end", "enter")
+        await _arrived(app, pilot, target, "step menu")
+        await pilot.press("ctrl+g", "down" if target == "A" else "up", "enter")
+        await _arrived(app, pilot, "B" if target == "A" else "H", "step menu again")
