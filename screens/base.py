@@ -90,7 +90,7 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         self._left_field: Widget | None = None
         """The field Escape left last (Tab goes on from it)."""
         self._arriving = False
-        """Shown next by navigation: open at the top, focus on the first field."""
+        """Shown next by navigation: open at the top with nothing focused."""
         self.ledger_editors: list[Any] = []
         """The screen's :class:`~cockpit.ui.ledger.LedgerEditor` s (they add themselves)."""
         localize_bindings(self, ctx.lang)
@@ -203,45 +203,13 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
     def arrive(self) -> None:
         """The step is being shown by navigation from another step (a jump, Alt+arrows,
         the step bar, the palette), not uncovered by a closing dialog: it opens at its top with
-        focus on its first field (see :meth:`_open_at_top`)."""
+        nothing focused, so nothing typed on arrival lands in a field already filled (E's
+        suspect, D's verdict, I's hold time) and the first Tab lands on its first field."""
         self._arriving = True
         # Nothing focused on an earlier visit keeps focus (or takes the keys typed while
         # the step comes up).
         if self.is_mounted:
             self.set_focus(None, scroll_visible=False)
-
-    def _open_at_top(self, tries: int = 10) -> None:
-        """Focus the first text field shown at the page's top: what is typed on arrival
-        lands in a field the eye sees, never in a field half a page down nor on a widget
-        focused on an earlier visit. With no field in the first screenful (C opens on its
-        graphs) nothing has focus, and the first Tab goes to the first widget."""
-        from textual.widgets import Input, TextArea
-
-        body = self.query_one("#step-body", VerticalScroll)
-        height = body.content_region.height
-
-        def at_top(widget: Widget) -> bool:
-            # Where the widget sits in the page, from the layout (the places on screen
-            # may still be those of the page scrolled on an earlier visit).
-            part = widget
-            while part.parent is not body:
-                if not isinstance(part.parent, Widget):
-                    return False
-                part = part.parent
-            y = part.virtual_region.y + widget.region.y - part.region.y
-            return bool(widget.region) and y >= 0 and y + widget.region.height <= height
-
-        fields = [w for w in self.focus_chain if isinstance(w, Input | TextArea) and at_top(w)]
-        if self.focused is not None and self.focused not in fields:
-            return  # the user went somewhere meanwhile
-        if not fields:
-            if tries > 0 and self.is_current:
-                # A step shown for the first time is still laying out its panels (a list
-                # still loading may push the first field down for a moment).
-                self.set_timer(0.1, lambda: self._open_at_top(tries - 1))
-            return
-        if self.focused is None:
-            self.set_focus(fields[0], scroll_visible=False)
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None
@@ -252,9 +220,6 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
             self._arriving = False
             self.set_focus(None, scroll_visible=False)
             self.query_one("#step-body", VerticalScroll).scroll_home(animate=False)
-            # Focus is chosen once the page is drawn at its top (the widgets' places on
-            # screen are those of the scrolled page until then).
-            self.call_after_refresh(self.call_after_refresh, self._open_at_top)
         # App.goto records the path as steps are asked for; a screen shown another way
         # (the first one) is recorded here.
         if not self.ctx.session.incident.path:

@@ -491,9 +491,10 @@ async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
         await pilot.pause()
         app.goto("A")
         await pilot.pause()
+        assert app.screen is screen and screen.focused is None
+        await pilot.press("tab")
         await pilot.pause()
-        first = next(w for w in screen.focus_chain if isinstance(w, (Input, TextArea)))
-        assert app.screen is screen and screen.focused is first
+        assert screen.focused is screen.focus_chain[0]
 
 
 def _strong_look(widget: Widget) -> list[tuple[Any, ...]]:
@@ -736,37 +737,31 @@ async def test_the_palettes_export_writes_the_export_and_shows_its_preview(tmp_p
 
 
 async def _arrived(app: CockpitApp, pilot: Any, step: str, where: str) -> None:
-    """The step on screen is ``step``, at its top, with focus on the first text field shown
-    there (nothing focused when none is shown)."""
+    """The step on screen is ``step``, at its top, with nothing focused (what is typed on
+    arrival lands in no field already filled), and the first Tab lands on its first
+    widget."""
     from textual.containers import VerticalScroll
 
-    await app.workers.wait_for_complete()
-    for _ in range(15):  # a step shown for the first time lays out its panels first
-        await pilot.pause(0.1)
-        if app.screen.focused is not None:
-            break
     await app.workers.wait_for_complete()
     await pilot.pause(0.2)
     screen = app.screen
     assert app.current_step() == step, where
     body = screen.query_one("#step-body", VerticalScroll)
     assert body.scroll_y == 0, where
-    focused = screen.focused
-    in_view = [w for w in screen.focus_chain if body.content_region.contains_region(w.region)]
-    fields = [w for w in in_view if isinstance(w, (Input, TextArea))]
-    if not fields:
-        # No field in the first screenful (C opens on its graphs): nothing has focus, none
-        # is out of sight, and the page is at its top.
-        assert focused is None, (where, focused)
-        return
-    assert focused is fields[0], (where, focused)
+    assert screen.focused is None, (where, screen.focused)
+    await pilot.press("tab")
+    await pilot.pause()
+    assert screen.focused is screen.focus_chain[0], (where, screen.focused)
 
 
 @pytest.mark.parametrize("step", list(STEP_SCREENS))
-async def test_every_step_opens_at_its_top_with_focus_on_its_first_field(tmp_path, step):
+async def test_every_step_opens_at_its_top_and_the_first_tab_lands_on_its_first_field(
+    tmp_path, step
+):
     """However a step is reached again (a jump, Alt+Left/Right, a closing step menu), it
-    opens at its top with focus on its first field, never half-scrolled where an earlier
-    visit left it nor on the widget focused then (G's "Edit selected")."""
+    opens at its top with nothing focused and the first Tab on its first field, never
+    half-scrolled where an earlier visit left it nor on the widget focused then (G's "Edit
+    selected"), nor with focus in a filled field that would take what is typed next."""
     from textual.containers import VerticalScroll
 
     async with _opened(tmp_path, step) as (app, pilot):
