@@ -8,12 +8,14 @@ change by hand and mark any change as suspect. Every change lands on the timelin
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
 
-from cockpit.analysis.changes import kind_name
+from cockpit.analysis.changes import kind_name, table_changes
 from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
@@ -85,25 +87,30 @@ class ChangesScreen(StepScreen):
         )
         self.incident_changed()
 
+    def found_items(self) -> list[Any]:
+        """The changes B's changes view found and lists (empty until it has loaded)."""
+        from cockpit.ui.changes_view import ChangesView
+
+        views = self.query(ChangesView)
+        return list(views.first().items) if views else []
+
     def incident_changed(self) -> None:
         assert self.ctx.session is not None
         table = self.query_one("#chg-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        changes = sorted(
-            self.ctx.session.incident.changes,
-            key=lambda c: (c.at is None, c.at.timestamp() if c.at else 0.0),
-        )
-        for chg in changes:
+        # Every change found is a row, marked or not: the count B says and the table agree.
+        rows = table_changes(self.ctx.session.incident.changes, self.found_items())
+        for key, chg in rows:
             table.add_row(
                 "⚑" if chg.suspect else "",
                 fmt_time(chg.at),
                 kind_name(chg.kind, self.lang),
                 chg.summary,
-                key=chg.id,
+                key=key,
             )
-        if changes:
-            table.move_cursor(row=min(max(cursor, 0), len(changes) - 1))
+        if rows:
+            table.move_cursor(row=min(max(cursor, 0), len(rows) - 1))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
@@ -140,7 +147,16 @@ class ChangesScreen(StepScreen):
                 err.update(t("ledger.pick_row", self.lang))
                 return
             key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+            item = next((i for i in self.found_items() if f"found:{i.key}" == key), None)
+            if item is not None:
+                # a change found but not held yet: the incident records it as it is marked
+                key = self.ctx.session.add_change(item.to_change()).id
             chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
             if chg is not None:
                 self.ctx.session.mark_suspect(chg.id, not chg.suspect)
                 self.incident_changed()
+                from cockpit.ui.changes_view import ChangesView
+
+                for view in self.query(ChangesView):
+                    if view.report is not None:
+                        view.show(view.report)  # its ★ follows the mark

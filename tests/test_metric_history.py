@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from cockpit.collect.base import make_window
 from cockpit.collect.history import collect_history
@@ -265,6 +266,7 @@ async def test_step_b_lists_the_rollout_without_kubernetes(
         status = str(pilot.app.screen.query_one(".changes--status", Static).render())
         assert "come from the metrics history" in status
         assert not pilot.app.screen.query("#chg-no-kube")
+        await _b_table_holds_every_change_found(pilot, ctx, lines)
     await ctx.sources.close()
     # what B lists is in the incident's recent changes, and so in the export
     from cockpit.export import render
@@ -274,6 +276,33 @@ async def test_step_b_lists_the_rollout_without_kubernetes(
     assert ("rollout", "metrics") in kinds
     md = render(ctx.session.incident, lang="en", fmt="md")
     assert f"rollout · rollout of qwen-chat: {truth.old_revision} (v1.8.2)" in md
+
+
+async def _b_table_holds_every_change_found(pilot: Any, ctx: AppContext, lines: list[str]) -> None:
+    """The count B says it found, its list and its "Changes" table agree: every change
+    found is a table row before any is marked (the alert too), and a mark made in the
+    table shows there (⚑) and in the list (★)."""
+    from cockpit.ui.fields import ChangesNoteInput
+
+    screen = pilot.app.screen
+    await pilot.pause(0.5)
+    table = screen.query_one("#chg-table")
+    rows = [table.get_row_at(i) for i in range(table.row_count)]
+    assert len(lines) == ctx.changes_found == len(rows) >= 2, (lines, rows)
+    kinds = sorted(str(r[2]) for r in rows)
+    assert kinds == ["alert", "rollout"] and not any(str(r[0]) for r in rows), rows
+    hint = screen.query_one(ChangesNoteInput).hint()
+    assert f"beyond the {len(rows)} step B found" in hint, hint
+    alert = next(i for i, r in enumerate(rows) if str(r[2]) == "alert")
+    table.move_cursor(row=alert)
+    screen.query_one("#chg-suspect").press()
+    await pilot.pause(0.5)
+    rows = [table.get_row_at(i) for i in range(table.row_count)]
+    assert len(rows) == ctx.changes_found and [str(r[0]) for r in rows].count("⚑") == 1, rows
+    assert str(next(r for r in rows if str(r[2]) == "alert")[0]) == "⚑"
+    opts = screen.query_one("#changes-list")
+    marked = [str(opts.get_option_at_index(i).prompt) for i in range(opts.option_count)]
+    assert [ln.startswith("★ ") for ln in marked] == ["[alert]" in ln for ln in marked], marked
 
 
 async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_path: Path) -> None:

@@ -161,6 +161,33 @@ class ChangeItem(BaseModel):
         )
 
 
+def recorded_change(changes: list[Change], item: ChangeItem) -> Change | None:
+    """The incident's change that records ``item`` (same kind, summary and time, as
+    :meth:`cockpit.session.IncidentSession.add_change` deduplicates), or ``None``."""
+    want = item.to_change()
+    return next(
+        (c for c in changes if (c.kind, c.summary, c.at) == (want.kind, want.summary, want.at)),
+        None,
+    )
+
+
+def table_changes(changes: list[Change], found: list[ChangeItem]) -> list[tuple[str, Change]]:
+    """Step B's "Changes" table: every change the incident holds and every change B found
+    and lists (an alert, a restart, a readiness flip) that it does not hold yet, one row
+    each, time-ordered (no time last). The count B says it found is the number of rows
+    that came from ``found``, marked or not.
+
+    Returns:
+        ``(row key, change)``: the change's id when the incident holds it, else
+        ``found:<item key>`` with the change the item would record (not added).
+    """
+    rows = [(c.id, c) for c in changes]
+    for item in found:
+        if recorded_change(changes, item) is None:
+            rows.append((f"found:{item.key}", item.to_change()))
+    return sorted(rows, key=lambda r: (r[1].at is None, r[1].at.timestamp() if r[1].at else 0.0))
+
+
 def kind_name(kind: str, lang: str) -> str:
     """The one name of a change kind (``xid`` → ``Xid``, ``stopped`` → ``stopped
     reporting``, ``manual`` → ``other``) in ``lang``, read by B's change list and table,

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from cockpit.analysis.changes import kind_name
+from cockpit.analysis.changes import kind_name, recorded_change
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.session import RECORDED_CHANGE_KINDS
@@ -47,7 +47,6 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         localize_bindings(self, ctx.lang)
         self.report: Any = None
         self.items: list[Any] = []
-        self._change_ids: dict[str, str] = {}
 
     @property
     def lang(self) -> str:
@@ -119,7 +118,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         self.ctx.changes_found = len(self.items)
         if self.ctx.session is not None:
             # what B lists is in the incident's recent changes, so in the export too
-            self._change_ids.update(self.ctx.session.record_changes(self.items))
+            self.ctx.session.record_changes(self.items)
         from cockpit.ui.fields import ChangesNoteInput
 
         for note in self.screen.query(ChangesNoteInput):
@@ -144,12 +143,17 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         self._status(text, bool(report.failures))
         if self.items:
             self._show_diff(0)
+        # B's table lists every change found here, marked or not
+        refresh = getattr(self.screen, "incident_changed", None)
+        if refresh is not None:
+            refresh()
 
     def _is_suspect(self, item: Any) -> bool:
         if self.ctx.session is None:
             return False
-        cid = self._change_ids.get(item.key)
-        return any(c.id == cid and c.suspect for c in self.ctx.session.incident.changes)
+        # marked here or in B's table: the change that records the item
+        change = recorded_change(self.ctx.session.incident.changes, item)
+        return change is not None and change.suspect
 
     def show_worker_error(self, text: str) -> None:
         """An unexpected failure of the gathering, on the view's status line."""
@@ -175,7 +179,6 @@ class ChangesView(ContainsWorkerErrors, Vertical):
             return None
         item = self.items[index]
         change = self.ctx.session.add_change(item.to_change())
-        self._change_ids[item.key] = change.id
         new = not change.suspect
         self.ctx.session.mark_suspect(change.id, new)
         key = "kube.changes.marked" if new else "kube.changes.unmarked"
