@@ -558,24 +558,32 @@ class IncidentSession:
 
     def record_mitigation(
         self, at: datetime, text_i18n: dict[str, str], name: str, lang: str, acts: bool = True
-    ) -> list[str]:
+    ) -> str:
         """F2's "I did this": the option and its commands on the timeline at ``at`` (a
         mitigation entry, ``text_i18n`` in each language); for an option that acts on the
         service (``acts``; keeping the evidence does not), ``name`` becomes the mitigation
-        text and ``at`` the mitigation time when they are still empty, so the template's
-        Mitigate time, the export and the timeline tell the same moment.
+        text when it is still empty, and ``at`` the Mitigate time when that is still empty
+        and ``at`` keeps the order of the times the user entered (开始 ≤ 检测 ≤ 缓解 ≤ 恢复):
+        an action never overwrites an incident time, nor sets one that contradicts another.
 
         Returns:
-            Ordering problems of the times after the change (see :meth:`set_time`).
+            What became of the Mitigate time: ``"set"`` (it is ``at`` now, the empty value
+            kept in the history), ``"kept"`` (it was already set: unchanged), ``"conflict"``
+            (``at`` would be out of order with another time: unchanged, still empty) or
+            ``""`` (the option does not act on the service).
         """
         self.add_timeline(at, text_i18n[lang], kind=TimelineKind.MITIGATION, text_i18n=text_i18n)
         if not acts:
-            return []
+            return ""
         if not self.incident.mitigation:
             self.set_text("mitigation", name)
-        if self.incident.times.mitigate is None:
-            return self.set_time("mitigate", at)
-        return []
+        times = {k: getattr(self.incident.times, k) for k in TIME_FIELDS}
+        if times["mitigate"] is not None:
+            return "kept"
+        if check_time_order({**times, "mitigate": at}) != check_time_order(times):
+            return "conflict"
+        self.set_time("mitigate", at)
+        return "set"
 
     def add_timeline(
         self,

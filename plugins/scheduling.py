@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, t
 from cockpit.ui.panel import Panel
+from cockpit.ui.select import EndOptionList
 from cockpit.ui.table import PlainTable
 
 
@@ -76,7 +77,7 @@ class SchedulingPanel(Panel):
             id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
         )
         yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
-        yield OptionList(id="sched-commands", classes="sched--body")
+        yield EndOptionList(id="sched-commands", classes="sched--body")
 
     def render_data(self, data: Any) -> None:
         lang = self.lang

@@ -70,6 +70,7 @@ class HypothesesScreen(StepScreen):
             yield Button(t("hyp.mark_open", lang), id="hyp-open")
         yield Static(t("hyp.link_hint", lang), classes="hint")
         yield LocalSelect([], prompt=t("hyp.link", lang), id="hyp-evidence", allow_blank=True)
+        yield Static("", id="hyp-link-said", classes="hint", markup=False)
 
     def on_mount(self) -> None:
         self.editor = LedgerEditor(
@@ -113,6 +114,8 @@ class HypothesesScreen(StepScreen):
             # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
             [(Text(f"{e.label} = {e.value} {e.unit}".strip()), e.id) for e in inc.evidence]
         )
+        # An empty list says so where it is, before it is opened to nothing.
+        select.prompt = t("hyp.link" if inc.evidence else "hyp.link.none", self.lang)
 
     def show_detail(self) -> None:
         """The highlighted hypothesis in full, wrapped, under the table."""
@@ -184,10 +187,30 @@ class HypothesesScreen(StepScreen):
             return
         self.incident_changed()
 
-    def on_select_changed(self, event: Select.Changed) -> None:
+    def on_local_select_chosen(self, event: LocalSelect.Chosen) -> None:
+        """A piece of evidence chosen is linked to the highlighted hypothesis; the panel
+        says what was linked, or why nothing was (no row highlighted, the blank line
+        chosen, already linked). The drop-down is emptied again for the next link."""
         assert self.ctx.session is not None
-        hyp_id = self._selected_id()
-        if hyp_id is None or not isinstance(event.value, str):
+        if event.select.id != "hyp-evidence":
             return
-        self.ctx.session.link_evidence(hyp_id, event.value)
-        self.incident_changed()
+        said = self.query_one("#hyp-link-said", Static)
+        if not isinstance(event.value, str):
+            said.update(t("hyp.link.nothing", self.lang))
+            return
+        inc = self.ctx.session.incident
+        hyp_id = self._selected_id()
+        hyp = next((h for h in inc.hypotheses if h.id == hyp_id), None)
+        evidence = next((e for e in inc.evidence if e.id == event.value), None)
+        if hyp is None or evidence is None:
+            said.update(t("hyp.link.no_row", self.lang))
+        else:
+            label = f"{evidence.label} = {evidence.value} {evidence.unit}".strip()
+            number = inc.hypotheses.index(hyp) + 1
+            if evidence.id in hyp.evidence_ids:
+                said.update(t("hyp.link.already", self.lang, evidence=label, n=number))
+            else:
+                self.ctx.session.link_evidence(hyp.id, evidence.id)
+                said.update(t("hyp.link.done", self.lang, evidence=label, n=number))
+                self.incident_changed()
+        event.select.clear()

@@ -42,6 +42,7 @@ from cockpit.ui.fields import TextInput
 from cockpit.ui.focus import KeepsTextOnFocus
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.select import EndOptionList
 from cockpit.ui.table import PlainTable
 from cockpit.ui.worker_errors import ContainsWorkerErrors
 
@@ -348,7 +349,7 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
         localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
-        yield OptionList(
+        yield EndOptionList(
             *[Option(f"{p.order}. {p.title.get(self.lang)}", id=p.id) for p in all_playbooks()],
             id="pb-menu",
         )

@@ -25,6 +25,7 @@ from cockpit.collect.paged import AlertList, alert_details, alert_line, failure_
 from cockpit.i18n import t
 from cockpit.ui.fields import TextInput
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.select import EndOptionList
 
 
 def matches(alert: PagedAlert, words: list[str]) -> bool:
@@ -74,7 +75,7 @@ class AlertPickerScreen(ModalScreen[str | None]):
         with Vertical():
             yield Static(t("alerts.picker.title", lang), id="alert-title", markup=False)
             yield TextInput(placeholder=t("alerts.picker.filter", lang), id="alert-filter")
-            yield OptionList(id="alert-list")
+            yield EndOptionList(id="alert-list")
             yield Static("", id="alert-detail", markup=False)
             yield Static(
                 "\n".join(failure_lines(self.alerts, lang)), id="alert-failures", markup=False

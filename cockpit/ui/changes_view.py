@@ -22,6 +22,7 @@ from cockpit.i18n import t
 from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.sources.base import SourceError
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.select import EndOptionList
 from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 DEFAULT_WINDOW = timedelta(hours=24)
@@ -55,7 +56,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
     def compose(self) -> ComposeResult:
         self.border_title = t("kube.changes.title", self.lang)
         yield Static(t("panel.loading", self.lang), classes="changes--status", markup=False)
-        yield OptionList(id="changes-list")
+        yield EndOptionList(id="changes-list")
         yield Static("", classes="changes--diff", markup=False)
         yield Static(t("kube.changes.mark", self.lang), classes="changes--help")
 

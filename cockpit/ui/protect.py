@@ -19,6 +19,7 @@ from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, rec
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
 from cockpit.incident import Mode, ServiceScope
+from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
 
 
@@ -168,6 +169,7 @@ class ProtectScreen(ModalScreen[None]):
                                 t("protect.chosen", lang), id=f"chosen-{opt.key}", variant="warning"
                             )
             yield Static(t("protect.never_run", lang), classes="placeholders")
+            yield Static("", id="protect-said", markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         bid = event.button.id or ""
@@ -185,15 +187,35 @@ class ProtectScreen(ModalScreen[None]):
                 option = t(f"protect.{key}", lang)
                 return t("protect.timeline", lang, option=option) + "\n" + "\n".join(opt.commands)
 
-            # the Mitigate time too, when empty (step A and I show an order problem)
-            self.ctx.session.record_mitigation(
+            # the Mitigate time too, when empty and in order with the times entered
+            outcome = self.ctx.session.record_mitigation(
                 self.ctx.clock.now(),
                 in_both(text),
                 t(f"protect.{key}", self.ctx.lang),
                 self.ctx.lang,
                 acts=key != "record",
             )
-            self.notify(t("protect.recorded", self.ctx.lang), markup=False)
+            said = self._mitigate_said(outcome)
+            self.query_one("#protect-said", Static).update(said)
+            self.notify(
+                said, markup=False, severity="warning" if outcome == "conflict" else "information"
+            )
+
+    def _mitigate_said(self, outcome: str) -> str:
+        """What "I did this" did: on the timeline, and what became of the Mitigate time
+        (set, kept as entered, or not set because it would contradict another time)."""
+        assert self.ctx.session is not None
+        lang = self.ctx.lang
+        times = self.ctx.session.incident.times
+        said = t("protect.recorded", lang)
+        if outcome == "set":
+            said += " " + t("protect.mitigate_set", lang, at=fmt_time(times.mitigate))
+        elif outcome == "kept":
+            said += " " + t("protect.mitigate_kept", lang, at=fmt_time(times.mitigate))
+        elif outcome == "conflict":
+            at = fmt_time(self.ctx.clock.now())
+            said += " " + t("protect.mitigate_conflict", lang, at=at)
+        return said
 
     def action_dismiss_screen(self) -> None:
         self.dismiss(None)

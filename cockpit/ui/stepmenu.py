@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.flow import STEPS
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.select import EndOptionList
 
 
 class StepMenuScreen(ModalScreen[str | None]):
@@ -42,7 +43,7 @@ class StepMenuScreen(ModalScreen[str | None]):
         localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
-        yield OptionList(
+        yield EndOptionList(
             *[
                 Option(f"{i}. {st.id.value} · {st.title(self.lang)}", id=st.id.value)
                 for i, st in enumerate(STEPS, start=1)

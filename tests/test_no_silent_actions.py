@@ -1,0 +1,140 @@
+"""Actions that do nothing say why, where they were taken, and option lists stop at their
+last option (no wrap round into a blank line that chooses nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import OptionList, Static
+
+from cockpit.app import CockpitApp
+from cockpit.incident import Evidence
+from testkit import make_ctx
+
+
+async def test_link_evidence_stops_at_the_last_option_and_says_what_it_did(tmp_path):
+    """G's "Link evidence": Down past the last option stays on it, so Enter links it; the
+    panel says what was linked, that it was already linked, or why nothing was."""
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.pin(Evidence(label="p99", value="620", unit="ms"))
+    ctx.session.pin(Evidence(label="KV cache", value="97", unit="%"))
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        said = screen.query_one("#hyp-link-said", Static)
+        select = screen.query_one("#hyp-evidence")
+        # No hypothesis yet: choosing evidence links nothing, and says so.
+        select.focus()
+        await pilot.press("enter", "down", "enter")
+        await pilot.pause()
+        assert "select a hypothesis" in str(said.render()).lower()
+        ctx.session.add_hypothesis("the KV cache fills", "usage stays under 90 %")
+        app.screen.incident_changed()
+        await pilot.pause()
+        select.focus()
+        await pilot.press("enter", "down", "down", "down", "down")
+        await pilot.pause()
+        overlay = select.query_one(OptionList)
+        assert overlay.highlighted == overlay.option_count - 1  # stopped at the last
+        await pilot.press("enter")
+        await pilot.pause()
+        [hyp] = ctx.session.incident.hypotheses
+        kv = ctx.session.incident.evidence[1]
+        assert hyp.evidence_ids == [kv.id]
+        assert "Linked “KV cache = 97 %” to hypothesis 1" in str(said.render())
+        # Emptied for the next link: the same evidence again says it is already there.
+        assert not isinstance(select.value, str)
+        select.focus()
+        await pilot.press("enter", *["down"] * 5, "enter")
+        await pilot.pause()
+        assert hyp.evidence_ids == [kv.id]
+        assert "already linked" in str(said.render())
+        # The blank line chosen on purpose: nothing linked, and it says so.
+        select.focus()
+        await pilot.press("enter", "up", "up", "up", "up", "enter")
+        await pilot.pause()
+        assert hyp.evidence_ids == [kv.id]
+        assert "nothing linked" in str(said.render()).lower()
+
+
+async def test_an_empty_evidence_list_says_so_before_it_is_opened(tmp_path):
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        select = app.screen.query_one("#hyp-evidence")
+        assert "还没有钉住的证据" in str(select.prompt)
+        ctx.session.pin(Evidence(label="p99", value="620", unit="ms"))
+        app.screen.incident_changed()
+        await pilot.pause()
+        assert "还没有钉住的证据" not in str(select.prompt)
+
+
+async def test_every_option_list_stops_at_its_ends(tmp_path):
+    """The step menu (Ctrl+G) does not wrap from its last step to its first."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        menu = app.screen.query_one("#step-menu", OptionList)
+        assert menu.highlighted == 8
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert menu.highlighted == 8
+        await pilot.press("home", "up")
+        await pilot.pause()
+        assert menu.highlighted == 0
+
+
+async def _i_did_this(app: CockpitApp, pilot: Any, option: str, open_f2: bool = False) -> str:
+    """Press F2's "I did this" of ``option`` (opening F2 first): what the dialog says."""
+    if open_f2:
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+    app.screen.query_one(f"#chosen-{option}").press()
+    await pilot.pause()
+    return str(app.screen.query_one("#protect-said", Static).render())
+
+
+async def test_i_did_this_never_overwrites_or_contradicts_an_entered_time(tmp_path):
+    """F2's "I did this" puts the mitigation on the timeline; the Mitigate time it would
+    set is not written over a time entered, nor set after the Recover time entered: the
+    dialog says what became of it, and the history has no change of it."""
+    from datetime import timedelta
+
+    from cockpit.incident import TimelineKind
+
+    ctx = make_ctx(tmp_path, lang="en")
+    now = ctx.clock.now()
+    ctx.session.set_time("recover", now - timedelta(minutes=10))
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 48)) as pilot:
+        said = await _i_did_this(app, pilot, "rollback", open_f2=True)
+        inc = ctx.session.incident
+        assert inc.times.mitigate is None
+        assert inc.times.recover == now - timedelta(minutes=10)
+        assert "Mitigate time not set" in said
+        assert not [h for h in inc.history if h.target == "times.mitigate"]
+        assert any(e.kind is TimelineKind.MITIGATION for e in inc.timeline)
+        # A Mitigate time entered is kept as entered.
+        entered = now - timedelta(minutes=20)
+        ctx.session.set_time("mitigate", entered)
+        said = await _i_did_this(app, pilot, "rate_limit")
+        assert inc.times.mitigate == entered
+        assert "kept" in said
+        assert [h for h in inc.history if h.target == "times.mitigate"][
+            -1
+        ].new == entered.isoformat()
+    # With no time in its way, it sets the Mitigate time and says so (history keeps None).
+    ctx = make_ctx(tmp_path / "b", lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 48)) as pilot:
+        said = await _i_did_this(app, pilot, "rollback", open_f2=True)
+        assert ctx.session.incident.times.mitigate == ctx.clock.now()
+        assert "Mitigate time set to" in said
+        [change] = [h for h in ctx.session.incident.history if h.target == "times.mitigate"]
+        assert change.old is None
