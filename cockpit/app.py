@@ -153,6 +153,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self._save_error_shown = ""
         self._loop_ref: Any = None
         self.boot_error: str | None = None
+        self._heap_frozen = False
 
     # -- boot ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -241,6 +242,16 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self.goto(self._start_step or ctx.session.incident.current_step or "A")
         if self._offer_alerts_at_start():
             self.fetch_alerts(True)
+        # Once the first step is painted, what is alive lives as long as the app: out of
+        # the collector's full collections while it runs (see cockpit.ui.heap).
+        self.call_after_refresh(self._freeze_startup)
+
+    def _freeze_startup(self) -> None:
+        from cockpit.ui import heap
+
+        if not self._heap_frozen and self.is_running:
+            heap.freeze_startup()
+            self._heap_frozen = True
 
     def _bind_localized(self, lang: str) -> None:
         """Show the main keys in the footer, described in the UI language."""
@@ -305,7 +316,13 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         self.exit(return_code=status)
 
     async def on_unmount(self) -> None:
-        """Release the backends' connections and threads as the app ends."""
+        """Release the backends' connections and threads, and the startup heap to the
+        garbage collector, as the app ends."""
+        if self._heap_frozen:
+            from cockpit.ui import heap
+
+            heap.release()
+            self._heap_frozen = False
         if self.ctx is None:
             return
         import asyncio
