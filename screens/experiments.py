@@ -62,6 +62,7 @@ class ExperimentsScreen(StepScreen):
     ExperimentsScreen .cell { width: 1fr; height: auto; }
     ExperimentsScreen #exp-table { height: auto; max-height: 12; }
     ExperimentsScreen #exp-detail { height: auto; border-left: thick $accent; padding: 0 1; }
+    ExperimentsScreen #exp-after { width: 1fr; }
     """
 
     def compose_step(self) -> ComposeResult:
@@ -86,10 +87,11 @@ class ExperimentsScreen(StepScreen):
         yield PlainTable(id="exp-table", cursor_type="row", zebra_stripes=True)
         yield Static(t("ledger.detail.none", lang), id="exp-detail")
         yield from row_buttons("exp", lang)
+        # The label above, the field and its button on one row: the field comes first on
+        # screen as in the Tab order.
+        yield Label(t("exp.after", lang))
         with Horizontal():
-            with Vertical(classes="cell"):
-                yield Label(t("exp.after", lang))
-                yield TextInput(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
+            yield TextInput(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
             yield Button(t("exp.record_after", lang), id="exp-record")
 
     def on_mount(self) -> None:

@@ -1,0 +1,83 @@
+"""Tab walks every step in the order the eye reads it: top to bottom, then left to right;
+the first Tab lands on the first widget shown; a table or list is one Tab stop; a closed
+drop-down takes no typed letter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.widget import Widget
+from textual.widgets import Select
+
+from cockpit.app import STEP_SCREENS, CockpitApp
+from demo_ctx import demo_ctx
+
+
+def on_screen_at(app: CockpitApp, widget: Widget) -> tuple[int, int]:
+    """``(y, x)`` of ``widget`` on the step's page (scrolled content included)."""
+    geometry = app.screen._compositor.full_map.get(widget)
+    assert geometry is not None, f"{widget!r} is a Tab stop that is not laid out"
+    return geometry.region.y, geometry.region.x
+
+
+async def tab_walk(app: CockpitApp, pilot: Any) -> list[Widget]:
+    """The widgets Tab visits from nothing focused until it comes round again."""
+    app.screen.set_focus(None)
+    await pilot.pause()
+    seen: list[Widget] = []
+    for _ in range(len(app.screen.focus_chain) + 1):
+        await pilot.press("tab")
+        await pilot.pause()
+        focused = app.screen.focused
+        assert focused is not None
+        if seen and focused is seen[0]:
+            break
+        seen.append(focused)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("step", "size"),
+    [(step, (80, 24)) for step in STEP_SCREENS] + [(step, (160, 48)) for step in "ABH"],
+)
+async def test_tab_walks_each_step_in_screen_order(tmp_path, step, size):
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        walked = await tab_walk(app, pilot)
+        assert walked == list(app.screen.focus_chain)  # every stop, each once
+        where = [(on_screen_at(app, w), w.id) for w in walked]
+        assert where == sorted(where, key=lambda p: p[0]), (step, size, where)
+        assert app.current_step() == step
+
+
+async def test_bs_first_tab_is_the_list_of_changes_and_a_closed_drop_down_takes_no_letter(
+    tmp_path,
+):
+    """B: the first Tab is on the changes found (above the form), not the form's Kind;
+    typed letters on the closed Kind drop-down neither open it nor change it; Enter opens
+    it on purpose, and only then does a letter search its options."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.screen.focused is app.screen.query_one("#changes-list")
+        kind = app.screen.query_one("#chg-kind", Select)
+        kind.focus()
+        await pilot.pause()
+        await pilot.press(*"driver node image")
+        await pilot.pause()
+        assert kind.value == "manual" and not kind.expanded
+        assert app.current_step() == "B"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert kind.expanded
+        await pilot.press("escape")
+        await pilot.pause()
+        assert kind.value == "manual" and not kind.expanded
