@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
 from cockpit.analysis.backtest import Backtest
+from cockpit.analysis.golden import Breach, breach_name
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.panel import Panel
@@ -23,6 +24,8 @@ class BacktestData(BaseModel):
 
     backtest: Backtest
     impact_source: str = ""
+    breach: Breach | None = None
+    """The first SLO breach the impact start came from (``impact_source`` ``breach``)."""
 
 
 class BacktestPanel(Panel):
@@ -77,7 +80,8 @@ class BacktestPanel(Panel):
         # Thresholds come from the baseline of every drilldown signal (queue, KV cache…).
         dd = await steps.drilldown(ctx, screen_window(ctx))
         bt = await collect_backtest(ctx, g.window, dd.drilldown.summaries, impact, detected)
-        return BacktestData(backtest=bt, impact_source=source)
+        breach = g.breach if source == "breach" else None
+        return BacktestData(backtest=bt, impact_source=source, breach=breach)
 
     def render_data(self, data: BacktestData) -> None:
         lang = self.lang
@@ -86,6 +90,10 @@ class BacktestPanel(Panel):
             head = t("metrics.backtest.no_impact", lang)
         else:
             src = t(f"metrics.backtest.source_{data.impact_source}", lang)
+            if data.breach is not None:
+                src = t(
+                    "metrics.backtest.source_breach_of", lang, signal=breach_name(data.breach, lang)
+                )
             head = t(
                 "metrics.backtest.impact",
                 lang,

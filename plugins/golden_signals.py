@@ -18,11 +18,11 @@ from textual.message import Message
 from textual.widgets import Button, Sparkline, Static
 
 from cockpit.analysis.alerts import FiredAlert
-from cockpit.analysis.golden import SignalSummary, change_text
+from cockpit.analysis.golden import Breach, SignalSummary, breach_detail, breach_name, change_text
 from cockpit.collect.base import fallback_text
 from cockpit.collect.golden import GoldenSignals
 from cockpit.context import AppContext
-from cockpit.i18n import UNKNOWN, fmt_number, fmt_value, t
+from cockpit.i18n import UNKNOWN, fmt_value, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import unit_text
 from cockpit.pins import signal_evidence
@@ -244,12 +244,14 @@ class GoldenSignalsPanel(Panel):
         Attributes:
             at: Time of the first breaching sample (UTC).
             detail: What breached (signal, value, SLO), in the UI language.
+            breach: The breach itself (its row names the signal in either language).
         """
 
-        def __init__(self, at: datetime, detail: str) -> None:
+        def __init__(self, at: datetime, detail: str, breach: Breach | None = None) -> None:
             super().__init__()
             self.at = at
             self.detail = detail
+            self.breach = breach
 
     def __init__(self, ctx: AppContext, **kwargs: Any) -> None:
         super().__init__(ctx, **kwargs)
@@ -374,15 +376,12 @@ class GoldenSignalsPanel(Panel):
             return
         b = data.breach
         unit = "%" if b.signal == "error_ratio" else "ms"  # Breach: ms or % (see its docs)
-        name = t(f"metrics.slo_signal.{b.signal}", lang)
-        detail = f"{name} = {fmt_number(b.value)} {unit}, SLO {fmt_number(b.slo)} {unit}" + (
-            t("metrics.golden.derived", lang) if b.derived else ""
-        )
+        detail = breach_detail(b, lang)
         text = t(
             "metrics.golden.breach",
             lang,
             at=f"{(b.crossed_at or b.at):%Y-%m-%d %H:%M:%S} UTC",
-            signal=name,
+            signal=breach_name(b, lang),
             value=b.value,
             slo=b.slo,
             unit=unit,
@@ -394,7 +393,7 @@ class GoldenSignalsPanel(Panel):
             text += "\n" + moved
             detail += " · " + moved
         breach.update(text)
-        self.post_message(self.BreachFound(b.at, detail))
+        self.post_message(self.BreachFound(b.at, detail, b))
 
     def _render_alerts(self, data: GoldenSignals) -> None:
         lang = self.lang

@@ -9,7 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from cockpit.analysis.golden import Breach, breach_detail
 from cockpit.i18n import t
+from cockpit.incident import TimelineKind
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
@@ -43,6 +45,7 @@ class ImpactScreen(StepScreen):
     def __init__(self, *a: object, **kw: object) -> None:
         super().__init__(*a, **kw)  # type: ignore[arg-type]
         self._breach: datetime | None = None
+        self._breach_found: Breach | None = None
         self._paged_text: str | None = None
 
     def compose_panels(self) -> ComposeResult:
@@ -158,6 +161,17 @@ class ImpactScreen(StepScreen):
             self.incident_changed()
         elif event.button.id == "breach-use" and self._breach is not None:
             self.query_one(TimesForm).set_time("start", self._breach)
+            if self._breach_found is not None:
+                # the timeline (so the export) says which SLI crossed which SLO
+                b = self._breach_found
+                at = b.crossed_at or b.at
+                said = {
+                    lang: t("breach.found", lang, at=fmt_time(at), detail=breach_detail(b, lang))
+                    for lang in ("en", "zh")
+                }
+                self.ctx.session.add_timeline(
+                    at, said["en"], TimelineKind.EVIDENCE, source="prometheus", text_i18n=said
+                )
             offer = self.query_one("#breach-offer")
             hand_on_focus(offer)
             offer.set_class(False, "-shown")
@@ -184,6 +198,7 @@ class ImpactScreen(StepScreen):
     def on_golden_signals_panel_breach_found(self, event: object) -> None:
         """The golden-signals panel found the first SLO breach: offer it as the start."""
         at = getattr(event, "at", None)
+        self._breach_found = getattr(event, "breach", None)
         if isinstance(at, datetime):
             self.offer_breach(at, str(getattr(event, "detail", "")))
 

@@ -151,6 +151,9 @@ async def test_walk_a_to_i_and_export_measured_numbers(tmp_path, worked_example_
     assert "显存碎片" in md
     en = render(stored, lang="en", fmt="md")
     assert p99.value in en and "Root cause" in en
+    # the impact start taken from the SLO breach says which signal crossed which SLO
+    assert "First SLO breach in the data: " in en and "(gateway latency P99 = " in en
+    assert "（网关延迟 P99 = " in md
 
 
 async def test_prometheus_failures_are_shown_in_place(

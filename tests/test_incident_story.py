@@ -200,6 +200,7 @@ async def test_every_rendering_of_a_signal_agrees(
             assert row.slo_breach_at is not None and row.slo is not None
             assert row.now.value is not None and row.now.value <= row.slo
     _past_breach_and_slo_agree(srv, story, rows)
+    _slo_line_names_its_signal(story, rows)
     # no signal over its SLO is called normal anywhere
     over = [s for s in rows.values() if s.slo_breach_at is not None]
     assert all(s.verdict == "anomalous" for s in over)
@@ -265,6 +266,23 @@ def _past_breach_and_slo_agree(
         # the Xid row left its band at the Xid, and the GPU that reported it is gone
         xid = next(line for line in result.lines if line.key == "hardware.xid:value")
         assert xid.status.value == "absent" and "stopped reporting" in line_text(xid, "en")
+
+
+def _slo_line_names_its_signal(story: dict[str, Any], rows: dict[str, Any]) -> None:
+    """A's SLO line (and the impact start it offers, its timeline entry, so the export,
+    and I's back-test) names the row that crossed the SLO, as C labels it: which P99
+    (gateway, end-to-end, TTFT) or which error ratio, never a bare "P99 latency"."""
+    from cockpit.analysis.golden import breach_detail, breach_name
+
+    b = story["golden"].breach
+    if b is None:
+        return
+    row = rows[b.key]
+    assert (row.slo, row.slo_breach_at) == (b.slo, b.crossed_at or b.at), b.key
+    for lang in ("en", "zh"):
+        assert breach_name(b, lang) == row.label(lang)
+        assert breach_detail(b, lang).startswith(f"{row.label(lang)} = "), lang
+    assert "P99 latency" not in breach_detail(b, "en")
 
 
 def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[str, Any]) -> None:

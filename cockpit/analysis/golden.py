@@ -467,6 +467,9 @@ class Breach(BaseModel):
         alert: When an alert fired before the SLO was crossed: its name, and ``at`` is the
             alert's time (the impact cannot start after it was detected); ``crossed_at``
             is then when the SLO was crossed.
+        key: The row it breached on (``access.latency:p99``, ``serving.e2e_latency:p99``,
+            ``serving.ttft:p99``, ``access.error_ratio_5xx:value``…): which P99 or which
+            error ratio, named by :func:`breach_name` wherever the breach is told.
     """
 
     at: datetime
@@ -477,6 +480,30 @@ class Breach(BaseModel):
     query: str = ""
     alert: str = ""
     crossed_at: datetime | None = None
+    key: str = ""
+
+
+def breach_name(b: Breach, lang: str) -> str:
+    """The human name of the signal ``b`` breached on, as its row is labelled
+    (``gateway latency P99``, ``end-to-end latency P99``, ``TTFT P99``, ``gateway 5xx
+    ratio``); the kind of SLI (``P99 latency``) only for a breach that names no row."""
+    from cockpit.i18n import t
+
+    return signal_label(b.key, lang) if b.key else t(f"metrics.slo_signal.{b.signal}", lang)
+
+
+def breach_detail(b: Breach, lang: str) -> str:
+    """What breached, in ``lang``: ``gateway latency P99 = 7948 ms, SLO 7502 ms, derived
+    from the baseline`` (A's SLO line, the impact start A offers, the timeline entry that
+    start leaves and so the export)."""
+    from cockpit.i18n import fmt_number, t
+
+    unit = "%" if b.signal == "error_ratio" else "ms"  # Breach: ms or % (see its docs)
+    sep = "，" if lang == "zh" else ", "
+    return (
+        f"{breach_name(b, lang)} = {fmt_number(b.value)} {unit}{sep}SLO {fmt_number(b.slo)} {unit}"
+        + (t("metrics.golden.derived", lang) if b.derived else "")
+    )
 
 
 def derive_slo_p99_ms(configured: float | None, baseline_p99_ms: float | None) -> float | None:
@@ -521,6 +548,7 @@ def apply_slo(s: SignalSummary, slo: float | None, *, signal: str, derived: bool
     )
     if b is None:
         return None
+    b.key = s.key
     s.slo_breach_at = b.at
     if s.verdict != "anomalous":
         s.verdict = "anomalous"

@@ -420,6 +420,10 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
             "error_burn",
         } <= ids
         assert bt.impact_start is not None
+        # the impact start came from the first SLO breach: its head names the signal
+        assert panel.data.breach is not None and panel.data.impact_source == "breach"
+        head = str(app.query_one("#bt-head").render())
+        assert "(first SLO breach of gateway latency P99)" in head, head
         assert bt.best is not None and bt.best.lead_s is not None and bt.best.lead_s >= 0
         # The real detection was the first alert, 5.5 min into the incident.
         assert bt.detected_at is not None
