@@ -64,6 +64,10 @@ async def _step_c(url: str, scenario: Any, state: Path, prom_pid: int) -> list[t
     )
     ctx.metrics.window_span = WINDOW
     ctx.panels = []
+    assert ctx.session is not None
+    # As the TUI's session does (cockpit.wiring): a first save, then saves off the loop.
+    ctx.session.save()
+    ctx.session.start_background()
     app = CockpitApp(ctx=ctx, start_step="H")
 
     shown: list[tuple[DrilldownView, DataTable[Any]]] = []
@@ -118,6 +122,7 @@ async def _step_c(url: str, scenario: Any, state: Path, prom_pid: int) -> list[t
             await pilot.pause()
             cpu = time.process_time() + _cpu_s(prom_pid) - cpu0
             times.append((time.perf_counter() - t0, cpu))
+    ctx.session.stop()
     await ctx.sources.close()
     return times
 
