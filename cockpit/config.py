@@ -62,11 +62,15 @@ class PrometheusSettings(BaseModel):
     """Skip TLS verification. Off by default; only for a lab."""
     timeout_s: float = Field(default=10.0, gt=0, le=300)
     """Per-query timeout in seconds."""
-    max_concurrency: int = Field(default=64, ge=1, le=64)
+    max_concurrency: int = Field(default=256, ge=1, le=512)
     """The most queries in flight at once against this server. A screen asks ~30–70
-    queries; with a distant server each wave costs a round trip, so the ceiling lets every
-    query of a screen be in flight at once (bench_drilldown: 64 queries at +250 ms take
-    0.35 s at 64, 0.59 s at 32, 2.1 s at 8). The limit in force starts at this ceiling
+    queries and ``cockpit analyze`` ~170 (steps C–F and the window's history, none waiting
+    for another's answer); with a distant server each wave costs a round trip, so the
+    ceiling lets every query of a screen or an analysis be in flight at once
+    (bench_drilldown: 64 queries at +250 ms take 0.35 s at 64, 0.59 s at 32, 2.1 s at 8;
+    bench_analyze: at 64, its 167 queries went in three waves). The server queues what it
+    does not evaluate at once (Prometheus: ``--query.max-concurrency``, 20 by default), at
+    no round trip's cost. The limit in force starts at this ceiling
     and adapts below it: it backs off when the answers' latency climbs (a Prometheus
     queueing them or short of CPU, :class:`cockpit.collect.runner.AdaptiveLimit`) and
     grows again while they come back at a steady latency. Lower it for a server that

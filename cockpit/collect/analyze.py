@@ -18,7 +18,7 @@ from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
 from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport
-from cockpit.collect.history import collect_history, collect_history_within
+from cockpit.collect.history import collect_history, collect_history_within, history_specs
 from cockpit.collect.load import LoadReport, collect_load
 from cockpit.collect.runner import QuerySpec, RunnerStats
 from cockpit.models.messages import Msg
@@ -101,6 +101,10 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     # the alerts and the window's history (one round trip less on a distant Prometheus).
     # The history is awaited last: the splits and the load of the anomalous signals go on
     # while its later round trips (the nodes, a lost GPU's last values) run.
+    # The history's range queries are the heaviest of the round (its pods, nodes and GPUs
+    # at a fine step): asked for first, they are not queued at the server behind the
+    # light ones, and the history shares their answers.
+    early = runner.start(await history_specs(ctx, history_window(asked)))
     history_task = asyncio.ensure_future(collect_history(ctx, history_window(asked)))
     # C's own history (the hardware verdict over the window) is the same series over the
     # later half of that span: read from its answers, not asked for a second time.
@@ -136,6 +140,7 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             elif not task.cancelled():
                 task.exception()  # raised to its caller already (the drilldown shares it)
         cancel_all(ahead)
+        cancel_all(early)
     bset = cohort_set
     if extra_set is not None:
         bset = cohort_set.model_copy(

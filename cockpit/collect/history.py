@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -139,7 +139,32 @@ async def _collect(ctx: AppContext, window: Window, wider: Window | None = None)
     return await _build(ctx, window, _narrowed(raw, window))
 
 
-async def _fetch(ctx: AppContext, window: Window) -> _Raw:
+class _Plan(NamedTuple):
+    """The queries of a window's history (:func:`_plan`): range queries by
+    :class:`~cockpit.analysis.history.HistoryInput` field, those read on the window's
+    nodes (joined in PromQL), the GPUs' last values, and what a server that refuses the
+    join needs to ask for them by the nodes' names."""
+
+    step: float
+    start: datetime
+    end: datetime
+    first: dict[str, str]
+    joined: dict[str, str]
+    last: dict[str, QuerySpec]
+    gpu_metric: str | None
+    xid_metric: str | None
+
+    def spec(self, key: str, query: str) -> QuerySpec:
+        """The range query ``query`` over the history's grid, under ``key``."""
+        return QuerySpec(key=key, query=query, start=self.start, end=self.end, step_s=self.step)
+
+    def specs(self) -> list[QuerySpec]:
+        """Every query of the one round :func:`_fetch` sends."""
+        ranges = [self.spec(k, q) for k, q in (self.first | self.joined).items()]
+        return ranges + list(self.last.values())
+
+
+async def _plan(ctx: AppContext, window: Window) -> _Plan:
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     step = history_step(window)
@@ -147,10 +172,6 @@ async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     ns = _ns(scope)
     pod_re = scope.get("pod", "")
     pods_sel = _and(ns, f'pod=~"{pod_re}"' if pod_re else "")
-
-    def spec(key: str, query: str) -> QuerySpec:
-        return QuerySpec(key=key, query=query, start=grid_start, end=grid_end, step_s=step)
-
     owner_rs = _and(pods_sel, 'owner_kind="ReplicaSet"')
     owner_deploy = _and(ns, 'owner_kind="Deployment"')
     ready = _and(pods_sel, 'condition="true"')
@@ -187,10 +208,26 @@ async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     nodes_expr = _nodes_expr(pods_sel, ns, gpu_metric, grid_start, grid_end)
     joined = _node_queries(_joined_on(nodes_expr), gpu_metric, xid_metric, step)
     last = _last_value_specs(det, window, _joined_on(nodes_expr))
+    return _Plan(step, grid_start, grid_end, first, joined, last, gpu_metric, xid_metric)
+
+
+async def history_specs(ctx: AppContext, window: Window) -> list[QuerySpec]:
+    """The queries :func:`collect_history` of ``window`` asks for (one round; a server
+    that refuses the nodes' join is asked again by name after it): for a caller that
+    starts them ahead of the other queries of its round, the heaviest first (a range over
+    the window's pods, nodes and GPUs at the history's fine step, see
+    :func:`history_step`), so that they are not queued at the server behind the light
+    ones. The history then shares their answers (each query is sent once)."""
+    plan = await _plan(ctx, window)
+    heavy = [plan.spec(k, q) for k, q in (plan.joined | plan.first).items()]
+    return heavy + list(plan.last.values())
+
+
+async def _fetch(ctx: AppContext, window: Window) -> _Raw:
+    plan = await _plan(ctx, window)
+    first, joined, last, spec = plan.first, plan.joined, plan.last, plan.spec
     runner = runner_for(ctx)
-    results = await runner.run(
-        [spec(k, q) for k, q in (first | joined).items()] + list(last.values())
-    )
+    results = await runner.run(plan.specs())
     failures = _failed(r for k, r in results.items() if k in first)
     got: dict[str, list[Series]] = {
         k: (r.series if r.ok else []) for k, r in results.items() if k not in last
@@ -203,13 +240,15 @@ async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     ]
     nodes = [n for n in nodes if n]
     if refused and nodes:
-        by_name = _node_queries(_named_on(_regex(nodes)), gpu_metric, xid_metric, step)
+        by_name = _node_queries(
+            _named_on(_regex(nodes)), plan.gpu_metric, plan.xid_metric, plan.step
+        )
         more = await runner.run([spec(k, by_name[k]) for k in refused])
         failures += _failed(more.values())
         got.update({k: (r.series if r.ok else []) for k, r in more.items()})
     answers = {k: results[k] for k in last}
     ok = all(r.ok for r in answers.values())
-    return _Raw(step=step, got=got, failures=failures, last=answers if ok else None)
+    return _Raw(step=plan.step, got=got, failures=failures, last=answers if ok else None)
 
 
 async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
