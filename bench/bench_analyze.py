@@ -4,6 +4,11 @@ of a real Prometheus, as a ratio measured in the same run.
 
 Target: analyze wall / its slowest single query ≤ 1.5×.
 
+The same queries fired at once by one source without any analysis (:func:`_one_wave`)
+are timed in every repeat too: the floor an analysis that sends everything in one wave
+meets on this machine, where the server's and the client's CPU work (not the rounds of
+latency) bounds the wall.
+
 The queries are those one analysis sends (recorded through a delegating source); each is
 then timed alone, one by one, and the slowest of them is timed alone again in every repeat,
 back to back with an analysis, so that drift of the machine between repeats cancels out of
@@ -118,6 +123,19 @@ async def _alone(url: str, now: float, scope: dict[str, str], call: Any) -> floa
     return wall
 
 
+async def _one_wave(url: str, now: float, scope: dict[str, str], calls: list[Any]) -> float:
+    """Every recorded query fired at once from a new source, no analysis: the floor an
+    analysis sending them in one wave meets on this machine (the server's and the
+    client's work on its CPUs, after one latency)."""
+    ctx = _context(url, now, scope)
+    src = ctx.sources.metrics
+    t0 = time.perf_counter()
+    await asyncio.gather(*(getattr(src, kind)(*args) for kind, args in calls))
+    wall = time.perf_counter() - t0
+    await src.close()
+    return wall
+
+
 def main() -> list[str]:
     from cockpit.scenarios import get_scenario
     from cockpit.scenarios.promserver import start
@@ -135,10 +153,13 @@ def main() -> list[str]:
             _, slowest_call = max(timed, key=lambda x: x[0])
             alone: list[float] = []
             walls: list[float] = []
+            waves: list[float] = []
             for _ in range(REPEATS):
                 alone.append(asyncio.run(_alone(url, scenario.now, scope, slowest_call)))
                 walls.append(asyncio.run(_analysis(url, scenario.now, scope))[0])
+                waves.append(asyncio.run(_one_wave(url, scenario.now, scope, calls)))
     paired = statistics.median(w / a for w, a in zip(walls, alone, strict=True))
+    floor = statistics.median(w / a for w, a in zip(waves, alone, strict=True))
     return [
         f"analyze on the {SCENARIO} incident: {len(calls)} queries, "
         f"+{DELAY_S * 1000:.0f} ms one-way latency each ({relay.implementation} relay); "
@@ -147,6 +168,8 @@ def main() -> list[str]:
         f"{statistics.median(walls):.3f} s / {statistics.median(alone):.3f} s; "
         f"median of the paired ratios {paired:.2f}x",
         f"one by one the same queries take {sum(t for t, _ in timed):.2f} s",
+        f"the same queries fired at once, without analysis (the floor of one wave here): "
+        f"{statistics.median(waves):.3f} s; median of the paired ratios {floor:.2f}x",
     ]
 
 
