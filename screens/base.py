@@ -7,8 +7,10 @@ They do no I/O of their own.
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -44,6 +46,9 @@ class StepNotes(BoundTextArea):
         assert self.ctx.session is not None
         self.ctx.session.set_step_note(self.step_id, value)
 
+
+NOWHERE_QUIET_S = 3.0
+"""Seconds of quiet after which a key typed with nothing focused is said again."""
 
 TITLE_CHARS = 60
 """The incident title is cut to this many characters in the title bar (the export keeps
@@ -169,6 +174,19 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
                     field.value = value
                 elif isinstance(field, TextArea):
                     field.text = value
+
+    _nowhere_said_at = -1e9
+    """When (monotonic seconds) a key typed with nothing focused was last said."""
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key with nothing focused is no command and no text: it is not lost
+        silently. A notice says where typing goes (Tab: the fields), once per burst."""
+        if self.focused is not None or not event.is_printable:
+            return
+        now = time.monotonic()
+        quiet, self._nowhere_said_at = now - self._nowhere_said_at < NOWHERE_QUIET_S, now
+        if not quiet:
+            self.notify(t("focus.nowhere", self.lang), markup=False, timeout=6)
 
     def action_page(self, sign: int) -> None:
         body = self.query_one("#step-body", VerticalScroll)

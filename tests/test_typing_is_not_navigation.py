@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from focus_look import strong_look
 from textual import constants, events
 from textual.keys import _character_to_key
 from textual.widget import Widget
@@ -497,21 +498,6 @@ async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
         assert screen.focused is screen.focus_chain[0]
 
 
-def _strong_look(widget: Widget) -> list[tuple[Any, ...]]:
-    """Per visible part of ``widget`` (itself, a drop-down's current value): its blended
-    background, border, outline and text style."""
-    parts = [widget, *widget.query("SelectCurrent")]
-    return [
-        (
-            w.background_colors[1].rgb,
-            str(w.styles.border),
-            str(w.styles.outline),
-            str(w.styles.text_style),
-        )
-        for w in parts
-    ]
-
-
 def _clearly_different(plain: list[tuple[Any, ...]], focused: list[tuple[Any, ...]]) -> bool:
     """Focus is seen at a glance: a border or outline appears or changes, the text is
     reversed, or the background moves by at least 100 levels (R+G+B), not a faint tint."""
@@ -533,10 +519,10 @@ async def _assert_focus_clear(app: CockpitApp, pilot: Any, where: str) -> int:
     for widget in list(screen.focus_chain):
         screen.set_focus(None)
         await pilot.pause()
-        plain = _strong_look(widget)
+        plain = strong_look(widget)
         widget.focus()
         await pilot.pause()
-        assert _clearly_different(plain, _strong_look(widget)), (where, repr(widget))
+        assert _clearly_different(plain, strong_look(widget)), (where, repr(widget))
         seen += 1
     return seen
 
