@@ -177,6 +177,13 @@ async def test_every_rendering_of_a_signal_agrees(
     truth = srv.scenario.ground_truth
     c = story["likely"]
     assert (c.primary_layer, c.scope, c.cause) == (truth.primary_layer, truth.scope, truth.cause)
+    # the reading rules that match never contradict that conclusion: longer requests (a
+    # release, a long-prompt client) match the "longer requests" rule, never "capacity"
+    fired = {r.id for r in story["dd"].drilldown.rules if r.status == "fired"}
+    if truth.cause in ("release", "long_prompts"):
+        assert "p50_and_p99" not in fired, fired
+    if truth.cause == "release":
+        assert "p50_and_p99_longer" in fired, fired
     # the playbook's signals read C's now, baseline and verdict
     for pname, sig in story["playbook"].metrics.items():
         sid, quantile = PROFILE_SIGNALS.get(pname, ("", -1.0))

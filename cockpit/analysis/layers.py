@@ -61,7 +61,8 @@ class RuleFinding(BaseModel):
     """A reading rule of seed 003 and whether the data matches it.
 
     Attributes:
-        id: ``p99_only``, ``p50_and_p99``, ``ttft_not_tpot``, ``ttft_and_tpot``,
+        id: ``p99_only``, ``p50_and_p99``, ``p50_and_p99_longer``, ``ttft_not_tpot``,
+            ``ttft_and_tpot``,
             ``gpu_saturated_queue``, ``gpu_saturated_no_queue``, ``errors_up``,
             ``latency_and_throughput``, ``throughput_down_only``.
         status: ``fired`` (conditions met), ``not_fired`` (data says no) or ``no_data``.
@@ -206,6 +207,29 @@ def queue_early(queue: SignalSummary) -> float | None:
     return sum(early) / len(early) if early else None
 
 
+LENGTH_ROWS = (
+    "serving.output_len:p50",
+    "serving.output_len:p95",
+    "serving.prompt_len:p50",
+    "serving.prompt_len:p95",
+)
+"""The request-length rows that tell "longer requests" from a capacity loss."""
+
+
+def longer_requests(summaries: list[SignalSummary]) -> list[SignalSummary]:
+    """The length rows (:data:`LENGTH_ROWS`) that grew past their threshold: the table
+    calls them ``anomalous`` or ``changed`` and they are above their baseline. Empty when
+    requests are no longer than before (or no length histogram is exported)."""
+    by_key = {s.key: s for s in summaries}
+    return [
+        s
+        for k in LENGTH_ROWS
+        if (s := by_key.get(k)) is not None
+        and s.verdict in ("anomalous", "changed")
+        and (s.ratio or 0.0) > 1.0
+    ]
+
+
 LATENCY_PREFERENCE = ("access.latency", "serving.e2e_latency", "serving.ttft")
 """User-facing latency first: the gateway sees what users see, and vLLM's e2e histogram
 starts at a 0.3 s bucket, too coarse for a P50 (metrics_kb.md §2.1)."""
@@ -234,20 +258,34 @@ def reading_rules(summaries: list[SignalSummary]) -> list[RuleFinding]:
         ev = [p50.key, p99.key]
         up99 = p99.verdict == "anomalous"
         up50 = p50.verdict == "anomalous"
+        longer = longer_requests(summaries)
         out.append(
             RuleFinding(
                 id="p99_only", status="fired" if up99 and not up50 else "not_fired", evidence=ev
             )
         )
+        # Both up with requests no longer than before: capacity or upstream; with longer
+        # requests the same two rows say each request asks for more work (a release or a
+        # client changed the lengths), which the length rows tell apart.
         out.append(
             RuleFinding(
-                id="p50_and_p99", status="fired" if up99 and up50 else "not_fired", evidence=ev
+                id="p50_and_p99",
+                status="fired" if up99 and up50 and not longer else "not_fired",
+                evidence=ev,
+            )
+        )
+        out.append(
+            RuleFinding(
+                id="p50_and_p99_longer",
+                status="fired" if up99 and up50 and longer else "not_fired",
+                evidence=ev + [s.key for s in longer],
             )
         )
     else:
         out += [
             RuleFinding(id="p99_only", status="no_data"),
             RuleFinding(id="p50_and_p99", status="no_data"),
+            RuleFinding(id="p50_and_p99_longer", status="no_data"),
         ]
 
     ttft = signal_row(summaries, "serving.ttft")
