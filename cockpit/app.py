@@ -266,6 +266,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             "alt+left": t("flow.back", lang),
             "f6": t("key.paste", lang),
             "f7": t("key.playbooks", lang),
+            "f8": t("key.history", lang),
         }
         table = self._bindings.key_to_bindings
         for key, description in shown.items():

@@ -75,3 +75,88 @@ async def test_is_preview_is_laid_out_in_place_not_over_the_back_test(tmp_path):
         assert box.region.height == preview.region.height
         after = app.screen.query_one("#bt-table")
         assert after.region.y >= box.region.bottom
+
+
+GLOBAL_KEYS = ["f1", "f6", "f7", "f8", "alt+left", "alt+right", "ctrl+p"]
+"""Help, paste evidence, playbooks, history, back/next and the palette: on every footer."""
+
+
+def _footer_keys(app: CockpitApp) -> list[tuple[str, int, int]]:
+    footer = app.screen.query_one("CockpitFooter")
+    return sorted(
+        (k.region.x, k.region.right, k.key)
+        for k in footer.query("FooterKey")
+        if k.display and k.region.width
+    )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("step", list(STEP_SCREENS))
+async def test_the_footer_keeps_the_global_keys_whatever_has_focus(tmp_path, step, size):
+    """With focus on nothing and on each kind of widget of the step in turn (a panel's table,
+    a field, a button), the footer shows the global keys, none cut, and a focused panel's keys
+    only where they fit after them."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    width = size[0]
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        kinds: dict[str, object] = {"nothing": None}
+        for widget in app.screen.focus_chain:
+            kinds.setdefault(type(widget).__name__, widget)
+        for kind, widget in kinds.items():
+            app.screen.set_focus(widget, scroll_visible=False)  # type: ignore[arg-type]
+            await pilot.pause()
+            await pilot.pause()
+            shown = _footer_keys(app)
+            keys = [key for _, _, key in shown]
+            for key in GLOBAL_KEYS:
+                # Compact, Back and Next are one key (alt+←→): its binding is Next's.
+                if width < 110 and key == "alt+left":
+                    continue
+                assert key in keys, (step, kind, key, shown)
+            for left, right in itertools.pairwise(shown):
+                assert left[1] <= right[0], (step, kind, shown)  # no key drawn over another
+            assert shown[-1][1] <= width, (step, kind, shown)  # none past the right edge
+            # The global keys come first, left to right in this order.
+            order = [k for k in keys if k in GLOBAL_KEYS and k != "ctrl+p"]
+            assert order == [k for k in GLOBAL_KEYS if k in order], (step, kind, keys)
+            assert keys[: len(order)] == order, (step, kind, keys)
+
+
+async def test_every_text_area_wraps_a_long_line_in_sight(tmp_path):
+    """F6's paste box and every multi-line field of every step wrap a long pasted line at 80
+    columns: its end is on screen without scrolling right."""
+    from textual.widgets import TextArea
+
+    line = "Xid 79 on node gpu-node-3: " + " ".join(f"word{i}" for i in range(40)) + " THE-END"
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    seen: set[str] = set()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+
+        async def check(where: str) -> None:
+            for area in app.screen.query(TextArea):
+                seen.add(f"{where}:{area.id}")
+                assert area.soft_wrap, (where, area.id)
+
+        for step in STEP_SCREENS:
+            app.goto(step)
+            await pilot.pause()
+            await check(step)
+        await pilot.press("f6")
+        await pilot.pause()
+        area = app.screen.query_one("#paste-text", TextArea)
+        area.focus()
+        area.insert(line)
+        await pilot.pause()
+        await check("F6")
+        assert area.max_scroll_x == 0 and area.scroll_x == 0
+        assert area.wrapped_document.height > 1
+        shown = "".join(
+            "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
+        )
+        assert "THE-END" in shown
+    assert any(s.startswith("F6:") for s in seen) and any("gpu-paste" in s for s in seen), seen
