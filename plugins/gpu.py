@@ -262,7 +262,7 @@ class GpuPanel(Panel):
         yield Static("", id="gpu-history", classes="gpu--line", markup=False)
         yield Static("", id="gpu-xids", classes="gpu--line", markup=False)
         with Collapsible(title=t("gpu.paste", self.lang), collapsed=True, id="gpu-paste"):
-            yield TextArea("", id="gpu-paste-text")
+            yield TextArea("", id="gpu-paste-text", soft_wrap=True)
             yield Button(t("gpu.explain", self.lang), id="gpu-explain")
             yield Static("", id="gpu-explain-out", classes="gpu--line", markup=False)
 

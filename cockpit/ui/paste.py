@@ -95,7 +95,7 @@ class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
         with Vertical():
             yield Label(t("paste.title", lang))
             yield Static(t("paste.hint", lang), classes="hint")
-            yield TextArea("", id="paste-text", soft_wrap=False, show_line_numbers=True)
+            yield TextArea("", id="paste-text", soft_wrap=True, show_line_numbers=True)
             with Horizontal():
                 yield Button(t("paste.explain", lang), id="paste-explain", variant="primary")
                 yield Button(t("paste.pin", lang), id="paste-pin")
