@@ -104,3 +104,75 @@ def test_wheel_lists_every_module(tmp_path):
         expected.add("cockpit/" + path.relative_to(ROOT / "cockpit").as_posix())
     assert sorted(expected - names) == []
     assert not any(n.startswith(("screens/", "plugins/")) for n in names)
+
+
+def test_every_folder_of_package_data_is_a_listed_package():
+    """A folder under ``cockpit/`` holding data files (the catalogue's i18n, each drill
+    bundle) is listed in ``[tool.setuptools] packages``: otherwise setuptools warns, once per
+    folder, that the package "would be ignored", on every ``pip install``."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        "cockpit." + p.relative_to(ROOT / "cockpit").as_posix().replace("/", ".")
+        for p in (ROOT / "cockpit").rglob("*")
+        if p.is_dir()
+        and p.name != "__pycache__"
+        and not p.name.startswith(".")
+        and any(f.is_file() and f.suffix != ".pyc" for f in p.iterdir())
+    }
+    assert sorted(folders - listed) == []
+
+
+@pytest.mark.slow
+def test_pip_install_is_quiet_and_the_installed_package_finds_its_data(tmp_path):
+    """``pip install .`` (what ``make demo`` runs) prints no setuptools warning, and the
+    installed package (not this checkout) finds every drill bundle and the catalogue."""
+    target = tmp_path / "site"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    noise = [
+        line
+        for line in (done.stdout + done.stderr).splitlines()
+        if "Location 'file:" not in line  # pip's note on an absent local index, not the build
+    ]
+    assert not any(
+        w in line for line in noise for w in ("would be ignored", "Warning", "deprecated")
+    ), "\n".join(noise)
+    code = (
+        "import json, cockpit\n"
+        "from cockpit.drills.catalogue import catalogue\n"
+        "from cockpit.i18n import t\n"
+        "print(json.dumps([cockpit.__file__, sorted(catalogue()), t('key.help', 'zh')]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+    )
+    where, drills, word = json.loads(out.stdout)
+    assert where.startswith(str(target))
+    shipped = sorted(p.name for p in (ROOT / "cockpit/drills/bundles").iterdir() if p.is_dir())
+    assert drills == shipped and len(drills) >= 8
+    assert word == "帮助"
