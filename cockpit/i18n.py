@@ -8,7 +8,10 @@ table with a ``zh`` and an ``en`` string::
     en = "Next"
 
 ``t("flow.next", "en")`` returns ``"Next"``. Placeholders use ``str.format`` syntax; a
-``g`` field never comes out in exponent notation (see :func:`fmt_number`).
+``g`` field never comes out in exponent notation (see :func:`fmt_number`). A count is
+written with the words that follow it in the singular or the plural as the count asks:
+``{n:plural:problem:problems}`` gives ``1 problem`` and ``3 problems`` (``0 problems``), and
+the words may carry the verb: ``{n:plural:pod is:pods are}``. Chinese needs no such form.
 A missing key raises ``KeyError`` in tests (see ``tests/test_i18n.py``, which also checks
 that every key exists in both languages) and falls back to the key itself at run time.
 """
@@ -70,10 +73,30 @@ def fmt_value(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+PLURAL = "plural:"
+"""A count field's format spec: ``plural:<singular words>:<plural words>``."""
+
+
+def plural(value: object, one: str, other: str) -> str:
+    """``"1 item"`` / ``"2 items"``: the count, a space, and ``one`` when the count is exactly
+    1 (also given as the text ``"1"``); ``other`` for 0, 2, 1.5, and a count that is not a
+    number, such as ``"—"``. A float is written as a ``g`` field is (``3`` for ``3.0``)."""
+    number = value
+    if isinstance(value, str) and value.strip().isdigit():
+        number = int(value)
+    single = isinstance(number, int | float) and not isinstance(number, bool) and number == 1
+    text = fmt_number(value, 6) if isinstance(value, float) else str(value)
+    return f"{text} {one if single else other}"
+
+
 class _Formatter(string.Formatter):
-    """``str.format`` whose ``g`` fields go through :func:`fmt_number`."""
+    """``str.format`` whose ``g`` fields go through :func:`fmt_number` and whose
+    ``plural:`` fields through :func:`plural`."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec.startswith(PLURAL):
+            one, _, other = format_spec[len(PLURAL) :].partition(":")
+            return plural(value, one, other or one)
         m = _G_SPEC.fullmatch(format_spec)
         if m and isinstance(value, int | float) and not isinstance(value, bool):
             return fmt_number(float(value), int(m.group(2) or 6), m.group(1))

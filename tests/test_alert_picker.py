@@ -62,7 +62,7 @@ async def test_typing_filters_and_never_chooses(tmp_path: Path) -> None:
         await pilot.press(*["backspace"] * 7, *"gpu-node")
         await pilot.pause()
         assert [a.name for a in picker.shown] == ["NodeDown", "GPUThermalThrottling"]
-        assert "inhibited by 1 alert(s)" in str(menu.get_option_at_index(1).prompt)
+        assert "inhibited by 1 alert" in str(menu.get_option_at_index(1).prompt)
         await pilot.press(*["backspace"] * 8, "down", "up")
         await pilot.pause()
         detail = str(picker.query_one("#alert-detail", Static).render())

@@ -114,3 +114,78 @@ def test_no_hint_names_a_printable_key_as_a_command():
         if lang in lone_key and lone_key[lang].search(text)
     ]
     assert not bad
+
+
+NOT_COUNTS = {
+    # A field followed by a word in -s that is not a count of it: a name and a verb, a list
+    # of names, a measured value with its unit.
+    ("playbook.ev.gpu_request", "pod"),
+    ("metrics.text.scope_selector_resolved_wide", "stacks"),
+    ("metrics.text.scope_deployment", "stacks"),
+    ("evidence.load.length_mix", "p50_now"),
+    ("evidence.load.length_mix", "p95_now"),
+}
+VERBS_AND_UNITS = {"is", "was", "has", "does", "differs", "overrides", "narrows", "needs", "vs"}
+VERBS_AND_UNITS |= {"as", "says", "acts", "exists", "belongs", "contradicts", "ms", "s"}
+COUNTED = re.compile(
+    r"\{(\w+)(?::[^}]*)?\}\)? ((?:(?:more|other) )?[A-Za-z][\w/-]*(?:s|\(s\)))(?=\W|$)"
+)
+
+
+def test_every_english_count_agrees_with_its_number():
+    """No "1 problems": a count followed by its noun is written ``{n:plural:problem:problems}``
+    (never ``{n} problems`` nor ``node(s)``), so that 1 reads in the singular."""
+    wrong = []
+    for key, entry in catalog().items():
+        en = entry["en"]
+        if "(s)" in en:
+            wrong.append((key, en))
+        for m in COUNTED.finditer(en):
+            spec = m.group(0).split("}")[0]
+            if ":plural:" in spec or (key, m.group(1)) in NOT_COUNTS:
+                continue
+            if m.group(2).split()[-1] not in VERBS_AND_UNITS:
+                wrong.append((key, m.group(0)))
+    assert wrong == []
+
+
+def test_a_count_of_one_is_singular_and_others_plural():
+    assert t("playbook.summary", "en", problems=1, ok=2, not_applicable=0, open=0, na=0) == (
+        "1 problem, 2 ok, 0 n/a, 0 open, 0 not available"
+    )
+    assert t("playbook.summary", "en", problems=0, ok=0, not_applicable=0, open=0, na=0).startswith(
+        "0 problems,"
+    )
+    assert t("kube.reason.unschedulable", "en", count=1) == "1 node is cordoned (unschedulable)"
+    assert t("kube.reason.unschedulable", "en", count=3) == "3 nodes are cordoned (unschedulable)"
+    assert (
+        t(
+            "metrics.change.restarts",
+            "en",
+            pod="p",
+            container="c",
+            n=1.0,
+            reason="OOMKilled",
+            first="a",
+            last="b",
+        )
+        == "p container c restarted 1 time (last terminated: OOMKilled), a to b"
+    )
+    assert t("paste.pinned", "en", n="1") == "Pinned 1 finding."
+    assert t("paste.pinned", "en", n=2) == "Pinned 2 findings."
+    # Chinese has one form: the number and its Chinese measure word.
+    assert t("paste.pinned", "zh", n=1) == "已钉住 1 条发现。"
+
+
+def test_chinese_messages_have_no_english_count_words():
+    """A Chinese message counts with its own words (``{n} 个问题``): never a plural form nor an
+    English noun after a count."""
+    wrong = []
+    for key, entry in catalog().items():
+        zh = entry["zh"]
+        if ":plural:" in zh or "(s)" in zh:
+            wrong.append((key, zh))
+        for m in COUNTED.finditer(zh):
+            if re.fullmatch(r"[A-Za-z]+s", m.group(2)) and m.group(2) not in VERBS_AND_UNITS:
+                wrong.append((key, m.group(0)))
+    assert wrong == []

@@ -68,7 +68,7 @@ async def test_scheduling_panel_table_and_copy(kubeconfig: Path, tmp_path: Path)
         assert names[0] == "— GPU nodes (4)"
         assert set(names[1:5]) == {"gpu-a", "gpu-b", "gpu-c", "gpu-d"}
         gpu_b = table.get_row_at(names.index("gpu-b"))
-        assert str(gpu_b[1]) == "8/7/7" and "1 GPU(s) unhealthy" in str(gpu_b[6])
+        assert str(gpu_b[1]) == "8/7/7" and "1 GPU unhealthy" in str(gpu_b[6])
         summary = str(panel.query_one(".sched--summary", Static).render())
         assert "No preemption victims" in summary
         panel.focus()

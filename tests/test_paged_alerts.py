@@ -335,7 +335,7 @@ def test_alerts_command_on_alertmanager_marks_and_neutralises(
     ttft_line = next(line for line in text.splitlines() if am_alerts["ttft"] in line)
     assert "silenced (oncall: known: canary rollback running)" in ttft_line
     gpu_line = next(line for line in text.splitlines() if am_alerts["gpu"] in line)
-    assert "inhibited by 1 alert(s)" in gpu_line
+    assert "inhibited by 1 alert" in gpu_line
     assert "hunter2secret" not in text
     # Alertmanager alone keeps no resolved alert: the list says it holds firing ones only
     assert "firing alerts only: Alertmanager's API keeps no resolved alert" in text

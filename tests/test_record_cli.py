@@ -363,7 +363,7 @@ def test_export_latest_says_which_incident_and_that_others_are_open(
     assert main(["export", "latest", "--state-dir", str(tmp_path), "--lang", "en"]) == 0
     err = capsys.readouterr().err
     assert "incident inc-newer000 (P99 up for qwen, open" in err
-    assert "1 other incident(s) are open: inc-older000." in err and "inc-closed00" not in err
+    assert "1 other incident is open: inc-older000." in err and "inc-closed00" not in err
     store.save(older.model_copy(update={"status": IncidentStatus.CLOSED}))
     assert main(["export", "latest", "--state-dir", str(tmp_path), "--lang", "zh"]) == 0
     err = capsys.readouterr().err
