@@ -5,8 +5,10 @@ Where secrets come in, and what is done there:
 
 - the Prometheus URL (``https://user:pass@host``): the config moves the userinfo into
   basic auth and keeps the URL without it (:func:`split_userinfo`,
-  :class:`cockpit.config.PrometheusSettings`); every hint, error, F2 command and bundle
-  names the bare URL;
+  :class:`cockpit.config.PrometheusSettings`); a URL shown to the user, written to a file
+  (incident, bundle, export) or put in a suggested command or a log line passes
+  :func:`public_url` first (no userinfo, query string or fragment: a proxy from
+  ``HTTPS_PROXY`` or a URL given on the command line can carry them too);
 - container ``args``/``command`` and ``env`` (:func:`cockpit.models.kube.container_of`):
   the value of a flag or variable whose name looks like a secret (:func:`secret_name`),
   e.g. ``--api-key``, ``HF_TOKEN``, ``DB_PASSWORD``, becomes a :func:`mask` token;
@@ -262,6 +264,26 @@ def redact_tree(value: Any, secret: bool = False) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     return value
+
+
+def public_url(url: str) -> str:
+    """``url`` as it may be shown, written or logged: without user, password, query string
+    or fragment (``https://sre:pw@prom:9090/p?token=x`` → ``https://prom:9090/p``). Text
+    that is not a URL (no ``://``) is returned as it is."""
+    if "://" not in url:
+        return url
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # a malformed port or IPv6 literal: keep only what precedes any secret
+        scheme, _, rest = url.partition("://")
+        host_part = re.split(r"[/?#]", rest.rsplit("@", 1)[-1], maxsplit=1)[0]
+        return f"{scheme}://{host_part}"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def split_userinfo(url: str) -> tuple[str, str, str]:

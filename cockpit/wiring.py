@@ -17,6 +17,7 @@ from cockpit.config import Settings, load_settings
 from cockpit.context import AppContext
 from cockpit.incident import Mode
 from cockpit.models.messages import msg
+from cockpit.redact import public_url
 from cockpit.sources.base import Sources
 
 
@@ -350,26 +351,13 @@ def _reuse_opened_with(new: argparse.Namespace, saved: Any, settings: Settings) 
         given = getattr(new, attr, None)
         if given:
             if public_url(str(given)) != was:
-                notices.append(t("resume.override", lang, flag=flag, given=given, saved=was))
+                shown = public_url(str(given))
+                notices.append(t("resume.override", lang, flag=flag, given=shown, saved=was))
         elif public_url(configured or "") != was:
             # The configured value (which may carry credentials) is kept when it is the one
             # the incident was opened with.
             setattr(new, attr, was)
     return notices
-
-
-def public_url(url: str) -> str:
-    """``url`` without user, password, query string or fragment (what an incident keeps)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    if "://" not in url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def opened_with(ctx: AppContext, mode: Mode) -> Any:

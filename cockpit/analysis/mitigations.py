@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from cockpit.commandline import arg
 from cockpit.incident import ServiceScope
+from cockpit.redact import public_url
 
 
 class Mitigation(BaseModel):
@@ -54,7 +55,8 @@ def record_flags(
     config file the app was started with (``--at`` when the session looks at the past)."""
     out: list[str] = []
     for flag, value in (
-        ("--prometheus-url", prometheus_url),
+        # The command is shown, copied and kept in the timeline: never with credentials.
+        ("--prometheus-url", public_url(prometheus_url)),
         ("-n", namespace),
         ("--deployment", deployment),
         ("-l", "" if deployment else selector),

@@ -44,6 +44,7 @@ import msgspec
 
 from cockpit.config import PrometheusSettings
 from cockpit.models import InstantVector, Sample, Series, to_epoch
+from cockpit.redact import public_url, redact_text
 from cockpit.sources.base import ErrorKind, SourceError
 
 SOURCE = "prometheus"
@@ -306,6 +307,8 @@ class PrometheusSource:
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
         self.base_url = settings.url.rstrip("/")
+        self.shown_url = public_url(self.base_url)
+        """The URL as errors and hints name it (:func:`cockpit.redact.public_url`)."""
         self._config_error: SourceError | None = None
         self._sem = asyncio.Semaphore(settings.max_concurrency)
         headers = {
@@ -354,7 +357,7 @@ class PrometheusSource:
             self._config_error = SourceError.of(
                 self.name,
                 ErrorKind.NOT_CONFIGURED,
-                f"not an http(s) URL: {self.base_url!r}",
+                f"not an http(s) URL: {self.shown_url!r}",
                 hint_key="hint.prom.scheme",
             )
         self._proxy = env_proxy(self.base_url)
@@ -584,7 +587,7 @@ class PrometheusSource:
                 raise SourceError.of(
                     self.name,
                     ErrorKind.TIMEOUT,
-                    f"no answer from {self.base_url}{path} within {timeout:g} s",
+                    f"no answer from {self.shown_url}{path} within {timeout:g} s",
                     hint_key="hint.prom.timeout",
                     timeout_s=f"{timeout:g}",
                     path=path,
@@ -644,7 +647,8 @@ class PrometheusSource:
         )
 
     def _transport_error(self, path: str, exc: Exception) -> SourceError:
-        text = str(exc) or type(exc).__name__
+        # The client's message can quote the URL or the proxy it was given, secrets and all.
+        text = redact_text(str(exc)) or type(exc).__name__
         if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
             key = "hint.prom.proxy"
         elif "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
@@ -659,13 +663,17 @@ class PrometheusSource:
             key = "hint.prom.connect"
         else:
             key = "hint.prom.broken"
-        host = urllib.parse.urlsplit(self.base_url).hostname or self.base_url
+        host = urllib.parse.urlsplit(self.base_url).hostname or self.shown_url
         return SourceError.of(
             self.name,
             ErrorKind.UNAVAILABLE,
             f"{type(exc).__name__}: {text}",
             hint_key=key,
-            hint_args={"url": self.base_url, "host": host, "proxy": self._proxy or ""},
+            hint_args={
+                "url": self.shown_url,
+                "host": host,
+                "proxy": public_url(self._proxy or ""),
+            },
             path=path,
             error=type(exc).__name__,
         )
@@ -769,7 +777,7 @@ class PrometheusSource:
             return SourceError.of(
                 self.name,
                 ErrorKind.ACCESS_DENIED,
-                f"HTTP {status} from {self.base_url}{path}: {excerpt}".rstrip(": "),
+                f"HTTP {status} from {self.shown_url}{path}: {excerpt}".rstrip(": "),
                 hint_key="hint.prom.denied",
                 **detail,
             )
@@ -788,7 +796,7 @@ class PrometheusSource:
             return SourceError.of(
                 self.name,
                 ErrorKind.NOT_FOUND,
-                f"HTTP 404 for {self.base_url}{path}",
+                f"HTTP 404 for {self.shown_url}{path}",
                 hint_key="hint.prom.url_suffix" if suffix else "hint.prom.not_found",
                 hint_args={"suffix": suffix} if suffix else None,
                 **detail,
@@ -802,7 +810,7 @@ class PrometheusSource:
         return SourceError.of(
             self.name,
             ErrorKind.UNAVAILABLE,
-            f"HTTP {status} from {self.base_url}{path}" + (f": {excerpt}" if excerpt else ""),
+            f"HTTP {status} from {self.shown_url}{path}" + (f": {excerpt}" if excerpt else ""),
             hint_key=key,
             **detail,
         )
