@@ -32,6 +32,7 @@ FIELD_LABELS = {
     "scope_verdict": "field.scope_verdict",
     "alert_rule": "history.field.alert_rule",
     "scope_branch": "history.field.scope_branch",
+    "recovery.hold_minutes": "verify.hold",
 }
 """Template fields by the label their field has on screen."""
 

@@ -127,6 +127,10 @@ class RuleViolation(ValueError):
         self.key = key
 
 
+HOLD_TARGET = "recovery.hold_minutes"
+"""The history's name of step I's hold period."""
+
+
 def check_time_order(times: dict[str, datetime | None]) -> list[str]:
     """Ordering problems of 开始 ≤ 检测 ≤ 缓解 ≤ 恢复, as ``["detect<start", ...]``.
 
@@ -928,6 +932,9 @@ class IncidentSession:
             self.set_time(target.removeprefix("times."), value)
         elif target.startswith("notes."):
             self.set_step_note(target.removeprefix("notes."), str(old or ""))
+        elif target == HOLD_TARGET:
+            if isinstance(old, int):
+                self.set_hold_minutes(old)
         elif target == "scope_branch":
             self.set_branch(Branch(str(old)) if old else "")
         elif target.startswith("changes/"):
@@ -992,6 +999,14 @@ class IncidentSession:
         self.incident.playbooks[record.playbook] = record
         self.save()
 
+    def set_hold_minutes(self, minutes: int) -> None:
+        """Step I's hold period (minutes every recovered signal must stay within its
+        baseline), keeping the value it replaces in the history."""
+        rec = self.incident.recovery
+        self._record(HOLD_TARGET, rec.hold_minutes, minutes)
+        rec.hold_minutes = minutes
+        self.save()
+
     def record_recovery(
         self,
         recovered: bool | None,
@@ -1005,6 +1020,7 @@ class IncidentSession:
         rec = self.incident.recovery
         rec.checked_at = at
         rec.recovered = recovered
+        self._record(HOLD_TARGET, rec.hold_minutes, hold_minutes)
         rec.hold_minutes = hold_minutes
         rec.lines = list(lines)
         rec.lines_i18n = {k: list(v) for k, v in (lines_i18n or {}).items()}

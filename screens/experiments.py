@@ -172,6 +172,13 @@ class ExperimentsScreen(StepScreen):
         if event.data_table.id == "exp-table":
             self.show_detail()
 
+    def _await_result(self) -> None:
+        """The last experiment logged is selected and its "after" field has focus."""
+        table = self.query_one("#exp-table", DataTable)
+        if table.row_count:
+            table.move_cursor(row=table.row_count - 1)
+        self.query_one("#exp-after", TextInput).focus()
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
         err = self.query_one("#exp-error", Static)
@@ -197,6 +204,10 @@ class ExperimentsScreen(StepScreen):
                         )
                     )
                     self.editor.end()
+                    # What comes next is its result: the new row is the selected one and
+                    # its (empty) "after" field takes focus, not a new draft of another
+                    # experiment (which waits for this result anyway).
+                    self.call_after_refresh(self._await_result)
             except RuleViolation as exc:
                 err.update(t(exc.key, self.lang))
                 return

@@ -136,6 +136,25 @@ class VerifyScreen(StepScreen):
         self.query_one("#export-box").display = False
         self.incident_changed()
 
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        """The hold period typed is kept in the incident when its field is left (its old
+        value in the history), a value outside 1–1440 replaced and said so."""
+        if event.input.id == "hold" and self.ctx.session is not None:
+            held = self._hold()
+            if held != self.ctx.session.incident.recovery.hold_minutes:
+                self.ctx.session.set_hold_minutes(held)
+
+    def sync_fields(self) -> None:
+        """The hold field shows the hold period stored (F8 may have put one back),
+        unless it is being typed in."""
+        super().sync_fields()
+        if self.ctx.session is None:
+            return
+        hold = self.query_one("#hold", Input)
+        stored = str(self.ctx.session.incident.recovery.hold_minutes)
+        if not hold.has_focus and hold.value != stored:
+            hold.value = stored
+
     def incident_changed(self) -> None:
         assert self.ctx.session is not None
         table = self.query_one("#act-table", DataTable)

@@ -12,7 +12,7 @@ from textual.widgets import Button
 
 from cockpit.app import STEP_SCREENS, CockpitApp
 from cockpit.screens.base import StepScreen
-from demo_ctx import demo_ctx
+from demo_ctx import demo_ctx, opened_demo
 
 NOWHERE = "Nothing has focus"
 
@@ -94,3 +94,72 @@ async def test_the_first_screen_and_a_resumed_one_say_where_typing_goes(tmp_path
         await pilot.press(*"Xid 79 on node 3")
         await pilot.pause()
         assert sum(NOWHERE in str(n.message) for n in app._notifications) == 1
+
+
+async def test_tab_into_a_filled_field_types_at_its_end_one_undo_and_in_the_history(tmp_path):
+    """A, Escape then Tab lands on the filled Start time: the cursor is after its text
+    (never inside it), what is typed shows there and one Ctrl+Z takes it back. A filled
+    title reached by Tab after its cursor was left in its middle: typed at its end, and
+    the edit is in the history with the title it replaced."""
+    from datetime import timedelta
+
+    from textual.widgets import Input
+
+    ctx = demo_ctx(tmp_path, "en")
+    ctx.session.set_time("start", ctx.clock.now() - timedelta(minutes=30))
+    ctx.session.set_text("title", "P99 high")
+    async with opened_demo(ctx, "A") as (app, pilot):
+        screen = app.screen
+        chain = screen.focus_chain
+        start = screen.query_one("#time-start", Input)
+        assert start.value
+        before_start = chain[chain.index(start) - 1]
+        before_start.focus()
+        start.cursor_position = 3
+        await pilot.press("escape", "tab")
+        await pilot.pause()
+        assert screen.focused is start
+        good = start.value
+        assert start.cursor_position == len(good)
+        await pilot.press(*" xyz")
+        await pilot.pause()
+        assert start.value == good + " xyz"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert start.value == good
+        title = screen.query_one("#input-title", Input)
+        assert title.value == "P99 high"
+        title.focus()
+        await pilot.pause()
+        title.cursor_position = 2
+        await pilot.press("tab", "shift+tab")
+        await pilot.pause()
+        assert screen.focused is title and title.cursor_position == len("P99 high")
+        await pilot.press(*" on node 3", "tab")
+        await pilot.pause()
+        assert ctx.session.incident.title == "P99 high on node 3"
+        *_, last = [h for h in ctx.session.incident.history if h.target == "title"]
+        assert last.new == "P99 high on node 3" and last.old
+
+
+async def test_h_after_logging_an_experiment_focus_waits_in_its_result(tmp_path):
+    """H's "Log experiment": the new row is selected and its empty "after" field takes
+    focus (what comes next is its result), not the first field of a new draft."""
+    from textual.widgets import DataTable, Input
+
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "H") as (app, pilot):
+        screen = app.screen
+        screen.query_one("#exp-variable", Input).focus()
+        await pilot.press(*"max_num_seqs", "tab", *"256", "tab", *"128", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert len(ctx.session.incident.experiments) == 1
+        after = screen.query_one("#exp-after", Input)
+        assert screen.focused is after and after.value == ""
+        table = screen.query_one("#exp-table", DataTable)
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press(*"190 ms", "enter")
+        await pilot.pause()
+        assert ctx.session.incident.experiments[0].after == "190 ms"
+        assert screen.query_one("#exp-variable", Input).value == ""

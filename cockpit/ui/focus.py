@@ -83,7 +83,9 @@ def cursor_to_end(field: Input | TextArea) -> None:
 class KeepsTextOnFocus(Screen[Any]):
     """A screen whose text fields keep their text when focused: Textual's ``Input`` selects
     all of it on focus, so the first key typed would replace a title or a time. Mixed into
-    every screen that holds fields (the cursor goes to where it was, at the end at first).
+    every screen that holds fields. A field holding text that takes focus (Tab, Escape then
+    Tab) has its cursor after its text, never inside it: what is typed next is added at its
+    end, where it shows, one Ctrl+Z from the text it had (the rule of ``help.typing``).
     A list that takes focus shows its cursor row (:func:`show_cursor_row`)."""
 
     def set_focus(
@@ -91,7 +93,10 @@ class KeepsTextOnFocus(Screen[Any]):
     ) -> None:
         if isinstance(widget, Input):
             widget.select_on_focus = False
+        arriving = widget is not None and widget is not self.focused
         super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
+        if arriving and isinstance(widget, Input | TextArea) and holds_text(widget):
+            cursor_to_end(widget)
         show_cursor_row(widget)
 
 
