@@ -12,6 +12,20 @@ from cockpit.incident import Evidence
 from testkit import make_ctx
 
 
+async def _choose(pilot: Any, select: Any, *keys: str) -> None:
+    """Open the drop-down with Enter, then press ``keys`` in its open list."""
+    select.focus()
+    await pilot.pause()
+    await pilot.press("enter")
+    for _ in range(20):
+        await pilot.pause(0.05)
+        if select.expanded:
+            break
+    await pilot.press(*keys)
+    await pilot.pause()
+    await pilot.pause()
+
+
 async def test_link_evidence_stops_at_the_last_option_and_says_what_it_did(tmp_path):
     """G's "Link evidence": Down past the last option stays on it, so Enter links it; the
     panel says what was linked, that it was already linked, or why nothing was."""
@@ -25,16 +39,12 @@ async def test_link_evidence_stops_at_the_last_option_and_says_what_it_did(tmp_p
         said = screen.query_one("#hyp-link-said", Static)
         select = screen.query_one("#hyp-evidence")
         # No hypothesis yet: choosing evidence links nothing, and says so.
-        select.focus()
-        await pilot.press("enter", "down", "enter")
-        await pilot.pause()
+        await _choose(pilot, select, "down", "enter")
         assert "select a hypothesis" in str(said.render()).lower()
         ctx.session.add_hypothesis("the KV cache fills", "usage stays under 90 %")
         app.screen.incident_changed()
         await pilot.pause()
-        select.focus()
-        await pilot.press("enter", "down", "down", "down", "down")
-        await pilot.pause()
+        await _choose(pilot, select, "down", "down", "down", "down")
         overlay = select.query_one(OptionList)
         assert overlay.highlighted == overlay.option_count - 1  # stopped at the last
         await pilot.press("enter")
@@ -45,15 +55,11 @@ async def test_link_evidence_stops_at_the_last_option_and_says_what_it_did(tmp_p
         assert "Linked “KV cache = 97 %” to hypothesis 1" in str(said.render())
         # Emptied for the next link: the same evidence again says it is already there.
         assert not isinstance(select.value, str)
-        select.focus()
-        await pilot.press("enter", *["down"] * 5, "enter")
-        await pilot.pause()
+        await _choose(pilot, select, *["down"] * 5, "enter")
         assert hyp.evidence_ids == [kv.id]
         assert "already linked" in str(said.render())
         # The blank line chosen on purpose: nothing linked, and it says so.
-        select.focus()
-        await pilot.press("enter", "up", "up", "up", "up", "enter")
-        await pilot.pause()
+        await _choose(pilot, select, "up", "up", "up", "up", "enter")
         assert hyp.evidence_ids == [kv.id]
         assert "nothing linked" in str(said.render()).lower()
 
