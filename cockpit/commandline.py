@@ -48,3 +48,37 @@ def fill(template: str, **values: str) -> str:
         if value:
             template = template.replace(f"<{name}>", arg(value))
     return template
+
+
+SCOPE_PLACEHOLDERS = ("namespace", "deployment", "pod")
+"""The placeholders of cockpit's own command templates that name the service's scope
+(``kubectl rollout undo deployment/<deployment> -n <namespace>``)."""
+
+
+def unfilled(text: str) -> list[str]:
+    """The scope placeholders (:data:`SCOPE_PLACEHOLDERS`) still in ``text``, in that order."""
+    return [name for name in SCOPE_PLACEHOLDERS if f"<{name}>" in text]
+
+
+def unfilled_words(names: list[str], lang: str) -> list[str]:
+    """For each placeholder left in the commands, why it is and how to fill it, in ``lang``
+    (``<deployment>``: no deployment configured: --deployment or ``[service] deployment``);
+    empty when none is left."""
+    from cockpit.i18n import t
+
+    if not names:
+        return []
+    return [t("commands.unfilled", lang)] + [
+        "  " + t(f"commands.unfilled.{name}", lang) for name in names
+    ]
+
+
+def fill_scope(text: str, lang: str, *, namespace: str = "", deployment: str = "") -> str:
+    """``text`` with the service's namespace and deployment put in its commands (see
+    :func:`fill`) and, after it, a line in words for each scope placeholder left, so that an
+    unfilled ``<deployment>`` is never mistaken for a name."""
+    filled = fill(text, namespace=namespace, deployment=deployment)
+    words = unfilled_words(unfilled(filled), lang)
+    if not words:
+        return filled
+    return filled.rstrip("\n") + "\n\n" + "\n".join(words) + "\n"

@@ -27,7 +27,8 @@ JSON shape (stable; ``schema`` is bumped on any incompatible change)::
         }
       ],
       "looked_for": [{"kind": "cuda_oom", "text": "..."}],
-      "errors": []                       # "<kind>: <ExceptionType>" of failed analyzers
+      "errors": [],                      # "<kind>: <ExceptionType>" of failed analyzers
+      "unfilled": [{"placeholder": "<pod>", "text": "..."}]  # added by cockpit explain
     }
 """
 

@@ -4,7 +4,10 @@ Reads a file (or standard input for ``-`` / no argument) line by line as bytes, 
 UTF-8 with replacement, runs every registered analyzer
 (:mod:`cockpit.analysis.explain`) and prints the findings — what it is, what it means,
 the extracted fields, the next checks — in zh or en (``--lang``), or as JSON
-(``--json``; shape in :mod:`cockpit.analysis.explain_report`).
+(``--json``; shape in :mod:`cockpit.analysis.explain_report`). The ``<namespace>`` and
+``<deployment>`` of its commands are filled from the configured service (``-n``,
+``--deployment``, the config file); a placeholder still left is said so in words after the
+text (``unfilled`` in the JSON).
 
 Exit status: 0 when something was recognised, 1 when nothing was, 2 when the input
 could not be read.
@@ -45,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit status."""
     from cockpit.analysis.explain import explain_stream
     from cockpit.analysis.explain_report import to_json, to_text
+    from cockpit.commandline import fill_scope, unfilled, unfilled_words
     from cockpit.i18n import default_lang, t
 
     lang = getattr(args, "lang", None) or default_lang()
@@ -58,11 +62,48 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(t("explain.label.read_error", lang, error=str(exc)), file=sys.stderr)
         return 2
+    scope = _scope(args)
     if args.json:
-        sys.stdout.write(
-            json_text(json.dumps(to_json(expl, lang), ensure_ascii=False, indent=2)) + "\n"
-        )
+        doc = _filled(to_json(expl, lang), scope)
+        left = unfilled(json.dumps(doc, ensure_ascii=False))
+        words = unfilled_words(left, lang)[1:]
+        doc["unfilled"] = [
+            {"placeholder": f"<{name}>", "text": text.strip()}
+            for name, text in zip(left, words, strict=True)
+        ]
+        sys.stdout.write(json_text(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
     else:
-        sys.stdout.write(to_text(expl, lang))
+        sys.stdout.write(fill_scope(to_text(expl, lang), lang, **scope))
     sys.stdout.flush()
     return 0 if expl.recognised else 1
+
+
+def _scope(args: argparse.Namespace) -> dict[str, str]:
+    """The configured service's namespace and deployment (flags over the environment over
+    the config file), ``""`` where none is; a configuration that cannot be read is said on
+    standard error and the flags alone are used."""
+    from cockpit.wiring import BootError, settings_from_args
+
+    try:
+        svc = settings_from_args(args).service
+    except BootError as exc:
+        print(str(exc), file=sys.stderr)
+        return {
+            "namespace": getattr(args, "namespace", None) or "",
+            "deployment": getattr(args, "deployment", None) or "",
+        }
+    return {"namespace": svc.namespace, "deployment": svc.deployment}
+
+
+def _filled(value: Any, scope: dict[str, str]) -> Any:
+    """``value`` (JSON-ready data) with every string's commands filled (see
+    :func:`cockpit.commandline.fill`)."""
+    from cockpit.commandline import fill
+
+    if isinstance(value, str):
+        return fill(value, **scope)
+    if isinstance(value, list):
+        return [_filled(v, scope) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, scope) for k, v in value.items()}
+    return value

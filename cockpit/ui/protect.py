@@ -71,13 +71,15 @@ def service_scope(ctx: AppContext, suspect: SuspectTargets | None) -> ServiceSco
 
 def fill_commands(ctx: AppContext, text: str) -> str:
     """``text`` with the ``<namespace>`` and ``<deployment>`` of its commands filled as
-    F2 fills them (see :func:`service_scope`); unknown ones stay for the user to fill."""
-    from cockpit.commandline import fill
+    F2 fills them (see :func:`service_scope`); unknown ones stay for the user to fill, each
+    said in words after the text (:func:`cockpit.commandline.fill_scope`, as
+    ``cockpit explain`` does)."""
+    from cockpit.commandline import fill_scope
 
     if ctx.session is None:
         return text
     scope = service_scope(ctx, current_suspect(ctx))
-    return fill(text, namespace=scope.namespace, deployment=scope.deployment)
+    return fill_scope(text, ctx.lang, namespace=scope.namespace, deployment=scope.deployment)
 
 
 def current_cause(ctx: AppContext) -> str:
