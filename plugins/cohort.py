@@ -20,15 +20,24 @@ from textual.binding import Binding
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Input, Static
 
-from cockpit.analysis.cohort import CohortComparison, CohortKind, available_kinds
+from cockpit.analysis.cohort import CohortComparison, CohortKind, CohortRow, available_kinds
 from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
-from cockpit.models.messages import signal_label, signal_names, unit_text
+from cockpit.models.messages import signal_names, unit_text
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
+
+
+def service_text(r: CohortRow, unit: str, lang: str) -> str:
+    """Step C's service-wide value of a row's key in E's number format; a quantile in its
+    histogram's top bucket as C says it (its bound, a lower bound)."""
+    m = r.service_msg
+    if m is not None and m.key == "evidence.value.lower_bound":
+        return m.text(lang)
+    return fmt_value(r.service, unit) if r.service is not None else ""
 
 
 class CohortPanel(Panel):
@@ -82,6 +91,7 @@ class CohortPanel(Panel):
             t("metrics.cohort.col_median", lang),
             "n",
             t("metrics.cohort.col_ratio", lang),
+            t("metrics.cohort.col_service", lang),
             "",
         )
         super().on_mount()
@@ -168,17 +178,21 @@ class CohortPanel(Panel):
         )
         self.query_one("#cohort-out", Static).update(
             t(
-                "metrics.text.cohort_outliers",
+                data.heading_key,
                 lang,
                 suspect=self.display_name(c.suspect, c.suspect_kind),
                 names=signal_names(*data.outliers).text(lang) or "-",
             )
             + restarts
         )
+        # a release is judged before and after by C's thresholds; a cohort by how far
+        # the suspect stands from its peers (another question, said so)
+        mark = "anomalous" if c.suspect_kind == "revision" else "outlier"
         for r in data.rows:
             if r.suspect is None and r.cohort_median is None:
                 continue
-            name = signal_label(r.key, lang)  # the name every screen gives the row
+            # one replica's (or GPU's) value, named so: never C's service-wide label
+            name = r.label(lang)
             unit = unit_text(r.unit, lang)  # restarts, pods, changes in the language
             mine = fmt_value(r.suspect, unit)
             if r.window is not None:
@@ -191,7 +205,9 @@ class CohortPanel(Panel):
                 fmt_value(r.cohort_median, unit),
                 str(r.cohort_n),
                 f"×{r.ratio:.2f}" if r.ratio is not None else "",
-                f"◀ {t('metrics.cohort.outlier', lang)}"
+                # step C's service-wide value of the same signal, as C shows it
+                service_text(r, unit, lang),
+                f"◀ {t(f'metrics.cohort.{mark}', lang)}"
                 if r.outlier
                 else f"◀ {t('metrics.cohort.changed', lang)}"
                 if r.changed

@@ -302,16 +302,35 @@ def _e_rows_agree(analyzed: dict[str, Any], story: dict[str, Any], rows: dict[st
     if coh is None:
         assert analyzed["cohort"] is None
         return
+    from cockpit.analysis.golden import judge_msg, value_msg
+
     for r in coh.rows:
         assert r.key in split and r.unit == split[r.key].unit, r.key
         if r.key in rows:
             assert r.unit == rows[r.key].unit, r.key
+            # like with like: a replica's (GPU's) value is never labelled as C's
+            # service-wide row, and C's value of the key stands beside it, as C shows it
+            for lang in ("en", "zh"):
+                assert r.label(lang) != rows[r.key].label(lang), (r.key, lang)
+                assert rows[r.key].label(lang) in r.label(lang), (r.key, lang)
+            per = {"replica": ("per replica", "每副本"), "gpu": ("per GPU", "每块 GPU")}[r.per]
+            assert per[0] in r.label("en") and per[1] in r.label("zh"), r.key
+            assert r.service == rows[r.key].now.value, r.key
+            assert r.service_msg == value_msg(rows[r.key]), r.key
+        if coh.cohort.suspect_kind == "revision" and r.suspect is not None:
+            # before and after, C's question: C's thresholds decide, one verdict rule
+            verdict = judge_msg(r.signal, r.suspect, r.cohort_median)[0]
+            assert r.outlier == (verdict == "anomalous"), r.key
     doc = analyzed["cohort"]
     assert doc is not None and doc["suspect"] == coh.cohort.suspect
     got = {
         r["key"]: (r["suspect"], r["cohort_median"], r["outlier"], r["changed"], r["window"])
         for r in doc["rows"]
     }
+    labels = {r["key"]: (r["label"], r["per"], r["service_now"]) for r in doc["rows"]}
+    for r in coh.rows:
+        if r.key in labels:
+            assert labels[r.key] == (r.label("en"), r.per, r.service), r.key
     for r in coh.rows:
         # a move of ×2 or more is never left unmarked: C's "changed" rule, on E too
         if is_changed(r.ratio):

@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
 from cockpit.analysis.changes import ChangeItem
-from cockpit.analysis.golden import is_changed
+from cockpit.analysis.golden import SignalSummary, is_changed, judge_msg, value_msg
 from cockpit.analysis.history import RestartCount, WindowInventory, xid_msg, xids_of
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import median, robust_score
-from cockpit.models.messages import Msg, fmt_number
+from cockpit.models.messages import Msg, fmt_number, signal_label
 
 CohortKind = Literal["replicas", "node_gpus", "previous_revision", "all_gpus", "custom"]
 
@@ -55,6 +55,16 @@ class CohortRow(BaseModel):
         changed: Not an outlier, but the suspect is ×2 or more (or half or less) the cohort
             median (:func:`cockpit.analysis.golden.is_changed`, C's "changed" rule): a move
             on the harmless side is still shown.
+        outlier: Across a cohort (replicas, GPUs, now): the suspect stands out from its
+            peers (:func:`~cockpit.analysis.blast_radius.is_outlier`). A release against
+            the revision it replaced (before and after, C's question): C's verdict rule
+            (:func:`~cockpit.analysis.golden.judge_msg`, C's thresholds) calls the change
+            ``anomalous``, so E and C never judge one move two ways.
+        per: Whose value ``suspect`` and ``cohort_median`` are: one replica's (the median
+            of the suspect's replicas for a revision) or one GPU's.
+        service, service_msg: Step C's service-wide value of the same key now (a total or
+            a quantile over every request; :func:`with_service`), shown beside the
+            per-entity medians so that two different numbers are never read as one.
         window: What the window's history says of the suspect on this row
             (:func:`with_history`): the Xid codes its GPUs reported in the window (B's and
             C's items), or, without a value now, when its series stopped reporting and its
@@ -73,6 +83,17 @@ class CohortRow(BaseModel):
     changed: bool = False
     query: str = ""
     window: Msg | None = None
+    per: Literal["replica", "gpu"] = "replica"
+    service: float | None = None
+    service_msg: Msg | None = None
+
+    def label(self, lang: str) -> str:
+        """The row's name, saying it is one entity's value (``output tokens/s per
+        replica``, ``GPU util per GPU``): never the label of step C's service-wide row
+        (a total, or a quantile over every request), which E shows beside it."""
+        from cockpit.i18n import t
+
+        return t(f"metrics.cohort.per_{self.per}", lang, name=signal_label(self.key, lang))
 
 
 class CohortComparison(BaseModel):
@@ -90,8 +111,18 @@ class CohortComparison(BaseModel):
 
     @property
     def outliers(self) -> list[str]:
-        """Keys of the rows where the suspect is an outlier."""
+        """Keys of the rows where the suspect is an outlier (a release: anomalous against
+        the previous revision by C's thresholds)."""
         return [r.key for r in self.rows if r.outlier]
+
+    @property
+    def heading_key(self) -> str:
+        """The catalogue key of the line naming :attr:`outliers`: a release's rows are
+        judged by C's thresholds (``anomalous``), a cohort's by how far the suspect stands
+        from its peers (``outlier``), two questions named apart."""
+        if self.cohort.suspect_kind == "revision":
+            return "metrics.text.cohort_anomalous"
+        return "metrics.text.cohort_outliers"
 
 
 def available_kinds(suspect_kind: str) -> list[CohortKind]:
@@ -263,13 +294,40 @@ def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> C
             for m in members:
                 kind = "pod" if cohort.suspect_kind == "pod" else "gpu"
                 peers += _value_of(b, m, kind, inv, held)
-        out.rows.append(_row(b, mine, peers))
+        out.rows.append(_row(b, mine, peers, per_of(b, cohort)))
     return out
 
 
-def _row(b: Breakdown, mine: list[float], peers: list[float]) -> CohortRow:
-    """The row of ``b``: the median of the suspect's values against the cohort's."""
-    row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query)
+def per_of(b: Breakdown, cohort: CohortDef) -> Literal["replica", "gpu"]:
+    """Whose value a row of ``b`` compares: one GPU's when the suspect is a GPU or a node
+    and ``b`` is split by GPU, else one replica's."""
+    by_gpu = bool(b.values) and all(v.kind == "gpu" for v in b.values)
+    return "gpu" if by_gpu and cohort.suspect_kind in ("gpu", "node") else "replica"
+
+
+def with_service(out: CohortComparison, summaries: list[SignalSummary]) -> CohortComparison:
+    """Put step C's service-wide value now (:func:`~cockpit.analysis.golden.value_msg`,
+    as C shows it: a top-bucket quantile as its bound) beside each row of the same key."""
+    by_key = {s.key: s for s in summaries}
+    for row in out.rows:
+        s = by_key.get(row.key)
+        if s is not None:
+            row.service, row.service_msg = s.now.value, value_msg(s)
+    return out
+
+
+def _row(
+    b: Breakdown,
+    mine: list[float],
+    peers: list[float],
+    per: Literal["replica", "gpu"] = "replica",
+    *,
+    before_after: bool = False,
+) -> CohortRow:
+    """The row of ``b``: the median of the suspect's values against the cohort's. Across
+    a cohort the outlier rule decides; ``before_after`` (a release against the revision it
+    replaced) C's verdict rule on the two medians does."""
+    row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query, per=per)
     row.cohort_n = len(peers)
     if mine:
         row.suspect = median(mine)
@@ -279,8 +337,13 @@ def _row(b: Breakdown, mine: list[float], peers: list[float]) -> CohortRow:
             row.ratio = row.suspect / row.cohort_median
         score = robust_score(row.suspect, peers)
         row.score = None if score is None or score == float("inf") else score
-        row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
-        row.changed = not row.outlier and is_changed(row.ratio)
+        if before_after:
+            verdict = judge_msg(b.signal, row.suspect, row.cohort_median)[0]
+            row.outlier = verdict == "anomalous"
+            row.changed = not row.outlier and (verdict == "changed" or is_changed(row.ratio))
+        else:
+            row.outlier = is_outlier(b.signal, row.suspect, row.cohort_median, score)
+            row.changed = not row.outlier and is_changed(row.ratio)
     return row
 
 
@@ -311,9 +374,11 @@ def compare_revisions(
         members=old_pods,
         definition_en=f"replicas of the previous revision {old} of {deployment or '?'} "
         f"({len(old_pods)}){when_en if at else ', now'}; each side the median of its "
-        "replicas' own values, not the service-wide value of step C",
+        "replicas' own values (per replica), not the service-wide value of step C, shown "
+        "beside them; judged by step C's thresholds",
         definition_zh=f"{deployment or '?'} 上一版本 {old} 的副本（{len(old_pods)} 个），"
-        f"{when_zh if at else '当前'}；两侧都是各副本自身数值的中位数，而非步骤 C 的全服务数值",
+        f"{when_zh if at else '当前'}；两侧都是各副本自身数值的中位数（每副本），而非步骤 C "
+        "的全服务数值（列在旁边）；按步骤 C 的阈值判断",
     )
     out = CohortComparison(cohort=cdef)
     earlier = {b.key: b for b in then}
@@ -321,7 +386,7 @@ def compare_revisions(
         before = earlier.get(b.key)
         mine = [v.value for v in b.values if v.revision == new]
         peers = [v.value for v in before.values if v.revision == old] if before else []
-        out.rows.append(_row(b, mine, peers))
+        out.rows.append(_row(b, mine, peers, before_after=True))
     return out
 
 

@@ -12,7 +12,13 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.blast_radius import BlastRadius, access_only, decide, with_release
-from cockpit.analysis.cohort import CohortComparison, auto_cohort, compare, with_history
+from cockpit.analysis.cohort import (
+    CohortComparison,
+    auto_cohort,
+    compare,
+    with_history,
+    with_service,
+)
 from cockpit.analysis.conclusion import Conclusion, conclude
 from cockpit.analysis.golden import value_msg
 from cockpit.collect.base import Window
@@ -155,7 +161,8 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     steps.add_hidden(br, dd, bset)
     cohort = None
     if br.suspect_kind == "revision":
-        cohort = await steps.release_cohort(ctx, asked, bset, br.suspect)
+        released = await steps.release_cohort(ctx, asked, bset, br.suspect)
+        cohort = None if released is None else with_service(released, dd.drilldown.summaries)
     elif br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
         cdef = auto_cohort(
             br.suspect,
@@ -165,7 +172,7 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
             "previous_revision" if br.cohort_kind == "previous_revision" else None,
         )
         cohort = with_history(
-            compare(cdef, bset.breakdowns, bset.inventory),
+            with_service(compare(cdef, bset.breakdowns, bset.inventory), dd.drilldown.summaries),
             history.inventory,
             history.items,
             asked.start.timestamp(),
@@ -466,6 +473,9 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                     "outlier": r.outlier,
                     "changed": r.changed,
                     "window": r.window.text(lang) if r.window is not None else None,
+                    "per": r.per,
+                    "label": r.label(lang),
+                    "service_now": r.service,
                 }
                 for r in report.cohort.rows
             ],

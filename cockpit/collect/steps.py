@@ -22,6 +22,7 @@ from cockpit.analysis.cohort import (
     compare,
     compare_revisions,
     with_history,
+    with_service,
 )
 from cockpit.analysis.conclusion import Conclusion
 from cockpit.collect.base import Window
@@ -169,11 +170,12 @@ async def cohort(
     bset, hist = await asyncio.gather(
         breakdowns(ctx, window), collect_history(ctx, history_window(window))
     )
+    rows = (await drilldown_signals(ctx, window)).drilldown.summaries
     name, skind = suspect
     if skind == "revision":
         released = await release_cohort(ctx, window, bset, name)
         if released is not None:
-            return released
+            return with_service(released, rows)
         # no earlier revision in the history: one of its pods against the other revision's
         rev = hist.inventory.revisions.get(name)
         if rev is None or not rev.pods:
@@ -184,7 +186,7 @@ async def cohort(
         "gpu" if skind == "gpu" else "node" if skind == "node" else "pod"
     )
     cdef = auto_cohort(name, sk, bset.inventory, bset.breakdowns, kind, members)
-    out = compare(cdef, bset.breakdowns, bset.inventory)
+    out = with_service(compare(cdef, bset.breakdowns, bset.inventory), rows)
     t0, t1 = window.start.timestamp(), window.end.timestamp()
     return with_history(out, hist.inventory, hist.items, t0, t1)
 

@@ -200,7 +200,7 @@ def render_text(
     after the layers."""
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
-    from cockpit.models.messages import signal_label, signal_names
+    from cockpit.models.messages import signal_names
 
     dd = report.drilldown
     w = dd.window
@@ -269,7 +269,7 @@ def render_text(
         out.append(
             "  "
             + t(
-                "metrics.text.cohort_outliers",
+                c.heading_key,
                 lang,
                 suspect=c.cohort.suspect,
                 names=signal_names(*c.outliers).text(lang) or "-",
@@ -287,10 +287,15 @@ def render_text(
                     "evidence.cohort_row",
                     lang,
                     key=row.key,
-                    name=signal_label(row.key, lang),
+                    name=row.label(lang),  # per replica or GPU, never C's label
                     suspect=fmt_value(row.suspect, row.unit),
                     median=fmt_value(row.cohort_median, row.unit),
                     n=row.cohort_n,
+                )
+                + (
+                    t("evidence.cohort_service", lang, value=row.service_msg.text(lang))
+                    if row.service_msg is not None
+                    else ""
                 )
                 + flag
             )
