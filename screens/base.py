@@ -78,6 +78,9 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         Binding("pageup", "page(-1)", show=False),
         Binding("down", "line(1)", show=False),
         Binding("up", "line(-1)", show=False),
+        # A long step's sections are a key apart (A's timeline note is not thirty Tabs).
+        Binding("ctrl+down", "next_section", "Next section", show=False),
+        Binding("ctrl+up", "previous_section", "Previous section", show=False),
     ]
     AUTO_FOCUS = ""
     """Nothing has focus when a step opens: the first Tab lands on its first field."""
@@ -187,6 +190,66 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         quiet, self._nowhere_said_at = now - self._nowhere_said_at < NOWHERE_QUIET_S, now
         if not quiet:
             self.notify(t("focus.nowhere", self.lang), markup=False, timeout=6)
+
+    def _section_heads(self) -> list[int]:
+        """Page rows (``y`` on the scrolled page) where the step's sections begin: its
+        section titles and its panels, top to bottom."""
+        from cockpit.ui.panel import Panel
+
+        heads = [*self.query(".section"), *self.query(Panel)]
+        return sorted({y for w in heads if (y := self.page_row(w)) is not None})
+
+    def page_row(self, widget: Widget) -> int | None:
+        """The row of ``widget`` on the step's page, however far it is scrolled (``None``
+        when it is not laid out)."""
+        geometry = self._compositor.full_map.get(widget)
+        if geometry is None:
+            return None
+        body = self.query_one("#step-body", VerticalScroll)
+        return geometry.region.y + round(body.scroll_y)
+
+    def action_next_section(self) -> None:
+        """Ctrl+Down: the first Tab stop of the next section (see :meth:`to_section`)."""
+        self.to_section(1)
+
+    def action_previous_section(self) -> None:
+        """Ctrl+Up: the first Tab stop of this section, or of the previous one."""
+        self.to_section(-1)
+
+    def to_section(self, direction: int) -> None:
+        """Ctrl+Down / Ctrl+Up: focus the first Tab stop of the next / previous section
+        (a long step such as A is a few keys deep, not thirty Tabs); a notice says when
+        there is no section further that way."""
+        at = self._compositor.full_map
+        stops = [
+            (y, at[w].region.x, w)
+            for w in self.focus_chain
+            if w in at and (y := self.page_row(w)) is not None
+        ]
+        stops.sort(key=lambda s: (s[0], s[1]))
+        if not stops:
+            return
+        focused = self.focused
+        here = self.page_row(focused) if focused is not None else None
+        here = -1 if here is None else here
+        heads = self._section_heads()
+        if direction > 0:
+            ahead = [y for y in heads if y > here]
+            target = next((s[2] for s in stops if ahead and s[0] >= ahead[0]), None)
+        else:
+            # The start of the section focus is in, then the one before it.
+            behind = [y for y in heads if y < here]
+            start = behind[-1] if behind else -1
+            first_here = next((s for s in stops if s[0] >= start), None)
+            if first_here is not None and first_here[2] is not focused:
+                target = first_here[2]
+            else:
+                earlier = [y for y in heads if y < start]
+                target = next((s[2] for s in stops if earlier and s[0] >= earlier[-1]), None)
+        if target is None:
+            self.notify(t("focus.no_section", self.lang), markup=False)
+            return
+        target.focus()
 
     def action_page(self, sign: int) -> None:
         body = self.query_one("#step-body", VerticalScroll)

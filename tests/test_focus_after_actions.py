@@ -163,3 +163,22 @@ async def test_h_after_logging_an_experiment_focus_waits_in_its_result(tmp_path)
         await pilot.pause()
         assert ctx.session.incident.experiments[0].after == "190 ms"
         assert screen.query_one("#exp-variable", Input).value == ""
+
+
+async def test_a_resumed_incident_says_where_typing_goes(tmp_path):
+    """``--resume`` opens the step the incident was left on with nothing focused: a key
+    typed there says, in the incident's language, that it went nowhere."""
+    from testkit import make_ctx
+
+    first = make_ctx(tmp_path / "left", lang="zh")
+    first.session.visit("E")
+    left = first.session.incident.model_copy(deep=True)
+    again = make_ctx(tmp_path / "resumed", lang="zh", incident=left)
+    app = CockpitApp(ctx=again)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.current_step() == "E" and app.screen.focused is None
+        await pilot.press("x")
+        await pilot.pause()
+        assert any("没有焦点" in str(n.message) for n in app._notifications)
+        assert again.session.incident.path == left.path

@@ -11,7 +11,7 @@ from textual.widget import Widget
 from textual.widgets import Select
 
 from cockpit.app import STEP_SCREENS, CockpitApp
-from demo_ctx import demo_ctx
+from demo_ctx import demo_ctx, opened_demo
 
 
 def on_screen_at(app: CockpitApp, widget: Widget) -> tuple[int, int]:
@@ -42,11 +42,7 @@ async def tab_walk(app: CockpitApp, pilot: Any) -> list[Widget]:
     [(step, (80, 24)) for step in STEP_SCREENS] + [(step, (160, 48)) for step in "ABH"],
 )
 async def test_tab_walks_each_step_in_screen_order(tmp_path, step, size):
-    ctx = demo_ctx(tmp_path, "en")
-    app = CockpitApp(ctx=ctx, start_step=step)
-    async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    async with opened_demo(demo_ctx(tmp_path, "en"), step, size) as (app, pilot):
         walked = await tab_walk(app, pilot)
         assert walked == list(app.screen.focus_chain)  # every stop, each once
         where = [(on_screen_at(app, w), w.id) for w in walked]
@@ -60,11 +56,7 @@ async def test_bs_first_tab_is_the_list_of_changes_and_a_closed_drop_down_takes_
     """B: the first Tab is on the changes found (above the form), not the form's Kind;
     typed letters on the closed Kind drop-down neither open it nor change it; Enter opens
     it on purpose, and only then does a letter search its options."""
-    ctx = demo_ctx(tmp_path, "en")
-    app = CockpitApp(ctx=ctx, start_step="B")
-    async with app.run_test(size=(160, 48)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    async with opened_demo(demo_ctx(tmp_path, "en"), "B", (160, 48)) as (app, pilot):
         await pilot.press("tab")
         await pilot.pause()
         assert app.screen.focused is app.screen.query_one("#changes-list")
@@ -81,3 +73,39 @@ async def test_bs_first_tab_is_the_list_of_changes_and_a_closed_drop_down_takes_
         await pilot.press("escape")
         await pilot.pause()
         assert kind.value == "manual" and not kind.expanded
+
+
+async def test_ctrl_down_reaches_a_long_steps_sections_in_a_few_keys(tmp_path):
+    """A's timeline note is a few Ctrl+Down and a Tab from nothing focused, not about 28
+    Tabs; each Ctrl+Down lands lower on the page, Ctrl+Up comes back up, and the keys
+    are what a terminal sends for Ctrl+Down / Ctrl+Up."""
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser()
+    read = [e.key for e in parser.feed("\x1b[1;5B\x1b[1;5A") if hasattr(e, "key")]
+    assert read == ["ctrl+down", "ctrl+up"]
+    async with opened_demo(demo_ctx(tmp_path, "en"), "A", (160, 48)) as (app, pilot):
+        screen = app.screen
+        note = screen.query_one("#tl-text")
+        rows: list[int] = []
+        for _ in range(8):
+            await pilot.press("ctrl+down")
+            await pilot.pause()
+            assert screen.focused is not None
+            rows.append(screen.page_row(screen.focused))
+            if screen.focused is screen.query_one("#timeline"):
+                break
+        assert rows == sorted(set(rows)) and len(rows) <= 6, rows
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is note
+        await pilot.press(*"Xid 79 on node 3")
+        await pilot.pause()
+        assert note.value == "Xid 79 on node 3"
+        back: list[int] = []
+        for _ in range(len(rows)):
+            await pilot.press("ctrl+up")
+            await pilot.pause()
+            back.append(screen.page_row(screen.focused))
+        assert back == sorted(back, reverse=True) and back[-1] == rows[0], (rows, back)
+        assert app.current_step() == "A"
