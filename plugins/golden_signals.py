@@ -31,6 +31,7 @@ from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.panel import Panel
+from cockpit.ui.timeguard import confirmed
 
 
 def _error_kind(kind: str) -> ErrorKind:
@@ -476,5 +477,7 @@ class GoldenSignalsPanel(Panel):
         if data is None or not data.alerts or self.ctx.session is None:
             return
         offered = self._offered_alert(data)
+        if not confirmed(self, "detect", offered.first):
+            return
         self.ctx.session.set_time("detect", offered.first)
         self.notify(t("metrics.golden.detect_set", self.lang, name=offered.name), markup=False)

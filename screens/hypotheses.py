@@ -188,16 +188,19 @@ class HypothesesScreen(StepScreen):
         self.incident_changed()
 
     def on_local_select_chosen(self, event: LocalSelect.Chosen) -> None:
+        """The blank line chosen in the evidence drop-down links nothing, and says so
+        (a piece of evidence chosen is linked by :meth:`on_select_changed`)."""
+        if event.select.id == "hyp-evidence" and not isinstance(event.value, str):
+            self.query_one("#hyp-link-said", Static).update(t("hyp.link.nothing", self.lang))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
         """A piece of evidence chosen is linked to the highlighted hypothesis; the panel
-        says what was linked, or why nothing was (no row highlighted, the blank line
-        chosen, already linked). The drop-down is emptied again for the next link."""
+        says what was linked, or why nothing was (no row highlighted, already linked).
+        The drop-down is emptied again for the next link."""
         assert self.ctx.session is not None
-        if event.select.id != "hyp-evidence":
+        if event.select.id != "hyp-evidence" or not isinstance(event.value, str):
             return
         said = self.query_one("#hyp-link-said", Static)
-        if not isinstance(event.value, str):
-            said.update(t("hyp.link.nothing", self.lang))
-            return
         inc = self.ctx.session.incident
         hyp_id = self._selected_id()
         hyp = next((h for h in inc.hypotheses if h.id == hyp_id), None)

@@ -19,6 +19,7 @@ from cockpit.ui.fields import BoundInput, BoundTextArea, ChangesNoteInput, TextI
 from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.table import PlainTable
+from cockpit.ui.timeguard import confirmed
 from cockpit.ui.timeline import TimelineTable
 
 
@@ -160,6 +161,8 @@ class ImpactScreen(StepScreen):
             text.value = req.value = job.value = ""
             self.incident_changed()
         elif event.button.id == "breach-use" and self._breach is not None:
+            if not confirmed(self, "start", self._breach):
+                return
             self.query_one(TimesForm).set_time("start", self._breach)
             if self._breach_found is not None:
                 # the timeline (so the export) says which SLI crossed which SLO

@@ -20,6 +20,7 @@ from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
+from cockpit.ui.timeguard import confirmed
 
 
 class VerifyScreen(StepScreen):
@@ -205,7 +206,8 @@ class VerifyScreen(StepScreen):
             self.query_one("#recovery-lines", Static).update(t("panel.loading", self.lang))
             self.run_recovery_check(self._hold())
         elif bid == "verify-use" and self._recovered_at is not None:
-            self.query_one(TimesForm).set_time("recover", self._recovered_at)
+            if confirmed(self, "recover", self._recovered_at):
+                self.query_one(TimesForm).set_time("recover", self._recovered_at)
         elif self.editor.handle(bid or ""):
             self.incident_changed()
         elif bid == "act-add":

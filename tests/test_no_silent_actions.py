@@ -144,3 +144,32 @@ async def test_i_did_this_never_overwrites_or_contradicts_an_entered_time(tmp_pa
         assert "Mitigate time set to" in said
         [change] = [h for h in ctx.session.incident.history if h.target == "times.mitigate"]
         assert change.old is None
+
+
+async def test_a_use_this_time_button_asks_before_replacing_an_entered_time(tmp_path):
+    """A's "Use as start" and the golden panel's "use as detection time" with a time
+    already entered there: the first press changes nothing and says what it would
+    replace; the second press replaces it, the entered time kept in the history."""
+    from datetime import timedelta
+
+    from demo_ctx import demo_ctx, opened_demo
+
+    ctx = demo_ctx(tmp_path, "en")
+    entered = ctx.clock.now() - timedelta(hours=3)
+    ctx.session.set_time("start", entered)
+    ctx.session.set_time("detect", entered + timedelta(minutes=1))
+    async with opened_demo(ctx, "A") as (app, pilot):
+        times = ctx.session.incident.times
+        for button_id, which in (("#breach-use", "start"), ("#golden-use-detect", "detect")):
+            old = getattr(times, which)
+            app.screen.query_one(button_id).press()
+            await pilot.pause()
+            assert getattr(times, which) == old, button_id
+            said = [str(n.message) for n in app._notifications]
+            assert any("Press again to replace" in s for s in said), (button_id, said)
+            app.clear_notifications()
+            app.screen.query_one(button_id).press()
+            await pilot.pause()
+            assert getattr(times, which) != old, button_id
+            olds = [h.old for h in ctx.session.incident.history if h.target == f"times.{which}"]
+            assert olds[-1] == old.isoformat()
