@@ -165,6 +165,13 @@ async def test_every_rendering_of_a_signal_agrees(
     for row in story["golden"].rows:
         if row.key in rows:
             assert rows[row.key] is row, row.key
+    # two signals never share a label: the gateway's 5xx ratio and the engine's error
+    # ratio are two numbers, each named by what it counts, in both languages
+    for lang in ("en", "zh"):
+        labels = [r.label(lang) for r in rows.values()]
+        assert len(set(labels)) == len(labels), lang
+    if "serving.error_ratio:value" in rows:
+        assert rows["serving.error_ratio:value"].label("en") == "engine error ratio"
     # F's table reads C's rows
     for s in story["load"].summaries:
         assert rows[s.key] is s, s.key

@@ -391,7 +391,12 @@ def analyze_load(
         fired = g5.verdict == "anomalous" and server_ok
         nums = {"gateway_5xx_now": g5.now.value or 0.0}
         detail = [
-            msg("evidence.load.gateway_5xx", now=nums["gateway_5xx_now"], unit=unit_suffix(g5.unit))
+            msg(
+                "evidence.load.gateway_5xx",
+                now=nums["gateway_5xx_now"],
+                unit=unit_suffix(g5.unit),
+                name=signal_names(g5.key),
+            )
         ]
         if s5 is not None:
             nums["server_errors_now"] = s5.now.value or 0.0

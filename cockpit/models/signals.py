@@ -54,7 +54,9 @@ SIGNALS: dict[str, SignalInfo] = {
         "serving", "traffic", "prompt tokens/s", "输入 tokens/s", "both"
     ),
     "serving.gen_tps": SignalInfo("serving", "traffic", "output tokens/s", "输出 tokens/s", "down"),
-    "serving.error_ratio": SignalInfo("serving", "errors", "error ratio", "错误率"),
+    # The engine's own failures over the requests it finished (vLLM finished_reason
+    # error|abort, TGI/Triton failures): never the gateway's 5xx ratio, named apart.
+    "serving.error_ratio": SignalInfo("serving", "errors", "engine error ratio", "引擎错误率"),
     # Requests their client gave up on (disconnects, cancels): a symptom of waiting, never
     # counted as the servers' error ratio (SGLang num_aborted_requests_total).
     "serving.client_aborts": SignalInfo("serving", "errors", "client aborts", "客户端中止"),

@@ -238,12 +238,16 @@ def test_load_findings_read_as_sentences_with_units() -> None:
         zh["long_prompts"][0].startswith("最近 30 分钟的长度分布：P50 ")
         and "token" in zh["long_prompts"][0]
     )
+    # each error ratio by the name its row has, with what it measures
     assert en["gateway_errors"] == [
-        "gateway 5xx ratio 1.8%",
+        "gateway 5xx ratio 1.8% (the 5xx the gateway answered, over every response it sent)",
         "no server error metric to compare with",
     ]
     assert by["gateway_errors"].note == "no server error metric to compare with"
-    assert zh["gateway_errors"] == ["网关 5xx 占比 1.8%", "没有服务端错误指标可比较"]
+    assert zh["gateway_errors"] == [
+        "网关 5xx 比例 1.8%（网关返回的 5xx 占它发出的全部响应）",
+        "没有服务端错误指标可比较",
+    ]
     assert zh["shared_node"] == ["未导出节点、存储或网络信号"]
     for lines in zh.values():
         assert all(CJK.search(line) or line.startswith("P50") for line in lines), lines
