@@ -81,11 +81,21 @@ class ChangesScreen(StepScreen):
         yield ChangesNoteInput(self.ctx)
 
     def on_mount(self) -> None:
-        lang = self.lang
-        self.query_one("#chg-table", DataTable).add_columns(
-            t("chg.suspect", lang), t("chg.when", lang), t("chg.kind", lang), t("chg.summary", lang)
-        )
         self.incident_changed()
+
+    def _table(self) -> DataTable[Any]:
+        """B's table of changes, its columns set the first time it is asked for (the
+        changes view may have loaded and asked to fill it before the screen is mounted)."""
+        table = self.query_one("#chg-table", DataTable)
+        if not table.columns:
+            lang = self.lang
+            table.add_columns(
+                t("chg.suspect", lang),
+                t("chg.when", lang),
+                t("chg.kind", lang),
+                t("chg.summary", lang),
+            )
+        return table
 
     def found_items(self) -> list[Any]:
         """The changes B's changes view found and lists (empty until it has loaded)."""
@@ -96,7 +106,7 @@ class ChangesScreen(StepScreen):
 
     def incident_changed(self) -> None:
         assert self.ctx.session is not None
-        table = self.query_one("#chg-table", DataTable)
+        table = self._table()
         cursor = table.cursor_row
         table.clear()
         # Every change found is a row, marked or not: the count B says and the table agree.

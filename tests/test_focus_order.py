@@ -57,6 +57,14 @@ async def test_bs_first_tab_is_the_list_of_changes_and_a_closed_drop_down_takes_
     typed letters on the closed Kind drop-down neither open it nor change it; Enter opens
     it on purpose, and only then does a letter search its options."""
     async with opened_demo(demo_ctx(tmp_path, "en"), "B", (160, 48)) as (app, pilot):
+        # The changes found are loaded (their list did not fail filling B's table while
+        # the screen was still mounting) and listed in the table too.
+        from cockpit.ui.worker_errors import error_log_path
+
+        log = error_log_path(app)
+        assert log is not None and not log.exists(), log.read_text() if log else ""
+        found = app.screen.found_items()
+        assert found and app.screen.query_one("#chg-table").row_count >= len(found)
         await pilot.press("tab")
         await pilot.pause()
         assert app.screen.focused is app.screen.query_one("#changes-list")
