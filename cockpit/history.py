@@ -112,6 +112,10 @@ def describe_target(incident: Incident, entry: HistoryEntry, lang: str) -> str:
         return t("history.field.notes", lang, step=target.removeprefix("notes."))
     if target in FIELD_LABELS:
         return t(FIELD_LABELS[target], lang)
+    if target.startswith("drill.answer."):
+        part = target.removeprefix("drill.answer.")
+        part = "suspect" if part.startswith("suspect_") else part
+        return t("drill.form.title", lang) + " · " + t(f"drill.part.{part}", lang)
     if "/" in target:
         ledger, rest = target.split("/", 1)
         row_id, _, name = rest.partition(".")

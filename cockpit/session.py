@@ -129,6 +129,8 @@ class RuleViolation(ValueError):
 
 HOLD_TARGET = "recovery.hold_minutes"
 """The history's name of step I's hold period."""
+DRILL_TARGET = "drill.answer."
+"""The history's prefix of a drill's answer parts (``drill.answer.layer``)."""
 
 
 def check_time_order(times: dict[str, datetime | None]) -> list[str]:
@@ -682,9 +684,14 @@ class IncidentSession:
         unknown = set(parts) - set(self.DRILL_ANSWER_PARTS)
         if unknown:
             raise KeyError(sorted(unknown)[0])
+        before = drill.answer.model_dump(mode="json")
         drill.answer = DrillAnswer.model_validate(
             {**drill.answer.model_dump(), **parts, "step": step}
         )
+        after = drill.answer.model_dump(mode="json")
+        for part in parts:
+            # Each part keeps the value it replaces, as a template field does.
+            self._record(f"{DRILL_TARGET}{part}", before.get(part), after.get(part), typing=True)
         self.save()
 
     def submit_drill_answer(self, step: str) -> None:
@@ -932,6 +939,9 @@ class IncidentSession:
             self.set_time(target.removeprefix("times."), value)
         elif target.startswith("notes."):
             self.set_step_note(target.removeprefix("notes."), str(old or ""))
+        elif target.startswith(DRILL_TARGET) and self.incident.drill is not None:
+            step = self.incident.drill.answer.step or "G"
+            self.set_drill_answer(step, **{target.removeprefix(DRILL_TARGET): old})
         elif target == HOLD_TARGET:
             if isinstance(old, int):
                 self.set_hold_minutes(old)

@@ -87,3 +87,47 @@ async def test_every_editable_field_of_every_step_shows_in_corrections(tmp_path)
         assert name in appendix, name
     # The fields the walks found missing are among those checked.
     assert {"Hold (minutes)", "Title", "Start"} <= seen, seen
+
+
+def test_a_drills_answer_parts_keep_what_they_replaced(tmp_path):
+    """A drill's conclusion (layer, scope, suspect, cause, times) is part of the record:
+    each part changed keeps its old value in the history, the export's Corrections lists
+    it, and F8's restore puts it back."""
+    from datetime import UTC, datetime
+
+    from drill_ctx import drill_ctx
+
+    from cockpit.export import render_markdown
+
+    ctx = drill_ctx(tmp_path, "worked_example", "en")
+    session = ctx.session
+    first = {
+        "layer": "hardware",
+        "scope": "single",
+        "suspect_name": "gpu-node-7",
+        "impact_start": datetime(2026, 11, 29, 20, 0, tzinfo=UTC),
+    }
+    second = {
+        "layer": "runtime",
+        "scope": "shared",
+        "suspect_name": "gpu-node-3",
+        "impact_start": datetime(2026, 11, 29, 20, 9, tzinfo=UTC),
+    }
+    session.set_drill_answer("G", **first)
+    for entry in session.incident.history:
+        entry.at = entry.until = entry.at.replace(year=2000)
+    session.set_drill_answer("G", **second)
+    found = {
+        h.target.removeprefix("drill.answer."): h
+        for h in corrections(session.incident)
+        if h.target.startswith("drill.answer.")
+    }
+    assert set(found) == set(first)
+    appendix = render_markdown(session.incident, "en").split("Appendix I: Corrections", 1)[1]
+    for entry in found.values():
+        assert describe_target(session.incident, entry, "en") in appendix
+    assert "gpu-node-7" in appendix
+    session.restore(found["layer"].id)
+    session.restore(found["impact_start"].id)
+    answer = session.incident.drill.answer
+    assert answer.layer == "hardware" and answer.impact_start == first["impact_start"]
