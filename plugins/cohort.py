@@ -54,7 +54,7 @@ class CohortPanel(Panel):
     CohortPanel #cohort-def { height: auto; text-style: bold; }
     CohortPanel #cohort-out { height: auto; color: $error; }
     CohortPanel #cohort-table { height: auto; max-height: 30; }
-    CohortPanel #cohort-suspect { width: 84; }
+    CohortPanel #cohort-suspect { width: 1fr; max-width: 84; }
     CohortPanel #cohort-pick { height: auto; }
     """
 

@@ -4,7 +4,7 @@ template (root cause, mitigation, actions, earlier detection), and the export.""
 
 from __future__ import annotations
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
@@ -43,7 +43,12 @@ class VerifyScreen(StepScreen):
     VerifyScreen #export-lang, VerifyScreen #export-format { width: 14; margin: 0 1 0 0; }
     VerifyScreen #hold { width: 12; margin: 0 1; }
     VerifyScreen Horizontal > Label { margin-right: 1; }
+    VerifyScreen #export-row.-narrow { layout: grid; grid-size: 2; grid-rows: auto; }
     """
+
+    EXPORT_ROW_BELOW = 100
+    """Columns under which the export's choices and buttons go two per row: on one row
+    they need about 80, and the last button would be cut at an 80-column terminal."""
 
     def compose_step(self) -> ComposeResult:
         ctx, lang = self.ctx, self.lang
@@ -90,7 +95,7 @@ class VerifyScreen(StepScreen):
         yield from row_buttons("act", lang)
         yield BoundTextArea(ctx, "earlier_detection", "field.earlier_detection")
         yield Static(t("section.export", lang), classes="section")
-        with Horizontal():
+        with Horizontal(id="export-row"):
             yield LocalSelect(
                 [("中文", "zh"), ("English", "en")],
                 value=lang,
@@ -111,6 +116,9 @@ class VerifyScreen(StepScreen):
         yield Static("", id="export-status", classes="hint", markup=False)
         with Vertical(id="export-box"):
             yield Markdown("", id="export-preview")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one("#export-row").set_class(event.size.width < self.EXPORT_ROW_BELOW, "-narrow")
 
     def on_mount(self) -> None:
         lang = self.lang

@@ -160,3 +160,41 @@ async def test_every_text_area_wraps_a_long_line_in_sight(tmp_path):
         )
         assert "THE-END" in shown
     assert any(s.startswith("F6:") for s in seen) and any("gpu-paste" in s for s in seen), seen
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("step", list(STEP_SCREENS))
+async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
+    """At 80×24 and 160×48 no widget of a step reaches past the right edge of the box it
+    sits in (a row of fields, a panel), and every text field shows its example whole (the
+    four times' examples, the cohort's suspect field) and its value whole."""
+    from textual.widget import Widget
+    from textual.widgets import DataTable
+
+    from cockpit.ui.plugins import load_panels
+
+    ctx = demo_ctx(tmp_path, lang)
+    ctx.panels = load_panels()
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=size) as pilot:
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        cut = []
+        for widget in app.screen.query("*"):
+            parent = widget.parent
+            if not (widget.display and widget.region.width) or not isinstance(parent, Widget):
+                continue
+            if isinstance(parent, DataTable) or not parent.region.width:
+                continue
+            if widget.region.right > parent.region.right:
+                cut.append(("past its box", widget.id or type(widget).__name__))
+            if isinstance(widget, Input):
+                room = widget.content_region.width
+                shown = widget.value or widget.placeholder
+                from rich.cells import cell_len
+
+                if cell_len(shown) >= room:
+                    cut.append(("text cut", widget.id, shown, room))
+        assert cut == [], cut

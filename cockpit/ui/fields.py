@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -314,6 +315,22 @@ class TimesForm(Vertical):
         # Four times side by side need NARROW_BELOW columns to show a whole
         # "2026-11-29 12:40:00Z"; narrower, they go two by two.
         self.set_class(event.size.width < self.NARROW_BELOW, "-narrow")
+        self.call_after_refresh(self._fit_placeholders)
+
+    def _fit_placeholders(self) -> None:
+        """Each field's example is the longest form that fits the field whole (all three
+        forms, then the full time, then the time of day): an example is never cut."""
+        examples = example_times(self.ctx)
+        forms = [
+            t(key, self.ctx.lang, **examples)
+            for key in ("times.placeholder", "times.placeholder_full", "times.placeholder_hm")
+        ]
+        for name in TIME_FIELDS:
+            field = self.query_one(f"#time-{name}", Input)
+            room = field.content_region.width
+            if room <= 0:
+                continue
+            field.placeholder = next((f for f in forms if cell_len(f) < room), forms[-1])
 
     def sync(self) -> None:
         """Show the stored times when another screen changed them (A and I both show
