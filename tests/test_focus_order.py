@@ -117,3 +117,23 @@ async def test_ctrl_down_reaches_a_long_steps_sections_in_a_few_keys(tmp_path):
             back.append(screen.page_row(screen.focused))
         assert back == sorted(back, reverse=True) and back[-1] == rows[0], (rows, back)
         assert app.current_step() == "A"
+
+
+@pytest.mark.parametrize("key", ["f2", "f6", "f7", "f8"])
+async def test_tab_walks_each_dialog_in_screen_order(tmp_path, key):
+    """F2's options, F6's paste box, F7's scenarios and F8's history: Tab goes top to
+    bottom, then left to right, each stop once, as on the steps."""
+    async with opened_demo(demo_ctx(tmp_path, "en"), "A", (160, 48)) as (app, pilot):
+        await pilot.press(key)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        dialog = app.screen
+        assert type(dialog).__name__ != "ImpactScreen"
+        chain = list(dialog.focus_chain)
+        assert chain
+        # Where each stop is before anything scrolled (a scrolled list moves its rows, not
+        # the dialog's frame).
+        where = [(on_screen_at(app, w), w.id) for w in chain]
+        assert where == sorted(where, key=lambda p: p[0]), (key, where)
+        assert await tab_walk(app, pilot) == chain
