@@ -143,6 +143,14 @@ async def test_changes_view_mark_suspect(kubeconfig: Path, tmp_path: Path) -> No
         assert change.suspect and "--max-num-seqs: 256 → 512" in change.detail
         assert view.toggle_suspect(idx) is False
         assert not next(c for c in ctx.session.incident.changes if c.id == change.id).suspect
+        # Each toast names the change whole, however long (it wraps, never cut mid-name).
+        longest = max(range(len(view.items)), key=lambda i: len(view.items[i].text("en")))
+        app.clear_notifications()
+        view.toggle_suspect(longest)
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        whole = view.items[longest].text("en")
+        assert len(whole) > 80 and any(whole in m for m in said), (whole, said)
     await ctx.sources.kube.close()
 
 

@@ -183,7 +183,8 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         new = not change.suspect
         self.ctx.session.mark_suspect(change.id, new)
         key = "kube.changes.marked" if new else "kube.changes.unmarked"
-        self.notify(t(key, self.lang, summary=item.text(self.lang)[:80]), markup=False)
+        # The whole summary (a toast wraps): cut, it would stop in the middle of a name.
+        self.notify(t(key, self.lang, summary=item.text(self.lang)), markup=False)
         opts = self.query_one("#changes-list", OptionList)
         highlighted = opts.highlighted
         self.show(self.report)
