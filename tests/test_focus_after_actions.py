@@ -55,13 +55,12 @@ async def _after(app: CockpitApp, pilot: Any, where: str) -> None:
         await _focus_visible(app, pilot, where)
 
 
-@pytest.mark.parametrize("step", list(STEP_SCREENS))
-async def test_after_every_button_the_next_keys_have_a_visible_place(tmp_path, step):
-    ctx = demo_ctx(tmp_path, "en")
-    app = CockpitApp(ctx=ctx, start_step=step)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+@pytest.mark.parametrize(
+    ("step", "size"),
+    [(step, (160, 48)) for step in STEP_SCREENS] + [(step, (80, 24)) for step in "ADGHI"],
+)
+async def test_after_every_button_the_next_keys_have_a_visible_place(tmp_path, step, size):
+    async with opened_demo(demo_ctx(tmp_path, "en"), step, size) as (app, pilot):
         await _after(app, pilot, f"{step} arrival")
         ids = [w.id for w in app.screen.focus_chain if isinstance(w, Button) and w.id]
         for bid in ids:
