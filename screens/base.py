@@ -8,6 +8,7 @@ They do no I/O of their own.
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from typing import Any, ClassVar
 
 from textual import events
@@ -218,34 +219,34 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
 
     def to_section(self, direction: int) -> None:
         """Ctrl+Down / Ctrl+Up: focus the first Tab stop of the next / previous section
-        (a long step such as A is a few keys deep, not thirty Tabs); a notice says when
-        there is no section further that way."""
+        that has one (a long step such as A is a few keys deep, not thirty Tabs; a panel
+        with nothing to focus is passed over); Ctrl+Up first goes back to the first stop
+        of the section focus is in. A notice says when there is no section further."""
         at = self._compositor.full_map
-        stops = [
-            (y, at[w].region.x, w)
-            for w in self.focus_chain
-            if w in at and (y := self.page_row(w)) is not None
-        ]
-        stops.sort(key=lambda s: (s[0], s[1]))
-        if not stops:
-            return
+        stops = sorted(
+            (
+                (y, at[w].region.x, w)
+                for w in self.focus_chain
+                if w in at and (y := self.page_row(w)) is not None
+            ),
+            key=lambda stop: (stop[0], stop[1]),
+        )
+        heads = [-1, *self._section_heads(), 1 << 30]
+        sections = [[w for y, _, w in stops if start <= y < end] for start, end in pairwise(heads)]
+        sections = [own for own in sections if own]
         focused = self.focused
-        here = self.page_row(focused) if focused is not None else None
-        here = -1 if here is None else here
-        heads = self._section_heads()
+        here = next((i for i, own in enumerate(sections) if focused in own), None)
+        target: Widget | None = None
         if direction > 0:
-            ahead = [y for y in heads if y > here]
-            target = next((s[2] for s in stops if ahead and s[0] >= ahead[0]), None)
+            ahead = sections[(here + 1 if here is not None else 0) :]
+            target = ahead[0][0] if ahead else None
+        elif here is None:
+            target = sections[-1][0] if sections else None
         else:
-            # The start of the section focus is in, then the one before it.
-            behind = [y for y in heads if y < here]
-            start = behind[-1] if behind else -1
-            first_here = next((s for s in stops if s[0] >= start), None)
-            if first_here is not None and first_here[2] is not focused:
-                target = first_here[2]
-            else:
-                earlier = [y for y in heads if y < start]
-                target = next((s[2] for s in stops if earlier and s[0] >= earlier[-1]), None)
+            if sections[here][0] is not focused:
+                target = sections[here][0]
+            elif here > 0:
+                target = sections[here - 1][0]
         if target is None:
             self.notify(t("focus.no_section", self.lang), markup=False)
             return
