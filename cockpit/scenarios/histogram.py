@@ -192,3 +192,23 @@ def lognormal_shape(bounds: Sequence[float], median: float, p99: float) -> Shape
     bnds = tuple(float(b) for b in bounds)
     fr = tuple(cdf(b) for b in bnds)
     return Shape(bnds, fr, math.exp(mu + sigma * sigma / 2))
+
+
+def shifted(shape: Shape, bounds: Sequence[float], by: float) -> Shape:
+    """``shape`` plus a constant ``by`` (same unit), on the buckets ``bounds``: what a
+    proxy in front of a server records when each request takes the server's time plus its
+    own overhead. The server's distribution is read as Prometheus reads it, linear inside
+    each bucket from 0; above its last finite bound the fraction stays at that bound's."""
+    xs = (0.0, *shape.bounds)
+    fs = (0.0, *shape.cdf)
+
+    def cdf(x: float) -> float:
+        if x <= 0.0:
+            return 0.0
+        for i in range(1, len(xs)):
+            if x <= xs[i]:
+                return fs[i - 1] + (fs[i] - fs[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+        return fs[-1]
+
+    bnds = tuple(float(b) for b in bounds)
+    return Shape(bnds, tuple(cdf(b - by) for b in bnds), shape.mean + by)

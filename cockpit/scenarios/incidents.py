@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 
 from cockpit.scenarios import signals as sg
 from cockpit.scenarios.base import GroundTruth, Scenario, Suspect, Target
-from cockpit.scenarios.histogram import Shape, exact_shape, lognormal_shape
+from cockpit.scenarios.histogram import Shape, exact_shape, lognormal_shape, shifted
 from cockpit.scenarios.metricset import MetricSet
 from cockpit.scenarios.stacks import (
     alerts,
@@ -283,30 +283,52 @@ def _emit_idle_gpus(ms: MetricSet, nodes: list[Node], busy: set[str]) -> None:
             _emit_dcgm(ms, node, n_i, gpu.index, None, sig)
 
 
+GATEWAY_OVERHEAD_S = 0.004
+"""The proxy's own time per request (s): the gateway records the server's time plus this."""
+
+
+def gateway_mix(
+    loads: list[ReplicaLoad], bounds: tuple[float, ...], by: float
+) -> list[tuple[Shape, sg.Signal]]:
+    """The latency the gateway records for the requests the servers answered: each
+    replica's end-to-end mix shifted by ``by`` (s) onto the gateway's ``bounds``, weighted
+    by the requests that replica finished, so that the gateway's quantiles are the
+    servers' plus the proxy's time and never below them."""
+    out: list[tuple[Shape, sg.Signal]] = []
+    for r in loads:
+        tot = [sum(w[i] for _, w in r.e2e) or 1.0 for i in range(len(r.ok))]
+        for shape, w in r.e2e:
+            weight = [q * x / t for q, x, t in zip(r.ok, w, tot, strict=True)]
+            out.append((shifted(shape, bounds, by), weight))
+    return out
+
+
 def _emit_ingress(
     ms: MetricSet,
     service: str,
     served: sg.Signal,
+    loads: list[ReplicaLoad],
     errors: dict[str, sg.Signal] | None = None,
-    slow: sg.Signal | None = None,
 ) -> None:
     """ingress-nginx in front of ``service``: ``served`` answers 200 with the servers'
-    latency (``slow`` weights the slow shape), ``errors`` extra 5xx per second by status,
-    answered fast by the proxy itself."""
+    latency plus the proxy's overhead (:func:`gateway_mix`; its upstream time is the
+    servers' own), ``errors`` extra 5xx per second by status, answered fast by the proxy
+    itself."""
     axis = ms.axis
-    ok_shape = lognormal_shape(ingress_nginx.DEFAULT_BUCKETS, 1.4, 5.0)
-    bad_shape = lognormal_shape(ingress_nginx.DEFAULT_BUCKETS, 3.0, 9.5)
-    fast = lognormal_shape(ingress_nginx.DEFAULT_BUCKETS, 0.004, 0.02)
-    w = slow or sg.const(axis, 0.0)
+    bounds = ingress_nginx.LLM_BUCKETS
+    fast = lognormal_shape(bounds, 0.004, 0.02)
     by_status: dict[str, sg.Signal] = {"200": served}
-    latency: dict[str, list[tuple[Shape, sg.Signal]]] = {"200": _blend(ok_shape, bad_shape, w)}
+    latency: dict[str, list[tuple[Shape, sg.Signal]]] = {
+        "200": gateway_mix(loads, bounds, GATEWAY_OVERHEAD_S)
+    }
+    upstream: dict[str, list[tuple[Shape, sg.Signal]]] = {"200": gateway_mix(loads, bounds, 0.0)}
     for status, rate in (errors or {}).items():
         by_status[status] = rate
-        latency[status] = [(fast, _one(axis))]
+        latency[status] = upstream[status] = [(fast, _one(axis))]
     ingress_nginx.emit(
         ms,
         ingress_nginx.Ingress(NAMESPACE, f"{service}-gw", service, "llm.example.internal"),
-        ingress_nginx.IngressSignals(by_status, latency),
+        ingress_nginx.IngressSignals(by_status, latency, upstream),
     )
 
 
@@ -449,7 +471,7 @@ def build_gpu_lost() -> MetricSet:
     )
     served = _total(loads, axis)
     burst = [QPS_PER_REPLICA if LOST_GONE_AT <= t < LOST_GONE_AT + 45 else 0.0 for t in axis.points]
-    _emit_ingress(ms, "qwen-chat", served, {"502": burst}, slow=sg.scale(gone, 0.2))
+    _emit_ingress(ms, "qwen-chat", served, loads, {"502": burst})
     alerts.emit(
         ms,
         _pod_alert(
@@ -580,8 +602,7 @@ def build_bad_release() -> MetricSet:
     )
     kube_state.emit_nodes(ms, nodes)
     served = _total(loads, axis)
-    slow = [sum(1 for k in range(VLLM_REPLICAS) if _rollout_times(k)[1] <= t) / 6 for t in pts]
-    _emit_ingress(ms, "qwen-chat", served, slow=slow)
+    _emit_ingress(ms, "qwen-chat", served, loads)
     _service_alert(
         ms, "VLLMHighE2ELatency", ROLL_END + 5 * 60, ROLL_END + 15 * 60, service="qwen-chat"
     )
@@ -641,7 +662,7 @@ def build_sglang_long_prompts() -> MetricSet:
         )
     _emit_idle_gpus(ms, nodes, {p.gpus[0].uuid for p in pods})
     _kube(ms, nodes, pods)
-    _emit_ingress(ms, "sglang-chat", _total(loads, axis), slow=sg.scale(sev, 0.4))
+    _emit_ingress(ms, "sglang-chat", _total(loads, axis), loads)
     _service_alert(ms, "LLMTimeToFirstTokenHigh", LONG_AT + 5 * 60, LONG_AT + 10 * 60)
     return ms
 
@@ -718,7 +739,7 @@ def build_throttled_gpu() -> MetricSet:
         return throttle(axis, sev, r) if i == HOT_REPLICA else None
 
     loads = _plain_service(ms, nodes, pods, shape)
-    _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=sg.scale(sev, 1 / 6))
+    _emit_ingress(ms, "qwen-chat", _total(loads, axis), loads)
     _service_alert(
         ms, "VLLMHighInterTokenLatency", HOT_AT + 8 * 60, HOT_AT + 13 * 60, service="qwen-chat"
     )
@@ -748,6 +769,7 @@ def build_gateway_burst() -> MetricSet:
         ms,
         "qwen-chat",
         served,
+        loads,
         {"502": sg.scale(err, 0.5), "503": sg.scale(err, 0.3), "504": sg.scale(err, 0.2)},
     )
     _service_alert(
@@ -803,7 +825,7 @@ def build_kv_overload() -> MetricSet:
     qps, over, shape = overload(axis, rise)
     preempt = sg.scale(over, 1.5)
     loads = _plain_service(ms, nodes, pods, shape, qps=qps, preemptions=preempt)
-    _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=over)
+    _emit_ingress(ms, "qwen-chat", _total(loads, axis), loads)
     _service_alert(ms, "VLLMKVCacheAlmostFull", KV_FULL_AT, KV_FULL_AT + 5 * 60)
     _service_alert(ms, "LLMTimeToFirstTokenHigh", KV_FULL_AT + 6 * 60, KV_FULL_AT + 11 * 60)
     return ms
@@ -872,7 +894,7 @@ def build_pod_pending() -> MetricSet:
         _one(axis),
         "The taint of a cluster node.",
     )
-    _emit_ingress(ms, "qwen-chat", _total(loads, axis), slow=over)
+    _emit_ingress(ms, "qwen-chat", _total(loads, axis), loads)
     _service_alert(
         ms,
         "KubeDeploymentReplicasMismatch",

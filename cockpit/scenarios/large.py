@@ -116,7 +116,7 @@ def _throttled(ms: MetricSet) -> None:
         return inc.throttle(axis, sev, r) if i == HOT_REPLICA else None
 
     loads = _service(ms, shape)
-    inc._emit_ingress(ms, DEPLOYMENT, inc._total(loads, axis), slow=sg.scale(sev, 1 / REPLICAS))
+    inc._emit_ingress(ms, DEPLOYMENT, inc._total(loads, axis), loads)
     hot = _pods(_nodes())[HOT_REPLICA]
     alerts.emit(
         ms,
@@ -134,7 +134,7 @@ def _overload(ms: MetricSet) -> None:
     axis = ms.axis
     qps, over, shape = inc.overload(axis, sg.step_ramp(axis, RISE_AT, RISE_S))
     loads = _service(ms, shape, qps=qps, preemptions=sg.scale(over, 1.5))
-    inc._emit_ingress(ms, DEPLOYMENT, inc._total(loads, axis), slow=over)
+    inc._emit_ingress(ms, DEPLOYMENT, inc._total(loads, axis), loads)
     inc._service_alert(ms, "VLLMKVCacheAlmostFull", FULL_AT, FULL_AT + 5 * 60)
     inc._service_alert(ms, "LLMTimeToFirstTokenHigh", FULL_AT + 6 * 60, FULL_AT + 11 * 60)
 

@@ -20,6 +20,14 @@ from cockpit.scenarios.signals import Signal
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 """Prometheus client default buckets, used by ingress-nginx's duration histograms."""
 
+LLM_BUCKETS: tuple[float, ...] = (
+    *(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0),
+    *(10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0),
+)
+"""The controller's ``--time-buckets`` in front of an LLM service: the default buckets
+stop at 10 s, below most generations, so they are extended up to 120 s with vLLM's
+end-to-end bounds (a gateway quantile then lands in the buckets the servers' does)."""
+
 
 @dataclass
 class IngressSignals:
