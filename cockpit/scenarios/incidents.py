@@ -303,18 +303,13 @@ def gateway_mix(
     return out
 
 
-def _emit_ingress(
-    ms: MetricSet,
-    service: str,
-    served: sg.Signal,
-    loads: list[ReplicaLoad],
-    errors: dict[str, sg.Signal] | None = None,
-) -> None:
-    """ingress-nginx in front of ``service``: ``served`` answers 200 with the servers'
-    latency plus the proxy's overhead (:func:`gateway_mix`; its upstream time is the
-    servers' own), ``errors`` extra 5xx per second by status, answered fast by the proxy
-    itself."""
-    axis = ms.axis
+def gateway_signals(
+    served: sg.Signal, loads: list[ReplicaLoad], errors: dict[str, sg.Signal] | None = None
+) -> ingress_nginx.IngressSignals:
+    """ingress-nginx in front of the replicas ``loads``: ``served`` answers 200 with the
+    servers' latency plus the proxy's overhead (:func:`gateway_mix`; its upstream time is
+    the servers' own), ``errors`` extra 5xx per second by status, answered fast by the
+    proxy itself."""
     bounds = ingress_nginx.LLM_BUCKETS
     fast = lognormal_shape(bounds, 0.004, 0.02)
     by_status: dict[str, sg.Signal] = {"200": served}
@@ -324,11 +319,22 @@ def _emit_ingress(
     upstream: dict[str, list[tuple[Shape, sg.Signal]]] = {"200": gateway_mix(loads, bounds, 0.0)}
     for status, rate in (errors or {}).items():
         by_status[status] = rate
-        latency[status] = upstream[status] = [(fast, _one(axis))]
+        latency[status] = upstream[status] = [(fast, [1.0] * len(rate))]
+    return ingress_nginx.IngressSignals(by_status, latency, upstream)
+
+
+def _emit_ingress(
+    ms: MetricSet,
+    service: str,
+    served: sg.Signal,
+    loads: list[ReplicaLoad],
+    errors: dict[str, sg.Signal] | None = None,
+) -> None:
+    """ingress-nginx in front of ``service`` (:func:`gateway_signals`)."""
     ingress_nginx.emit(
         ms,
         ingress_nginx.Ingress(NAMESPACE, f"{service}-gw", service, "llm.example.internal"),
-        ingress_nginx.IngressSignals(by_status, latency, upstream),
+        gateway_signals(served, loads, errors),
     )
 
 

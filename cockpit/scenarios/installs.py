@@ -282,12 +282,11 @@ def build_exported_labels() -> MetricSet:
     _gpus(ms, nodes, pods, loads, {HOT_REPLICA: heated}, exported=True)
     inc._kube(ms, nodes, pods)
     served = inc._total(loads, axis)
-    ok_shape = lognormal_shape(ingress_nginx.DEFAULT_BUCKETS, 1.4, 5.0)
     with ms.scraped(INGRESS_TARGET, drop=("job", "instance")):
         ingress_nginx.emit(
             ms,
             ingress_nginx.Ingress(NAMESPACE, "qwen-chat-gw", "qwen-chat", "llm.example.internal"),
-            ingress_nginx.IngressSignals({"200": served}, {"200": [(ok_shape, _one(axis))]}),
+            inc.gateway_signals(served, loads),
         )
     return ms
 
