@@ -54,6 +54,9 @@ class _Traced:
     async def instant(self, *args: Any) -> Any:
         return await self._traced("instant", *args)
 
+    async def samples(self, *args: Any) -> Any:
+        return await self._traced("samples", *args)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 

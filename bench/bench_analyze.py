@@ -38,7 +38,7 @@ SCENARIO = "gpu_lost"
 
 
 class _Recorder:
-    """A metrics source that records every range and instant query it forwards."""
+    """A metrics source that records every query it forwards (range, instant, raw samples)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -51,6 +51,10 @@ class _Recorder:
     async def instant(self, *args: Any, **kw: Any) -> Any:
         self.calls.append(("instant", args))
         return await self.inner.instant(*args, **kw)
+
+    async def samples(self, *args: Any, **kw: Any) -> Any:
+        self.calls.append(("samples", args))
+        return await self.inner.samples(*args, **kw)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -533,3 +533,35 @@ async def test_bundle_reformatted_with_ordinary_json_spacing(
     assert replay.call_count == intact.call_count
     for idx in _call_lines(lines):
         assert await _ask(replay, lines[idx]) == await _ask(intact, lines[idx])
+
+
+async def test_raw_samples_are_recorded_and_a_shorter_read_is_cut_from_them(
+    worked_example_prom: PromServer, tmp_path: Path
+) -> None:
+    """A raw read (``samples``) replays as recorded; one of the same selector over a
+    shorter span ending no later is cut from it (both ends included) and equals what the
+    server answers live; one reaching before the recording is not in the bundle."""
+    now = worked_example_prom.scenario.now_dt
+    path = tmp_path / "raw.jsonl.gz"
+    live = PrometheusSource(PrometheusSettings(url=worked_example_prom.url))
+    try:
+        with BundleWriter(path, meta(now)) as writer:
+            rec = Recorder(live, "metrics", writer)
+            whole = await rec.samples(f"{WAITING}[3600s]", now)
+            assert writer.stats.ok == {"metrics.samples": 1}
+        earlier = now - timedelta(minutes=20)
+        want = await live.samples(f"{WAITING}[900s]", earlier)
+    finally:
+        await live.close()
+    src = open_replay(path).source("metrics")
+    assert whole and await src.samples(f"{WAITING}[3600s]", now) == whole
+    got = await src.samples(f"{WAITING}[900s]", earlier)
+    assert got == want and got != whole
+    for call in (
+        src.samples(f"{WAITING}[7200s]", now),
+        src.samples("up[900s]", earlier),
+        src.samples(f"{WAITING}[900s]", now + timedelta(minutes=1)),
+    ):
+        with pytest.raises(SourceError) as info:
+            await call
+        assert info.value.kind is ErrorKind.NOT_FOUND

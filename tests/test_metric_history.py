@@ -622,3 +622,48 @@ def test_the_demo_replays_the_history() -> None:
     assert "metrics" in doc["sources"]
     assert not [n for n in doc["notes"] if "history queries failed" in n], doc["notes"]
     assert [i for i in doc["items"] if i["origin"] == "metrics" and i["kind"] == "alert"]
+
+
+async def test_presence_from_raw_samples_is_what_the_timestamp_range_query_gives(
+    prometheus_scenario: Get,
+) -> None:
+    """When a pod and a GPU were present, read from their raw samples once, is what
+    Prometheus' range query of ``timestamp(...)`` gives on the same grid: the first and
+    last steps that see a sample and the sample times seen there (a GPU that vanished, a
+    pod that appeared, grids whose first step sees only the lookback before it)."""
+    from cockpit.collect.history import LOOKBACK_S, presence
+
+    srv = prometheus_scenario("gpu_lost")
+    now = srv.scenario.now
+    src = PrometheusSource(PrometheusSettings(url=srv.url))
+    checked = 0
+    try:
+        for sel in ('kube_pod_info{namespace="llm"}', "DCGM_FI_DEV_GPU_UTIL"):
+            for span, step in ((6 * 3600, 15.0), (2 * 3600 + 285, 15.0), (3 * 3600, 60.0)):
+                hi = now - now % step
+                lo = hi - span + (span % step)
+                ranged = await src.range(f"timestamp({sel})", from_epoch(lo), from_epoch(hi), step)
+                raw = await src.samples(f"{sel}[{int(hi - lo) + LOOKBACK_S}s]", from_epoch(hi))
+                want = {
+                    frozenset(s.labels.items()): [
+                        (s.samples[0].t, min(x.v for x in s.samples)),
+                        (s.samples[-1].t, max(x.v for x in s.samples)),
+                    ]
+                    for s in ranged
+                }
+                got = {}
+                for s in raw:
+                    p = presence(s, lo, hi, step)
+                    if p is not None:
+                        labels = {k: v for k, v in s.labels.items() if k != "__name__"}
+                        got[frozenset(labels.items())] = [tuple(x) for x in p.samples]
+                assert got == want
+                checked += len(want)
+                # the vanished GPU ends inside the window, not at its end
+                assert (
+                    any(v[1][0] < hi - LOOKBACK_S for v in want.values())
+                    or sel != "DCGM_FI_DEV_GPU_UTIL"
+                )
+    finally:
+        await src.close()
+    assert checked > 50

@@ -487,16 +487,27 @@ async def test_unreadable_ca_file_is_not_configured(tmp_path: Path) -> None:
 
 
 async def test_range_selector_as_instant_gives_last_sample(worked_example_prom: PromServer) -> None:
+    """An instant query of a range selector gives each series' last sample; read as raw
+    samples it gives every sample in the range at its own time, the last one the
+    instant's."""
     sc = worked_example_prom.scenario
     src = source(worked_example_prom.url)
     try:
         got = await src.instant(f"{WAITING}[1m]", sc.now_dt)
         plain = await src.instant(WAITING, sc.now_dt)
+        raw = await src.samples(f"{WAITING}[10m]", sc.now_dt)
     finally:
         await src.close()
     assert sorted((v.labels["pod"], v.v) for v in got) == sorted(
         (v.labels["pod"], v.v) for v in plain
     )
+    assert raw and len(raw) == len(plain)
+    last = {v.labels["pod"]: (v.t, v.v) for v in plain}
+    for s in raw:
+        times = [x.t for x in s.samples]
+        assert times == sorted(times) and len(times) > 5
+        assert sc.now - 600 <= times[0] and times[-1] <= sc.now
+        assert (times[-1], s.samples[-1].v) == last[s.labels["pod"]]
 
 
 async def test_server_limits_and_api_suffixes_get_their_own_hint(
@@ -526,3 +537,49 @@ async def test_server_limits_and_api_suffixes_get_their_own_hint(
     assert suffix.value.kind is ErrorKind.NOT_FOUND
     assert suffix.value.failure.hint_key == "hint.prom.url_suffix"
     assert "/api/v1" in suffix.value.failure.hint_in("zh")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"status": "success", "data": {"resultType": "vector", "result": []}},
+        {"status": "success", "data": {"resultType": "matrix", "result": "oops"}},
+        {
+            "status": "success",
+            "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "x"]]}]},
+        },
+        {"status": "success", "data": {"resultType": "matrix", "result": [{"values": 3}]}},
+        {"status": "success", "data": None},
+    ],
+)
+async def test_samples_of_anything_but_a_matrix_is_bad_data(
+    prom_fault_proxy: FaultProxy, body: object
+) -> None:
+    prom_fault_proxy.add(Fault(status=200, body=json.dumps(body)))
+    src = source(prom_fault_proxy.url)
+    try:
+        with pytest.raises(SourceError) as info:
+            await src.samples("up[5m]", from_epoch(1_795_000_000))
+    finally:
+        await src.close()
+    assert info.value.kind is ErrorKind.BAD_DATA
+
+
+async def test_samples_from_a_compatible_server_are_tolerated(prom_fault_proxy: FaultProxy) -> None:
+    body = {
+        "status": "success",
+        "data": {
+            "result": [
+                {"metric": {"pod": "a"}, "values": [[1795000000, 3], [1795000015.5, "+Inf"]]}
+            ]
+        },
+    }
+    prom_fault_proxy.add(Fault(status=200, body=json.dumps(body)))
+    src = source(prom_fault_proxy.url)
+    try:
+        got = await src.samples("x[1m]", from_epoch(1_795_000_030))
+    finally:
+        await src.close()
+    assert [(s.labels, [tuple(x) for x in s.samples]) for s in got] == [
+        ({"pod": "a"}, [(1795000000.0, 3.0), (1795000015.5, math.inf)])
+    ]

@@ -5,14 +5,18 @@ Range queries over the incident window (kube-state-metrics names from metrics_kb
 §7.0 and pod-metrics.md; DCGM and the engine through the detected profiles) on one time
 grid whatever the window: a 15 s step (the alert query's, :data:`cockpit.collect.alerts.ALERTS_STEP_S`)
 aligned to multiples of the step since the epoch, coarser only past :data:`MAX_POINTS`
-points. So an event has the same time on every screen, whichever window asked for it. Presence queries are ``timestamp(...)`` so a
-vanished series ends at its last sample, not 5 minutes later (the lookback), and Xid is
-``max_over_time`` per step so a 30-second burst shows. GPUs are read on the nodes the
+points. So an event has the same time on every screen, whichever window asked for it. When a
+pod, a revision or a service's GPU was present is read from its series' raw samples (a range
+selector evaluated once at the grid's end, :func:`presence`: what ``timestamp(...)`` on the
+grid gives, so a vanished series ends at its last sample, not 5 minutes later, without the
+server selecting the series again at every step), and Xid is ``max_over_time`` per step so
+a 30-second burst shows. GPUs are read on the nodes the
 service's pods ran on (every GPU there, idle ones too).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -31,7 +35,7 @@ from cockpit.analysis.history import (
 )
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
-from cockpit.models import Series
+from cockpit.models import Sample, Series
 
 if TYPE_CHECKING:
     from cockpit.collect.kube_gather import ChangesReport as ChangesReportT
@@ -119,8 +123,9 @@ async def collect_history_within(ctx: AppContext, window: Window, wider: Window)
 
 class _Raw(BaseModel):
     """What :func:`_fetch` read for a window: the range series by
-    :class:`~cockpit.analysis.history.HistoryInput` field, the failed queries, and the
-    answers of :func:`_last_value_specs` (``None`` when one failed)."""
+    :class:`~cockpit.analysis.history.HistoryInput` field (the presence fields,
+    :data:`PRESENCE_KEYS`, as raw samples), the failed queries, and the answers of
+    :func:`_last_value_specs` (``None`` when one failed)."""
 
     step: float
     got: dict[str, list[Series]]
@@ -141,14 +146,16 @@ async def _collect(ctx: AppContext, window: Window, wider: Window | None = None)
 
 class _Plan(NamedTuple):
     """The queries of a window's history (:func:`_plan`): range queries by
-    :class:`~cockpit.analysis.history.HistoryInput` field, those read on the window's
-    nodes (joined in PromQL), the GPUs' last values, and what a server that refuses the
-    join needs to ask for them by the nodes' names."""
+    :class:`~cockpit.analysis.history.HistoryInput` field, the raw reads of the presence
+    fields (each field's series selectors, read as one range selector each), those read
+    on the window's nodes (joined in PromQL), the GPUs' last values, and what a server
+    that refuses the join needs to ask for them by the nodes' names."""
 
     step: float
     start: datetime
     end: datetime
     first: dict[str, str]
+    present: dict[str, list[str]]
     joined: dict[str, str]
     last: dict[str, QuerySpec]
     gpu_metric: str | None
@@ -158,10 +165,26 @@ class _Plan(NamedTuple):
         """The range query ``query`` over the history's grid, under ``key``."""
         return QuerySpec(key=key, query=query, start=self.start, end=self.end, step_s=self.step)
 
+    def raw_specs(self) -> list[QuerySpec]:
+        """The raw reads of :attr:`present`: each selector over the grid and one lookback
+        before it (:data:`LOOKBACK_S`, what the grid's first step sees), evaluated at the
+        grid's end; keyed ``field`` or ``field#i`` for a field of several selectors."""
+        rng = int((self.end - self.start).total_seconds()) + LOOKBACK_S
+        return [
+            QuerySpec(
+                key=k if i == 0 else f"{k}#{i}",
+                query=f"{sel}[{rng}s]",
+                kind="samples",
+                end=self.end,
+            )
+            for k, sels in self.present.items()
+            for i, sel in enumerate(sels)
+        ]
+
     def specs(self) -> list[QuerySpec]:
         """Every query of the one round :func:`_fetch` sends."""
         ranges = [self.spec(k, q) for k, q in (self.first | self.joined).items()]
-        return ranges + list(self.last.values())
+        return ranges + self.raw_specs() + list(self.last.values())
 
 
 async def _plan(ctx: AppContext, window: Window) -> _Plan:
@@ -176,11 +199,13 @@ async def _plan(ctx: AppContext, window: Window) -> _Plan:
     owner_deploy = _and(ns, 'owner_kind="Deployment"')
     ready = _and(pods_sel, 'condition="true"')
     firing = _and(ns, 'alertstate="firing"')
+    present = {
+        "pod_info_ts": [f"kube_pod_info{{{pods_sel}}}"],
+        "pod_owner_ts": [f"kube_pod_owner{{{owner_rs}}}"],
+        "rs_owner_ts": [f"kube_replicaset_owner{{{owner_deploy}}}"],
+        "pod_labels_ts": [f"kube_pod_labels{{{pods_sel}}}"],
+    }
     first = {
-        "pod_info_ts": f"timestamp(kube_pod_info{{{pods_sel}}})",
-        "pod_owner_ts": f"timestamp(kube_pod_owner{{{owner_rs}}})",
-        "rs_owner_ts": f"timestamp(kube_replicaset_owner{{{owner_deploy}}})",
-        "pod_labels_ts": f"timestamp(kube_pod_labels{{{pods_sel}}})",
         "restarts": f"kube_pod_container_status_restarts_total{{{pods_sel}}}",
         "last_terminated": f"kube_pod_container_status_last_terminated_reason{{{pods_sel}}}",
         "ready": f"kube_pod_status_ready{{{ready}}}",
@@ -190,15 +215,18 @@ async def _plan(ctx: AppContext, window: Window) -> _Plan:
     serving = det.get("serving.running") or det.get("serving.queue")
     if serving is not None and serving.available and serving.metric:
         sel = det.selector_for(serving, scope)
-        first["serving_ts"] = f"timestamp({serving.metric}{{{sel}}})"
+        present["serving_ts"] = [f"{serving.metric}{{{sel}}}"]
     gpu = det.get("hardware.gpu_util")
     gpu_metric = gpu.metric if gpu is not None and gpu.available else None
     if gpu_metric:
         # the service's own GPUs, to learn the nodes when kube-state-metrics is absent
-        first["gpu_own_ts"] = (
-            f"timestamp({gpu_metric}{{{ns}}}) or timestamp({gpu_metric}{{{ns.replace('namespace', 'exported_namespace')}}})"
+        present["gpu_own_ts"] = (
+            [
+                f"{gpu_metric}{{{ns}}}",
+                f"{gpu_metric}{{{ns.replace('namespace', 'exported_namespace')}}}",
+            ]
             if ns
-            else f"timestamp({gpu_metric})"
+            else [gpu_metric]
         )
     xid = det.get("hardware.xid")
     xid_metric = xid.metric if xid is not None and xid.available and xid.metric else None
@@ -208,7 +236,7 @@ async def _plan(ctx: AppContext, window: Window) -> _Plan:
     nodes_expr = _nodes_expr(pods_sel, ns, gpu_metric, grid_start, grid_end)
     joined = _node_queries(_joined_on(nodes_expr), gpu_metric, xid_metric, step)
     last = _last_value_specs(det, window, _joined_on(nodes_expr))
-    return _Plan(step, grid_start, grid_end, first, joined, last, gpu_metric, xid_metric)
+    return _Plan(step, grid_start, grid_end, first, present, joined, last, gpu_metric, xid_metric)
 
 
 async def history_specs(ctx: AppContext, window: Window) -> list[QuerySpec]:
@@ -217,10 +245,11 @@ async def history_specs(ctx: AppContext, window: Window) -> list[QuerySpec]:
     starts them ahead of the other queries of its round, the heaviest first (a range over
     the window's pods, nodes and GPUs at the history's fine step, see
     :func:`history_step`), so that they are not queued at the server behind the light
-    ones. The history then shares their answers (each query is sent once)."""
+    ones; the raw reads of when each pod and GPU was present, cheap, after them. The
+    history then shares their answers (each query is sent once)."""
     plan = await _plan(ctx, window)
     heavy = [plan.spec(k, q) for k, q in (plan.joined | plan.first).items()]
-    return heavy + list(plan.last.values())
+    return heavy + plan.raw_specs() + list(plan.last.values())
 
 
 async def _fetch(ctx: AppContext, window: Window) -> _Raw:
@@ -228,10 +257,15 @@ async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     first, joined, last, spec = plan.first, plan.joined, plan.last, plan.spec
     runner = runner_for(ctx)
     results = await runner.run(plan.specs())
-    failures = _failed(r for k, r in results.items() if k in first)
+    raw_keys = {s.key: s.key.split("#", 1)[0] for s in plan.raw_specs()}
+    failures = _failed(r for k, r in results.items() if k in first or k in raw_keys)
     got: dict[str, list[Series]] = {
-        k: (r.series if r.ok else []) for k, r in results.items() if k not in last
+        k: (r.series if r.ok else [])
+        for k, r in results.items()
+        if k not in last and k not in raw_keys
     }
+    for k in plan.present:
+        got[k] = _union(results[q].series for q, f in raw_keys.items() if f == k and results[q].ok)
     refused = [k for k in joined if results[k].failure is not None]
     nodes = [s.labels.get("node", "") for s in got.get("pod_info_ts", [])]
     nodes += [
@@ -255,7 +289,11 @@ async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
     """Inventory and change list of ``window`` from what :func:`_fetch` read."""
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
+    lo, hi = (t.timestamp() for t in history_grid(window, raw.step))
     got = dict(raw.got)
+    for k in PRESENCE_KEYS:
+        if k in got:
+            got[k] = [p for s in got[k] if (p := presence(s, lo, hi, raw.step)) is not None]
     if not got.get("gpu_ts"):
         got["gpu_ts"] = got.get("gpu_own_ts", [])
     fields = set(HistoryInput.model_fields)
@@ -274,6 +312,16 @@ async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
     return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
 
 
+PRESENCE_KEYS = (
+    "pod_info_ts",
+    "pod_owner_ts",
+    "rs_owner_ts",
+    "pod_labels_ts",
+    "serving_ts",
+    "gpu_own_ts",
+)
+"""The presence fields :func:`_fetch` reads as raw samples (:func:`presence` makes them
+what a range query of ``timestamp(...)`` gives)."""
 NODE_KEYS = ("allocatable", "node_conditions", "gpu_ts", "xid")
 """The range series of :func:`_fetch` read on the window's nodes (:func:`_node_queries`)."""
 
@@ -295,7 +343,9 @@ def _narrowed(raw: _Raw, window: Window) -> _Raw:
     range series cut to the window's grid (the same instants, so the same points), and
     the node series kept on the nodes ``window``'s pods and GPUs ran on (as the queries
     by the nodes' names select them). The GPUs' last values (over the wider span) are
-    kept as they are: a GPU seen in the window has its last sample in it."""
+    kept as they are: a GPU seen in the window has its last sample in it. The raw
+    samples of :data:`PRESENCE_KEYS` are cut to what the window's grid sees (its first
+    step's lookback included), and a series no step of it sees is dropped."""
     lo, hi = (t.timestamp() for t in history_grid(window, raw.step))
     got = {
         k: [
@@ -304,7 +354,16 @@ def _narrowed(raw: _Raw, window: Window) -> _Raw:
             if (pts := [p for p in x.samples if lo - 5e-4 <= p.t <= hi + 5e-4])
         ]
         for k, v in raw.got.items()
+        if k not in PRESENCE_KEYS
     }
+    for k in PRESENCE_KEYS:
+        if k in raw.got:
+            got[k] = [
+                Series.model_construct(labels=x.labels, samples=pts)
+                for x in raw.got[k]
+                if (pts := [p for p in x.samples if lo - LOOKBACK_S - 5e-4 <= p.t <= hi + 5e-4])
+                and presence(x, lo, hi, raw.step) is not None
+            ]
     nodes = {s.labels.get("node", "") for s in got.get("pod_info_ts", [])}
     nodes |= {
         next((s.labels[n] for n in GPU_NODE_LABELS if s.labels.get(n)), "")
@@ -317,6 +376,74 @@ def _narrowed(raw: _Raw, window: Window) -> _Raw:
             names = labels.get(k, ("Hostname", "hostname"))
             got[k] = [x for x in got[k] if any(x.labels.get(n) in nodes for n in names)]
     return raw.model_copy(update={"got": got})
+
+
+def _union(parts: Iterable[list[Series]]) -> list[Series]:
+    """The series of ``parts`` without their metric name, a label set already listed by
+    an earlier part left out: what PromQL's ``timestamp(a) or timestamp(b)`` selects."""
+    seen: set[frozenset[tuple[str, str]]] = set()
+    out = []
+    for part in parts:
+        for s in part:
+            labels = {k: v for k, v in s.labels.items() if k != "__name__"}
+            ident = frozenset(labels.items())
+            if ident not in seen:
+                seen.add(ident)
+                out.append(Series.model_construct(labels=labels, samples=s.samples))
+    return out
+
+
+def presence(s: Series, lo: float, hi: float, step: float) -> Series | None:
+    """What a range query of ``timestamp(selector)`` over ``[lo, hi]`` every ``step``
+    seconds gives at its first and last steps, from the series' raw samples ``s``
+    (Unix seconds, in time order); ``None`` when no step sees a sample.
+
+    A step ``t`` sees the newest sample in ``[t - LOOKBACK_S, t]`` (Prometheus 2.x's
+    lookback, closed at both ends, https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness)
+    and its value is that sample's time, so the values only grow: the first step's is
+    the series' earliest time on the grid and the last step's its latest. Times are
+    compared in whole milliseconds, as Prometheus stores them. A series that went stale
+    (its target gone) is seen here up to the lookback after its last sample, as on a
+    server without staleness markers; its last time is that sample's either way."""
+    pts = s.samples
+    lo_ms, hi_ms, st, lb = round(lo * 1000), round(hi * 1000), round(step * 1000), LOOKBACK_S * 1000
+    if st <= 0 or not pts:
+        return None
+
+    def upto(t_ms: int, i: int = 0) -> int:
+        # samples up to t_ms (a sample time is whole milliseconds: 0.4 ms absorbs the
+        # float error and never reaches the next millisecond)
+        return bisect.bisect_right(pts, t_ms / 1000 + 4e-4, i, key=_t)
+
+    i0 = bisect.bisect_left(pts, (lo_ms - lb) / 1000 - 4e-4, key=_t)
+    i1 = upto(hi_ms, i0)
+    first = last = None
+    for x in pts[i0:i1]:
+        t = round(x.t * 1000)
+        at = lo_ms + max(0, -(-(t - lo_ms) // st)) * st  # the first step at or after t
+        if at > hi_ms:
+            break
+        if at - t <= lb:
+            first = at
+            break
+    for x in reversed(pts[i0:i1]):
+        t = round(x.t * 1000)
+        at = lo_ms + ((min(t + lb, hi_ms) - lo_ms) // st) * st  # the last step that sees t
+        if at >= t and at >= lo_ms:
+            last = at
+            break
+    if first is None or last is None:
+        return None
+    seen_first = round(pts[upto(first, i0) - 1].t * 1000)
+    seen_last = round(pts[upto(last, i0) - 1].t * 1000)
+    return Series.model_construct(
+        labels=s.labels,
+        samples=[Sample(first / 1000, seen_first / 1000), Sample(last / 1000, seen_last / 1000)],
+    )
+
+
+def _t(x: Sample) -> float:
+    return x.t
 
 
 def _failed(results: Iterable[QueryResult]) -> list[str]:

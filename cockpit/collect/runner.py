@@ -25,7 +25,8 @@ class QuerySpec(BaseModel):
     Attributes:
         key: Caller's key for the result (``serving.ttft/p99/now``).
         query: PromQL.
-        kind: ``range`` or ``instant``.
+        kind: ``range``, ``instant``, or ``samples`` (the raw samples of a range selector
+            evaluated at ``end``, as series: :meth:`MetricsSource.samples`).
         start, end: Range bounds (``end`` is the evaluation time of an instant query).
         step_s: Range resolution in seconds.
     """
@@ -34,14 +35,15 @@ class QuerySpec(BaseModel):
 
     key: str
     query: str
-    kind: Literal["range", "instant"] = "range"
+    kind: Literal["range", "instant", "samples"] = "range"
     start: datetime | None = None
     end: datetime
     step_s: float = 60.0
 
 
 class QueryResult(BaseModel):
-    """The outcome of one :class:`QuerySpec`: series (range), vector (instant) or failure.
+    """The outcome of one :class:`QuerySpec`: series (range, samples), vector (instant) or
+    failure.
 
     ``elapsed_s`` is the query's own duration, from sending it to its answer (seconds);
     ``wait_s`` the time it waited for a free slot under the concurrency limit before it
@@ -248,6 +250,11 @@ class QueryRunner:
                 series = await asyncio.wait_for(
                     self.source.range(spec.query, start, spec.end, spec.step_s),
                     timeout=self.timeout_s,
+                )
+                return QueryResult(spec=spec, series=series, elapsed_s=time.perf_counter() - t0)
+            if spec.kind == "samples":
+                series = await asyncio.wait_for(
+                    self.source.samples(spec.query, spec.end), timeout=self.timeout_s
                 )
                 return QueryResult(spec=spec, series=series, elapsed_s=time.perf_counter() - t0)
             vector = await asyncio.wait_for(

@@ -128,6 +128,11 @@ class MetricsSource(Protocol):
         """Evaluate ``query`` over ``[start, end]`` every ``step_s`` seconds."""
         ...
 
+    async def samples(self, query: str, at: datetime) -> list[Series]:
+        """The raw samples of a range selector ``query`` (``metric{…}[5m]``) evaluated at
+        ``at``: each series' samples at their own timestamps."""
+        ...
+
     async def metric_names(self, at: datetime) -> list[str]:
         """Names of the metrics the target exposes (``/api/v1/label/__name__/values``)."""
         ...

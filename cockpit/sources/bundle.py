@@ -33,8 +33,9 @@ protocol it also derives answers the recording did not make verbatim: an ``insta
 or a ``range(q, start, end, step)`` from a recorded ``range`` of the same query that
 covers it, taking for each evaluation time the newest recorded sample at or before it
 within 5 minutes (Prometheus' default lookback delta,
-https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness), and
-``metric_names(at)`` from the recording nearest in time. A pod's ``pod_log`` for another
+https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness), the raw
+``samples(selector[Ns], at)`` from a recorded raw read of the same selector that covers
+``[at - N, at]``, and ``metric_names(at)`` from the recording nearest in time. A pod's ``pod_log`` for another
 window (``since_time``, ``tail_lines``, ``limit_bytes``) is cut from a recorded read of the
 same container that holds all of it (read from no later, cut by neither its byte limit
 nor its tail before that time); when the bundle holds the log only from later, the
@@ -1129,6 +1130,8 @@ class Replay:
                 return abs(to_epoch(rec_at) - target) if rec_at is not None else math.inf
 
             return self._result(min(candidates, key=distance))
+        if method == "samples":
+            return self._derive_samples(source, cargs)
         if method not in ("instant", "range"):
             return _MISSING
         query = cargs.get("query")
@@ -1179,8 +1182,39 @@ class Replay:
                 out_r.append(Series(labels=dict(s.labels), samples=samples))
         return out_r
 
+    def _derive_samples(self, source: str, cargs: dict[str, Any]) -> Any:
+        """The raw samples of ``selector[Ns]`` at ``at``, cut from a recorded raw read of
+        the same selector that covers ``[at - N, at]`` (the newest among those), the
+        samples at both ends included as Prometheus 2.x includes them."""
+        asked = _RANGE_SELECTOR.fullmatch(str(cargs.get("query", "")))
+        at = _dt(cargs.get("at"))
+        if asked is None or at is None:
+            return _MISSING
+        hi = to_epoch(at)
+        lo = hi - int(asked.group(2))
+        for c in reversed(self._by_method.get((source, "samples"), [])):
+            held = _RANGE_SELECTOR.fullmatch(str(c.args.get("query", "")))
+            rec_at = _dt(c.args.get("at"))
+            if held is None or rec_at is None or held.group(1) != asked.group(1):
+                continue
+            r_hi = to_epoch(rec_at)
+            if not (r_hi >= hi - 1e-6 and r_hi - int(held.group(2)) <= lo + 1e-6):
+                continue
+            if not (c.intact() or {}).get("ok"):
+                continue
+            series: list[Series] = self._result(c)
+            out = []
+            for s in series:
+                pts = [x for x in s.samples if lo - 5e-4 <= x.t <= hi + 5e-4]
+                if pts:
+                    out.append(Series.model_construct(labels=dict(s.labels), samples=pts))
+            return out
+        return _MISSING
+
 
 _MISSING = object()
+_RANGE_SELECTOR = re.compile(r"(.+)\[(\d{1,9})s\]", re.DOTALL)
+"""``selector[Ns]``: the raw reads the history asks for (``samples``)."""
 
 
 def _at_or_before(samples: list[Sample], t: float) -> float | None:
@@ -1289,6 +1323,7 @@ def _metrics_signatures() -> dict[str, inspect.Signature]:
     return {
         "instant": inspect.Signature([P("query", pk), P("at", pk)]),
         "range": inspect.Signature([P("query", pk), P("start", pk), P("end", pk), P("step_s", pk)]),
+        "samples": inspect.Signature([P("query", pk), P("at", pk)]),
         "metric_names": inspect.Signature([P("at", pk)]),
     }
 
