@@ -529,7 +529,7 @@ def test_kubernetes_pods_join_the_inventory() -> None:
 
     (item,) = rollout_items(inv)
     assert item.summary.startswith(
-        "rollout of vllm: vllm-5d8f7c9b6 (1 pods) → vllm-7b6c5d4e3 (2.0)"
+        "rollout of vllm: vllm-5d8f7c9b6 (1 pod) → vllm-7b6c5d4e3 (2.0) (1 pod)"
     )
 
 

@@ -63,7 +63,7 @@ async def test_golden_refresh_with_prometheus_down_marks_the_rows_stale(
         await pilot.pause()
         assert panel.has_class("-stale")
         status = status_of(panel)
-        assert "Backend unavailable" in status and "queries failed" in status
+        assert "Backend unavailable" in status and "every query failed" in status
         assert "stale" in status
         assert app.query(GoldenRow)  # the last good rows stay, dimmed
 
@@ -130,7 +130,7 @@ async def test_backtest_with_failed_candidates_does_not_conclude(
         total = len(panel.data.backtest.results)
         assert "No candidate alert fired" not in best
         assert "Cannot tell whether a candidate alert fired" in best
-        assert f"{total} of {total} candidates' queries failed" in best
+        assert f"the queries of {total} of {total} candidates failed" in best
         await ctx.sources.close()
 
 
