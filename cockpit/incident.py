@@ -287,6 +287,10 @@ class TimelineEntry(_Model):
     one time is one entry; empty for an entry only its source tells."""
     sources: list[str] = Field(default_factory=list)
     """The other sources that told the same event (``source`` told it first)."""
+    row: str = ""
+    """The ledger row this entry is derived from (``experiments/<id>``): its text follows
+    the row's edits, it goes with the row's deletion and comes back with it; empty for an
+    entry of its own."""
 
 
 def alert_event(name: str) -> str:

@@ -615,9 +615,11 @@ class IncidentSession:
         source: str,
         text_i18n: dict[str, str] | None = None,
         event: str = "",
+        row: str = "",
     ) -> TimelineEntry:
         """The entry for ``text`` at ``at``: an event (``event``, e.g. an alert firing) that
-        another source already put there at that time is one entry naming both sources."""
+        another source already put there at that time is one entry naming both sources.
+        An entry derived from a ledger row (``row``) is that row's own."""
         for existing in self.incident.timeline:
             if event and (existing.at, existing.event) == (at, event):
                 if kind is TimelineKind.ALERT and existing.kind is not TimelineKind.ALERT:
@@ -628,7 +630,7 @@ class IncidentSession:
                 if source != existing.source and source not in existing.sources:
                     existing.sources.append(source)
                 return existing
-            if (existing.at, existing.kind, existing.text) == (at, kind, text):
+            if (existing.at, existing.kind, existing.text, existing.row) == (at, kind, text, row):
                 return existing
         entry = TimelineEntry(
             at=at,
@@ -637,6 +639,7 @@ class IncidentSession:
             source=source,
             text_i18n=dict(text_i18n or {}),
             event=event,
+            row=row,
         )
         self.incident.timeline.append(entry)
         self.incident.timeline.sort(key=lambda e: e.at)
@@ -759,6 +762,7 @@ class IncidentSession:
             TimelineKind.EXPERIMENT,
             f"{experiment.variable}: {experiment.change_text()}".strip(": "),
             source="user",
+            row=f"experiments/{experiment.id}",
         )
         self.save()
         return experiment
@@ -821,6 +825,7 @@ class IncidentSession:
             raise RuleViolation("act.empty", "no action")
         if _is_time_entry(row):
             raise RuleViolation("history.time_entry", "an incident time's entry")
+        derived = self._experiment_entries(row) if isinstance(row, Experiment) else []
         for name, value in fields.items():
             before = getattr(row, name)
             self._record(f"{ledger}/{row_id}.{name}", _json(before), _json(value))
@@ -828,19 +833,28 @@ class IncidentSession:
         if isinstance(row, TimelineEntry) and "text" in fields:
             # The user's words now, not the texts cockpit wrote in each language.
             row.text_i18n = {}
-        if isinstance(row, Experiment):
-            for entry in self._experiment_entries(row):
-                entry.text = f"{row.variable}: {row.change_text()}".strip(": ")
+        for entry in derived:
+            entry.text = f"{row.variable}: {row.change_text()}".strip(": ")
+            entry.row = f"experiments/{row.id}"
         if ledger == "timeline":
             self.incident.timeline.sort(key=lambda e: e.at)
         self.save()
 
     def _experiment_entries(self, experiment: Experiment) -> list[TimelineEntry]:
-        """The timeline entry :meth:`add_experiment` wrote for ``experiment``."""
+        """The timeline entry :meth:`add_experiment` wrote for ``experiment``, found by the
+        row it is derived from (two experiments logged at the same time have one entry
+        each). An entry of a record written before entries named their row is matched by
+        its time and text."""
+        ref = f"experiments/{experiment.id}"
+        text = f"{experiment.variable}: {experiment.change_text()}".strip(": ")
         return [
             e
             for e in self.incident.timeline
-            if e.kind is TimelineKind.EXPERIMENT and e.at == experiment.at and e.source == "user"
+            if e.kind is TimelineKind.EXPERIMENT
+            and (
+                e.row == ref
+                or (not e.row and e.at == experiment.at and e.source == "user" and e.text == text)
+            )
         ]
 
     def delete_row(self, ledger: str, row_id: str) -> None:
@@ -974,8 +988,11 @@ class IncidentSession:
             if isinstance(links, list) and hyp.id in links and row_id not in hyp.evidence_ids:
                 hyp.evidence_ids.append(row_id)
         timeline = kept.get("timeline")
+        present = {e.id for e in self.incident.timeline}
         for raw in timeline if isinstance(timeline, list) else []:
-            self.incident.timeline.append(TimelineEntry.model_validate(raw))
+            back = TimelineEntry.model_validate(raw)
+            if back.id not in present:
+                self.incident.timeline.append(back)
         self.incident.timeline.sort(key=lambda e: e.at)
         self._record(entry.target, None, kept, op=HistoryOp.RESTORE)
         self.save()

@@ -265,3 +265,27 @@ def test_history_lines_name_fields_and_values_as_the_screens_do(session):
         "开始：（空） → 2026-11-29 20:00:00Z",
         "开始：2026-11-29 20:00:00Z → 2026-11-29 20:05:00Z",
     ]
+
+
+def test_the_timeline_holds_each_experiment_once_through_edit_delete_and_restore(session):
+    """Two experiments logged at the same time (the incident clock of ``--at`` stands
+    still): editing the first, deleting the second and restoring it leaves one timeline
+    entry per experiment, each with its own text, on A and in the export's Appendix A."""
+    from cockpit.export import render_markdown
+
+    e1 = session.add_experiment(
+        Experiment(variable="experiment drained pod gjcjk", from_value="on", to_value="off", at=T0)
+    )
+    session.record_experiment_result(e1.id, "190 ms")
+    e2 = session.add_experiment(
+        Experiment(variable="power limit", from_value="700 W", to_value="600 W", at=T0)
+    )
+    session.edit_row("experiments", e1.id, variable=e1.variable, after="190 ms")
+    session.delete_row("experiments", e2.id)
+    session.restore(session.incident.history[-1].id)
+    texts = sorted(e.text for e in reload(session).timeline if e.kind is TimelineKind.EXPERIMENT)
+    assert texts == ["experiment drained pod gjcjk: on → off", "power limit: 700 W → 600 W"]
+    appendix = render_markdown(reload(session), "en").split("## ")
+    timeline = next(part for part in appendix if part.startswith("Appendix A"))
+    assert timeline.count("drained pod gjcjk") == 1
+    assert timeline.count("power limit") == 1
