@@ -355,10 +355,13 @@ class PlaybookMenuScreen(ModalScreen[str | None]):
         )
 
     def action_pick(self, number: int) -> None:
-        """Highlight the scenario numbered ``number`` (nothing for a number past the list);
-        Enter opens it."""
-        if 1 <= number <= len(all_playbooks()):
+        """Highlight the scenario numbered ``number``; Enter opens it. A number past the
+        list highlights nothing and says so."""
+        count = len(all_playbooks())
+        if 1 <= number <= count:
             self.query_one(OptionList).highlighted = number - 1
+        else:
+            self.notify(t("playbook.menu.no_number", self.lang, n=number, last=count), markup=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

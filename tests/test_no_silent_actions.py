@@ -173,3 +173,25 @@ async def test_a_use_this_time_button_asks_before_replacing_an_entered_time(tmp_
             assert getattr(times, which) != old, button_id
             olds = [h.old for h in ctx.session.incident.history if h.target == f"times.{which}"]
             assert olds[-1] == old.isoformat()
+
+
+async def test_a_number_past_the_scenario_list_says_so(tmp_path):
+    """F7's list: a number past its last scenario highlights nothing and says so."""
+    from cockpit.analysis.playbooks.spec import all_playbooks
+
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("f7")
+        await pilot.pause()
+        menu = app.screen.query_one("#pb-menu", OptionList)
+        await pilot.press("2")
+        await pilot.pause()
+        assert menu.highlighted == 1
+        past = len(all_playbooks()) + 1
+        await pilot.press(str(past))
+        await pilot.pause()
+        assert menu.highlighted == 1
+        said = [str(n.message) for n in app._notifications]
+        assert any(f"No scenario numbered {past}" in s for s in said), said
