@@ -70,7 +70,10 @@ _ROW_TEXT = {
 
 def is_correction(entry: HistoryEntry) -> bool:
     """True when ``entry`` replaced or cleared something: a value that was there, a row
-    deleted, a row or value put back. Filling an empty field is not a correction."""
+    deleted, a row or value put back. Filling an empty field or adding a row is not a
+    correction."""
+    if entry.op is HistoryOp.ADD:
+        return False
     if entry.op is not HistoryOp.SET:
         return True
     return entry.old not in (None, "", False, [])
@@ -178,6 +181,8 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     what = describe_target(incident, entry, lang)
     if entry.op is HistoryOp.DELETE:
         return t("history.line.delete", lang, what=what)
+    if entry.op is HistoryOp.ADD:
+        return t("history.line.add", lang, what=what)
     if entry.op is HistoryOp.RESTORE and entry.new is not None and entry.old is None:
         return t("history.line.undelete", lang, what=what)
     key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"

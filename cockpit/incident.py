@@ -486,6 +486,8 @@ class HistoryOp(StrEnum):
     """A ledger row was deleted (``old`` is the whole row, ``new`` is ``None``)."""
     RESTORE = "restore"
     """A deleted row was put back, or a field got an earlier value back from the history."""
+    ADD = "add"
+    """A ledger row was added (``old`` is ``None``, ``new`` is the row as a JSON object)."""
 
 
 class HistoryEntry(_Model):
@@ -497,7 +499,7 @@ class HistoryEntry(_Model):
         target: What changed: a template field (``title``, ``collect.breakdown``,
             ``times.start``, ``notes.C``) or a ledger row (``hypotheses/<id>``,
             ``hypotheses/<id>.falsifier``, ``actions/<id>``, ``timeline/<id>``…).
-        op: set / delete / restore.
+        op: set / delete / restore / add.
         old: The value before (a string, an ISO time, or a deleted row as a JSON object;
             ``None`` when there was none).
         new: The value after (``None`` for a deletion).

@@ -195,6 +195,11 @@ LEDGERS: dict[str, type[BaseModel]] = {
 """The incident's lists whose rows can be edited and deleted, with their row types."""
 
 
+def _blank(value: Any) -> bool:
+    """True for a value the history shows as empty (nothing, blank text, an empty list)."""
+    return value is None or value == [] or (isinstance(value, str) and not value.strip())
+
+
 def _removes_little(old: Any, new: Any) -> bool:
     """True when going from ``old`` to ``new`` removes at most one character."""
     if not isinstance(old, str) or not isinstance(new, str):
@@ -502,6 +507,8 @@ class IncidentSession:
             ):
                 return existing
         self.incident.changes.append(change)
+        if change.source == "user":
+            self._added("changes", change)
         if change.at is not None:
             self._timeline(
                 change.at, TimelineKind.CHANGE, change.summary, change.source, event=change.event
@@ -603,7 +610,10 @@ class IncidentSession:
         """Add an entry to the timeline (deduplicated on time+kind+text, and on time+event
         where ``event`` names one: see :meth:`_timeline`); ``text_i18n`` is the text in each
         language when cockpit wrote it."""
+        count = len(self.incident.timeline)
         entry = self._timeline(at, kind, text, source, text_i18n, event)
+        if len(self.incident.timeline) > count and source == "user":
+            self._added("timeline", entry)
         self.save()
         return entry
 
@@ -659,6 +669,7 @@ class IncidentSession:
             raise RuleViolation("rules.hypothesis_not_falsifiable", "no falsifying observation")
         hyp = Hypothesis(statement=statement.strip(), falsifier=falsifier.strip())
         self.incident.hypotheses.append(hyp)
+        self._added("hypotheses", hyp)
         self.save()
         return hyp
 
@@ -764,6 +775,7 @@ class IncidentSession:
             source="user",
             row=f"experiments/{experiment.id}",
         )
+        self._added("experiments", experiment)
         self.save()
         return experiment
 
@@ -781,6 +793,7 @@ class IncidentSession:
         """Add a long-term action item (owner / deadline / verification)."""
         item = ActionItem(what=what, owner=owner, deadline=deadline, verification=verification)
         self.incident.actions.append(item)
+        self._added("actions", item)
         self.save()
         return item
 
@@ -885,6 +898,18 @@ class IncidentSession:
         self.save()
 
     # -- history -------------------------------------------------------------------------
+    def _added(
+        self, ledger: str, row: Hypothesis | Experiment | ActionItem | TimelineEntry | Change
+    ) -> None:
+        """Keep the addition of ``row`` to ``ledger`` in the history (F8 lists every row
+        added, not only the ones edited or deleted later)."""
+        self._record(
+            f"{ledger}/{row.id}",
+            None,
+            {"row": row.model_dump(mode="json")},
+            op=HistoryOp.ADD,
+        )
+
     def _record(
         self,
         target: str,
@@ -900,7 +925,7 @@ class IncidentSession:
         one that removes at most one character joins that entry (one entry per run of
         typing, its ``old`` the value before the run).
         """
-        if op is HistoryOp.SET and old == new:
+        if op is HistoryOp.SET and (old == new or (_blank(old) and _blank(new))):
             return
         if self._restoring:
             op, typing = HistoryOp.RESTORE, False
@@ -916,6 +941,8 @@ class IncidentSession:
             ):
                 last.new = new
                 last.until = now
+                if last.old == new or (_blank(last.old) and _blank(new)):
+                    history.pop()  # typed and taken back: nothing changed
                 return
         history.append(HistoryEntry(at=now, target=target, op=op, old=old, new=new))
 
@@ -948,6 +975,8 @@ class IncidentSession:
         if entry.op is HistoryOp.DELETE:
             self._undelete(entry)
             return
+        if entry.op is HistoryOp.ADD:
+            raise RuleViolation("history.nothing_before", f"{target} was added")
         if target.startswith("times."):
             value = datetime.fromisoformat(old) if isinstance(old, str) else None
             self.set_time(target.removeprefix("times."), value)

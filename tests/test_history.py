@@ -261,6 +261,7 @@ def test_history_lines_name_fields_and_values_as_the_screens_do(session):
     assert lines == [
         "D 的回答（单实例/共享）：（空） → 单实例 / 单节点",
         "D 的回答（单实例/共享）：单实例 / 单节点 → 非单点（共享）",
+        "新增 假设 1「fragmentation」",
         "假设 1「fragmentation」 · 状态：待定 → 已推翻",
         "开始：（空） → 2026-11-29 20:00:00Z",
         "开始：2026-11-29 20:00:00Z → 2026-11-29 20:05:00Z",
@@ -289,3 +290,33 @@ def test_the_timeline_holds_each_experiment_once_through_edit_delete_and_restore
     timeline = next(part for part in appendix if part.startswith("Appendix A"))
     assert timeline.count("drained pod gjcjk") == 1
     assert timeline.count("power limit") == 1
+
+
+def test_f8_lists_every_addition_and_no_change_that_changed_nothing(session):
+    """Adding a hypothesis, an experiment, a timeline note, an action item or a change is
+    in the history (F8 is the whole history); typing into a note and taking it back, or
+    a blank field left blank, is no entry ("Notes of H: (empty) → (empty)")."""
+    from cockpit.history import entry_line, is_correction
+    from cockpit.incident import Change
+
+    session.add_hypothesis("fragmentation", "restart does not lower P99")
+    session.add_experiment(Experiment(variable="max_num_seqs", from_value="256", to_value="128"))
+    session.add_timeline(T0, "paged the owner")
+    session.add_action("alert on queue time", "li", "", "")
+    session.add_change(Change(at=T0, kind="manual", summary="raised max_num_seqs", source="user"))
+    session.set_step_note("H", "x")
+    session.set_step_note("H", "")
+    session.set_step_note("C", "  ")
+    session.set_text("title", " ")
+    lines = [entry_line(session.incident, h, "en") for h in reload(session).history]
+    assert lines == [
+        "Added Hypothesis 1 “fragmentation”",
+        "Added Experiment 1 “max_num_seqs”",
+        "Added Timeline entry 1 “paged the owner”",
+        "Added Action item 1 “alert on queue time”",
+        "Added Change 1 “raised max_num_seqs”",
+    ]
+    assert all(h.op is HistoryOp.ADD and not is_correction(h) for h in session.incident.history)
+    with pytest.raises(RuleViolation) as exc:
+        session.restore(session.incident.history[0].id)
+    assert exc.value.key == "history.nothing_before"

@@ -83,14 +83,15 @@ async def test_f8_restores_a_wiped_field_and_a_deleted_row(tmp_path):
         assert type(screen).__name__ == "HistoryScreen"
         table = screen.query_one("#history-table")
         lines = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
-        # Newest first, in words: the deleted hypothesis, then the wiped title.
+        # Newest first, in words: the deleted hypothesis, its addition, the wiped title.
         assert lines[0] == "删除 假设「KV 碎片化」"
-        assert lines[1] == "标题：P99 上涨 → （空）"
+        assert lines[1] == "新增 假设「KV 碎片化」"
+        assert lines[2] == "标题：P99 上涨 → （空）"
         screen.query_one("#history-restore").press()
         await pilot.pause()
         assert [h.statement for h in ctx.session.incident.hypotheses] == ["KV 碎片化"]
         assert "已恢复" in str(screen.query_one("#history-status").render())
-        table.move_cursor(row=2)  # the restore is now on top: the title is third
+        table.move_cursor(row=3)  # the restore is now on top: the title is fourth
         screen.query_one("#history-restore").press()
         await pilot.pause()
         await pilot.press("escape")
