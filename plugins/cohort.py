@@ -40,6 +40,38 @@ def service_text(r: CohortRow, unit: str, lang: str) -> str:
     return fmt_value(r.service, unit) if r.service is not None else ""
 
 
+def example_gpu(inv: WindowInventory, suspect: tuple[str, str] | None) -> str:
+    """The ``node/index`` a suspect field's hint gives as an example: the suspect's GPU
+    (the GPU compared, or the one its pod held) when there is one, else a GPU a pod held
+    in the window, never an idle one; ``""`` when no GPU of the window has a node."""
+    if suspect is not None:
+        name, kind = suspect
+        g = inv.gpus.get(name) if kind == "gpu" else inv.gpu_of(name) if kind == "pod" else None
+        if g is not None and g.node and g.index:
+            return f"{g.node}/{g.index}"
+    busy = [g for g in inv.gpus.values() if g.node and g.index and g.pods]
+    if busy:
+        g = min(busy, key=lambda g: (g.node, g.index.zfill(4)))
+        return f"{g.node}/{g.index}"
+    return ""
+
+
+def pick_text(inv: WindowInventory, suspect: tuple[str, str] | None, lang: str) -> str:
+    """The suspect field's hint: what the window holds, an example GPU (see
+    :func:`example_gpu`), and the revisions only when there are several to compare (one
+    revision is no rollout, and naming it reads as one)."""
+    several = len(inv.revisions) > 1
+    return t(
+        "metrics.cohort.pick" if several else "metrics.cohort.pick_one_revision",
+        lang,
+        pods=len(inv.pods),
+        nodes=len(inv.nodes),
+        gpus=len(inv.gpus),
+        revisions=", ".join(inv.revision_name(r) for r in sorted(inv.revisions)),
+        example=example_gpu(inv, suspect) or "-",
+    )
+
+
 class CohortPanel(Panel):
     """Suspect vs healthy cohort, signal by signal."""
 
@@ -114,8 +146,9 @@ class CohortPanel(Panel):
         not know it)."""
         return self.inventory.name_of(name, kind) if self.inventory is not None else name
 
-    def _offer_inventory(self) -> None:
-        """Complete the suspect field from the inventory and say what it holds."""
+    def _offer_inventory(self, suspect: tuple[str, str] | None) -> None:
+        """Complete the suspect field from the inventory and say what it holds (its
+        example: ``suspect``'s GPU, see :func:`example_gpu`)."""
         inv = self.inventory
         pick = self.query_one("#cohort-pick", Static)
         pick.display = inv is not None and bool(inv.pods or inv.gpus)
@@ -124,25 +157,15 @@ class CohortPanel(Panel):
         self.query_one("#cohort-suspect", Input).suggester = SuggestFromList(
             inv.candidates(), case_sensitive=False
         )
-        revisions = ", ".join(inv.revision_name(r) for r in sorted(inv.revisions)) or "-"
-        example = next((f"{g.node}/{g.index}" for g in inv.gpus.values() if g.node), "")
-        pick.update(
-            t(
-                "metrics.cohort.pick",
-                self.lang,
-                pods=len(inv.pods),
-                nodes=len(inv.nodes),
-                gpus=len(inv.gpus),
-                revisions=revisions,
-                example=example or "-",
-            )
-        )
+        pick.update(pick_text(inv, suspect or self.suspect, self.lang))
 
     def render_data(self, data: CohortComparison | None) -> None:
         lang = self.lang
         table = self.query_one("#cohort-table", DataTable)
         table.clear()
-        self._offer_inventory()
+        self._offer_inventory(
+            (data.cohort.suspect, data.cohort.suspect_kind) if data is not None else None
+        )
         if data is None:
             self.query_one("#cohort-def", Static).update(t("metrics.cohort.no_suspect", lang))
             self.query_one("#cohort-out", Static).update("")

@@ -191,6 +191,11 @@ def line_text(line: RecoveryLine, lang: str) -> str:
     from cockpit.timeparse import fmt_time
 
     unit = unit_text(line.unit, lang)
+
+    def with_unit(value: float | None) -> str:
+        # a unitless signal (a flag, a count) has no space before the next comma
+        return f"{fmt_value(value)} {unit.strip()}".rstrip()
+
     if line.status is LineStatus.ABSENT:
         return t(
             "verify.line.absent",
@@ -204,13 +209,12 @@ def line_text(line: RecoveryLine, lang: str) -> str:
         lang,
         bound=t("verify.bound.slo" if at_slo else f"verify.bound.{line.direction.value}", lang),
         name=signal_label(line.key, lang) if line.key else line.name,
-        last=fmt_value(line.last),
+        last=with_unit(line.last),
         worst=fmt_value(line.worst_in_hold),
         baseline=fmt_value(line.baseline),
         limit=fmt_value(line.limit),
-        unit=unit,
         since=fmt_time(line.within_since),
     )
     if line.slo is not None and line.limit is not None and not at_slo:
-        text += t("verify.band_under_slo", lang, slo=fmt_value(line.slo), unit=unit)
+        text += t("verify.band_under_slo", lang, slo=with_unit(line.slo))
     return text
