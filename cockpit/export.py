@@ -654,8 +654,8 @@ def _appendix_hypotheses(md: _Md, doc: ExportDocument) -> None:
     evidence = {e.id: e for e in doc.template.key_evidence.items}
     if not hyps:
         md.item(0, None, None)
-    for i, hyp in enumerate(hyps, 1):
-        md.item(0, None, f"H{i}. {hyp.statement}")
+    for hyp in hyps:
+        md.item(0, None, f"H{hyp.number}. {hyp.statement}")
         md.item(1, md.tr("export.hyp.falsifier"), hyp.falsifier)
         md.item(1, md.tr("export.hyp.status"), md.tr(f"export.hyp.{hyp.status.value}"))
         if not hyp.evidence_ids:
@@ -672,11 +672,11 @@ def _appendix_hypotheses(md: _Md, doc: ExportDocument) -> None:
 
 def _appendix_experiments(md: _Md, doc: ExportDocument) -> None:
     exps = doc.appendices.experiments
-    hyp_index = {h.id: i for i, h in enumerate(doc.appendices.hypotheses, 1)}
+    hyp_index = {h.id: h.number for h in doc.appendices.hypotheses}
     if not exps:
         md.item(0, None, None)
-    for i, exp in enumerate(exps, 1):
-        md.item(0, None, f"E{i}. {md.when(exp.at)}")
+    for exp in exps:
+        md.item(0, None, f"E{exp.number}. {md.when(exp.at)}")
         md.item(1, md.tr("export.exp.variable"), exp.variable)
         md.item(1, md.tr("export.exp.change"), exp.change_text())
         before = exp.before.strip() or md.missing

@@ -11,7 +11,7 @@ import unicodedata
 from datetime import datetime
 
 from cockpit.i18n import t
-from cockpit.incident import HistoryEntry, HistoryOp, Incident
+from cockpit.incident import NUMBERED_LEDGERS, HistoryEntry, HistoryOp, Incident
 
 FIELD_LABELS = {
     "time_range": "field.time_range",
@@ -85,24 +85,42 @@ def corrections(incident: Incident) -> list[HistoryEntry]:
 
 
 def _row_name(incident: Incident, ledger: str, row_id: str, entry: HistoryEntry, lang: str) -> str:
-    """``假设 2「碎片化」``: the row's ledger, its number when still there, its text."""
+    """``假设 3「碎片化」``: the row's ledger, its stable number where the ledger numbers its
+    rows (H3 stays H3 whatever was deleted before it), its text; the row kept in the
+    entry names a deleted row the same way."""
     rows = getattr(incident, ledger, None)
     number = ""
     text = ""
     if isinstance(rows, list):
-        for i, row in enumerate(rows, 1):
+        for row in rows:
             if getattr(row, "id", None) == row_id:
-                number = f" {i}"
+                number = f" {row.number}" if ledger in NUMBERED_LEDGERS else ""
                 text = str(getattr(row, _ROW_TEXT.get(ledger, "id"), ""))
     if not text:
         kept = entry.old if isinstance(entry.old, dict) else entry.new
         row = kept.get("row") if isinstance(kept, dict) else None
         if isinstance(row, dict):
             text = str(row.get(_ROW_TEXT.get(ledger, "id"), ""))
+            if ledger in NUMBERED_LEDGERS and isinstance(row.get("number"), int):
+                number = f" {row['number']}" if row["number"] else ""
+    if not number and ledger in NUMBERED_LEDGERS:
+        number = _number_in_history(incident, ledger, row_id)
     name = t(f"history.ledger.{ledger}", lang) + number
     if not text:
         return name
     return t("history.row_named", lang, name=name, text=short(text))
+
+
+def _number_in_history(incident: Incident, ledger: str, row_id: str) -> str:
+    """`` 3``: the number a row held, from the history's copy of it (an edit of a row
+    deleted since names it as it was numbered); empty when the history has none."""
+    for entry in incident.history:
+        if entry.target == f"{ledger}/{row_id}":
+            for kept in (entry.old, entry.new):
+                row = kept.get("row") if isinstance(kept, dict) else None
+                if isinstance(row, dict) and isinstance(row.get("number"), int) and row["number"]:
+                    return f" {row['number']}"
+    return ""
 
 
 def describe_target(incident: Incident, entry: HistoryEntry, lang: str) -> str:

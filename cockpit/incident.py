@@ -318,6 +318,9 @@ class Hypothesis(_Model):
     """
 
     id: str = Field(default_factory=lambda: new_id("hyp-"))
+    number: int = 0
+    """Its number in the ledger (H3), given when it is added and never reused or changed:
+    H3 stays H3 after H2 is deleted (:func:`number_rows`); 0 until numbered."""
     statement: str
     falsifier: str
     evidence_ids: list[str] = Field(default_factory=list)
@@ -360,6 +363,9 @@ class Experiment(_Model):
     """
 
     id: str = Field(default_factory=lambda: new_id("exp-"))
+    number: int = 0
+    """Its number in the ledger (E2), given when it is added and never reused or changed
+    (:func:`number_rows`); 0 until numbered."""
     at: datetime = Field(default_factory=utcnow)
     variable: str
     from_value: str = ""
@@ -516,6 +522,21 @@ class HistoryEntry(_Model):
     until: datetime | None = None
 
 
+NUMBERED_LEDGERS = ("hypotheses", "experiments")
+"""The ledgers whose rows carry a stable number (H1, E2) that every rendering shows."""
+
+
+def number_rows(rows: list[Any], used: int = 0) -> None:
+    """Give each row of a numbered ledger still without a number (0) the next one after the
+    highest in use (``used``: the highest a deleted row held), in list order. Numbers
+    already given are kept, so a deletion never renumbers the rows after it."""
+    top = max([used, *(r.number for r in rows)])
+    for row in rows:
+        if not row.number:
+            top += 1
+            row.number = top
+
+
 class Incident(_Model):
     """The whole incident. Field order follows the handbook's template where it can.
 
@@ -570,3 +591,25 @@ class Incident(_Model):
     alert_rule: str = ""
     history: list[HistoryEntry] = Field(default_factory=list)
     """Every change with the value it replaced, oldest first (see :class:`HistoryEntry`)."""
+
+    def highest_number(self, ledger: str) -> int:
+        """The highest number a row of ``ledger`` ever held, deleted rows included (the
+        history keeps them), so a new row never takes a deleted one's number."""
+        top: int = max([0, *(int(r.number) for r in getattr(self, ledger))])
+        for entry in self.history:
+            if entry.target.startswith(f"{ledger}/"):
+                for kept in (entry.old, entry.new):
+                    row = kept.get("row") if isinstance(kept, dict) else None
+                    number = row.get("number") if isinstance(row, dict) else None
+                    if isinstance(number, int):
+                        top = max(top, number)
+        return top
+
+    @model_validator(mode="after")
+    def _number_old_rows(self) -> Incident:
+        """Records written before rows were numbered get their numbers in list order."""
+        for ledger in NUMBERED_LEDGERS:
+            rows = getattr(self, ledger)
+            if any(not r.number for r in rows):
+                number_rows(rows, self.highest_number(ledger))
+        return self

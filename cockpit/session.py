@@ -667,7 +667,11 @@ class IncidentSession:
             raise RuleViolation("rules.hypothesis_empty", "statement is empty")
         if not falsifier.strip():
             raise RuleViolation("rules.hypothesis_not_falsifiable", "no falsifying observation")
-        hyp = Hypothesis(statement=statement.strip(), falsifier=falsifier.strip())
+        hyp = Hypothesis(
+            statement=statement.strip(),
+            falsifier=falsifier.strip(),
+            number=self.incident.highest_number("hypotheses") + 1,
+        )
         self.incident.hypotheses.append(hyp)
         self._added("hypotheses", hyp)
         self.save()
@@ -767,6 +771,9 @@ class IncidentSession:
             raise RuleViolation("rules.one_variable", "more than one variable")
         if self.incident.experiments and not self.incident.experiments[-1].after.strip():
             raise RuleViolation("rules.experiment_open", "previous experiment has no result")
+        experiment = experiment.model_copy(
+            update={"number": self.incident.highest_number("experiments") + 1}
+        )
         self.incident.experiments.append(experiment)
         self._timeline(
             experiment.at,
@@ -821,7 +828,7 @@ class IncidentSession:
         """
         row = self._row(ledger, row_id)
         for name in fields:
-            if name not in type(row).model_fields or name == "id":
+            if name not in type(row).model_fields or name in ("id", "number"):
                 raise KeyError(name)
         edited = type(row).model_validate({**row.model_dump(), **fields})
         if isinstance(edited, Hypothesis):

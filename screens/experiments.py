@@ -122,9 +122,9 @@ class ExperimentsScreen(StepScreen):
         # The number, time and result take ~30 columns; the rest is shared out, so the
         # table never runs past the screen's right edge (the pane shows each row whole).
         free = max(self.app.size.width - 32, 40)
-        for i, exp in enumerate(inc.experiments, 1):
+        for exp in inc.experiments:
             table.add_row(
-                str(i),
+                str(exp.number),
                 fmt_time(exp.at)[11:16],
                 short(exp.variable, free * 2 // 5),
                 short(exp.change_text(), free * 3 // 5),

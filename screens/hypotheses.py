@@ -98,9 +98,9 @@ class HypothesesScreen(StepScreen):
         table = self.query_one("#hyp-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        for i, hyp in enumerate(inc.hypotheses, 1):
+        for hyp in inc.hypotheses:
             table.add_row(
-                str(i),
+                str(hyp.number),
                 t(f"hyp.status.{hyp.status.value}", self.lang),
                 short(hyp.statement, max(self.app.size.width - STATUS_AND_COUNT, STATEMENT_CELL)),
                 str(len(hyp.evidence_ids)),

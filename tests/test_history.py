@@ -312,11 +312,48 @@ def test_f8_lists_every_addition_and_no_change_that_changed_nothing(session):
     assert lines == [
         "Added Hypothesis 1 “fragmentation”",
         "Added Experiment 1 “max_num_seqs”",
-        "Added Timeline entry 1 “paged the owner”",
-        "Added Action item 1 “alert on queue time”",
-        "Added Change 1 “raised max_num_seqs”",
+        "Added Timeline entry “paged the owner”",
+        "Added Action item “alert on queue time”",
+        "Added Change “raised max_num_seqs”",
     ]
     assert all(h.op is HistoryOp.ADD and not is_correction(h) for h in session.incident.history)
     with pytest.raises(RuleViolation) as exc:
         session.restore(session.incident.history[0].id)
     assert exc.value.key == "history.nothing_before"
+
+
+def test_ledger_rows_keep_their_number_and_the_history_names_them_by_it(session):
+    """H3 stays H3 after H2 is deleted and after H2 comes back; F8 names an edit of H3
+    and the deletion of H2 alike before and after the restore; a new row never takes a
+    deleted row's number; the export numbers the rows as G does."""
+    from cockpit.export import render_markdown
+    from cockpit.history import entry_line
+
+    _h1, h2, h3 = (
+        session.add_hypothesis(f"cause {n}", f"falsifier {n}") for n in ("one", "two", "three")
+    )
+    session.edit_row("hypotheses", h3.id, statement="cause three, refined")
+    session.delete_row("hypotheses", h2.id)
+
+    def lines():
+        return [entry_line(session.incident, h, "en") for h in session.incident.history[-2:]]
+
+    expected = [
+        "Hypothesis 3 “cause three, refined” · Hypothesis: cause three → cause three, refined",
+        "Deleted Hypothesis 2 “cause two”",
+    ]
+    assert lines() == expected
+    assert [h.number for h in reload(session).hypotheses] == [1, 3]
+    h4 = session.add_hypothesis("cause four", "falsifier four")
+    assert h4.number == 4
+    session.restore(session.incident.history[-2].id)  # the deletion of H2
+    assert [h.number for h in reload(session).hypotheses] == [1, 2, 3, 4]
+    shown = [entry_line(session.incident, h, "en") for h in session.incident.history[-4:-2]]
+    assert shown == expected
+    appendix = render_markdown(reload(session), "en")
+    assert "H3. cause three, refined" in appendix and "H4. cause four" in appendix
+    e1 = session.add_experiment(Experiment(variable="power limit", at=T0))
+    session.record_experiment_result(e1.id, "190 ms")
+    e2 = session.add_experiment(Experiment(variable="max_num_seqs", at=T0))
+    session.delete_row("experiments", e1.id)
+    assert [e.number for e in reload(session).experiments] == [e2.number] == [2]

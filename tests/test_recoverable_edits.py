@@ -84,8 +84,8 @@ async def test_f8_restores_a_wiped_field_and_a_deleted_row(tmp_path):
         table = screen.query_one("#history-table")
         lines = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
         # Newest first, in words: the deleted hypothesis, its addition, the wiped title.
-        assert lines[0] == "删除 假设「KV 碎片化」"
-        assert lines[1] == "新增 假设「KV 碎片化」"
+        assert lines[0] == "删除 假设 1「KV 碎片化」"
+        assert lines[1] == "新增 假设 1「KV 碎片化」"
         assert lines[2] == "标题：P99 上涨 → （空）"
         screen.query_one("#history-restore").press()
         await pilot.pause()
