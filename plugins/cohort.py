@@ -161,7 +161,7 @@ class CohortPanel(Panel):
 
     def render_data(self, data: CohortComparison | None) -> None:
         lang = self.lang
-        table = self.query_one("#cohort-table", DataTable)
+        table = self.query_one("#cohort-table", PlainTable)
         table.clear()
         self._offer_inventory(
             (data.cohort.suspect, data.cohort.suspect_kind) if data is not None else None
@@ -211,6 +211,7 @@ class CohortPanel(Panel):
         # a release is judged before and after by C's thresholds; a cohort by how far
         # the suspect stands from its peers (another question, said so)
         mark = "anomalous" if c.suspect_kind == "revision" else "outlier"
+        rows: list[tuple[tuple[str, ...], str]] = []
         for r in data.rows:
             if r.suspect is None and r.cohort_median is None:
                 continue
@@ -222,21 +223,27 @@ class CohortPanel(Panel):
                 # the window's history: an Xid seen, a series that stopped (never "—")
                 seen = r.window.text(lang)
                 mine = seen if r.suspect is None else f"{mine} · {seen}"
-            table.add_row(
-                name,
-                mine,
-                fmt_value(r.cohort_median, unit),
-                str(r.cohort_n),
-                f"×{r.ratio:.2f}" if r.ratio is not None else "",
-                # step C's service-wide value of the same signal, as C shows it
-                service_text(r, unit, lang),
-                f"◀ {t(f'metrics.cohort.{mark}', lang)}"
-                if r.outlier
-                else f"◀ {t('metrics.cohort.changed', lang)}"
-                if r.changed
-                else "",
-                key=r.key,
+            rows.append(
+                (
+                    (
+                        name,
+                        mine,
+                        fmt_value(r.cohort_median, unit),
+                        str(r.cohort_n),
+                        f"×{r.ratio:.2f}" if r.ratio is not None else "",
+                        # step C's service-wide value of the same signal, as C shows it
+                        service_text(r, unit, lang),
+                        f"◀ {t(f'metrics.cohort.{mark}', lang)}"
+                        if r.outlier
+                        else f"◀ {t('metrics.cohort.changed', lang)}"
+                        if r.changed
+                        else "",
+                    ),
+                    r.key,
+                )
             )
+        # At 80 columns the signal's name wraps so that the mark stays in sight.
+        table.add_rows_fitted(rows, wrap=0)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A suspect typed by the user: resolved against the window's inventory (a pod, a

@@ -198,3 +198,27 @@ async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
                 if cell_len(shown) >= room:
                     cut.append(("text cut", widget.id, shown, room))
         assert cut == [], cut
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, lang):
+    """E's cohort table at 80×24: the signal's name wraps so that every column (the values,
+    the "◀ outlier" mark) is inside the table, none past its right edge."""
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        field = app.screen.query_one("#cohort-suspect", Input)
+        field.value = "vllm-qwen25-72b-83e43e1c66-ebbbl"
+        field.focus()
+        await pilot.press("enter")
+        for _ in range(5):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        table = app.screen.query_one("#cohort-table")
+        assert table.row_count > 10
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        # The names are whole, on more lines: the first row is taller than one line.
+        assert any(row.height > 1 for row in table.rows.values())
