@@ -79,7 +79,8 @@ def test_mitigations_fill_scope_and_flag_placeholders():
 
 def test_the_record_command_reads_what_the_session_reads(monkeypatch):
     """The copied `cockpit record` command, parsed by cockpit's own command line, points
-    at the same Prometheus, service, cluster and time as the session it came from."""
+    at the same Prometheus, service, cluster and time as the session it came from; the URL's
+    user, password, query and fragment (where tokens ride) are not written into it."""
     import shlex
 
     from cockpit.analysis.mitigations import record_flags
@@ -88,7 +89,7 @@ def test_the_record_command_reads_what_the_session_reads(monkeypatch):
 
     monkeypatch.setenv("COCKPIT_CONFIG", "/nonexistent/config.toml")
     flags = record_flags(
-        prometheus_url="https://prom.example:9090/prefix?x=1&y=2",
+        prometheus_url="https://ops:s3cret@prom.example:9090/prefix?token=t0k&y=2#f",
         namespace="llm serving",
         deployment="vllm-qwen",
         selector="app=vllm",  # the deployment wins; a selector is not added beside it
@@ -103,7 +104,9 @@ def test_the_record_command_reads_what_the_session_reads(monkeypatch):
     assert argv[:2] == ["cockpit", "record"]
     args = build_parser(only="record").parse_args(argv[1:])
     got = settings_from_args(args)
-    assert got.prometheus.url == "https://prom.example:9090/prefix?x=1&y=2"
+    assert got.prometheus.url == "https://prom.example:9090/prefix"
+    command = opts["record"].commands[0]
+    assert "s3cret" not in command and "t0k" not in command and "ops:" not in command
     assert (got.service.namespace, got.service.deployment, got.service.selector) == (
         "llm serving",
         "vllm-qwen",
