@@ -39,7 +39,7 @@ Two formats:
                                 minutes_to_detect, minutes_to_mitigate, minutes_to_recover,
                                 order_problems[], paged_by{PagedBy}|null},
           "symptoms_slo":      {filled, symptoms, slo},
-          "recent_changes":    {filled, changes[Change, suspect first], note},
+          "recent_changes":    {filled, changes[Change, by time], note},
           "key_evidence":      {filled, items[Evidence]},
           "root_cause":        {filled, technical, systemic},
           "mitigation":        {filled, text, actions_taken[TimelineEntry]},
@@ -69,7 +69,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
-from cockpit.analysis.changes import kind_name
+from cockpit.analysis.changes import kind_name, time_order
 from cockpit.history import corrections, entry_line
 from cockpit.i18n import fmt_number, name_of, t
 from cockpit.incident import (
@@ -161,7 +161,7 @@ class SymptomsField(_Doc):
 
 
 class ChangesField(_Doc):
-    """最近变更: suspect changes first, then by time; the free-text note."""
+    """最近变更: the changes by time as B lists them (suspects marked); the free-text note."""
 
     filled: bool
     changes: list[Change]
@@ -306,12 +306,8 @@ def format_offset(tz: tzinfo | None, at: datetime | None = None) -> str:
 
 
 def _sorted_changes(changes: Iterable[Change]) -> list[Change]:
-    far = datetime.max.replace(tzinfo=UTC)
-
-    def key(c: Change) -> tuple[int, datetime]:
-        return (0 if c.suspect else 1, _utc(c.at) or far)
-
-    return sorted(changes, key=key)
+    """Recent changes in B's order: by time (no time last), suspects marked in place."""
+    return sorted(changes, key=time_order)
 
 
 def build_document(

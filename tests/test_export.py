@@ -133,14 +133,19 @@ def test_evidence_lists_value_unit_time_and_query() -> None:
     assert "query `histogram_quantile(0.99, sum by (le)" in line
 
 
-def test_suspect_changes_come_first_and_are_marked() -> None:
-    doc = build_document(full_incident(), "zh", TZ)
+def test_changes_are_in_the_time_order_of_b_and_suspects_are_marked_in_place() -> None:
+    from cockpit.analysis.changes import table_changes
+
+    inc = full_incident()
+    doc = build_document(inc, "zh", TZ)
     changes = doc.template.recent_changes.changes
-    assert [c.id for c in changes] == ["chg-node", "chg-helm", "chg-manual"]
+    # One order everywhere: B's table's (by time, no time last), the suspect not moved up.
+    assert [c.id for c in changes] == ["chg-helm", "chg-node", "chg-manual"]
+    assert [c.id for c in changes] == [key for key, _ in table_changes(inc.changes, [])]
     out = render(full_incident(), "zh", "md", TZ)
     section = out.split("- 最近变更：")[1].split("\n- ")[0]
-    first = section.strip().splitlines()[0]
-    assert first.startswith("- **[可疑]** 2026-11-28T11:30:00Z · 节点 · gpu-node-7")
+    second = section.strip().splitlines()[1].strip()
+    assert second.startswith("- **[可疑]** 2026-11-28T11:30:00Z · 节点 · gpu-node-7")
 
 
 def test_times_are_utc_with_local_offset_and_order_is_checked() -> None:

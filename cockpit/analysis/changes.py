@@ -171,6 +171,12 @@ def recorded_change(changes: list[Change], item: ChangeItem) -> Change | None:
     )
 
 
+def time_order(change: Change) -> tuple[bool, float]:
+    """The one order of changes (B's table, the export): by time, changes without a time
+    last; a suspect mark does not move a change."""
+    return (change.at is None, change.at.timestamp() if change.at else 0.0)
+
+
 def table_changes(changes: list[Change], found: list[ChangeItem]) -> list[tuple[str, Change]]:
     """Step B's "Changes" table: every change the incident holds and every change B found
     and lists (an alert, a restart, a readiness flip) that it does not hold yet, one row
@@ -185,7 +191,7 @@ def table_changes(changes: list[Change], found: list[ChangeItem]) -> list[tuple[
     for item in found:
         if recorded_change(changes, item) is None:
             rows.append((f"found:{item.key}", item.to_change()))
-    return sorted(rows, key=lambda r: (r[1].at is None, r[1].at.timestamp() if r[1].at else 0.0))
+    return sorted(rows, key=lambda r: time_order(r[1]))
 
 
 def kind_name(kind: str, lang: str) -> str:
