@@ -568,8 +568,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
 
         def chosen(fingerprint: str | None) -> None:
             from cockpit.analysis.paged import find_alert
-            from cockpit.collect.paged import apply_alert
-            from cockpit.i18n import t
+            from cockpit.collect.paged import applied_notice, apply_alert
 
             alert = find_alert(alerts.alerts, fingerprint or "")
             if alert is None or self.ctx is None:
@@ -577,7 +576,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             # Times out of order are shown by step A's times form.
             apply_alert(self.ctx, alert)
             self._rebuild_steps()
-            self.notify(t("alerts.applied", self.ctx.lang, name=alert.name), markup=False)
+            self.notify(applied_notice(alert, self.ctx.lang), markup=False)
 
         self._choose(AlertPickerScreen(self.ctx.lang, alerts), chosen)
 

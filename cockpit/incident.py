@@ -105,12 +105,22 @@ class PagedBy(_Model):
     inhibited: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
 
+    def sli_text(self, lang: str) -> str:
+        """The golden signal it measures, in ``lang``, or why there is none: it measures
+        none of them, or its expression is unknown (A's banner and the notice of what
+        choosing it filled say the same)."""
+        from cockpit.i18n import t
+        from cockpit.models.messages import signal_label
+
+        if self.sli:
+            return t("alerts.sli", lang, name=signal_label(self.sli, lang))
+        return t("alerts.no_sli" if self.expr else "alerts.sli_unknown", lang)
+
     def parts(self, lang: str) -> list[str]:
         """What to say of it, in ``lang``: name and state, when it started firing, its
         silences and inhibition when muted, then — always the last two — the golden
         signal it measures and its expression."""
         from cockpit.i18n import t
-        from cockpit.models.messages import signal_label
 
         state = t(f"alerts.state.{self.state}", lang) if self.state else "—"
         out = [f"{self.name} ({state})"]
@@ -120,13 +130,7 @@ class PagedBy(_Model):
             out.append(t("alerts.silenced_by", lang, notes="; ".join(self.silences) or "—"))
         if self.inhibited:
             out.append(t("alerts.inhibited", lang))
-        out.append(
-            t("alerts.sli", lang, name=signal_label(self.sli, lang))
-            if self.sli
-            else t("alerts.no_sli", lang)
-            if self.expr
-            else t("alerts.sli_unknown", lang)
-        )
+        out.append(self.sli_text(lang))
         out.append(
             t("alerts.expr", lang, expr=self.expr) if self.expr else t("alerts.no_expr", lang)
         )

@@ -568,3 +568,33 @@ def test_an_exporters_relabelled_workload_labels_name_the_scope() -> None:
     assert alert_in_scope(labels, "llm") and not alert_in_scope(labels, "gpu-operator")
     plain = {"alertname": "KubePodCrashLooping", "namespace": "llm", "pod": "vllm-qwen-0"}
     assert scope_of(plain).namespace == "llm" and alert_in_scope(plain, "llm")
+
+
+def test_the_notice_of_a_chosen_alert_says_only_what_it_filled() -> None:
+    """An alert without an expression fills no SLI: the notice says so, with the words A's
+    banner uses ("SLI unknown (no expression)"), instead of claiming the SLI was filled;
+    an alert whose expression measures a golden signal says the SLI was filled."""
+    from cockpit.analysis.paged import PagedAlert
+    from cockpit.collect.paged import applied_notice, paged_record
+
+    labels = {"alertname": "GpuTempHigh", "namespace": "llm", "pod": "p-0"}
+    alert = PagedAlert(
+        name="GpuTempHigh",
+        fingerprint=fingerprint(labels),
+        state=AlertState.FIRING,
+        source="alertmanager",
+        labels=labels,
+        starts_at=datetime(2026, 12, 1, 6, 50, tzinfo=UTC),
+    )
+    banner = paged_record(alert).parts("en")
+    notice = applied_notice(alert, "en")
+    assert notice == (
+        "filled from alert GpuTempHigh: scope, detection time, title; "
+        "SLI not filled: SLI unknown (no expression)"
+    )
+    assert "SLI unknown (no expression)" in banner
+    assert applied_notice(alert, "zh") == (
+        "已从告警 GpuTempHigh 填入：范围、检测时间、标题；未填入 SLI：SLI 未知（没有表达式）"
+    )
+    paged = alert.model_copy(update={"sli": "serving.e2e_latency:p99", "starts_at": None})
+    assert applied_notice(paged, "en") == "filled from alert GpuTempHigh: scope, SLI, title"

@@ -297,6 +297,23 @@ def apply_alert(ctx: AppContext, alert: PagedAlert) -> list[str]:
     )
 
 
+def applied_notice(alert: PagedAlert, lang: str) -> str:
+    """What choosing ``alert`` filled, in ``lang``, as :func:`apply_alert` fills it: the
+    scope and the title always, the detection time when the alert has one, the SLI when
+    its expression measures one of ours; else why the SLI was not filled (the words of A's
+    banner, :meth:`cockpit.incident.PagedBy.sli_text`)."""
+    from cockpit.i18n import t
+
+    record = paged_record(alert)
+    filled = ["scope", *(["detect"] if alert.detected_at is not None else [])]
+    filled += [*(["sli"] if record.sli else []), "title"]
+    parts = t("alerts.part.sep", lang).join(t(f"alerts.part.{p}", lang) for p in filled)
+    text = t("alerts.applied", lang, name=alert.name, parts=parts)
+    if not record.sli:
+        text += t("alerts.applied.no_sli", lang, why=record.sli_text(lang))
+    return text
+
+
 def _at(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%SZ") if at is not None else "—"
 
