@@ -8,10 +8,27 @@ evidence says what the screens said.
 
 from __future__ import annotations
 
+import re
+
 from cockpit.analysis.golden import SignalSummary, reading_msg
 from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import fmt_number
+
+_AGG = re.compile(r"^\s*(avg|max|min|sum)\s+by\s*\(")
+"""The aggregation a service-wide gauge's query starts with
+(:func:`cockpit.analysis.profiles.render`: ``avg by () (DCGM_FI_DEV_FB_RESERVED{…})``)."""
+
+
+def pin_label(s: SignalSummary, lang: str) -> str:
+    """The pin's label: the signal's human name, and for a GPU signal (layer
+    ``hardware``) which GPUs the one number stands for — the service's, averaged, summed,
+    highest or lowest as its query aggregates them (``memory reserved, average of the
+    service's GPUs``): a bare "memory reserved = 511 MiB" says of no GPU or pod."""
+    if s.layer != "hardware":
+        return s.label(lang)
+    m = _AGG.match(s.query)
+    return t(f"evidence.pin_gpus.{m.group(1) if m else 'all'}", lang, name=s.label(lang))
 
 
 def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | None:
@@ -32,7 +49,7 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         )
 
     return Evidence(
-        label=s.label(lang),
+        label=pin_label(s, lang),
         value=value,
         unit=s.unit,
         at=s.at,
@@ -41,6 +58,6 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         step=step,
         what=s.signal,
         note=note(lang),
-        label_i18n=in_both(s.label),
+        label_i18n=in_both(lambda lang: pin_label(s, lang)),
         note_i18n=in_both(note),
     )

@@ -25,7 +25,7 @@ from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
-from cockpit.models.messages import signal_names, unit_text
+from cockpit.models.messages import signal_label, signal_names, unit_text
 from cockpit.ui.fields import TextInput
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
@@ -291,6 +291,12 @@ class CohortPanel(Panel):
         self.kind = kinds[(kinds.index(cur) + 1) % len(kinds)]
         self.refresh_data()
 
+    def _pin_label(self, data: CohortComparison, row: CohortRow, lang: str) -> str:
+        """A cohort pin's label: the suspect as every screen names it and the signal's
+        human name (``gpu-node-b GPU 2 (GPU-49f3…) GPU temperature``), never its key."""
+        who = self.display_name(data.cohort.suspect, data.cohort.suspect_kind)
+        return f"{who} {signal_label(row.key, lang)}"
+
     def action_pin(self) -> None:
         """Pin the selected row (suspect vs cohort median) as evidence."""
         data = self.data
@@ -304,7 +310,8 @@ class CohortPanel(Panel):
             return
         ev = self.ctx.session.pin(
             Evidence(
-                label=f"{self.display_name(data.cohort.suspect, data.cohort.suspect_kind)} {row.key}",
+                label=self._pin_label(data, row, self.lang),
+                label_i18n=in_both(lambda lang: self._pin_label(data, row, lang)),
                 value=fmt_number(row.suspect),
                 unit=row.unit,
                 at=self.ctx.clock.now(),

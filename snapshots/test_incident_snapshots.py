@@ -26,7 +26,7 @@ from cockpit.scenarios.promserver import PromServer, start
 from cockpit.sources.base import Sources
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import load_panels
-from testkit import make_ctx
+from testkit import fetch_once, make_ctx, settle
 
 INCIDENTS = ("gpu_lost", "bad_release")
 
@@ -74,19 +74,12 @@ def _ctx(srv: PromServer, tmp_path: Path) -> AppContext:
     return ctx
 
 
-async def _loaded(pilot: Any) -> None:
-    for _ in range(8):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+_loaded = settle
 
 
 @pytest.fixture(autouse=True)
 def _fetch_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # One fetch per panel: a poll would make the GPU sparklines depend on timing.
-    from cockpit.ui.panel import Panel
-
-    for cls in Panel.__subclasses__():
-        monkeypatch.setattr(cls, "POLL_INTERVAL", None)
+    fetch_once(monkeypatch)
 
 
 @pytest.mark.parametrize("name", INCIDENTS)

@@ -154,3 +154,35 @@ async def test_time_examples_in_placeholders_are_in_the_incidents_clock(tmp_path
         for field, text in shown.items():
             times = re.findall(r"\b\d{1,2}:\d{2}\b", text)
             assert set(times) == {hm}, (field, text, hm)
+
+
+async def test_bs_enter_on_a_change_shows_its_diff_or_says_it_has_none(tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.ui.changes_view import ChangesView
+
+    _ctx, app = await _open(tmp_path, "B")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        view = app.screen.query_one(ChangesView)
+        changes = view.query_one("#changes-list")
+        changes.focus()
+        kinds = set()
+        for i, item in enumerate(view.items):
+            before = len(said(app))
+            changes.highlighted = i
+            await pilot.pause()
+            await pilot.press("enter")
+            await pilot.pause()
+            shown = str(view.query_one(".changes--diff", Static).render())
+            if item.detail_text():
+                assert shown == item.detail_text(), item
+                kinds.add("diff")
+            else:
+                # an alert or a restart: said on the diff line and in a toast, never blank
+                assert shown.startswith("This change (") and "no diff" in shown, shown
+                assert said(app)[before:] == [shown], said(app)
+                kinds.add("none")
+        assert "none" in kinds, kinds  # the demo lists alerts and restarts
+        assert app.current_step() == "B"

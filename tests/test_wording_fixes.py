@@ -12,7 +12,7 @@ import pytest
 from cockpit.analysis.history import GpuEntity, PodEntity, RevisionEntity, WindowInventory
 from cockpit.analysis.recovery import LineStatus, RecoveryLine
 from cockpit.collect.recovery import line_text
-from plugins.cohort import example_gpu, pick_text
+from cockpit.plugins.cohort import example_gpu, pick_text
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

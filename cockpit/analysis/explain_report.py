@@ -145,6 +145,11 @@ _BULKY = {
 }
 
 
+_IN_MEANING = frozenset({"node_effect_text", "node_action"})
+"""Fields whose text the finding's meaning already carries (Xid's effect on the node and
+what to do with it, :func:`cockpit.analysis.explain._explain_xid`)."""
+
+
 def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> list[str]:
     """``key: value`` lines for the non-empty, non-bulky fields of a finding; in Chinese a
     field with a name in the catalogue (``explain.field.<key>``) reads ``名称 (key)``, the
@@ -155,6 +160,8 @@ def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> li
             continue
         if key in ("category", "next_check_ids", "mitigation_ids", "long_term_ids"):
             continue
+        if key in _IN_MEANING or (isinstance(value, str) and not value.strip()):
+            continue  # said in the finding's meaning already; an empty text says nothing
         if isinstance(value, dict) and "text" in value and "kind" in value:
             value = f"[{value.get('kind')}] line {value.get('line')}: {value.get('text')}"
         text = _scalar(value)

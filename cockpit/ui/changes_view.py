@@ -166,13 +166,33 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         st.display = bool(text)
         st.set_class(error, "-error")
 
-    def _show_diff(self, index: int) -> None:
-        if 0 <= index < len(self.items):
-            self.query_one(".changes--diff", Static).update(self.items[index].detail_text())
+    def _show_diff(self, index: int) -> str:
+        """Show item ``index``'s diff below the list; a change without one (an alert, a
+        restart) says so instead of leaving the area blank. Returns what is shown."""
+        if not 0 <= index < len(self.items):
+            return ""
+        item = self.items[index]
+        text = item.detail_text() or t(
+            "kube.changes.no_diff", self.lang, kind=kind_name(item.kind, self.lang)
+        )
+        self.query_one(".changes--diff", Static).update(text)
+        return text
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         self._show_diff(event.option_index)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a change: its diff, brought into view, or a toast saying it has none."""
+        event.stop()
+        index = event.option_index
+        if not 0 <= index < len(self.items):
+            return
+        shown = self._show_diff(index)
+        diff = self.query_one(".changes--diff", Static)
+        diff.scroll_visible()
+        if not self.items[index].detail_text():
+            self.notify(shown, markup=False)
 
     def toggle_suspect(self, index: int) -> bool | None:
         """Add item ``index`` to the incident's changes (once) and flip its suspect mark."""

@@ -74,3 +74,18 @@ def scenario_ctx(
         frozen_at=sc.now_dt,
         **kw,
     )
+
+
+async def settle(pilot: Any) -> None:
+    """Let the app's workers finish and the screen catch up (panels that load in turns)."""
+    for _ in range(8):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def fetch_once(monkeypatch: Any) -> None:
+    """One fetch per panel: a poll would make what is shown depend on timing."""
+    from cockpit.ui.panel import Panel
+
+    for cls in Panel.__subclasses__():
+        monkeypatch.setattr(cls, "POLL_INTERVAL", None)

@@ -1,0 +1,154 @@
+"""No internal key reaches a person: every step's text on each of the six incidents, and the
+export of an incident with every C and E row pinned, in both languages, name signals and
+fields by their human names (``GPU temperature``, never ``hardware.temp:value``; never an
+explain field's ``node_effect_text:``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Input, Static
+
+from cockpit.app import CockpitApp
+from cockpit.ui.plugins import load_panels
+from testkit import fetch_once, settle
+from tests.test_incident_story import INCIDENTS
+from tests.test_metric_history import ctx_for
+
+INTERNAL = re.compile(r"\b[a-z]+\.[a-z_]+:[a-z0-9]+\b|\b[a-z]+(?:_[a-z]+)*_text:")
+"""A signal key (``serving.queue_time:p99``) or a model field named ``…_text``."""
+
+STEPS = "ABCDEFGHI"
+
+
+def _widget_text(w: Widget) -> list[str]:
+    if isinstance(w, DataTable):
+        rows = [w.get_row_at(i) for i in range(w.row_count)]
+        cols = [str(c.label) for c in w.columns.values()]
+        return cols + [str(cell) for row in rows for cell in row]
+    if isinstance(w, Input):
+        return [w.value, str(w.placeholder)]
+    if isinstance(w, (Static, Button)):
+        return [str(w.render())]
+    return []
+
+
+def _screen_text(app: CockpitApp) -> list[str]:
+    return [x for w in app.screen.query("*") for x in _widget_text(w)]
+
+
+def leaks(texts: list[str]) -> list[str]:
+    """The internal keys ``texts`` show."""
+    return sorted({m.group(0) for x in texts for m in INTERNAL.finditer(x)})
+
+
+def test_the_pattern_finds_what_leaked() -> None:
+    shown = ["GPU 2 (GPU-49f3…) hardware.temp:value = 90 °C", "node_effect_text: "]
+    assert leaks(shown) == ["hardware.temp:value", "node_effect_text:"]
+    assert leaks(["GPU temperature = 90 °C", "http://127.0.0.1:9090", "P99 12:40"]) == []
+
+
+@pytest.fixture(autouse=True)
+def _fetch_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    fetch_once(monkeypatch)
+
+
+@pytest.mark.parametrize("name", INCIDENTS)
+async def test_no_step_and_no_export_shows_an_internal_key(
+    prometheus_scenario: Any, tmp_path: Path, name: str
+) -> None:
+    from cockpit.export import render
+    from cockpit.plugins.cohort import CohortPanel
+    from cockpit.ui.drilldown_view import DrilldownView
+
+    srv = prometheus_scenario(name)
+    found: dict[str, list[str]] = {}
+    for lang in ("en", "zh"):
+        ctx = ctx_for(srv, tmp_path / lang, srv.scenario.scope["deployment"])
+        ctx.lang = lang
+        ctx.panels = load_panels()
+        app = CockpitApp(ctx=ctx, start_step="A")
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            for step in STEPS:
+                app.goto(step)
+                await settle(pilot)
+                if step == "C":
+                    view = app.screen.query_one(DrilldownView)
+                    table = view.query_one(DataTable)
+                    for row in range(table.row_count):
+                        table.move_cursor(row=row)
+                        view.action_pin()
+                if step == "E":
+                    for panel in app.screen.query(CohortPanel):
+                        table = panel.query_one("#cohort-table", DataTable)
+                        for row in range(table.row_count):
+                            table.move_cursor(row=row)
+                            panel.action_pin()
+                await settle(pilot)
+                if got := leaks(_screen_text(app)):
+                    found[f"{lang} {step}"] = got
+        assert ctx.session is not None
+        assert ctx.session.incident.evidence, "nothing was pinned"
+        for out in ("en", "zh"):
+            got = leaks([render(ctx.session.incident, lang=out, fmt="md")])
+            if got:
+                found[f"{lang} export {out}"] = got
+        await ctx.sources.close()
+    assert not found, found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_of_an_xid_shows_no_empty_or_internal_field(lang: str) -> None:
+    """F6 and ``cockpit explain`` on a kernel log with an Xid: no ``node_effect_text:``
+    (said in the finding's meaning when there is a node effect; empty otherwise)."""
+    from cockpit.analysis.explain import explain_text
+    from cockpit.analysis.explain_report import to_text
+
+    log = (
+        "[Thu Nov 27 12:40:01 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=48213, "
+        "name=python3, GPU has fallen off the bus.\n"
+    )
+    text = to_text(explain_text(log, lang=lang), lang)
+    assert "Xid" in text and "79" in text, text
+    assert leaks([text]) == [], text
+    assert not re.search(r"^ {4}[^ -][^:]*: *$", text, re.M), text  # an empty field
+    with_node = log + "Capacity:\n  nvidia.com/gpu: 8\nAllocatable:\n  nvidia.com/gpu: 7\n"
+    text = to_text(explain_text(with_node, lang=lang), lang)
+    assert "node_effect_text" not in text
+    assert ("7 of 8" if lang == "en" else "7/8") in text, text
+
+
+@pytest.mark.parametrize(
+    ("query", "en", "zh"),
+    [
+        (
+            'avg by () (DCGM_FI_DEV_FB_RESERVED{namespace="a"})',
+            "average of the service's GPUs",
+            "平均值",
+        ),
+        ("max by () (DCGM_FI_DEV_FB_RESERVED{})", "highest of the service's GPUs", "最大值"),
+        ("", "the service's GPUs together", "全部 GPU"),
+    ],
+)
+def test_a_pinned_gpu_signal_says_which_gpus_it_stands_for(query: str, en: str, zh: str) -> None:
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.models import Reading
+    from cockpit.pins import signal_evidence
+
+    s = SignalSummary(
+        key="hardware.fb_reserved:value",
+        signal="hardware.fb_reserved",
+        layer="hardware",
+        unit="MiB",
+        now=Reading.known(511.0, "MiB"),
+        query=query,
+    )
+    ev = signal_evidence(s, "en", step="C")
+    assert ev is not None
+    assert ev.label == f"memory reserved, {en}"
+    assert ev.label_i18n["zh"].startswith("显存保留") and zh in ev.label_i18n["zh"]
