@@ -101,7 +101,10 @@ class RecoveryLine(BaseModel):
     """Outcome for one signal, with the numbers behind it (``verdict_now``: the signal's
     verdict in steps A and C, which the line never contradicts; ``slo``: the SLO those
     steps hold it to, when it is an SLI, which ``limit`` never exceeds; ``absent``: the
-    entities that stopped reporting, status ``absent``)."""
+    entities that stopped reporting, status ``absent``; ``ceiling``: the value at or
+    above which step C's rule for the signal calls it anomalous whatever the baseline
+    (:attr:`cockpit.analysis.golden.Threshold.ceiling`), the same rule ``limit`` is capped
+    by, so that the line names C's threshold)."""
 
     name: str
     key: str = ""
@@ -116,6 +119,17 @@ class RecoveryLine(BaseModel):
     verdict_now: str = ""
     slo: float | None = None
     absent: list[Msg] = Field(default_factory=list)
+    ceiling: float | None = None
+
+
+def ceiling_of(sig: RecoverySignal) -> float | None:
+    """Step C's fixed threshold for a known higher-is-worse signal (``85`` °C for the GPU
+    temperature), ``None`` when its rule has none."""
+    from cockpit.analysis.golden import threshold_for
+
+    if not sig.signal_id or sig.direction is not Direction.HIGHER_IS_WORSE:
+        return None
+    return threshold_for(sig.signal_id).ceiling
 
 
 class RecoveryResult(BaseModel):
@@ -211,6 +225,7 @@ def check_recovery(
                     absent=sig.absent,
                     verdict_now=sig.verdict_now,
                     slo=sig.slo,
+                    ceiling=ceiling_of(sig),
                     baseline=sig.baseline,
                     limit=limit,
                     last=sig.now if sig.now is not None else pts[-1].v if pts else None,
@@ -244,6 +259,7 @@ def check_recovery(
                 absent=sig.absent,
                 verdict_now=sig.verdict_now,
                 slo=sig.slo,
+                ceiling=ceiling_of(sig),
                 baseline=sig.baseline,
                 limit=limit,
                 last=sig.now if sig.now is not None else pts[-1].v,

@@ -181,7 +181,9 @@ async def fetch_recovery(ctx: AppContext, hold_minutes: int) -> RecoveryResult:
 def line_text(line: RecoveryLine, lang: str) -> str:
     """Step I's sentence for one line in ``lang`` (``✓ P99 latency: last 412 ms, …``).
 
-    The bound is named "SLO" when it is the SLO steps A and C hold the signal to; a
+    A signal step C also judges by a fixed threshold (85 °C for a GPU) names it, the rule
+    of C's verdict. The bound is named "SLO" when it is the SLO steps A and C hold the
+    signal to; a
     baseline band stricter than that SLO keeps the name of a bound and says so, with the
     SLO beside it (a value over the band is anomalous on steps A and C, so it is not
     recovered either).
@@ -217,4 +219,6 @@ def line_text(line: RecoveryLine, lang: str) -> str:
     )
     if line.slo is not None and line.limit is not None and not at_slo:
         text += t("verify.band_under_slo", lang, slo=with_unit(line.slo))
+    if line.ceiling is not None and line.status is not LineStatus.CONTEXT:
+        text += t("verify.ceiling", lang, ceiling=with_unit(line.ceiling))
     return text

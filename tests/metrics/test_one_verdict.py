@@ -285,3 +285,21 @@ def test_a_breach_earlier_in_the_window_does_not_fail_a_recovered_signal() -> No
     )
     apply_slo(hot, 0.5, signal="error_ratio", derived=False)
     assert check_recovery(signals_from_golden([hot]), NOW, hold_minutes=15).recovered is False
+
+
+def test_the_recovery_check_of_the_gpu_temperature_names_the_rule_of_c() -> None:
+    """90 °C over a 67 °C baseline: C's verdict cites its fixed 85 °C threshold; I's
+    recovery line judges by the same rule (the band 77 °C is capped by 85 °C) and says
+    so, naming 85 °C, instead of a bound C never mentions."""
+    from cockpit.collect.recovery import line_text
+
+    temp = summary("hardware.temp:max", "°C", series([90.0] * 60), series([67.0] * 60))
+    verdict, reason = judge_msg("hardware.temp", 90.0, 67.0, "°C")
+    assert verdict == "anomalous" and "85" in reason.text("en")
+    [line] = check_recovery(signals_from_golden([temp]), NOW, hold_minutes=15).lines
+    assert line.status is LineStatus.NOT_RECOVERED and line.ceiling == 85.0
+    assert line.limit == band_limit("hardware.temp", 67.0, line.direction)
+    text = line_text(line, "en")
+    assert "upper bound 77" in text and "at or above 85 °C whatever the baseline" in text
+    assert "step C" in text
+    assert "85 °C" in line_text(line, "zh") and "步骤 C" in line_text(line, "zh")
