@@ -49,6 +49,13 @@ class ScopeScreen(StepScreen):
             t(f"scope.chosen.{branch}", self.lang) if branch else t("flow.choose_branch", self.lang)
         )
         self.query_one("#branch-state", Static).update(text)
+        # Once a branch is chosen the buttons say what they do now: go on with it, or
+        # change to the other one; never a bare "Yes" / "No" to a question answered.
+        for name in ("single", "shared"):
+            key = f"flow.branch_{name}"
+            if branch:
+                key += "_again" if branch.value == name else "_switch"
+            self.query_one(f"#branch-{name}", Button).label = t(key, self.lang)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None

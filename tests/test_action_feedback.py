@@ -186,3 +186,37 @@ async def test_bs_enter_on_a_change_shows_its_diff_or_says_it_has_none(tmp_path)
                 kinds.add("none")
         assert "none" in kinds, kinds  # the demo lists alerts and restarts
         assert app.current_step() == "B"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_ds_branch_buttons_say_what_they_do_once_a_branch_is_chosen(tmp_path, lang):
+    from textual.widgets import Button
+
+    from cockpit.i18n import t
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+
+        def labels() -> tuple[str, str]:
+            single = screen.query_one("#branch-single", Button).label
+            shared = screen.query_one("#branch-shared", Button).label
+            return str(single), str(shared)
+
+        assert labels() == (t("flow.branch_single", lang), t("flow.branch_shared", lang))
+        accept = screen.query_one("#scope-accept", Button)
+        assert not accept.disabled
+        accept.press()
+        await pilot.pause(0.5)  # the incident's changes reach the screens after 0.2 s
+        chosen = ctx.session.incident.scope_branch
+        assert chosen in ("single", "shared"), chosen
+        other = "shared" if chosen == "single" else "single"
+        want = {
+            chosen: t(f"flow.branch_{chosen}_again", lang),
+            other: t(f"flow.branch_{other}_switch", lang),
+        }
+        assert labels() == (want["single"], want["shared"])
+        assert not any(x.startswith(("Yes", "No", "是", "否")) for x in labels()), labels()

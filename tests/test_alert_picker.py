@@ -193,3 +193,21 @@ async def test_outside_text_in_the_picker_is_shown_as_it_is(tmp_path: Path) -> N
         assert "\x1b]52" not in shown and "\\x1b]52" in shown
         detail = str(app.screen.query_one("#alert-detail", Static).render())
         assert "[red]not red[/red]" in detail
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_enter_with_no_matching_alert_says_so(tmp_path: Path, lang: str) -> None:
+    async with picker_over_a(tmp_path, lang) as (app, pilot):
+        picker = app.screen
+        assert isinstance(picker, AlertPickerScreen)
+        await pilot.press(*"zzz-no-such-alert")
+        await pilot.pause()
+        assert picker.shown == []
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is picker  # nothing chosen, the picker stays
+        said = [n.message for n in app._notifications]
+        want = "Esc" if lang == "en" else "Esc 跳过"
+        assert len(said) == 1 and want in said[0], said
+        assert app.ctx is not None and app.ctx.session is not None
+        assert app.ctx.session.incident.paged_by is None

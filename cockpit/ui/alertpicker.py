@@ -142,3 +142,7 @@ class AlertPickerScreen(ModalScreen[str | None]):
         i = menu.highlighted
         if self.shown and i is not None and 0 <= i < len(self.shown):
             self.dismiss(self.shown[i].fingerprint)
+            return
+        # nothing to use: said, never a silent Enter
+        key = "alerts.picker.enter_no_match" if self.alerts.alerts else "alerts.picker.enter_none"
+        self.notify(t(key, self.lang), markup=False)
