@@ -36,6 +36,11 @@ def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
     return UNKNOWN
 
 
+DD_COLUMNS = ("signal", "now", "base", "change", "verdict", "layer", "wmax", "instant", "trend")
+"""C's table's columns, in order: what a row's verdict rests on first (the value now, the
+baseline, their ratio, the verdict), then the rest."""
+
+
 class DrilldownView(MetricsView):
     """Layers, rules and the signal table of step C."""
 
@@ -63,22 +68,7 @@ class DrilldownView(MetricsView):
     def on_mount(self) -> None:
         table = self.query_one("#dd-table", DataTable)
         lang = self.lang
-        table.add_columns(
-            *(
-                t(f"metrics.view.col_{c}", lang)
-                for c in (
-                    "layer",
-                    "signal",
-                    "now",
-                    "instant",
-                    "wmax",
-                    "base",
-                    "change",
-                    "verdict",
-                    "trend",
-                )
-            )
-        )
+        table.add_columns(*(t(f"metrics.view.col_{c}", lang) for c in DD_COLUMNS))
         super().on_mount()
 
     async def load_early(self, refresh: bool) -> DrilldownReport | None:
@@ -169,21 +159,30 @@ class DrilldownView(MetricsView):
                 + (f"\n    {line}" if line else "")
             )
         self.query_one("#dd-rules", Static).update("\n".join(rules))
-        table = self.query_one("#dd-table", DataTable)
+        table = self.query_one("#dd-table", PlainTable)
         table.clear()
+        rows = []
         for s in data.drilldown.summaries:
-            table.add_row(
-                t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
-                s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
-                value_text(s, "now", lang),
-                value_text(s, "instant", lang),
-                value_text(s, "window_max"),
-                value_text(s, "baseline"),
-                f"×{s.ratio:.2f}" if s.ratio is not None else "",
-                t(f"metrics.verdict.{s.verdict}", lang),
-                spark_text(s.spark),
-                key=s.key,
-            )
+            cells = {
+                "signal": s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
+                "now": value_text(s, "now", lang),
+                "base": value_text(s, "baseline"),
+                "change": f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                "verdict": t(f"metrics.verdict.{s.verdict}", lang),
+                "layer": t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
+                "wmax": value_text(s, "window_max"),
+                "instant": value_text(s, "instant", lang),
+                "trend": spark_text(s.spark),
+            }
+            rows.append((tuple(cells[c] for c in DD_COLUMNS), s.key))
+        # The signal's name and the value now (a top-bucket bound, a reason for no data)
+        # wrap so that the baseline, change and verdict stay in sight at 80 columns; the
+        # layer, window max, instant and trend follow.
+        table.add_rows_fitted(
+            rows,
+            wrap=(DD_COLUMNS.index("signal"), DD_COLUMNS.index("now")),
+            keep=DD_COLUMNS.index("verdict") + 1,
+        )
 
     def selected(self) -> SignalSummary | None:
         """The summary of the table's cursor row."""

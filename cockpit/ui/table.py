@@ -94,37 +94,50 @@ class PlainTable(DataTable[Any]):
         return super().add_row(*(plain(c) for c in cells), height=height, key=key, label=label)
 
     def add_rows_fitted(
-        self, rows: list[tuple[tuple[Any, ...], str]], wrap: int, minimum: int = 8
+        self,
+        rows: list[tuple[tuple[Any, ...], str]],
+        wrap: int | tuple[int, ...],
+        minimum: int = 8,
+        keep: int | None = None,
     ) -> None:
         """Add ``rows`` (``(cells, key)`` pairs) so that the table fits its width: when the
         columns would be wider than the table, column ``wrap`` (a long text: a signal's
-        name) is narrowed, to ``minimum`` at the least, and its cells wrap onto more lines,
-        so the columns after it (a value, an "◀ outlier" mark) stay on screen rather than
-        beyond the right edge."""
+        name; several: each gets an even share of the room left) is narrowed, to
+        ``minimum`` at the least, and its cells wrap onto more lines, so the columns after
+        it (a value, an "◀ outlier" mark) stay on screen rather than beyond the right edge.
+        ``keep``: how many leading columns must fit (default all); the ones after them may
+        go past the right edge (reached by scrolling)."""
         # The room left when the rows outgrow the table's height and a scroll bar appears.
         room = self.content_region.width - self.styles.scrollbar_size_vertical
-        self._fitted = (rows, wrap, minimum, self.content_region.width)
+        self._fitted = (rows, wrap, minimum, self.content_region.width, keep)
         columns = self.ordered_columns
         pad = 2 * self.cell_padding
+        wraps = (wrap,) if isinstance(wrap, int) else wrap
+        kept = len(columns) if keep is None else keep
 
         def width(j: int) -> int:
             texts = [str(c[j]) for c, _ in rows if j < len(c)]
             # An empty cell is drawn as one blank when rows wrap (see below).
             return max([1, cell_len(str(columns[j].label)), *map(cell_len, texts)]) + pad
 
-        column = columns[wrap]
-        others = sum(width(j) for j in range(len(columns)) if j != wrap)
-        fits = room <= 0 or others + width(wrap) <= room
-        column.auto_width = fits
-        if not fits:
-            column.width = max(minimum, room - others - pad)
+        others = sum(width(j) for j in range(kept) if j not in wraps)
+        fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
+        spare = room - others
+        for n, j in enumerate(wraps):
+            columns[j].auto_width = fits
+            if not fits:
+                share = spare // (len(wraps) - n)
+                columns[j].width = max(minimum, min(width(j), share) - pad)
+                spare -= columns[j].width + pad
         for cells, key in rows:
             if not fits:
                 # A row of wrapping height measures each cell: an empty one has no line.
                 cells = tuple(" " if c == "" else c for c in cells)
             self.add_row(*cells, height=1 if fits else None, key=key)
 
-    _fitted: tuple[list[tuple[tuple[Any, ...], str]], int, int, int] | None = None
+    _fitted: (
+        tuple[list[tuple[tuple[Any, ...], str]], int | tuple[int, ...], int, int, int | None] | None
+    ) = None
     """The rows of :meth:`add_rows_fitted`, its arguments and the width they were fitted to."""
 
     def on_resize(self) -> None:
@@ -132,13 +145,13 @@ class PlainTable(DataTable[Any]):
         page growing its scroll bar, a resized terminal), keeping the cursor's row."""
         if self._fitted is None or self._fitted[3] == self.content_region.width:
             return
-        rows, wrap, minimum, _ = self._fitted
+        rows, wrap, minimum, _, keep = self._fitted
         if self.row_count != len(rows):
             self._fitted = None  # rows were added or removed since: not ours to redo
             return
         cursor = self.cursor_row
         self.clear()
-        self.add_rows_fitted(rows, wrap, minimum)
+        self.add_rows_fitted(rows, wrap, minimum, keep)
         if 0 <= cursor < self.row_count:
             self.move_cursor(row=cursor, scroll=False)
 
