@@ -124,7 +124,7 @@ def test_reading_rules_read_the_rows_the_table_shows() -> None:
     assert "ttft_and_tpot" in fired and "ttft_not_tpot" not in fired
     rule = next(r for r in dd.rules if r.id == "ttft_and_tpot")
     assert rule.evidence == ["serving.ttft:p99", "serving.tpot:p50"]
-    assert "TPOT / ITL P50 16.7 ms (×1.67, anomalous)" in rule.line("en")
+    assert "TPOT / ITL P50 16.7 ms (×1.67 baseline, anomalous)" in rule.line("en")
 
 
 def test_queue_growing_has_one_definition() -> None:
