@@ -52,6 +52,9 @@ NOWHERE_QUIET_S = 3.0
 """Seconds of quiet after which a key typed with nothing focused is said again."""
 
 TITLE_CHARS = 60
+TITLE_LEAST = 28
+"""On a narrow screen the title keeps at least this many characters: the model's name
+leaves the title bar first (:meth:`StepScreen.title_line`)."""
 """The incident title is cut to this many characters in the title bar (the export keeps
 it whole)."""
 
@@ -109,9 +112,16 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         """UI language."""
         return self.ctx.lang
 
-    def title_line(self) -> str:
-        """``[mode] <incident> · <service> · cockpit``: what matters first, so that an
-        80-column terminal cuts only the least useful part."""
+    def title_line(self, width: int | None = None) -> str:
+        """``[mode] <incident> · <service> · cockpit``: what matters first. The incident's
+        title is cut so that the line fits ``width`` cells (default: the screen's, less
+        the bar's padding) with the mode and the service in sight: on a screen too narrow
+        for all of it the trailing app name goes first, then the service's model (the
+        namespace and deployment stay), so the title keeps :data:`TITLE_LEAST`
+        characters."""
+        from rich.cells import cell_len
+        from rich.text import Text
+
         assert self.ctx.session is not None
         inc = self.ctx.session.incident
         title = inc.title or inc.id
@@ -119,12 +129,24 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
             # A long title without spaces would not wrap in the one-line bar: it would
             # push the service and mode out of sight.
             title = title[: TITLE_CHARS - 1] + "…"
-        parts = [f"[{self.mode_text()}] {title}"]
-        svc = inc.service.describe()
-        if svc:
-            parts.append(svc)
-        parts.append(t("app.title", self.lang))
-        return " · ".join(parts)
+        full = inc.service.describe()
+        mode = f"[{self.mode_text()}] "
+
+        def line(title: str, svc: str, app: bool) -> str:
+            rest = [*([svc] if svc else []), *([t("app.title", self.lang)] if app else [])]
+            return " · ".join([mode + title, *rest])
+
+        room = (self.size.width - 2) if width is None else width
+        if room <= 0 or cell_len(line(title, full, True)) <= room:
+            return line(title, full, True)
+        # Namespace and deployment are the scope; the model after them is said on A.
+        short = " / ".join(full.split(" / ")[:2])
+        for svc, least in ((full, TITLE_LEAST), (short, TITLE_LEAST), (short, 8)):
+            if cell_len(line("", svc, False)) + least <= room or least == 8:
+                break
+        cut = Text(title)
+        cut.truncate(max(8, room - cell_len(line("", svc, False))), overflow="ellipsis")
+        return line(cut.plain, svc, False)
 
     def mode_text(self) -> str:
         """``live`` / ``replay`` / ``demo`` / ``drill``; with ``--at``, the time being investigated
@@ -292,6 +314,12 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         # the step comes up).
         if self.is_mounted:
             self.set_focus(None, scroll_visible=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit the title bar to the new width (see :meth:`title_line`)."""
+        bar = self.query("#title-bar")
+        if bar:
+            bar.first(Static).update(self.title_line())
 
     def on_screen_resume(self) -> None:
         assert self.ctx.session is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cockpit.app import CockpitApp
 from cockpit.incident import Mode, TimelineKind
 from cockpit.store import IncidentStore
@@ -600,3 +602,24 @@ async def test_the_startup_heap_is_out_of_full_collections_while_the_app_runs(tm
         gc.collect()
         assert gone() is None
     assert gc.get_freeze_count() == 0  # handed back to the collector as the app ends
+
+
+@pytest.mark.parametrize("step", ["C", "I"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_title_bar_keeps_the_mode_and_the_service_in_sight(tmp_path, size, step):
+    from datetime import UTC, datetime
+
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.at = datetime(2026, 11, 27, 12, 55, tzinfo=UTC)
+    ctx.session.set_text("title", "GPU throttled on gpu-node-b: TTFT P99 over its SLO " * 2)
+    svc = ctx.session.incident.service.describe()
+    assert svc
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        bar = app.screen.query_one("#title-bar")
+        text = str(bar.render())
+        assert text.startswith("[as of 2026-11-27 12:55 UTC] GPU throttled"), text
+        ns_dep = " / ".join(svc.split(" / ")[:2])
+        assert ns_dep in text and "…" in text, text
+        assert len(text) <= bar.content_region.width, (len(text), bar.content_region.width)
