@@ -128,7 +128,7 @@ class CohortComparison(BaseModel):
 def available_kinds(suspect_kind: str) -> list[CohortKind]:
     """Cohort kinds that make sense for a suspect kind (the UI offers these)."""
     if suspect_kind == "gpu":
-        return ["node_gpus", "all_gpus", "custom"]
+        return ["all_gpus", "node_gpus", "custom"]
     if suspect_kind == "node":
         return ["all_gpus", "custom"]
     return ["replicas", "previous_revision", "custom"]
@@ -153,15 +153,15 @@ def auto_cohort(
         suspect_kind: What ``suspect`` is.
         inv: Placement and revisions.
         breakdowns: Per-entity values (to find the GPUs and pods that exist).
-        kind: Cohort kind; default: replicas for a pod, node GPUs for a GPU, all GPUs
-            on other nodes for a node.
+        kind: Cohort kind; default: replicas for a pod, every other GPU of the service
+            for a GPU (the peers step D's blast radius compares it with, so that E opens
+            on D's numbers), all GPUs on other nodes for a node.
         members: For ``custom``: the entities to compare with.
     """
     gpus = _gpu_entities(breakdowns)
     pods = {v.entity for b in breakdowns for v in b.values if v.kind == "pod"} | set(inv.pods)
-    auto = kind is None
     if kind is None:
-        kind = {"pod": "replicas", "gpu": "node_gpus", "node": "all_gpus"}[suspect_kind]  # type: ignore[assignment]
+        kind = {"pod": "replicas", "gpu": "all_gpus", "node": "all_gpus"}[suspect_kind]  # type: ignore[assignment]
     assert kind is not None
     if kind == "custom":
         m = [x for x in (members or []) if x != suspect]
@@ -178,9 +178,6 @@ def auto_cohort(
         m = sorted(
             g for g, v in gpus.items() if g != suspect and (inv.gpu_node.get(g) or v.node) == node
         )
-        if auto and len(m) < 2 and len(gpus) > len(m) + 1:
-            # One neighbour cannot tell which of the two is unusual: widen to every GPU.
-            return auto_cohort(suspect, suspect_kind, inv, breakdowns, "all_gpus")
         return CohortDef(
             suspect=suspect,
             suspect_kind=suspect_kind,

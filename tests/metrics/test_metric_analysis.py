@@ -215,9 +215,14 @@ def test_cohort_replicas_and_node_gpus() -> None:
     assert set(cmp.outliers) == {"serving.e2e_latency:p99", "hardware.temp:value"}
     g = auto_cohort("GPU-0", "gpu", inv, bds, kind="node_gpus")
     assert g.members == ["GPU-1"] and "n1" in g.definition_en
-    # One neighbour cannot tell which of two is unusual: the automatic choice widens.
+    # E opens on the cohort D's blast radius used: every other GPU of the service.
     auto = auto_cohort("GPU-0", "gpu", inv, bds)
     assert auto.kind == "all_gpus" and auto.members == ["GPU-1", "GPU-2", "GPU-3"]
+    assert "every other GPU of the service (3)" in auto.definition_en
+    # With two neighbours on its node too, E still opens on D's cohort, not the node's.
+    inv.gpu_node["GPU-2"] = "n1"
+    wide = auto_cohort("GPU-0", "gpu", inv, bds)
+    assert wide.kind == "all_gpus" and wide.members == ["GPU-1", "GPU-2", "GPU-3"]
     custom = auto_cohort("vllm-abc-2", "pod", inv, bds, kind="custom", members=["vllm-abc-0"])
     assert custom.members == ["vllm-abc-0"]
 
