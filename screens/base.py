@@ -12,6 +12,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 from textual import events
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -57,6 +58,55 @@ TITLE_LEAST = 28
 leaves the title bar first (:meth:`StepScreen.title_line`)."""
 """The incident title is cut to this many characters in the title bar (the export keeps
 it whole)."""
+
+
+def _types_text(widget: Widget) -> bool:
+    from textual.widgets import Input, TextArea
+
+    return isinstance(widget, Input | TextArea)
+
+
+class StepBody(VerticalScroll):
+    """The step's scrolled page. Keys that scroll it (Down/Up, PageDown/PageUp,
+    Home/End, reaching it from a focused field or button that does not take them)
+    scroll at once and then keep focus in sight (:meth:`StepScreen.keep_focus_in_view`)."""
+
+    def _then_keep_focus(self, sign: int) -> None:
+        screen = self.screen
+        if isinstance(screen, StepScreen):
+            self.call_after_refresh(self.call_after_refresh, screen.keep_focus_in_view, sign)
+
+    def action_scroll_down(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_down(animate=False)
+        self._then_keep_focus(1)
+
+    def action_scroll_up(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_up(animate=False)
+        self._then_keep_focus(-1)
+
+    def action_page_down(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_down(animate=False)
+        self._then_keep_focus(1)
+
+    def action_page_up(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_up(animate=False)
+        self._then_keep_focus(-1)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+        self._then_keep_focus(-1)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+        self._then_keep_focus(1)
 
 
 class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
@@ -166,7 +216,7 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         yield Static(self.title_line(), id="title-bar", markup=False)
         yield Stepper(self.lang, self.STEP, inc.path, inc.scope_branch, id="stepper")
         # Not a Tab stop of its own: Tab goes from field to field (the keys above scroll it).
-        with VerticalScroll(id="step-body", can_focus=False):
+        with StepBody(id="step-body", can_focus=False):
             yield Static(f"[b]{st.id.value} · {st.title(self.lang)}[/b]", id="step-title")
             yield Static(t(f"step.{self.STEP}.guide", self.lang), id="guide")
             if self.PANELS_FIRST:
@@ -207,12 +257,50 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
     def on_key(self, event: events.Key) -> None:
         """A printable key with nothing focused is no command and no text: it is not lost
         silently. A notice says where typing goes (Tab: the fields), once per burst."""
-        if self.focused is not None or not event.is_printable:
+        from textual.widgets import Input, TextArea
+
+        focused = self.focused
+        if not event.is_printable or isinstance(focused, Input | TextArea):
             return
+        if focused is not None and (
+            event.key in self.active_bindings or event.character in self.active_bindings
+        ):
+            return  # a key the widget acts on (a check box's space)
         now = time.monotonic()
         quiet, self._nowhere_said_at = now - self._nowhere_said_at < NOWHERE_QUIET_S, now
         if not quiet:
-            self.notify(t("focus.nowhere", self.lang), markup=False, timeout=6)
+            self.notify(self.nowhere_said(), markup=False, timeout=6)
+
+    def nowhere_said(self) -> str:
+        """What a printable key that went nowhere says: with nothing focused, where Tab
+        goes (the field after the one Escape left, named, or this step's first field);
+        on a button, table or list, that it takes no text and which field Tab goes to."""
+        from cockpit.ui.focus import stop_name
+
+        focused, chain = self.focused, self.focus_chain
+        if focused is not None:
+            index = chain.index(focused) if focused in chain else -1
+            following = chain[index + 1 :] if index >= 0 else chain
+            field = next((w for w in following if _types_text(w)), None)
+            return t(
+                "focus.no_text",
+                self.lang,
+                here=stop_name(focused) or type(focused).__name__,
+                next=stop_name(field) if field is not None else "-",
+            )
+        left = self._left_field
+        if left is not None and left in chain:
+            index = chain.index(left)
+            after = chain[(index + 1) % len(chain)]
+            before = chain[index - 1]
+            return t(
+                "focus.nowhere_left",
+                self.lang,
+                left=stop_name(left),
+                next=stop_name(after),
+                previous=stop_name(before),
+            )
+        return t("focus.nowhere", self.lang)
 
     def _section_heads(self) -> list[int]:
         """Page rows (``y`` on the scrolled page) where the step's sections begin: its
@@ -276,11 +364,50 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
 
     def action_page(self, sign: int) -> None:
         body = self.query_one("#step-body", VerticalScroll)
-        body.scroll_page_down() if sign > 0 else body.scroll_page_up()
+        if sign > 0:
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
+        self.call_after_refresh(self.call_after_refresh, self.keep_focus_in_view, sign)
 
     def action_line(self, sign: int) -> None:
         body = self.query_one("#step-body", VerticalScroll)
-        body.scroll_down() if sign > 0 else body.scroll_up()
+        if sign > 0:
+            body.scroll_down(animate=False)
+        else:
+            body.scroll_up(animate=False)
+        self.call_after_refresh(self.call_after_refresh, self.keep_focus_in_view, sign)
+
+    def keep_focus_in_view(self, sign: int = 1) -> None:
+        """After the page scrolled (Down/Up/PageDown/PageUp on a widget that does not take
+        them): a focused widget scrolled out of sight hands focus to a Tab stop in sight
+        (the top one scrolling down, the bottom one scrolling up; one without text first),
+        or to nothing, so what is typed next never lands in a field the eye cannot see. A
+        notice names where typing goes now."""
+        from cockpit.ui.focus import holds_text, stop_name
+
+        focused = self.focused
+        body = self.query_one("#step-body", VerticalScroll)
+        if focused is None or body not in focused.ancestors:
+            return
+        seen = body.content_region
+        if seen.contains_region(focused.region):
+            return
+        in_sight = [
+            w
+            for w in self.focus_chain
+            if body in w.ancestors and w.region.area and seen.contains_region(w.region)
+        ]
+        if sign < 0:
+            in_sight.reverse()
+        target = next((w for w in in_sight if not holds_text(w)), None)
+        target = target or (in_sight[0] if in_sight else None)
+        self._left_field = None
+        self.set_focus(target, scroll_visible=False)
+        if target is None:
+            self.notify(t("focus.nowhere", self.lang), markup=False, timeout=6)
+        else:
+            self.notify(t("focus.in_sight", self.lang, name=stop_name(target)), markup=False)
 
     def action_leave_field(self) -> None:
         """Escape: leave the text field (nothing has focus; typing then does nothing).

@@ -89,7 +89,7 @@ class ExperimentsScreen(StepScreen):
         yield from row_buttons("exp", lang)
         # The label above, the field and its button on one row: the field comes first on
         # screen as in the Tab order.
-        yield Label(t("exp.after", lang))
+        yield Label(t("exp.after", lang), id="exp-after-label")
         with Horizontal():
             yield TextInput(placeholder=t("exp.after.hint", lang), id="exp-after", compact=True)
             yield Button(t("exp.record_after", lang), id="exp-record")
@@ -148,6 +148,7 @@ class ExperimentsScreen(StepScreen):
         assert self.ctx.session is not None
         exp = self.editor.selected()
         pane = self.query_one("#exp-detail", Static)
+        self.query_one("#exp-after-label", Label).update(self._after_label())
         if exp is None:
             pane.update(t("ledger.detail.none", self.lang))
             return
@@ -172,12 +173,39 @@ class ExperimentsScreen(StepScreen):
         if event.data_table.id == "exp-table":
             self.show_detail()
 
+    def _after_label(self) -> str:
+        """The "after" field's label names the experiment its result is recorded for
+        (the highlighted one): "After — result of experiment 2 (max_num_seqs)"."""
+        assert self.ctx.session is not None
+        exps = self.ctx.session.incident.experiments
+        exp = self.editor.selected() or (exps[-1] if exps else None)
+        if exp is None:
+            return t("exp.after", self.lang)
+        return t(
+            "exp.after.of",
+            self.lang,
+            n=exps.index(exp) + 1,
+            variable=short(exp.variable, 40),
+        )
+
     def _await_result(self) -> None:
-        """The last experiment logged is selected and its "after" field has focus."""
+        """The last experiment logged is selected and its "after" field, labelled with the
+        experiment's number, has focus, scrolled into sight; a notice says typing goes
+        there now."""
         table = self.query_one("#exp-table", DataTable)
         if table.row_count:
             table.move_cursor(row=table.row_count - 1)
-        self.query_one("#exp-after", TextInput).focus()
+        field = self.query_one("#exp-after", TextInput)
+        field.focus(scroll_visible=False)
+        # Once the new row and the label are laid out (the page grew under it).
+        self.set_timer(0.05, self._show_after)
+
+    def _show_after(self) -> None:
+        field = self.query_one("#exp-after", TextInput)
+        body = self.query_one("#step-body")
+        if field.has_focus:
+            body.scroll_to_widget(field, animate=False)
+        self.notify(t("exp.logged_typing_goes", self.lang, label=self._after_label()), markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None

@@ -26,6 +26,7 @@ async def _focus_visible(app: CockpitApp, pilot: Any, where: str) -> None:
     assert region.area > 0 and screen.region.contains_region(region), (where, focused, region)
     if isinstance(screen, StepScreen):
         body = screen.query_one("#step-body")
+        await pilot.pause(0.1)
         assert body.content_region.overlaps(region), (where, focused, region)
     seen = strong_look(focused)
     screen.set_focus(None, scroll_visible=False)
@@ -141,13 +142,14 @@ async def test_tab_into_a_filled_field_types_at_its_end_one_undo_and_in_the_hist
         assert last.new == "P99 high on node 3" and last.old
 
 
-async def test_h_after_logging_an_experiment_focus_waits_in_its_result(tmp_path):
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+async def test_h_after_logging_an_experiment_focus_waits_in_its_result(tmp_path, size):
     """H's "Log experiment": the new row is selected and its empty "after" field takes
     focus (what comes next is its result), not the first field of a new draft."""
     from textual.widgets import DataTable, Input
 
     ctx = demo_ctx(tmp_path, "en")
-    async with opened_demo(ctx, "H") as (app, pilot):
+    async with opened_demo(ctx, "H", size) as (app, pilot):
         screen = app.screen
         screen.query_one("#exp-variable", Input).focus()
         await pilot.press(*"max_num_seqs", "tab", *"256", "tab", *"128", "enter")
@@ -158,6 +160,14 @@ async def test_h_after_logging_an_experiment_focus_waits_in_its_result(tmp_path)
         assert screen.focused is after and after.value == ""
         table = screen.query_one("#exp-table", DataTable)
         assert table.cursor_row == table.row_count - 1
+        # Where typing goes is in sight, named with the experiment, and said.
+        body = screen.query_one("#step-body")
+        await pilot.pause(0.1)
+        assert body.content_region.contains_region(after.region)
+        label = str(screen.query_one("#exp-after-label").render())
+        assert "result of experiment 1 (max_num_seqs" in label, label
+        said = [str(n.message) for n in app._notifications]
+        assert any("result of experiment 1" in s and "goes to" in s for s in said), said
         await pilot.press(*"190 ms", "enter")
         await pilot.pause()
         assert ctx.session.incident.experiments[0].after == "190 ms"

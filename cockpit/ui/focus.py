@@ -167,3 +167,37 @@ class SubmitsOnEnter(Screen[Any]):
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
     """Ids of the form fields a row cannot be added without (its first empty one takes
     focus after the button is pressed)."""
+
+
+def stop_name(widget: Widget) -> str:
+    """The name a person reads on screen for a Tab stop: a button's label, a field's own
+    label (the ``Label`` just above it, or its border title), else its grey example
+    text; a table or list's border title or the section title above it. Cut to 60
+    characters; ``""`` when nothing on screen names it."""
+    from textual.widgets import Label, Static
+
+    name = ""
+    if isinstance(widget, Button):
+        name = str(widget.label)
+    if not name and widget.border_title:
+        name = str(widget.border_title)
+    if not name:
+        node: Widget | None = widget
+        # The label just above the widget or above the box it sits in (H's cells).
+        for _ in range(3):
+            if node is None or node.parent is None:
+                break
+            siblings = list(node.parent.children)
+            before = siblings[: siblings.index(node)]
+            shown = [w for w in before if isinstance(w, Label | Static) and w.display]
+            if shown and isinstance(shown[-1], Label):
+                name = str(shown[-1].render()).strip()
+                break
+            if shown and "section" in shown[-1].classes:
+                name = str(shown[-1].render()).strip()
+                break
+            node = node.parent if isinstance(node.parent, Widget) else None
+    if not name and isinstance(widget, Input):
+        name = widget.placeholder
+    name = " ".join(name.split())
+    return name if len(name) <= 60 else name[:59] + "…"

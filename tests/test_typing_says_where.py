@@ -1,0 +1,109 @@
+"""A key that goes nowhere says where typing goes, and the notice says what Tab does:
+after Escape left a field it names the stop Tab goes on to (never "the first field" when
+Tab goes elsewhere); a key typed on a button, table or list says it takes no text and
+names the next field to type in, once per burst."""
+
+from __future__ import annotations
+
+from textual.widgets import Button, DataTable, Input
+
+from cockpit.app import CockpitApp
+from cockpit.ui.focus import stop_name
+from demo_ctx import demo_ctx, opened_demo
+
+
+def _said(app: CockpitApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_after_escape_the_notice_names_the_stop_tab_goes_to(tmp_path):
+    """A: Escape in a field, a key typed, then Tab: focus lands on the stop the notice
+    named, and the notice does not promise the step's first field."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "A", (160, 48)) as (app, pilot):
+        screen = app.screen
+        chain = screen.focus_chain
+        fields = [w for w in chain if isinstance(w, Input)]
+        field = fields[1]
+        field.focus()
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press("x")
+        await pilot.pause()
+        said = _said(app)
+        assert len(said) == 1, said
+        assert "first field" not in said[0]
+        await pilot.press("tab")
+        await pilot.pause()
+        landed = screen.focused
+        assert landed is chain[chain.index(field) + 1]
+        assert stop_name(landed) and f"Tab goes on to “{stop_name(landed)}”" in said[0], said
+        assert stop_name(field) in said[0]
+
+
+async def test_a_key_typed_on_a_button_or_table_says_it_went_nowhere_once_per_burst(tmp_path):
+    """G's "Add hypothesis" button and its table: a sentence typed there changes nothing
+    and one notice says that it takes no text and which field is next to type in."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "G", (160, 48)) as (app, pilot):
+        screen = app.screen
+        button = screen.query_one("#hyp-add", Button)
+        button.focus()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press(*"it is the nic")
+        await pilot.pause()
+        said = _said(app)
+        assert len(said) == 1, said
+        assert "Add hypothesis" in said[0] and "takes no text" in said[0], said
+        assert ctx.session.incident.hypotheses == []
+        table = screen.query_one("#hyp-table", DataTable)
+        table.focus()
+        await pilot.pause()
+        app.clear_notifications()
+        screen._nowhere_said_at = -1e9  # a new burst
+        await pilot.press(*"xid")
+        await pilot.pause()
+        said = _said(app)
+        assert len(said) == 1 and "takes no text" in said[0], said
+        # The next field to type in after the table is named as the screen labels it.
+        assert "“" in said[0] and "”" in said[0]
+
+
+async def test_a_key_typed_in_a_field_says_nothing(tmp_path):
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "G", (160, 48)) as (app, pilot):
+        app.screen.query_one("#hyp-statement", Input).focus()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press(*"nic down")
+        await pilot.pause()
+        assert _said(app) == []
+
+
+async def test_scrolling_the_page_never_leaves_focus_out_of_sight(tmp_path):
+    """A at 80x24: focus in "Affected tenants", then Down and PageDown scroll the page (the
+    field does not take them): focus follows into sight, and the word typed next lands in
+    a widget the eye can see (or nowhere, said), never in the field scrolled away."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "A", (80, 24)) as (app, pilot):
+        screen = app.screen
+        body = screen.query_one("#step-body")
+        tenants = screen.query_one("#input-affected_tenants", Input)
+        tenants.focus()
+        await pilot.pause()
+        for key in ["pagedown", "down", "down", "pagedown", "pagedown", "pageup", "up"]:
+            await pilot.press(key)
+            await pilot.pause()
+            focused = screen.focused
+            assert focused is None or body.content_region.contains_region(focused.region), (
+                key,
+                focused,
+            )
+        assert screen.focused is not tenants
+        await pilot.press(*"tenant x")
+        await pilot.pause()
+        assert tenants.value == ""
+        assert ctx.session.incident.collect.affected_tenants == []
