@@ -71,42 +71,44 @@ class StepBody(VerticalScroll):
     Home/End, reaching it from a focused field or button that does not take them)
     scroll at once and then keep focus in sight (:meth:`StepScreen.keep_focus_in_view`)."""
 
-    def _then_keep_focus(self, sign: int) -> None:
+    def _scroll(self, sign: int, scroll: Any) -> None:
+        """Scroll at once with ``scroll`` and then keep focus in sight: the regions laid
+        out before the scroll, moved by how far it went, say what is in sight now."""
+        before = self.scroll_y
         screen = self.screen
-        if isinstance(screen, StepScreen):
-            self.call_after_refresh(self.call_after_refresh, screen.keep_focus_in_view, sign)
+        laid_out = {w: w.region for w in screen.focus_chain}
+
+        def scrolled() -> None:
+            if isinstance(screen, StepScreen):
+                screen.keep_focus_in_view(sign, round(self.scroll_y - before), laid_out)
+
+        scroll(animate=False, on_complete=scrolled)
 
     def action_scroll_down(self) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_down(animate=False)
-        self._then_keep_focus(1)
+        self._scroll(1, self.scroll_down)
 
     def action_scroll_up(self) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_up(animate=False)
-        self._then_keep_focus(-1)
+        self._scroll(-1, self.scroll_up)
 
     def action_page_down(self) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_page_down(animate=False)
-        self._then_keep_focus(1)
+        self._scroll(1, self.scroll_page_down)
 
     def action_page_up(self) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_page_up(animate=False)
-        self._then_keep_focus(-1)
+        self._scroll(-1, self.scroll_page_up)
 
     def action_scroll_home(self) -> None:
-        self.scroll_home(animate=False)
-        self._then_keep_focus(-1)
+        self._scroll(-1, self.scroll_home)
 
     def action_scroll_end(self) -> None:
-        self.scroll_end(animate=False)
-        self._then_keep_focus(1)
+        self._scroll(1, self.scroll_end)
 
 
 class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
@@ -368,7 +370,6 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
             body.scroll_page_down(animate=False)
         else:
             body.scroll_page_up(animate=False)
-        self.call_after_refresh(self.call_after_refresh, self.keep_focus_in_view, sign)
 
     def action_line(self, sign: int) -> None:
         body = self.query_one("#step-body", VerticalScroll)
@@ -376,14 +377,28 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
             body.scroll_down(animate=False)
         else:
             body.scroll_up(animate=False)
-        self.call_after_refresh(self.call_after_refresh, self.keep_focus_in_view, sign)
 
-    def keep_focus_in_view(self, sign: int = 1) -> None:
+    def show_focused(self, widget: Widget) -> None:
+        """Focus ``widget`` after an action and scroll it into sight at once, and again
+        once what the action changed is laid out (a scroll still running from an earlier
+        focus would leave it out of sight)."""
+        body = self.query_one("#step-body", VerticalScroll)
+        body.scroll_to_widget(widget, animate=False)
+        widget.focus(scroll_visible=False)
+
+        def again() -> None:
+            if widget.has_focus:
+                body.scroll_to_widget(widget, animate=False)
+
+        self.set_timer(0.05, again)
+
+    def keep_focus_in_view(self, sign: int, shift: int, laid_out: dict[Widget, Any]) -> None:
         """After the page scrolled (Down/Up/PageDown/PageUp on a widget that does not take
         them): a focused widget scrolled out of sight hands focus to a Tab stop in sight
         (the top one scrolling down, the bottom one scrolling up; one without text first),
         or to nothing, so what is typed next never lands in a field the eye cannot see. A
-        notice names where typing goes now."""
+        notice names where typing goes now. ``laid_out``: the Tab stops' regions before
+        the scroll; ``shift``: the rows it scrolled (they are moved up by it)."""
         from cockpit.ui.focus import holds_text, stop_name
 
         focused = self.focused
@@ -391,13 +406,18 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         if focused is None or body not in focused.ancestors:
             return
         seen = body.content_region
-        if seen.contains_region(focused.region):
+
+        def shown(widget: Widget) -> bool:
+            region = laid_out.get(widget)
+            return (
+                region is not None
+                and bool(region.area)
+                and seen.contains_region(region.translate((0, -shift)))
+            )
+
+        if shown(focused):
             return
-        in_sight = [
-            w
-            for w in self.focus_chain
-            if body in w.ancestors and w.region.area and seen.contains_region(w.region)
-        ]
+        in_sight = [w for w in self.focus_chain if body in w.ancestors and shown(w)]
         if sign < 0:
             in_sight.reverse()
         target = next((w for w in in_sight if not holds_text(w)), None)

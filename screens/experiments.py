@@ -195,16 +195,7 @@ class ExperimentsScreen(StepScreen):
         table = self.query_one("#exp-table", DataTable)
         if table.row_count:
             table.move_cursor(row=table.row_count - 1)
-        field = self.query_one("#exp-after", TextInput)
-        field.focus(scroll_visible=False)
-        # Once the new row and the label are laid out (the page grew under it).
-        self.set_timer(0.05, self._show_after)
-
-    def _show_after(self) -> None:
-        field = self.query_one("#exp-after", TextInput)
-        body = self.query_one("#step-body")
-        if field.has_focus:
-            body.scroll_to_widget(field, animate=False)
+        self.show_focused(self.query_one("#exp-after", TextInput))
         self.notify(t("exp.logged_typing_goes", self.lang, label=self._after_label()), markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

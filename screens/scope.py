@@ -3,6 +3,8 @@ and the user's answer, which picks E or F (seed 000 flowchart, node D)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Button, Static
@@ -56,6 +58,22 @@ class ScopeScreen(StepScreen):
             if branch:
                 key += "_again" if branch.value == name else "_switch"
             self.query_one(f"#branch-{name}", Button).label = t(key, self.lang)
+
+    def on_scope_view_verdict_accepted(self, event: Any) -> None:
+        """After "Accept verdict" focus goes to the next decision, the question under it
+        (single or shared?), on the answer the verdict gave, scrolled into sight; a
+        notice says that Enter there goes on. Never down to the notes at the bottom (a
+        release, its own answer, leaves focus on the verdict's "Details")."""
+        if event.branch not in (Branch.SINGLE, Branch.SHARED):
+            # A release is its own answer (E compares the revisions): "single" would
+            # replace it. Focus stays on a button in sight, the verdict's details.
+            details = self.query_one("#scope-details", Button)
+            if not details.disabled:
+                self.show_focused(details)
+            return
+        button = self.query_one(f"#branch-{event.branch}", Button)
+        self.show_focused(button)
+        self.notify(t("scope.accepted_next", self.lang, answer=str(button.label)), markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None

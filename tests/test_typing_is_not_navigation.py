@@ -459,6 +459,33 @@ async def test_an_action_button_that_stays_hands_focus_to_a_field(tmp_path):
         assert ctx.session.incident.scope_verdict == verdict
 
 
+async def test_after_accepting_ds_verdict_focus_is_on_the_next_question(tmp_path):
+    """D's "Accept verdict": focus lands on the answer it gave to the question under it
+    (single or shared?), in sight, said; never on the notes at the bottom of the step."""
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        accept = screen.query_one("#scope-accept")
+        accept.focus()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause(0.1)
+        branch = ctx.session.incident.scope_branch
+        assert branch in ("single", "shared")
+        focused = screen.focused
+        assert focused is not None and focused.id == f"branch-{branch}", focused
+        body = screen.query_one("#step-body")
+        assert body.content_region.contains_region(focused.region)
+        said = [str(n.message) for n in app._notifications]
+        assert any("Focus is on the next question" in s for s in said), said
+        assert ctx.session.incident.path[-1] == "D"
+
+
 async def test_tab_after_escape_goes_on_from_the_field_left(tmp_path):
     """Escape leaves a field (typing then does nothing); the next Tab goes to the widget
     after that field, not back to the top of the step (where Enter would press another

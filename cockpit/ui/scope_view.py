@@ -133,6 +133,8 @@ class ScopeView(MetricsView):
             markup=False,
         )
         self.post_message(self.VerdictAccepted(branch))
-        # Enter again would record the same verdict twice; the next sentence belongs in
-        # the verdict's own field.
-        focus_next_field(event.button)
+        # Enter again would record the same verdict twice. Step D asks the next question
+        # under the verdict and takes focus to it (on VerdictAccepted); elsewhere the
+        # next sentence belongs in the verdict's own field.
+        if not self.screen.query("#branch-buttons"):
+            focus_next_field(event.button)
