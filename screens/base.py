@@ -430,9 +430,13 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
             self.notify(t("focus.in_sight", self.lang, name=stop_name(target)), markup=False)
 
     def action_leave_field(self) -> None:
-        """Escape: leave the text field (nothing has focus; typing then does nothing).
+        """Escape: leave the text field (nothing has focus; typing then does nothing); in
+        the form of a ledger row being edited, the edit is cancelled first.
         The next Tab or Shift+Tab goes on from the field left, not from the top of the
         step (see :meth:`focus_next`)."""
+        for editor in self.ledger_editors:
+            if editor.cancel_on_escape(self.focused):
+                break
         self._left_field = self.focused
         self.set_focus(None)
 

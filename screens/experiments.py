@@ -184,7 +184,7 @@ class ExperimentsScreen(StepScreen):
         return t(
             "exp.after.of",
             self.lang,
-            n=exps.index(exp) + 1,
+            n=exp.number,
             variable=short(exp.variable, 40),
         )
 

@@ -107,3 +107,29 @@ async def test_scrolling_the_page_never_leaves_focus_out_of_sight(tmp_path):
         await pilot.pause()
         assert tenants.value == ""
         assert ctx.session.incident.collect.affected_tenants == []
+
+
+async def test_editing_a_row_says_which_and_escape_cancels_it(tmp_path):
+    """G's "Edit selected": the form says which row it holds and how to leave (Enter
+    saves, Esc cancels), the cursor is after the text; Escape cancels the edit and the
+    row keeps its text."""
+    from textual.widgets import Static
+
+    ctx = demo_ctx(tmp_path, "en")
+    ctx.session.add_hypothesis("the KV cache fills", "usage stays under 90 %")
+    async with opened_demo(ctx, "G") as (app, pilot):
+        screen = app.screen
+        screen.query_one("#hyp-table", DataTable).focus()
+        await pilot.pause()
+        screen.query_one("#hyp-edit", Button).press()
+        await pilot.pause()
+        said = str(screen.query_one("#hyp-error", Static).render())
+        assert "Editing hypothesis 1" in said and "Enter saves, Esc cancels" in said, said
+        field = screen.query_one("#hyp-statement", Input)
+        assert screen.focused is field and field.cursor_position == len(field.value)
+        await pilot.press(*" fast", "escape")
+        await pilot.pause()
+        assert ctx.session.incident.hypotheses[0].statement == "the KV cache fills"
+        assert field.value == "" and screen.editor.editing is None
+        assert "cancelled" in str(screen.query_one("#hyp-error", Static).render())
+        assert str(screen.query_one("#hyp-add", Button).label) == "Add hypothesis"

@@ -128,7 +128,25 @@ class LedgerEditor:
         first.focus()
         # Edits add to the text: the cursor after it, not before it.
         first.cursor_position = len(first.value)
-        self.show(t("ledger.editing", self.lang))
+        self.show(self.editing_said(row))
+
+    def editing_said(self, row: Any) -> str:
+        """ "Editing hypothesis 3 — Enter saves, Esc cancels": which row the form holds
+        (its number in the ledger) and the two ways out."""
+        assert self.ctx.session is not None
+        rows = getattr(self.ctx.session.incident, self.ledger)
+        number = getattr(row, "number", 0) or rows.index(row) + 1
+        what = t(f"ledger.row.{self.ledger}", self.lang)
+        return t("ledger.editing_row", self.lang, what=what, n=number)
+
+    def cancel_on_escape(self, focused: Any) -> bool:
+        """Escape in the form of a row being edited cancels the edit: the row keeps its
+        text, the form is empty again and adds rows (True when it did)."""
+        if self.editing is None or focused is None or focused.id not in self.fields.values():
+            return False
+        self.end()
+        self.show(t("ledger.edit_cancelled", self.lang))
+        return True
 
     def values(self) -> dict[str, str]:
         """The form's values, stripped."""
