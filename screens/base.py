@@ -383,7 +383,7 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         once what the action changed is laid out (a scroll still running from an earlier
         focus would leave it out of sight)."""
         body = self.query_one("#step-body", VerticalScroll)
-        body.scroll_to_widget(widget, animate=False)
+        body.scroll_to_widget(widget, animate=False, immediate=True)
         widget.focus(scroll_visible=False)
 
         def again() -> None:
