@@ -92,14 +92,17 @@ async def test_drilldown_view_layers_rules_and_pin(
         await pilot.pause()
         assert ctx.session is not None
         ev = ctx.session.incident.evidence[-1]
-        assert ev.label == "temperature" and ev.unit == "°C" and "DCGM_FI_DEV_GPU_TEMP" in ev.query
+        # a GPU signal's one number says which GPUs it stands for (its query takes the max)
+        hottest = "temperature, highest of the service's GPUs"
+        assert ev.label == hottest and ev.unit == "°C" and "DCGM_FI_DEV_GPU_TEMP" in ev.query
         # kept in both languages, so an export in the other one speaks its own
-        assert ev.label_i18n["en"] == "temperature" and "温度" in ev.label_i18n["zh"]
+        assert ev.label_i18n["en"] == hottest and "温度" in ev.label_i18n["zh"]
+        assert "最大值" in ev.label_i18n["zh"]
         # the note quotes the row's reading (value, change, verdict) as C shows it
         assert ev.note_i18n["en"].startswith("temperature ")
         assert "anomalous); baseline " in ev.note_i18n["en"] and "；基线 " in ev.note_i18n["zh"]
         entry = next(e for e in ctx.session.incident.timeline if e.kind.value == "evidence")
-        assert entry.text_i18n["en"].startswith("temperature = ")
+        assert entry.text_i18n["en"].startswith(f"{hottest} = ")
         assert float(ev.value) > 85 and ev.step == "C"
         await ctx.sources.close()
 
