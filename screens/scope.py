@@ -63,7 +63,9 @@ class ScopeScreen(StepScreen):
         """After "Accept verdict" focus goes to the next decision, the question under it
         (single or shared?), on the answer the verdict gave, scrolled into sight; a
         notice says that Enter there goes on. Never down to the notes at the bottom (a
-        release, its own answer, leaves focus on the verdict's "Details")."""
+        release, its own answer, leaves focus on the verdict's "Details"). The verdict
+        just stored shows in its field."""
+        self.sync_fields()
         if event.branch not in (Branch.SINGLE, Branch.SHARED):
             # A release is its own answer (E compares the revisions): "single" would
             # replace it. Focus stays on a button in sight, the verdict's details.
