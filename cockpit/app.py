@@ -408,7 +408,8 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             return
         if len(prev) > 1:
             branch = self.ctx.session.incident.scope_branch
-            prev = [p for p in prev if p.id.value == ("F" if branch == "shared" else "E")]
+            chosen = [p for p in prev if p.id.value == ("F" if branch == "shared" else "E")]
+            prev = chosen or prev
         self.goto(prev[0].id.value)
 
     # -- modals and actions ------------------------------------------------------------------

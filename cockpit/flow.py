@@ -115,9 +115,14 @@ def next_steps(current: StepId | str, branch: Branch | None = None) -> list[Step
 
 
 def previous_steps(current: StepId | str) -> list[Step]:
-    """Predecessors of ``current`` (G has two: E and F)."""
+    """Predecessors of ``current``, each once (G has two: E and F; E has one, D, though
+    two of D's branches lead to it)."""
     cur = StepId(current)
-    return [BY_ID[src] for src, dst, _ in EDGES if dst is cur]
+    out: list[Step] = []
+    for src, dst, _ in EDGES:
+        if dst is cur and BY_ID[src] not in out:
+            out.append(BY_ID[src])
+    return out
 
 
 def recommended_next(current: StepId | str, branch: Branch | None) -> Step | None:

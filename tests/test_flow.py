@@ -22,3 +22,11 @@ def test_linear_edges_and_ends():
     assert next_steps("I") == []
     assert {s.id for s in previous_steps("G")} == {StepId.E, StepId.F}
     assert previous_steps("A") == []
+
+
+def test_each_previous_step_is_listed_once():
+    """E is reached from D by two branches (single, release): its one predecessor is D."""
+    assert [s.id for s in previous_steps("E")] == [StepId.D]
+    for s in STEPS:
+        ids = [p.id for p in previous_steps(s.id)]
+        assert len(ids) == len(set(ids)), s.id

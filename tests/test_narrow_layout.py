@@ -222,3 +222,24 @@ async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, 
         assert table.virtual_size.width <= table.scrollable_content_region.width
         # The names are whole, on more lines: the first row is taller than one line.
         assert any(row.height > 1 for row in table.rows.values())
+
+
+@pytest.mark.parametrize("branch", ["release", "single", "shared", ""])
+async def test_back_from_e_and_g_goes_to_the_step_before_whatever_the_branch(tmp_path, branch):
+    """Alt+Left on E (after D answered "the whole release", too) goes back to D, and on G
+    to the branch's step, never failing for want of a predecessor."""
+    from cockpit.flow import Branch
+
+    ctx = demo_ctx(tmp_path, "en")
+    ctx.session.set_branch(Branch(branch) if branch else "")
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("alt+left")
+        await pilot.pause()
+        assert app.current_step() == "D"
+        app.goto("G")
+        await pilot.pause()
+        await pilot.press("alt+left")
+        await pilot.pause()
+        assert app.current_step() == ("F" if branch == "shared" else "E")
