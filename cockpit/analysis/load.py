@@ -74,7 +74,9 @@ def quantile_cumulative(les: list[float], counts: list[float], q: float) -> floa
         return prev_le
     if count == prev_c:
         return le
-    return prev_le + (le - prev_le) * (rank - prev_c) / (count - prev_c)
+    # Prometheus's order of operations (promql/quantile.go), so that a quantile computed
+    # here from buckets is the very number histogram_quantile answers for them.
+    return prev_le + (le - prev_le) * ((rank - prev_c) / (count - prev_c))
 
 
 def share_above(buckets: list[Bucket], bound: float) -> float | None:

@@ -504,10 +504,13 @@ def render(
     return f"({q}){scale}" if scale else q
 
 
-def render_buckets(resolved: ResolvedSignal, sel: str = "", window: str = "5m") -> str:
-    """Bucket rates of a histogram signal summed over the scope: ``sum by (le) (rate(…))``.
+def render_buckets(
+    resolved: ResolvedSignal, sel: str = "", window: str = "5m", by: Iterable[str] = ()
+) -> str:
+    """Bucket rates of a histogram signal summed over the scope: ``sum by (le) (rate(…))``,
+    or per group of ``by`` labels (``sum by (le, pod, …)``).
 
-    One range query of this gives every quantile of the signal (computed client-side as
+    One query of this gives every quantile of the signal (computed client-side as
     ``histogram_quantile`` does), instead of one query per quantile.
 
     Raises:
@@ -515,7 +518,8 @@ def render_buckets(resolved: ResolvedSignal, sel: str = "", window: str = "5m") 
     """
     if resolved.metric is None or resolved.spec.kind != "histogram":
         raise ValueError(f"{resolved.id}: not an available histogram")
-    return _tidy(f"sum by (le) (rate({resolved.metric}_bucket{{{sel}}}[{window}]))")
+    grouping = ", ".join(("le", *by))
+    return _tidy(f"sum by ({grouping}) (rate({resolved.metric}_bucket{{{sel}}}[{window}]))")
 
 
 def render_family(resolved: ResolvedSignal, sel: str = "", window: str = "5m") -> str:

@@ -219,9 +219,7 @@ async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) 
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     keys = [p.key for p in plan(det, scope, window, SIGNALS, ctx.lang) if p.query]
-    specs = [
-        s for *_, s in breakdown_specs(det, scope, window, keys) if s.key[3:] not in cohort_keys
-    ]
+    specs = [p.spec for p in breakdown_specs(det, scope, window, keys) if p.key not in cohort_keys]
     baselines = [window, window.with_baseline("quiet")]
     baselines.append(window.with_baseline("quiet", inside_quiet(window)))
     for i, w in enumerate(baselines):

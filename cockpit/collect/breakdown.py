@@ -8,7 +8,7 @@ both, for dcgm-exporter before and after PR #655).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -16,10 +16,10 @@ from cockpit.analysis.blast_radius import Breakdown, EntityValue
 from cockpit.analysis.discovery import ip_of_instance
 from cockpit.analysis.golden import STAT_QUANTILES
 from cockpit.analysis.inventory import Inventory, build_inventory, first_label
-from cockpit.analysis.profiles import Detection, render
+from cockpit.analysis.profiles import Detection, render, render_buckets
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
-from cockpit.collect.signals import stats_for
+from cockpit.collect.signals import stats_for, vector_quantiles
 from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
@@ -82,10 +82,33 @@ class BreakdownSet(BaseModel):
     inventory_note: str = ""
 
 
+class PlannedBreakdown(NamedTuple):
+    """One summary key's per-entity query.
+
+    Attributes:
+        key: The summary key (``signal:stat``).
+        signal: The signal id.
+        unit: The signal's unit.
+        spec: What is sent. A histogram's stats share one query of its bucket rates per
+            entity (``sum by (le, …)``), sent once; each stat's quantile is computed from
+            it as ``histogram_quantile`` does (:func:`vector_quantiles`).
+        shown: The PromQL that gives this key's values directly (a histogram's
+            ``histogram_quantile(q, …)``), as the breakdown names its query.
+        quantile: A histogram stat's quantile and the signal's scale; ``None`` otherwise.
+    """
+
+    key: str
+    signal: str
+    unit: str
+    spec: QuerySpec
+    shown: str
+    quantile: tuple[float, float] | None
+
+
 def breakdown_specs(
     det: Detection, scope: dict[str, str], window: Window, keys: Iterable[str]
-) -> list[tuple[str, str, str, QuerySpec]]:
-    """``(key, signal, unit, spec)`` for each summary key (``signal:stat``) that is available."""
+) -> list[PlannedBreakdown]:
+    """The per-entity query of each summary key (``signal:stat``) that is available."""
     out = []
     for key in keys:
         sid, _, stat = key.partition(":")
@@ -95,19 +118,18 @@ def breakdown_specs(
         if SIGNALS[sid].layer == "access":
             continue  # the gateway is shared: it has no per-replica breakdown
         by = GPU_BY if SIGNALS[sid].layer == "hardware" else POD_BY
-        q = render(
-            r,
-            sel=det.selector_for(r, scope),
-            window=window.rate_window,
-            by=by,
-            quantile=STAT_QUANTILES.get(stat) if r.spec.kind == "histogram" else None,
-        )
+        sel = det.selector_for(r, scope)
+        q = STAT_QUANTILES.get(stat) if r.spec.kind == "histogram" else None
+        shown = render(r, sel=sel, window=window.rate_window, by=by, quantile=q)
+        sent = shown if q is None else render_buckets(r, sel, window.rate_window, by)
         out.append(
-            (
+            PlannedBreakdown(
                 key,
                 sid,
                 r.spec.unit,
-                QuerySpec(key=f"bd:{key}", query=q, kind="instant", end=window.end),
+                QuerySpec(key=f"bd:{key}", query=sent, kind="instant", end=window.end),
+                shown,
+                None if q is None else (q, r.spec.scale),
             )
         )
     return out
@@ -126,14 +148,28 @@ def inventory_specs(scope: dict[str, str], window: Window) -> list[QuerySpec]:
     return [QuerySpec(key=k, query=q, kind="instant", end=window.end) for k, q in qs.items()]
 
 
-def to_breakdown(key: str, signal: str, unit: str, res: QueryResult, inv: Inventory) -> Breakdown:
-    """Per-entity values from one instant result, placed with the inventory."""
-    b = Breakdown(key=key, signal=signal, unit=unit, query=res.spec.query)
+def to_breakdown(
+    key: str,
+    signal: str,
+    unit: str,
+    res: QueryResult,
+    inv: Inventory,
+    quantile: tuple[float, float] | None = None,
+    shown: str = "",
+) -> Breakdown:
+    """Per-entity values from one instant result, placed with the inventory.
+
+    ``quantile`` (``(q, scale)``) reads ``res`` as per-entity bucket rates and takes their
+    ``q`` quantile ``× scale``; ``shown`` is the query the breakdown names (default: the
+    one sent).
+    """
+    b = Breakdown(key=key, signal=signal, unit=unit, query=shown or res.spec.query)
     if res.failure is not None:
         b.failure = f"{res.failure.kind.value}: {res.failure.message}"
         return b
     hardware = SIGNALS[signal].layer == "hardware"
-    for v in res.vector:
+    vector = res.vector if quantile is None else vector_quantiles(res.vector, *quantile)
+    for v in vector:
         if v.v != v.v:  # NaN: no data for that entity, never zero
             continue
         pod = first_label(v.labels, "pod")
@@ -189,7 +225,7 @@ async def collect_breakdowns(
     scope = await scope_for(ctx)
     planned = breakdown_specs(det, scope, window, keys)
     inv_specs = inventory_specs(scope, window)
-    results = await runner_for(ctx).run([p[3] for p in planned] + inv_specs)
+    results = await runner_for(ctx).run([p.spec for p in planned] + inv_specs)
     vec = {k: (r.vector if r.ok else []) for k, r in results.items() if k.startswith("inv:")}
     inv = build_inventory(
         vec["inv:pod_info"], vec["inv:pod_owner"], vec["inv:rs_owner"], vec["inv:node_labels"]
@@ -201,12 +237,12 @@ async def collect_breakdowns(
     )
     out = BreakdownSet(inventory=inv, inventory_note=note)
     # GPU series first, so that pods learn their node from DCGM when kube-state-metrics lacks it.
-    ordered = sorted(planned, key=lambda p: SIGNALS[p[1]].layer != "hardware")
+    ordered = sorted(planned, key=lambda p: SIGNALS[p.signal].layer != "hardware")
     bds = {
-        key: to_breakdown(key, sid, unit, results[spec.key], inv)
-        for key, sid, unit, spec in ordered
+        p.key: to_breakdown(p.key, p.signal, p.unit, results[p.spec.key], inv, p.quantile, p.shown)
+        for p in ordered
     }
-    out.breakdowns = [bds[p[0]] for p in planned]
+    out.breakdowns = [bds[p.key] for p in planned]
     return out
 
 

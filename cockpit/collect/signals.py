@@ -21,7 +21,7 @@ from cockpit.analysis.golden import (
 from cockpit.analysis.profiles import Detection, SplitSpec, render, render_buckets, render_family
 from cockpit.collect.base import Window
 from cockpit.collect.runner import QueryResult, QueryRunner, QuerySpec, cancel_all
-from cockpit.models import Sample, Series
+from cockpit.models import InstantVector, Sample, Series
 from cockpit.models.signals import SIGNALS
 
 LATENCY_STATS = ("p50", "p95", "p99", "max")
@@ -475,6 +475,42 @@ def bucket_grid(buckets: list[Series]) -> BucketGrid:
         (t, les, list(accumulate(counts, max, initial=0.0))[1:])
         for t, (les, counts) in sorted(by_t.items())
     ]
+
+
+def vector_quantiles(
+    buckets: list[InstantVector], q: float, scale: float = 1.0
+) -> list[InstantVector]:
+    """``histogram_quantile(q, sum by (le, …) (…)) * scale`` of an instant bucket vector:
+    one value per label set without ``le``, computed as Prometheus does (bounds ascending,
+    counts made monotonic, linear interpolation, the highest finite bound for the ``+Inf``
+    bucket; https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile).
+
+    One query of the buckets thus gives every quantile of every group. A group with no
+    observations is left out (no data is never zero); buckets without a numeric ``le``
+    and NaN counts are passed over.
+    """
+    from cockpit.analysis.load import cumulative, quantile_cumulative
+
+    groups: dict[tuple[tuple[str, str], ...], tuple[float, list[tuple[float, float]]]] = {}
+    for v in buckets:
+        try:
+            le = float(v.labels.get("le", "nan"))
+        except ValueError:
+            continue
+        if le != le or v.v != v.v:
+            continue
+        key = tuple(sorted((k, x) for k, x in v.labels.items() if k != "le"))
+        entry = groups.setdefault(key, (v.t, []))
+        entry[1].append((le, v.v))
+    out = []
+    for key, (t, pairs) in groups.items():
+        les, counts = cumulative(sorted(pairs))
+        # Prometheus answers NaN without an +Inf bucket or with fewer than two buckets.
+        complete = len(les) >= 2 and math.isinf(les[-1])
+        value = quantile_cumulative(les, counts, q) if complete else None
+        if value is not None:
+            out.append(InstantVector(labels=dict(key), t=t, v=value * scale))
+    return out
 
 
 def _aligned_grid(rows: list[tuple[float, list[Sample]]]) -> BucketGrid | None:

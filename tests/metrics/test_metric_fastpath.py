@@ -25,9 +25,10 @@ from cockpit.collect.signals import (
     inside_quiet,
     quantile_series,
     sliced,
+    vector_quantiles,
 )
 from cockpit.config import PrometheusSettings
-from cockpit.models import Sample, Series
+from cockpit.models import InstantVector, Sample, Series
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.prometheus import PrometheusSource, fast_matrix, parse_range
@@ -164,6 +165,53 @@ async def test_client_quantiles_equal_prometheus_histogram_quantile(
             assert got[t] == pytest.approx(v, rel=1e-9), (q, t)
 
 
+async def test_per_pod_quantiles_from_one_bucket_query_are_prometheus_own(
+    worked_example_prom: PromServer,
+) -> None:
+    """D and E read every per-replica quantile of a histogram from one ``sum by (le, pod)``
+    query: each pod's P50/P95/P99/≈max must be the very number Prometheus's
+    histogram_quantile answers for that pod, and a pod must be neither lost nor added."""
+    at = worked_example_prom.scenario.now_dt
+    per_pod = TTFT_BUCKETS.replace("sum by (le)", "sum by (le, pod)")
+    src = _source(worked_example_prom.url)
+    try:
+        buckets = await src.instant(per_pod, at)
+        server = {
+            q: await src.instant(f"histogram_quantile({q}, {per_pod}) * 1000", at)
+            for q in (0.5, 0.95, 0.99, 0.999)
+        }
+    finally:
+        await src.close()
+    pods = {v.labels["pod"] for v in buckets}
+    assert len(pods) >= 4
+    for q, expected in server.items():
+        want = {v.labels["pod"]: v.v for v in expected if math.isfinite(v.v)}
+        got = {v.labels["pod"]: v.v for v in vector_quantiles(buckets, q, 1000.0)}
+        assert set(want) == pods
+        assert got == want, q
+
+
+def test_per_group_quantiles_leave_out_what_prometheus_answers_nan_for() -> None:
+    """A group with no observations, no ``+Inf`` bucket or a single bucket has no value
+    (Prometheus answers NaN for it): it is left out, never shown as zero."""
+
+    def v(pod: str, le: str, count: float) -> InstantVector:
+        return InstantVector(labels={"pod": pod, "le": le}, t=1.0, v=count)
+
+    vector = [
+        v("ok", "0.1", 1.0),
+        v("ok", "+Inf", 4.0),
+        v("idle", "0.1", 0.0),
+        v("idle", "+Inf", 0.0),
+        v("cut", "0.1", 1.0),
+        v("cut", "0.5", 2.0),
+        v("lone", "+Inf", 3.0),
+        v("odd", "not-a-bound", 3.0),
+    ]
+    got = vector_quantiles(vector, 0.2, 1000.0)
+    assert [(g.labels, g.v) for g in got] == [({"pod": "ok"}, pytest.approx(80.0))]
+
+
 @given(
     st.lists(
         st.tuples(
@@ -193,8 +241,8 @@ def test_binary_search_quantile_matches_the_linear_definition(
                     expected = prev_le
                 elif c == prev_c:
                     expected = le
-                else:
-                    expected = prev_le + (le - prev_le) * (rank - prev_c) / (c - prev_c)
+                else:  # in Prometheus's order of operations (promql/quantile.go)
+                    expected = prev_le + (le - prev_le) * ((rank - prev_c) / (c - prev_c))
                 break
             prev_le, prev_c = le, c
     assert quantile_cumulative(les, counts, q) == expected
