@@ -22,7 +22,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import TextInput
+from cockpit.ui.fields import TextInput, ValueInput
 from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
@@ -36,6 +36,9 @@ FORM = {
     "before": "exp-before",
 }
 """Experiment field → id of its input in the form."""
+
+ONE_VALUE = frozenset({"from_value", "to_value", "before"})
+"""Form fields holding one value (``256``, ``620 ms``): typing after Tab replaces it."""
 
 _LABELS = {
     "variable": "exp.variable",
@@ -73,7 +76,8 @@ class ExperimentsScreen(StepScreen):
                 for name in pair:
                     with Vertical(classes="cell"):
                         yield Label(t(_LABELS[name], lang))
-                        yield TextInput(
+                        kind = ValueInput if name in ONE_VALUE else TextInput
+                        yield kind(
                             placeholder=t(f"{_LABELS[name]}.hint", lang),
                             id=FORM[name],
                             compact=True,
