@@ -22,6 +22,7 @@ from textual.widgets import Button, DataTable, Input
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.ui.fields import TextInput
 
 
 def selected_key(table: DataTable[Any]) -> str | None:
@@ -40,6 +41,15 @@ def row_buttons(prefix: str, lang: str) -> ComposeResult:
         cancel = Button(t("ledger.cancel", lang), id=f"{prefix}-cancel")
         cancel.display = False
         yield cancel
+
+
+def load(field: Input, value: str) -> None:
+    """Show ``value`` in a form's field as text the user has not typed: a Ctrl+Z there
+    undoes only what is typed from now on, never back to another row's text."""
+    if isinstance(field, TextInput):
+        field.load(value)
+    else:
+        field.value = value
 
 
 class LedgerEditor:
@@ -121,7 +131,7 @@ class LedgerEditor:
             return
         self.editing = row.id
         for name, input_id in self.fields.items():
-            self.screen.query_one(f"#{input_id}", Input).value = str(getattr(row, name))
+            load(self.screen.query_one(f"#{input_id}", Input), str(getattr(row, name)))
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t("ledger.save", self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = True
         first = self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input)
@@ -171,7 +181,7 @@ class LedgerEditor:
             self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
         self.editing = None
         for input_id in self.fields.values():
-            self.screen.query_one(f"#{input_id}", Input).value = ""
+            load(self.screen.query_one(f"#{input_id}", Input), "")
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t(self.add_label, self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
         self.show("")
