@@ -168,8 +168,21 @@ class LedgerEditor:
     def save(self, **extra: Any) -> None:
         """Write the form into the row being edited (raises the session's RuleViolation)."""
         assert self.ctx.session is not None and self.editing is not None
+        row = self.row(self.editing)
         self.ctx.session.edit_row(self.ledger, self.editing, **self.values(), **extra)
+        said = self.saved_said(row) if row is not None else ""
         self.end()
+        # The form is empty again and adds rows: said, so the next Enter is known to add
+        # a new one, never to overwrite the row just saved.
+        self.show(said)
+
+    def saved_said(self, row: Any) -> str:
+        """ "Hypothesis 3 saved …; the form is empty and adds a new one"."""
+        assert self.ctx.session is not None
+        rows = getattr(self.ctx.session.incident, self.ledger)
+        number = getattr(row, "number", 0) or rows.index(row) + 1
+        what = t(f"ledger.row.{self.ledger}", self.lang)
+        return t("ledger.saved_row", self.lang, what=what, n=number)
 
     def end(self) -> None:
         """Leave editing: the form is empty again and adds new rows. When focus is on the
