@@ -131,3 +131,17 @@ async def test_a_prose_field_reached_by_tab_still_takes_typing_at_its_end(tmp_pa
         await pilot.press(*" on pod a")
         await pilot.pause()
         assert title.value == "P99 high on pod a"
+
+
+async def test_a_click_in_a_one_value_field_edits_the_value_where_clicked(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await pilot.click("#hold", offset=(1, 0))
+        await pilot.pause()
+        assert app.screen.focused is hold
+        await pilot.press("0")
+        await pilot.pause()
+        assert hold.value == "105"

@@ -154,7 +154,7 @@ class ValueInput(TextInput):
     def _on_blur(self, event: events.Blur) -> None:
         self._replace_next = False
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         # A click puts the cursor where the value is to be edited.
         self._replace_next = False
 
