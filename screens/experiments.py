@@ -186,15 +186,22 @@ class ExperimentsScreen(StepScreen):
         exp: Experiment | None = self.editor.selected() or (exps[-1] if exps else None)
         return exp
 
+    _result_shown = ""
+    """What :meth:`_show_result` last put in the "after" field."""
+
     def _show_result(self) -> None:
         """The "after" field shows the result saved for its experiment (empty while it has
         none): a result saved stays in sight, so typing there again is visibly an edit of
-        it. Not while the field has focus (what is typed there is the user's)."""
+        it. Not while the field has focus, nor over a result typed and not yet recorded
+        (what is typed there is the user's)."""
         field = self.query_one("#exp-after", TextInput)
         exp = self._result_of()
         saved = exp.after if exp is not None else ""
-        if not field.has_focus and field.value != saved:
+        if field.has_focus or field.value not in (saved, self._result_shown):
+            return
+        if field.value != saved:
             field.load(saved)
+        self._result_shown = saved
 
     def _after_label(self) -> str:
         """The "after" field's label names the experiment its result is recorded for
@@ -264,6 +271,7 @@ class ExperimentsScreen(StepScreen):
             exp = self.editor.selected() or exps[-1]
             before = exp.after
             self.ctx.session.record_experiment_result(exp.id, after)
+            self._result_shown = after
             # The field keeps the saved result (never emptied under the cursor, where a
             # second sentence and Enter would replace it unseen) and says what was done.
             key = "exp.result_recorded"

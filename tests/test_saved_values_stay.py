@@ -133,3 +133,23 @@ def first_field(ledger: str) -> str:
         "experiments": "variable",
         "actions": "what",
     }[ledger]
+
+
+async def test_a_result_typed_and_not_yet_recorded_stays_when_the_incident_changes(tmp_path):
+    from cockpit.incident import Experiment
+
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.add_experiment(Experiment(at=ctx.clock.now(), variable="max_num_seqs"))
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        after = screen.query_one("#exp-after", Input)
+        after.focus()
+        await pilot.pause()
+        await pilot.press(*"P99 410 ms", "tab")
+        await pilot.pause()
+        ctx.session.add_hypothesis("KV cache fragmentation", "a restart leaves P99 high")
+        screen.incident_changed()
+        await pilot.pause()
+        assert after.value == "P99 410 ms"
