@@ -20,7 +20,7 @@ from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import ChangesNoteInput, TextInput, example_times
+from cockpit.ui.fields import ChangesNoteInput, TextInput, ValueInput, example_times
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -61,7 +61,7 @@ class ChangesScreen(StepScreen):
         with Horizontal():
             with Vertical(classes="cell"):
                 yield Label(t("chg.when", lang))
-                yield TextInput(
+                yield ValueInput(
                     placeholder=t("times.placeholder", lang, **example_times(self.ctx)),
                     id="chg-when",
                     compact=True,

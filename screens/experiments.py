@@ -22,7 +22,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import TextInput
+from cockpit.ui.fields import TextInput, ValueInput
 from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
@@ -36,6 +36,9 @@ FORM = {
     "before": "exp-before",
 }
 """Experiment field → id of its input in the form."""
+
+ONE_VALUE = frozenset({"from_value", "to_value", "before"})
+"""Form fields holding one value (``256``, ``620 ms``): typing after Tab replaces it."""
 
 _LABELS = {
     "variable": "exp.variable",
@@ -73,7 +76,8 @@ class ExperimentsScreen(StepScreen):
                 for name in pair:
                     with Vertical(classes="cell"):
                         yield Label(t(_LABELS[name], lang))
-                        yield TextInput(
+                        kind = ValueInput if name in ONE_VALUE else TextInput
+                        yield kind(
                             placeholder=t(f"{_LABELS[name]}.hint", lang),
                             id=FORM[name],
                             compact=True,
@@ -149,6 +153,7 @@ class ExperimentsScreen(StepScreen):
         exp = self.editor.selected()
         pane = self.query_one("#exp-detail", Static)
         self.query_one("#exp-after-label", Label).update(self._after_label())
+        self._show_result()
         if exp is None:
             pane.update(t("ledger.detail.none", self.lang))
             return
@@ -173,12 +178,35 @@ class ExperimentsScreen(StepScreen):
         if event.data_table.id == "exp-table":
             self.show_detail()
 
+    def _result_of(self) -> Experiment | None:
+        """The experiment the "after" field records the result of: the highlighted one,
+        else the last one logged."""
+        assert self.ctx.session is not None
+        exps = self.ctx.session.incident.experiments
+        exp: Experiment | None = self.editor.selected() or (exps[-1] if exps else None)
+        return exp
+
+    _result_shown = ""
+    """What :meth:`_show_result` last put in the "after" field."""
+
+    def _show_result(self) -> None:
+        """The "after" field shows the result saved for its experiment (empty while it has
+        none): a result saved stays in sight, so typing there again is visibly an edit of
+        it. Not while the field has focus, nor over a result typed and not yet recorded
+        (what is typed there is the user's)."""
+        field = self.query_one("#exp-after", TextInput)
+        exp = self._result_of()
+        saved = exp.after if exp is not None else ""
+        if field.has_focus or field.value not in (saved, self._result_shown):
+            return
+        if field.value != saved:
+            field.load(saved)
+        self._result_shown = saved
+
     def _after_label(self) -> str:
         """The "after" field's label names the experiment its result is recorded for
         (the highlighted one): "After — result of experiment 2 (max_num_seqs)"."""
-        assert self.ctx.session is not None
-        exps = self.ctx.session.incident.experiments
-        exp = self.editor.selected() or (exps[-1] if exps else None)
+        exp = self._result_of()
         if exp is None:
             return t("exp.after", self.lang)
         return t(
@@ -231,7 +259,7 @@ class ExperimentsScreen(StepScreen):
                 err.update(t(exc.key, self.lang))
                 return
             # The form is empty for the next experiment (the logged one is in the
-            # ledger; Ctrl+Z in a field brings its text back).
+            # ledger, and the history keeps an edit's previous text).
             self.query_one("#exp-hypothesis", Select).clear()
             self.incident_changed()
         elif bid == "exp-record":
@@ -241,7 +269,17 @@ class ExperimentsScreen(StepScreen):
                 err.update(t("exp.need_after", self.lang))
                 return
             exp = self.editor.selected() or exps[-1]
+            before = exp.after
             self.ctx.session.record_experiment_result(exp.id, after)
-            self.query_one("#exp-after", TextInput).value = ""
-            err.update("")
+            self._result_shown = after
+            # The field keeps the saved result (never emptied under the cursor, where a
+            # second sentence and Enter would replace it unseen) and says what was done.
+            key = "exp.result_recorded"
+            if before and before != after:
+                key = "exp.result_replaced"
+            elif before == after:
+                key = "exp.result_unchanged"
+            said = t(key, self.lang, n=exp.number)
+            err.update(said)
+            self.notify(said, markup=False)
             self.incident_changed()

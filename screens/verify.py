@@ -16,7 +16,7 @@ from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
 from cockpit.ui.drill_form import DrillAnswerForm
-from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm
+from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm, ValueInput
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
@@ -58,7 +58,7 @@ class VerifyScreen(StepScreen):
         with Horizontal():
             yield Label(t("verify.hold", lang))
             assert ctx.session is not None
-            yield TextInput(
+            yield ValueInput(
                 value=str(ctx.session.incident.recovery.hold_minutes),
                 id="hold",
                 type="integer",
@@ -80,7 +80,7 @@ class VerifyScreen(StepScreen):
             yield TextInput(
                 placeholder=t("act.owner", lang), id="act-owner", compact=True, classes="cell"
             )
-            yield TextInput(
+            yield ValueInput(
                 placeholder=t("act.deadline", lang), id="act-deadline", compact=True, classes="cell"
             )
             yield TextInput(

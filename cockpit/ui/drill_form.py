@@ -24,7 +24,7 @@ from cockpit.knowledge.catalogues import cause_classes
 from cockpit.models.signals import LAYERS
 from cockpit.session import RuleViolation
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import TextInput, example_times
+from cockpit.ui.fields import ValueInput, example_times
 from cockpit.ui.metrics_common import MetricsView
 from cockpit.ui.select import LocalSelect
 
@@ -97,7 +97,7 @@ class DrillAnswerForm(MetricsView):
                 with Vertical(classes="drill-cell"):
                     yield Label(t(f"drill.part.{part}", lang))
                     self.shown[part] = fmt_time(self._time(part))
-                    yield TextInput(
+                    yield ValueInput(
                         value=self.shown[part],
                         placeholder=placeholder,
                         id=f"drill-{part}",

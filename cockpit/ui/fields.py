@@ -34,8 +34,10 @@ class TextInput(Input):
     slowly) is one step: one Ctrl+Z puts back the text as it was when the field was
     entered. A change that removes or replaces more (select-all then a stray key, a paste
     over the text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings
-    the text back. Values set by the program are steps too: "Add" clearing the fields can
-    be undone.
+    the text back. Values set by the program are steps too (a time written out whole),
+    except text loaded as the field's start (:meth:`load`: a ledger row to edit, the form
+    emptied after a save), which Ctrl+Z never brings back. Leaving the field, or a
+    dialog opening over it, ends the step being typed (:meth:`end_burst`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -78,7 +80,23 @@ class TextInput(Input):
     def _on_focus(self, event: events.Focus) -> None:
         # A new visit: what is typed now is a new step. (Textual calls Input's own
         # handler as well.)
+        self.end_burst()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self.end_burst()
+
+    def end_burst(self) -> None:
+        """End the step being typed: what is typed next is a step of its own, one Ctrl+Z
+        away from the text as it is now (focus moved, a dialog opened over the field)."""
         self._typing = False
+
+    def load(self, value: str) -> None:
+        """Show ``value`` as the field's starting text with no steps to undo: the text
+        of another row loaded into a form (or the form emptied after it was saved) is
+        not the user's typing in this field, so Ctrl+Z never brings it back here."""
+        self._replay(value)
+        self._undo.clear()
+        self._redo.clear()
 
     def _replay(self, value: str) -> None:
         self._replaying = True
@@ -112,6 +130,56 @@ class TextInput(Input):
         if self._redo:
             self._undo.append(self.value)
             self._replay(self._redo.pop())
+
+
+class ValueInput(TextInput):
+    """A field that holds one value (a number of minutes, a time, a date, a setting's
+    value), not prose.
+
+    Reached with its value in it (Tab, a click), the first printable key typed, or a
+    paste, replaces the value instead of being added to its end, so typing ``10`` into a
+    field holding ``15`` gives ``10``, never ``1510``; one Ctrl+Z puts the value back.
+    Moving the cursor first (Left, Right, Home, End, a click in the text) or Backspace /
+    Delete edits the value in place as any field does.
+    """
+
+    def __init__(self, value: str | None = None, *args: Any, **kw: Any) -> None:
+        self._replace_next = False
+        """Focus arrived with a value in the field and no key was pressed since."""
+        super().__init__(value, *args, **kw)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._replace_next = bool(self.value)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._replace_next = False
+
+    async def _on_click(self, event: events.Click) -> None:
+        # A click puts the cursor where the value is to be edited.
+        self._replace_next = False
+
+    async def _on_key(self, event: events.Key) -> None:
+        replace, self._replace_next = self._replace_next, False
+        if replace and event.is_printable and event.character is not None:
+            event.stop()
+            event.prevent_default()
+            self._replace_with(event.character)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        replace, self._replace_next = self._replace_next, False
+        if replace and event.text:
+            event.stop()
+            event.prevent_default()
+            self._replace_with(event.text.splitlines()[0])
+
+    def _replace_with(self, text: str) -> None:
+        """Put ``text`` in place of the value, as the first step of this visit's typing
+        (what is typed after it joins that step)."""
+        before = self.value
+        self.end_burst()
+        self.replace(text, 0, len(before))
+        if self.value != before:
+            self._typing = True
 
 
 def _one_key_apart(before: str, value: str) -> bool:
@@ -298,7 +366,7 @@ class TimesForm(Vertical):
                 with Vertical(classes="time-cell"):
                     yield Label(t(f"times.{name}", self.ctx.lang))
                     # Bordered (not compact) so the four times read as fields to type into.
-                    yield TextInput(
+                    yield ValueInput(
                         value=fmt_time(getattr(times, name)),
                         placeholder=placeholder,
                         id=f"time-{name}",

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, TextArea
+
+from cockpit.i18n import t
+from cockpit.ui.fields import TextInput
 
 
 def hand_on_focus(leaving: Widget) -> None:
@@ -99,6 +103,20 @@ class KeepsTextOnFocus(Screen[Any]):
             cursor_to_end(widget)
         show_cursor_row(widget)
 
+    def on_screen_suspend(self, event: events.ScreenSuspend) -> None:
+        """A dialog opened over the screen (F8, F6, F2…): the typing before it is a
+        Ctrl+Z step of its own, apart from what is typed when the dialog closes (the
+        field keeps focus underneath, so no focus change ends the step)."""
+        end_typing_steps(self)
+
+
+def end_typing_steps(screen: Screen[Any]) -> None:
+    """End the Ctrl+Z step being typed in every field of ``screen``."""
+    for field in screen.query(TextInput):
+        field.end_burst()
+    for area in screen.query(TextArea):
+        area.history.checkpoint()
+
 
 def show_cursor_row(widget: Widget | None) -> None:
     """A list that takes focus shows its cursor row at once: an ``OptionList`` highlights
@@ -157,7 +175,7 @@ class SubmitsOnEnter(Screen[Any]):
             return
         missing = [w for w in inputs if w.id in self.REQUIRED and not w.value.strip()]
         if missing:
-            missing[0].focus()
+            self.show_missing(missing[0])
             return
         if submitting is not None and submitting[2] == button_id:
             field = submitting[0]
@@ -167,6 +185,21 @@ class SubmitsOnEnter(Screen[Any]):
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
     """Ids of the form fields a row cannot be added without (its first empty one takes
     focus after the button is pressed)."""
+
+    def show_missing(self, field: Input) -> None:
+        """A form refused for want of ``field``: it takes focus, scrolled into sight
+        however far down the step the form is, and a notice names it."""
+        show = getattr(self, "show_focused", None)
+        if callable(show):
+            show(field)
+        else:
+            field.focus()
+        lang = str(getattr(self, "lang", "en"))
+        self.notify(
+            t("form.missing_field", lang, field=stop_name(field)),
+            severity="warning",
+            markup=False,
+        )
 
 
 def stop_name(widget: Widget) -> str:

@@ -22,6 +22,7 @@ from textual.widgets import Button, DataTable, Input
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.ui.fields import TextInput
 
 
 def selected_key(table: DataTable[Any]) -> str | None:
@@ -40,6 +41,15 @@ def row_buttons(prefix: str, lang: str) -> ComposeResult:
         cancel = Button(t("ledger.cancel", lang), id=f"{prefix}-cancel")
         cancel.display = False
         yield cancel
+
+
+def load(field: Input, value: str) -> None:
+    """Show ``value`` in a form's field as text the user has not typed: a Ctrl+Z there
+    undoes only what is typed from now on, never back to another row's text."""
+    if isinstance(field, TextInput):
+        field.load(value)
+    else:
+        field.value = value
 
 
 class LedgerEditor:
@@ -121,7 +131,7 @@ class LedgerEditor:
             return
         self.editing = row.id
         for name, input_id in self.fields.items():
-            self.screen.query_one(f"#{input_id}", Input).value = str(getattr(row, name))
+            load(self.screen.query_one(f"#{input_id}", Input), str(getattr(row, name)))
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t("ledger.save", self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = True
         first = self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input)
@@ -158,8 +168,21 @@ class LedgerEditor:
     def save(self, **extra: Any) -> None:
         """Write the form into the row being edited (raises the session's RuleViolation)."""
         assert self.ctx.session is not None and self.editing is not None
+        row = self.row(self.editing)
         self.ctx.session.edit_row(self.ledger, self.editing, **self.values(), **extra)
+        said = self.saved_said(row) if row is not None else ""
         self.end()
+        # The form is empty again and adds rows: said, so the next Enter is known to add
+        # a new one, never to overwrite the row just saved.
+        self.show(said)
+
+    def saved_said(self, row: Any) -> str:
+        """ "Hypothesis 3 saved …; the form is empty and adds a new one"."""
+        assert self.ctx.session is not None
+        rows = getattr(self.ctx.session.incident, self.ledger)
+        number = getattr(row, "number", 0) or rows.index(row) + 1
+        what = t(f"ledger.row.{self.ledger}", self.lang)
+        return t("ledger.saved_row", self.lang, what=what, n=number)
 
     def end(self) -> None:
         """Leave editing: the form is empty again and adds new rows. When focus is on the
@@ -171,7 +194,7 @@ class LedgerEditor:
             self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
         self.editing = None
         for input_id in self.fields.values():
-            self.screen.query_one(f"#{input_id}", Input).value = ""
+            load(self.screen.query_one(f"#{input_id}", Input), "")
         self.screen.query_one(f"#{self.prefix}-add", Button).label = t(self.add_label, self.lang)
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
         self.show("")
