@@ -64,12 +64,15 @@ class OpenedWith(_Model):
             or fragment (secrets are never kept); empty when none was used.
         kube_context: The kubeconfig context; empty for the default.
         kubeconfig: The kubeconfig file; empty for the default.
+        baseline: The baseline the screens compared with (``1d``, ``7d``, ``quiet``; empty
+            before it was kept: the configured one).
     """
 
     at: datetime | None = None
     prometheus_url: str = ""
     kube_context: str = ""
     kubeconfig: str = ""
+    baseline: str = ""
 
 
 class PagedBy(_Model):

@@ -1070,6 +1070,13 @@ class IncidentSession:
         rec.hold_minutes = minutes
         self.save()
 
+    def keep_baseline(self, kind: str) -> None:
+        """The baseline the screens now compare with, so that ``--resume`` reopens the
+        incident on it."""
+        if self.incident.opened_with.baseline != kind:
+            self.incident.opened_with.baseline = kind
+            self.save()
+
     def record_recovery(
         self,
         recovered: bool | None,
