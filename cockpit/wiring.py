@@ -504,6 +504,8 @@ def build_context(
         ctx.session = open_session(
             args, settings, mode, lang, meta, background=background, opened=opened_with(ctx, mode)
         )
+        # what the responder logs in this run comes after what an earlier run logged
+        clock.continue_after(ctx.session.incident.last_logged())
         if getattr(args, "resume", None):
             # A scope flag given on resume is the scope investigated from now on: the
             # title bar and the next resume read it as the screens do.
