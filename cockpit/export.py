@@ -81,6 +81,7 @@ from cockpit.incident import (
     HistoryEntry,
     Hypothesis,
     Incident,
+    Mode,
     PagedBy,
     PlaybookRecord,
     RecoveryCheck,
@@ -257,6 +258,29 @@ class RecordInfo(_Doc):
     service: ServiceScope
     created_at: datetime
     updated_at: datetime
+    clocks: dict[str, str]
+    """The clock each kind of timestamp is on (see :func:`clocks_of`)."""
+    clock_at: datetime | None = None
+    """The instant the incident clock is frozen at (``--at``), ``None`` when unknown or live."""
+
+
+CLOCK_KINDS = ("evidence", "logged", "record")
+"""The kinds of timestamp of an export: ``evidence`` (what was read: pinned numbers, alerts,
+changes, Xid events, the incident times), ``logged`` (what the responder logged doing:
+experiments, F2 actions, timeline notes) and ``record`` (created, updated, corrections)."""
+
+
+def clocks_of(inc: Incident) -> dict[str, str]:
+    """Kind of timestamp → its clock: ``wall`` (the wall clock), ``incident`` (frozen at the
+    time investigated: ``--at``, or the recording's time in replay and demo) or
+    ``incident_running`` (that incident clock running on with the wall time elapsed while
+    the responder worked, :meth:`cockpit.clock.Clock.logged`)."""
+    frozen = inc.opened_with.at is not None or inc.mode in (Mode.REPLAY, Mode.DEMO)
+    return {
+        "evidence": "incident" if frozen else "wall",
+        "logged": "incident_running" if frozen else "wall",
+        "record": "wall",
+    }
 
 
 class ExportDocument(_Doc):
@@ -404,6 +428,8 @@ def build_document(
             service=inc.service.model_copy(),
             created_at=inc.created_at,
             updated_at=inc.updated_at,
+            clocks=clocks_of(inc),
+            clock_at=_utc(inc.opened_with.at),
         ),
         labels={key: t(f"export.field.{key}", lang) for key in TEMPLATE_KEYS},
         template=template,
@@ -797,6 +823,13 @@ def _appendix_record(md: _Md, doc: ExportDocument) -> None:
     md.item(0, md.tr("export.record.created"), md.when(r.created_at))
     md.item(0, md.tr("export.record.updated"), md.when(r.updated_at))
     md.item(0, None, md.tr("export.record.times_note", offset=doc.local_offset))
+    if set(r.clocks.values()) == {"wall"}:
+        md.item(0, None, md.tr("export.clock.all_wall"))
+        return
+    at = md.when(r.clock_at) if r.clock_at is not None else md.tr("export.clock.recording")
+    for kind in CLOCK_KINDS:
+        clock = md.tr(f"export.clock.{r.clocks[kind]}", at=at)
+        md.item(0, md.tr(f"export.clock_kind.{kind}"), clock)
 
 
 def _appendix_corrections(md: _Md, doc: ExportDocument, incident: Incident) -> None:

@@ -205,13 +205,42 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
         return t("history.line.undelete", lang, what=what)
     key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"
     return t(
-        key, lang, what=what, old=_shown(entry, entry.old, lang), new=_shown(entry, entry.new, lang)
+        key,
+        lang,
+        what=what,
+        old=_shown(incident, entry, entry.old, lang),
+        new=_shown(incident, entry, entry.new, lang),
     )
 
 
-def _shown(entry: HistoryEntry, value: object, lang: str) -> str:
+def _evidence_name(incident: Incident, evidence_id: str, lang: str) -> str:
+    """A pinned piece of evidence by its label in ``lang`` (the history's copy names one
+    unpinned since); its id only when neither knows it."""
+    for ev in incident.evidence:
+        if ev.id == evidence_id:
+            return short(ev.label_i18n.get(lang) or ev.label, 30)
+    for entry in incident.history:
+        if entry.target == f"evidence/{evidence_id}":
+            for kept in (entry.old, entry.new):
+                row = kept.get("row") if isinstance(kept, dict) else None
+                if isinstance(row, dict) and row.get("label"):
+                    labels = row.get("label_i18n")
+                    label = labels.get(lang) if isinstance(labels, dict) else None
+                    return short(str(label or row["label"]), 30)
+    return evidence_id
+
+
+def _shown(incident: Incident, entry: HistoryEntry, value: object, lang: str) -> str:
     """A value as the screens name it: the answer at D and a hypothesis' status in words
-    (``单实例``, ``已推翻``), anything else by :func:`value_text`."""
+    (``单实例``, ``已推翻``), the evidence linked to a hypothesis by its pins' labels,
+    anything else by :func:`value_text`."""
+    if entry.target.endswith(".evidence_ids") and isinstance(value, list):
+        if not value:
+            return t("history.empty", lang)
+        names = (_evidence_name(incident, str(i), lang) for i in value)
+        return t("history.list_sep", lang).join(
+            t("history.quoted", lang, text=name) for name in names
+        )
     if entry.target == "scope_branch" and value in ("single", "shared", "release"):
         return t(f"history.branch.{value}", lang)
     if entry.target.endswith(".status") and value in ("open", "supported", "refuted"):

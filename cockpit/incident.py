@@ -64,12 +64,15 @@ class OpenedWith(_Model):
             or fragment (secrets are never kept); empty when none was used.
         kube_context: The kubeconfig context; empty for the default.
         kubeconfig: The kubeconfig file; empty for the default.
+        baseline: The baseline the screens compared with (``1d``, ``7d``, ``quiet``; empty
+            before it was kept: the configured one).
     """
 
     at: datetime | None = None
     prometheus_url: str = ""
     kube_context: str = ""
     kubeconfig: str = ""
+    baseline: str = ""
 
 
 class PagedBy(_Model):
@@ -273,6 +276,12 @@ class TimelineKind(StrEnum):
     EXPERIMENT = "experiment"
     EVIDENCE = "evidence"
     STEP = "step"
+
+
+LOGGED_KINDS = frozenset({TimelineKind.MITIGATION, TimelineKind.NOTE, TimelineKind.EXPERIMENT})
+"""The timeline entries the responder logs as they do something (an F2 action, a note, an
+experiment): stamped when they are logged (:meth:`cockpit.clock.Clock.logged`), unlike
+evidence, which is stamped with the time it reads."""
 
 
 class TimelineEntry(_Model):
@@ -595,6 +604,14 @@ class Incident(_Model):
     alert_rule: str = ""
     history: list[HistoryEntry] = Field(default_factory=list)
     """Every change with the value it replaced, oldest first (see :class:`HistoryEntry`)."""
+
+    def last_logged(self) -> datetime | None:
+        """When the responder last logged an entry (:data:`LOGGED_KINDS`), ``None`` before
+        the first."""
+        times = [e.at for e in self.timeline if e.kind in LOGGED_KINDS and e.source == "user"] + [
+            e.at for e in self.experiments
+        ]
+        return max(times, default=None)
 
     def highest_number(self, ledger: str) -> int:
         """The highest number a row of ``ledger`` ever held, deleted rows included (the

@@ -550,6 +550,7 @@ class IncidentSession:
             if (existing.label, existing.value, existing.unit, existing.at, existing.query) == key:
                 return existing
         self.incident.evidence.append(evidence)
+        self._added("evidence", evidence)
         unit = f" {evidence.unit}" if evidence.unit else ""
         self._timeline(
             evidence.at or utcnow(),
@@ -738,10 +739,13 @@ class IncidentSession:
         self.save()
 
     def link_evidence(self, hypothesis_id: str, evidence_id: str) -> None:
-        """Link pinned evidence to a hypothesis."""
+        """Link pinned evidence to a hypothesis; the history keeps the links it had (F8
+        lists the link, and restoring it takes the link back)."""
         for hyp in self.incident.hypotheses:
             if hyp.id == hypothesis_id and evidence_id not in hyp.evidence_ids:
+                before = list(hyp.evidence_ids)
                 hyp.evidence_ids.append(evidence_id)
+                self._record(f"hypotheses/{hyp.id}.evidence_ids", before, list(hyp.evidence_ids))
         self.save()
 
     def add_experiment(self, experiment: Experiment) -> Experiment:
@@ -906,7 +910,9 @@ class IncidentSession:
 
     # -- history -------------------------------------------------------------------------
     def _added(
-        self, ledger: str, row: Hypothesis | Experiment | ActionItem | TimelineEntry | Change
+        self,
+        ledger: str,
+        row: Hypothesis | Experiment | ActionItem | TimelineEntry | Change | Evidence,
     ) -> None:
         """Keep the addition of ``row`` to ``ledger`` in the history (F8 lists every row
         added, not only the ones edited or deleted later)."""
@@ -1069,6 +1075,13 @@ class IncidentSession:
         self._record(HOLD_TARGET, rec.hold_minutes, minutes)
         rec.hold_minutes = minutes
         self.save()
+
+    def keep_baseline(self, kind: str) -> None:
+        """The baseline the screens now compare with, so that ``--resume`` reopens the
+        incident on it."""
+        if self.incident.opened_with.baseline != kind:
+            self.incident.opened_with.baseline = kind
+            self.save()
 
     def record_recovery(
         self,

@@ -15,7 +15,7 @@ from typing import Any
 from cockpit.clock import Clock
 from cockpit.config import Settings, load_settings
 from cockpit.context import AppContext
-from cockpit.incident import Mode
+from cockpit.incident import Mode, ServiceScope
 from cockpit.models.messages import msg
 from cockpit.redact import public_url
 from cockpit.sources.base import Sources
@@ -303,6 +303,8 @@ def _resume_mode(
         return args, []
     new = argparse.Namespace(**vars(args))
     notices = _reuse_opened_with(new, incident.opened_with, settings)
+    notices += _reuse_scope(new, incident.service, settings)
+    new.resumed_baseline = incident.opened_with.baseline
     if getattr(args, "demo", False) or getattr(args, "replay", None):
         return new, notices
     if incident.mode is Mode.DEMO:
@@ -360,16 +362,61 @@ def _reuse_opened_with(new: argparse.Namespace, saved: Any, settings: Settings) 
     return notices
 
 
+SCOPE_FLAGS = (
+    ("--namespace", "namespace"),
+    ("--selector", "selector"),
+    ("--deployment", "deployment"),
+    ("--model", "model"),
+)
+"""The flags of the service scope, and the :class:`cockpit.incident.ServiceScope` field
+each one sets."""
+
+
+def _reuse_scope(new: argparse.Namespace, saved: Any, settings: Settings) -> list[str]:
+    """Put the incident's service scope into ``new`` when no scope flag is given, so the
+    resumed screens read the service they read before; ``new.resumed_scope`` keeps it, and
+    a blank part of it stays blank whatever the configuration says. A scope flag given
+    on resume replaces the whole scope, with a notice for each part that differs."""
+    from cockpit.i18n import t
+
+    lang = settings.resolved_lang()
+    given = [(flag, attr) for flag, attr in SCOPE_FLAGS if getattr(new, attr, None)]
+    if not given:
+        for _, attr in SCOPE_FLAGS:
+            setattr(new, attr, getattr(saved, attr) or None)
+        new.resumed_scope = saved
+        return []
+    return [
+        t("resume.override", lang, flag=flag, given=getattr(new, attr), saved=getattr(saved, attr))
+        for flag, attr in given
+        if getattr(saved, attr) and getattr(new, attr) != getattr(saved, attr)
+    ]
+
+
+def _with_resumed(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``settings`` with the resumed incident's scope (see :func:`_reuse_scope`) and the
+    baseline its screens compared with."""
+    update: dict[str, Any] = {}
+    scope = getattr(args, "resumed_scope", None)
+    if scope is not None:
+        update["service"] = settings.service.model_copy(update=scope.model_dump())
+    baseline = getattr(args, "resumed_baseline", "")
+    if baseline in ("1d", "7d", "quiet"):
+        update["baseline"] = baseline
+    return settings.model_copy(update=update) if update else settings
+
+
 def opened_with(ctx: AppContext, mode: Mode) -> Any:
     """The investigation clock and the sources ``ctx`` was built on, secrets removed
     (see :class:`cockpit.incident.OpenedWith`)."""
     from cockpit.incident import OpenedWith
 
     if mode is not Mode.LIVE:
-        return OpenedWith(at=ctx.at)
+        return OpenedWith(at=ctx.at, baseline=ctx.settings.baseline)
     kube = ctx.settings.kubernetes
     return OpenedWith(
         at=ctx.at,
+        baseline=ctx.settings.baseline,
         prometheus_url=public_url(ctx.settings.prometheus.url or ""),
         kube_context=kube.context or "",
         kubeconfig=str(kube.kubeconfig or ""),
@@ -414,8 +461,9 @@ def config_warnings(lang: str) -> list[str]:
     return out
 
 
-_SOURCE_FLAGS = ("prometheus_url", "context", "kubeconfig")
-"""The flags ``--resume`` may restore that the settings are built from."""
+_SOURCE_FLAGS = ("prometheus_url", "context", "kubeconfig", *(a for _, a in SCOPE_FLAGS))
+"""The flags ``--resume`` may restore that the settings are built from (the sources and
+the service scope)."""
 
 
 def build_context(
@@ -430,6 +478,7 @@ def build_context(
     resumed, notices = _resume_mode(args, settings)
     if any(getattr(resumed, k, None) != getattr(args, k, None) for k in _SOURCE_FLAGS):
         settings = settings_from_args(resumed)
+    settings = _with_resumed(settings, resumed)
     args = resumed
     lang = settings.resolved_lang()
     mode = mode_of(args)
@@ -455,6 +504,21 @@ def build_context(
         ctx.session = open_session(
             args, settings, mode, lang, meta, background=background, opened=opened_with(ctx, mode)
         )
+        # what the responder logs in this run comes after what an earlier run logged
+        clock.continue_after(ctx.session.incident.last_logged())
+        if getattr(args, "resume", None):
+            # A scope flag given on resume is the scope investigated from now on: the
+            # title bar and the next resume read it as the screens do.
+            svc = settings.service
+            scope = ServiceScope(
+                namespace=svc.namespace,
+                selector=svc.selector,
+                deployment=svc.deployment,
+                model=svc.model,
+            )
+            if scope != ctx.session.incident.service:
+                ctx.session.incident.service = scope
+                ctx.session.save()
         if getattr(args, "alert", None):
             start_from_alert(ctx, args.alert)
     return ctx

@@ -245,7 +245,7 @@ class ExperimentsScreen(StepScreen):
                 else:
                     self.ctx.session.add_experiment(
                         Experiment(
-                            at=self.ctx.clock.now(),
+                            at=self.ctx.clock.logged(),
                             hypothesis_id=hypothesis_id,
                             **self.editor.values(),
                         )

@@ -191,7 +191,7 @@ class ImpactScreen(StepScreen):
             if editor.editing is not None:
                 editor.save()
             else:
-                self.ctx.session.add_timeline(self.ctx.clock.now(), text)
+                self.ctx.session.add_timeline(self.ctx.clock.logged(), text)
                 editor.end()
         except RuleViolation as exc:
             editor.show(t(exc.key, self.lang))

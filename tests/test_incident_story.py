@@ -213,6 +213,15 @@ async def test_every_rendering_of_a_signal_agrees(
         if r.verdict_now != row.verdict:
             assert row.slo_breach_at is not None and row.slo is not None
             assert row.now.value is not None and row.now.value <= row.slo
+    # step I checks every signal C calls anomalous, utilization included; demand is
+    # context there, never a failure criterion
+    from cockpit.analysis.recovery import DEMAND_SIGNALS
+
+    checked = {r.key: r for r in story["recovery"]}
+    for row in rows.values():
+        if row.verdict == "anomalous" and (row.baseline.value is not None or row.spark):
+            assert row.key in checked, row.key
+            assert checked[row.key].context == (row.signal in DEMAND_SIGNALS), row.key
     _past_breach_and_slo_agree(srv, story, rows)
     _slo_line_names_its_signal(story, rows)
     # no signal over its SLO is called normal anywhere

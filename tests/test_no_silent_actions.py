@@ -140,7 +140,10 @@ async def test_i_did_this_never_overwrites_or_contradicts_an_entered_time(tmp_pa
     app = CockpitApp(ctx=ctx, start_step="A")
     async with app.run_test(size=(120, 48)) as pilot:
         said = await _i_did_this(app, pilot, "rollback", open_f2=True)
-        assert ctx.session.incident.times.mitigate == ctx.clock.now()
+        # the time it was done: the incident clock running on from its frozen instant
+        [done] = [e for e in ctx.session.incident.timeline if e.kind == "mitigation"]
+        assert ctx.session.incident.times.mitigate == done.at
+        assert ctx.clock.now() <= done.at < ctx.clock.now() + timedelta(minutes=1)
         assert "Mitigate time set to" in said
         [change] = [h for h in ctx.session.incident.history if h.target == "times.mitigate"]
         assert change.old is None

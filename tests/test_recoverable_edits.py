@@ -191,3 +191,49 @@ async def test_logging_an_experiment_empties_the_form_for_the_next(tmp_path):
         from textual.widgets import Select
 
         assert screen.query_one("#exp-hypothesis").value is Select.NULL
+
+
+async def test_f8_lists_pins_and_evidence_links_and_restores_them(tmp_path):
+    """F8 lists a pin (F6, C, E) and a link of evidence to a hypothesis (G) as it lists
+    every other row added, by their names in both languages; restoring the link takes
+    it back, and a pin unpinned comes back with its link."""
+    from cockpit.incident import Evidence
+
+    ctx = make_ctx(tmp_path, lang="en")
+    hyp = ctx.session.add_hypothesis("KV fragmentation", "P99 stays after a restart")
+    ev = ctx.session.pin(Evidence(label="P99 latency", value="620", unit="ms", step="C"))
+    ctx.session.link_evidence(hyp.id, ev.id)
+    app = CockpitApp(ctx=ctx, start_step="G")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("f8")
+        await pilot.pause()
+        screen = app.screen
+        assert type(screen).__name__ == "HistoryScreen"
+        table = screen.query_one("#history-table")
+        lines = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert lines[:2] == [
+            "Hypothesis 1 “KV fragmentation” · Evidence: (empty) → “P99 latency”",
+            "Added Evidence “P99 latency”",
+        ]
+        table.move_cursor(row=0)
+        screen.query_one("#history-restore").press()
+        await pilot.pause()
+        assert ctx.session.incident.hypotheses[0].evidence_ids == []
+        assert "Restored" in str(screen.query_one("#history-status").render())
+        await pilot.press("escape")
+        await pilot.pause()
+    # unpinned, the pin comes back from F8 with its link
+    ctx.session.link_evidence(hyp.id, ev.id)
+    ctx.session.unpin(ev.id)
+    [deleted] = [h for h in ctx.session.incident.history if h.target == f"evidence/{ev.id}"][-1:]
+    ctx.session.restore(deleted.id)
+    assert [e.id for e in ctx.session.incident.evidence] == [ev.id]
+    assert ctx.session.incident.hypotheses[0].evidence_ids == [ev.id]
+    from cockpit.history import entry_line
+
+    zh = [entry_line(ctx.session.incident, h, "zh") for h in ctx.session.incident.history]
+    assert "新增 证据「P99 latency」" in zh
+    assert "假设 1「KV fragmentation」 · 证据：（空） → 「P99 latency」" in zh
+    assert stored(ctx).hypotheses[0].evidence_ids == [ev.id]

@@ -87,8 +87,11 @@ def screen_window(ctx: AppContext) -> Window:
 
 
 def set_baseline(ctx: AppContext, kind: str) -> Window:
-    """Switch the shared window's baseline (``1d``/``7d``/``quiet``)."""
+    """Switch the shared window's baseline (``1d``/``7d``/``quiet``); the incident keeps
+    it for ``--resume``."""
     w = screen_window(ctx)
     w = w.with_baseline("7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d")
     ctx.metrics.window = w
+    if ctx.session is not None:
+        ctx.session.keep_baseline(w.baseline)
     return w

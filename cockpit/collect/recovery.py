@@ -4,8 +4,11 @@ into :class:`~cockpit.analysis.recovery.RecoverySignal` for the pure check.
 Which signals count: every golden row (screen A) and every drilldown signal (screen C:
 queue, KV cache, temperature, clocks…) that left its baseline band at some point of the
 window, or is anomalous now ("every signal that was anomalous", seed 000 step I): the
-cause must be gone too, not only the symptom at the gateway. Utilization rows are not
-SLIs of recovery ("GPU 利用率瞬时 100% 并不一定是瓶颈", seed 003) and are left out.
+cause must be gone too, not only the symptom at the gateway. Every row steps A and C judge
+anomalous is checked, whatever its signal, utilization rows (GPU utilization, SM activity,
+KV cache usage) included: the recovery reads their one verdict per signal, so a busy GPU
+is a failure of recovery exactly when C calls it anomalous, never otherwise ("GPU 利用率瞬时
+100% 并不一定是瓶颈", seed 003: C's band, not a fixed 100 %, decides).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 _LOWER_IS_WORSE = ("qps", "tps", "throughput")
-_SKIP = ("gpu_util", "util", "sm_active", "kv_cache")
 
 
 def _direction(row: SignalSummary) -> Direction:
@@ -96,7 +98,8 @@ def signals_from_golden(
     lang: str = "en",
     absent: dict[str, list[Msg]] | None = None,
 ) -> list[RecoverySignal]:
-    """Recovery signals for the golden rows that left their band (see module docstring),
+    """Recovery signals for the golden rows that steps A and C call anomalous or that left
+    their band (see module docstring),
     each held to the drilldown's threshold and carrying the verdict steps A and C give it;
     demand rows (requests/s, prompt tokens/s) come along as context.
 
@@ -108,8 +111,7 @@ def signals_from_golden(
 
     out: list[RecoverySignal] = []
     for row in rows:
-        if any(k in row.signal.split(".")[-1] for k in _SKIP):
-            continue
+        judged = row.verdict == "anomalous" or verdict_now(row) == "anomalous"
         if row.baseline.value is None and not row.spark:
             continue
         direction = _direction(row)
@@ -133,7 +135,9 @@ def signals_from_golden(
             absent=(absent or {}).get(row.layer, []),
             now=row.now.value,
         )
-        quiet = row.spark and sig.verdict_now != "anomalous" and not _left_band(row, sig)
+        quiet = (
+            row.spark and not judged and sig.verdict_now != "anomalous" and not _left_band(row, sig)
+        )
         if quiet and not sig.context:
             continue
         out.append(sig)

@@ -191,7 +191,7 @@ class ProtectScreen(ModalScreen[None]):
 
             # the Mitigate time too, when empty and in order with the times entered
             outcome = self.ctx.session.record_mitigation(
-                self.ctx.clock.now(),
+                self.ctx.clock.logged(),
                 in_both(text),
                 t(f"protect.{key}", self.ctx.lang),
                 self.ctx.lang,

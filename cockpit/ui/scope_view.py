@@ -63,6 +63,14 @@ class ScopeView(MetricsView):
     first lines are, one row each, then how many more the detail view holds."""
     MIN_LINES: ClassVar[int] = 3
 
+    class VerdictShown(Message):
+        """The verdict is on screen; ``branch`` is the answer it proposes (``single``,
+        ``shared`` or ``release``, empty when it proposes none)."""
+
+        def __init__(self, branch: str) -> None:
+            super().__init__()
+            self.branch = branch
+
     class VerdictAccepted(Message):
         """The user accepted the verdict; ``branch`` is ``single`` or ``shared``."""
 
@@ -112,6 +120,7 @@ class ScopeView(MetricsView):
             lines = [*lines[: room - 1], t("metrics.scope.more_lines", lang, n=more)]
         box.update("\n".join(lines))
         self.query_one("#scope-accept", Button).disabled = not br.propose
+        self.post_message(self.VerdictShown(str(br.branch or "")))
         self.query_one("#scope-details", Button).disabled = not (br.per_signal or br.hidden)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

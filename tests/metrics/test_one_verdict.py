@@ -303,3 +303,33 @@ def test_the_recovery_check_of_the_gpu_temperature_names_the_rule_of_c() -> None
     assert "upper bound 77" in text and "at or above 85 °C whatever the baseline" in text
     assert "step C" in text
     assert "85 °C" in line_text(line, "zh") and "步骤 C" in line_text(line, "zh")
+
+
+def test_step_i_checks_every_signal_c_calls_anomalous_utilization_included() -> None:
+    # GPU utilization 72 → 96.5 % and SM activity 40 → 90 %: C calls both anomalous
+    util = summary("hardware.gpu_util:value", "%", series([96.5] * 60), series([72.0] * 60))
+    sm = summary("hardware.sm_active:value", "%", series([90.0] * 60), series([40.0] * 60))
+    qps = summary("access.qps:value", "req/s", series([700.0] * 60), series([1000.0] * 60))
+    assert (util.verdict, sm.verdict, qps.verdict) == ("anomalous",) * 3
+    res = check_recovery(signals_from_golden([util, sm, qps]), NOW, hold_minutes=15)
+    lines = {line.key: line for line in res.lines}
+    assert set(lines) == {util.key, sm.key, qps.key}
+    assert lines[util.key].verdict_now == "anomalous"
+    assert lines[util.key].status is not LineStatus.RECOVERED
+    assert lines[sm.key].status is not LineStatus.RECOVERED
+    # demand stays context, never a failure criterion
+    assert lines[qps.key].status is LineStatus.CONTEXT
+    assert res.recovered is False
+    # back at its baseline: utilization is checked and recovered
+    back = summary(
+        "hardware.gpu_util:value",
+        "%",
+        series([96.5] * 30 + [72.0] * 30),
+        series([72.0] * 60),
+    )
+    [line] = check_recovery(signals_from_golden([back]), NOW, hold_minutes=15).lines
+    assert line.status is LineStatus.RECOVERED
+    # a busy GPU that C does not call anomalous is not a recovery criterion
+    busy = summary("hardware.gpu_util:value", "%", series([74.0] * 60), series([72.0] * 60))
+    assert busy.verdict != "anomalous"
+    assert signals_from_golden([busy]) == []
