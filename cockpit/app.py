@@ -437,6 +437,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         from textual.actions import SkipAction
 
         from cockpit.i18n import t
+        from cockpit.ui.focus import widget_name
 
         screen = self.screen
         focused = screen.focused
@@ -446,7 +447,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         lang = self.ctx.lang if self.ctx is not None else "en"
         chord = key.replace("alt+", "Alt+").upper().replace("ALT+", "Alt+")
         takers = [
-            str(getattr(w, "border_title", None) or type(w).__name__)
+            widget_name(w, lang)
             for w in screen.query("*")
             if key in w._bindings.key_to_bindings and w.display
         ]
