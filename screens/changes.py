@@ -163,9 +163,11 @@ class ChangesScreen(StepScreen):
                 key = self.ctx.session.add_change(item.to_change()).id
             chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
             if chg is not None:
-                self.ctx.session.mark_suspect(chg.id, not chg.suspect)
+                from cockpit.ui.changes_view import ChangesView, toggle_suspect_said
+
+                err.update("")
+                toggle_suspect_said(self.ctx, self, chg.id, chg.summary)
                 self.incident_changed()
-                from cockpit.ui.changes_view import ChangesView
 
                 for view in self.query(ChangesView):
                     if view.report is not None:
