@@ -10,7 +10,7 @@ neither name another widget than the one Tab reaches nor fall back to an interna
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.screen import Screen
@@ -44,9 +44,17 @@ def tab_goes_to(screen: Screen[Any], after: Widget | None, step: int = 1) -> Wid
     return chain[(chain.index(after) + step) % len(chain)]
 
 
-class SaysWhereTypingGoes(Screen[Any]):
+if TYPE_CHECKING:
+    _ScreenMixin = Screen[Any]
+else:
+    _ScreenMixin = object  # mixed into screens: no Screen of its own in their styles' MRO
+
+
+class SaysWhereTypingGoes(_ScreenMixin):
     """A screen (a step, a dialog) on which a printable key that lands in no field is not
-    lost silently: a notice says it went nowhere and where Tab goes, once per burst."""
+    lost silently: a notice says it went nowhere and where Tab goes, once per burst.
+    Mixed in before the screen class (``class HistoryScreen(SaysWhereTypingGoes,
+    ModalScreen[None])``)."""
 
     _nowhere_said_at = -1e9
     """When (monotonic seconds) a key that went nowhere was last said."""
