@@ -405,6 +405,9 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         cur = self.current_step()
         prev = previous_steps(cur) if cur else []
         if not prev:
+            from cockpit.i18n import t
+
+            self.notify(t("flow.start", self.ctx.lang), markup=False)
             return
         if len(prev) > 1:
             branch = self.ctx.session.incident.scope_branch
@@ -437,6 +440,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         from textual.actions import SkipAction
 
         from cockpit.i18n import t
+        from cockpit.ui.focus import widget_name
 
         screen = self.screen
         focused = screen.focused
@@ -446,7 +450,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         lang = self.ctx.lang if self.ctx is not None else "en"
         chord = key.replace("alt+", "Alt+").upper().replace("ALT+", "Alt+")
         takers = [
-            str(getattr(w, "border_title", None) or type(w).__name__)
+            widget_name(w, lang)
             for w in screen.query("*")
             if key in w._bindings.key_to_bindings and w.display
         ]
@@ -477,10 +481,20 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             self.push_screen(HelpScreen(lang))
 
     def action_refresh_panels(self) -> None:
+        """F5: fetch every panel of the screen again, said (or that there is none)."""
+        from cockpit.i18n import t
+        from cockpit.ui.focus import widget_name
         from cockpit.ui.panel import Panel
 
-        for panel in self.screen.query(Panel):
+        lang = self.ctx.lang if self.ctx is not None else "en"
+        panels = list(self.screen.query(Panel))
+        for panel in panels:
             panel.refresh_data()
+        if not panels:
+            self.notify(t("panel.nothing_to_refresh", lang), markup=False)
+            return
+        names = ", ".join(dict.fromkeys(widget_name(p, lang) for p in panels))
+        self.notify(t("panel.refreshing", lang, names=names), markup=False)
 
     def action_switch_language(self) -> None:
         """Switch zh ↔ en (rebuilds the step screens; the incident is untouched)."""

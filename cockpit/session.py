@@ -191,6 +191,7 @@ LEDGERS: dict[str, type[BaseModel]] = {
     "actions": ActionItem,
     "timeline": TimelineEntry,
     "evidence": Evidence,
+    "changes": Change,
 }
 """The incident's lists whose rows can be edited and deleted, with their row types."""
 

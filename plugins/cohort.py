@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Input, Static
 from cockpit.analysis.cohort import CohortComparison, CohortKind, CohortRow, available_kinds
 from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
-from cockpit.i18n import fmt_number, fmt_value, in_both, t
+from cockpit.i18n import catalog, fmt_number, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import signal_label, signal_names, unit_text
 from cockpit.ui.fields import TextInput
@@ -283,13 +283,27 @@ class CohortPanel(Panel):
         self.refresh_data()
 
     def action_cycle_cohort(self) -> None:
-        """Switch to the next cohort kind for this suspect."""
+        """Switch to the next cohort kind for this suspect and say which; with no suspect
+        yet, or one that has a single cohort (a release: the revision it replaced), say
+        why nothing switched."""
+        lang = self.lang
         if self.suspect is None:
+            self.notify(t("metrics.cohort.cycle_no_suspect", lang), markup=False)
             return
-        kinds = [k for k in available_kinds(self.suspect[1]) if k != "custom"]
+        name, suspect_kind = self.suspect
+        who = self.display_name(name, suspect_kind)
+        kinds = [k for k in available_kinds(suspect_kind) if k != "custom"]
         cur = self.kind if self.kind in kinds else kinds[0]
+        if len(kinds) < 2:
+            key = f"metrics.cohort.cycle_only_{suspect_kind}"
+            key = key if key in catalog() else "metrics.cohort.cycle_only"
+            kind = t(f"metrics.cohort.kind.{cur}", lang)
+            self.notify(t(key, lang, suspect=who, kind=kind), markup=False)
+            return
         self.kind = kinds[(kinds.index(cur) + 1) % len(kinds)]
         self.refresh_data()
+        kind = t(f"metrics.cohort.kind.{self.kind}", lang)
+        self.notify(t("metrics.cohort.cycled", lang, suspect=who, kind=kind), markup=False)
 
     def _pin_label(self, data: CohortComparison, row: CohortRow, lang: str) -> str:
         """A cohort pin's label: the suspect as every screen names it and the signal's

@@ -312,8 +312,13 @@ class GoldenSignalsPanel(Panel):
         return data
 
     def action_refresh(self) -> None:
-        """Re-run the queries."""
+        """Re-run the queries, said."""
+        from cockpit.ui.focus import widget_name
+
         self.refresh_data()
+        self.notify(
+            t("panel.refreshing", self.lang, names=widget_name(self, self.lang)), markup=False
+        )
 
     async def _replace_rows(self, data: GoldenSignals, generation: int) -> None:
         """Swap the rows, one swap at a time: the old rows must be gone before rows with

@@ -192,6 +192,7 @@ class SchedulingPanel(Panel):
     def copy(self, index: int) -> str | None:
         """Copy command ``index`` to the clipboard (OSC 52); returns it."""
         if not 0 <= index < len(self.commands):
+            self.notify(t("kube.panel.nothing_to_copy", self.lang), markup=False)
             return None
         cmd = self.commands[index]
         self.app.copy_to_clipboard(cmd)

@@ -7,7 +7,6 @@ They do no I/O of their own.
 
 from __future__ import annotations
 
-import time
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -29,6 +28,7 @@ from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.messages import IncidentChanged
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.stepper import Stepper
 from cockpit.ui.worker_errors import ContainsWorkerErrors
 
@@ -49,21 +49,12 @@ class StepNotes(BoundTextArea):
         self.ctx.session.set_step_note(self.step_id, value)
 
 
-NOWHERE_QUIET_S = 3.0
-"""Seconds of quiet after which a key typed with nothing focused is said again."""
-
 TITLE_CHARS = 60
 TITLE_LEAST = 28
 """On a narrow screen the title keeps at least this many characters: the model's name
 leaves the title bar first (:meth:`StepScreen.title_line`)."""
 """The incident title is cut to this many characters in the title bar (the export keeps
 it whole)."""
-
-
-def _types_text(widget: Widget) -> bool:
-    from textual.widgets import Input, TextArea
-
-    return isinstance(widget, Input | TextArea)
 
 
 class StepBody(VerticalScroll):
@@ -111,7 +102,7 @@ class StepBody(VerticalScroll):
         self._scroll(1, self.scroll_end)
 
 
-class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
+class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, KeepsTextOnFocus):
     """A flowchart step. Subclasses set ``STEP`` and implement :meth:`compose_step`."""
 
     DEFAULT_CSS = """
@@ -253,56 +244,9 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
                 elif isinstance(field, TextArea):
                     field.text = value
 
-    _nowhere_said_at = -1e9
-    """When (monotonic seconds) a key typed with nothing focused was last said."""
-
-    def on_key(self, event: events.Key) -> None:
-        """A printable key with nothing focused is no command and no text: it is not lost
-        silently. A notice says where typing goes (Tab: the fields), once per burst."""
-        from textual.widgets import Input, TextArea
-
-        focused = self.focused
-        if not event.is_printable or isinstance(focused, Input | TextArea):
-            return
-        if focused is not None and (
-            event.key in self.active_bindings or event.character in self.active_bindings
-        ):
-            return  # a key the widget acts on (a check box's space)
-        now = time.monotonic()
-        quiet, self._nowhere_said_at = now - self._nowhere_said_at < NOWHERE_QUIET_S, now
-        if not quiet:
-            self.notify(self.nowhere_said(), markup=False, timeout=6)
-
-    def nowhere_said(self) -> str:
-        """What a printable key that went nowhere says: with nothing focused, where Tab
-        goes (the field after the one Escape left, named, or this step's first field);
-        on a button, table or list, that it takes no text and which field Tab goes to."""
-        from cockpit.ui.focus import stop_name
-
-        focused, chain = self.focused, self.focus_chain
-        if focused is not None:
-            index = chain.index(focused) if focused in chain else -1
-            following = chain[index + 1 :] if index >= 0 else chain
-            field = next((w for w in following if _types_text(w)), None)
-            return t(
-                "focus.no_text",
-                self.lang,
-                here=stop_name(focused) or type(focused).__name__,
-                next=stop_name(field) if field is not None else "-",
-            )
-        left = self._left_field
-        if left is not None and left in chain:
-            index = chain.index(left)
-            after = chain[(index + 1) % len(chain)]
-            before = chain[index - 1]
-            return t(
-                "focus.nowhere_left",
-                self.lang,
-                left=stop_name(left),
-                next=stop_name(after),
-                previous=stop_name(before),
-            )
-        return t("focus.nowhere", self.lang)
+    def left_field(self) -> Widget | None:
+        """The field Escape left last, on this visit (Tab goes on from it)."""
+        return self._left_field
 
     def _section_heads(self) -> list[int]:
         """Page rows (``y`` on the scrolled page) where the step's sections begin: its
@@ -399,7 +343,7 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         or to nothing, so what is typed next never lands in a field the eye cannot see. A
         notice names where typing goes now. ``laid_out``: the Tab stops' regions before
         the scroll; ``shift``: the rows it scrolled (they are moved up by it)."""
-        from cockpit.ui.focus import holds_text, stop_name
+        from cockpit.ui.focus import holds_text, widget_name
 
         focused = self.focused
         body = self.query_one("#step-body", VerticalScroll)
@@ -425,9 +369,10 @@ class StepScreen(ContainsWorkerErrors, SubmitsOnEnter, KeepsTextOnFocus):
         self._left_field = None
         self.set_focus(target, scroll_visible=False)
         if target is None:
-            self.notify(t("focus.nowhere", self.lang), markup=False, timeout=6)
+            self.notify(self.nothing_focused_said(), markup=False, timeout=6)
         else:
-            self.notify(t("focus.in_sight", self.lang, name=stop_name(target)), markup=False)
+            name = widget_name(target, self.lang)
+            self.notify(t("focus.in_sight", self.lang, name=name), markup=False)
 
     def action_leave_field(self) -> None:
         """Escape: leave the text field (nothing has focus; typing then does nothing); in

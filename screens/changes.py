@@ -21,6 +21,7 @@ from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
 from cockpit.ui.fields import ChangesNoteInput, TextInput, ValueInput, example_times
+from cockpit.ui.ledger import LedgerEditor, row_buttons, selected_key
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -57,6 +58,7 @@ class ChangesScreen(StepScreen):
         yield Static(t("chg.all", lang), classes="section")
         yield PlainTable(id="chg-table", cursor_type="row", zebra_stripes=True)
         yield Button(t("chg.toggle_suspect", lang), id="chg-suspect")
+        yield from row_buttons("chg", lang)
         yield Static(t("chg.add_title", lang), classes="section")
         with Horizontal():
             with Vertical(classes="cell"):
@@ -81,7 +83,32 @@ class ChangesScreen(StepScreen):
         yield ChangesNoteInput(self.ctx)
 
     def on_mount(self) -> None:
+        self.editor = LedgerEditor(
+            self,
+            self.ctx,
+            "changes",
+            "chg",
+            {"summary": "chg-summary"},
+            "chg.add",
+            self.query_one("#chg-error", Static).update,
+            name_row=lambda row: str(row.summary),
+        )
         self.incident_changed()
+
+    def _hold_selected(self) -> None:
+        """A change found (not held by the incident yet) highlighted for Edit or Delete:
+        the incident records it first, and the table's cursor stays on it."""
+        assert self.ctx.session is not None
+        table = self._table()
+        key = selected_key(table)
+        item = next((i for i in self.found_items() if f"found:{i.key}" == key), None)
+        if item is None:
+            return
+        held = self.ctx.session.add_change(item.to_change()).id
+        self.incident_changed()
+        rows = [str(k.value) for k in table.rows]
+        if held in rows:
+            table.move_cursor(row=rows.index(held))
 
     def _table(self) -> DataTable[Any]:
         """B's table of changes, its columns set the first time it is asked for (the
@@ -125,6 +152,19 @@ class ChangesScreen(StepScreen):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
         err = self.query_one("#chg-error", Static)
+        bid = event.button.id or ""
+        if bid in ("chg-edit", "chg-delete"):
+            self._hold_selected()
+        if self.editor.handle(bid):
+            self.incident_changed()
+            return
+        if event.button.id == "chg-add" and self.editor.editing is not None:
+            if not self.editor.values()["summary"]:
+                err.update(t("chg.need_summary", self.lang))
+                return
+            self.editor.save()
+            self.incident_changed()
+            return
         if event.button.id == "chg-add":
             summary = self.query_one("#chg-summary", Input)
             when = self.query_one("#chg-when", Input).value.strip()
@@ -163,9 +203,11 @@ class ChangesScreen(StepScreen):
                 key = self.ctx.session.add_change(item.to_change()).id
             chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
             if chg is not None:
-                self.ctx.session.mark_suspect(chg.id, not chg.suspect)
+                from cockpit.ui.changes_view import ChangesView, toggle_suspect_said
+
+                err.update("")
+                toggle_suspect_said(self.ctx, self, chg.id, chg.summary)
                 self.incident_changed()
-                from cockpit.ui.changes_view import ChangesView
 
                 for view in self.query(ChangesView):
                     if view.report is not None:

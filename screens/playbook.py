@@ -42,6 +42,7 @@ from cockpit.ui.fields import TextInput
 from cockpit.ui.focus import KeepsTextOnFocus
 from cockpit.ui.footer import CockpitFooter
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.select import EndOptionList
 from cockpit.ui.table import PlainTable
 from cockpit.ui.worker_errors import ContainsWorkerErrors
@@ -73,7 +74,7 @@ async def collect(ctx: AppContext, playbook_id: str, scope: str = "") -> Playboo
     )
 
 
-class PlaybookScreen(ContainsWorkerErrors, KeepsTextOnFocus):
+class PlaybookScreen(ContainsWorkerErrors, SaysWhereTypingGoes, KeepsTextOnFocus):
     """The checklist of one scenario with automated checks and evidence.
 
     Args:
@@ -329,7 +330,7 @@ class PlaybookScreen(ContainsWorkerErrors, KeepsTextOnFocus):
             self.app.pop_screen()
 
 
-class PlaybookMenuScreen(ModalScreen[str | None]):
+class PlaybookMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
     """Pick one of the six scenarios (opened with F7 from any step)."""
 
     DEFAULT_CSS = """

@@ -220,3 +220,91 @@ async def test_ds_branch_buttons_say_what_they_do_once_a_branch_is_chosen(tmp_pa
         }
         assert labels() == (want["single"], want["shared"])
         assert not any(x.startswith(("Yes", "No", "是", "否")) for x in labels()), labels()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_bs_mark_unmark_button_says_which_way_it_went(tmp_path, lang):
+    """B's "Mark / unmark suspect": Enter marks the highlighted change and says so, Enter
+    again unmarks it and says it is no longer suspect, naming the change each time."""
+    from cockpit.i18n import t
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.5)
+        screen = app.screen
+        table = screen.query_one("#chg-table")
+        assert table.row_count
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.pause()
+        button = screen.query_one("#chg-suspect")
+        for marked, key in ((True, "kube.changes.marked"), (False, "kube.changes.unmarked")):
+            button.focus()
+            await pilot.pause()
+            app.clear_notifications()
+            await pilot.press("enter")
+            await pilot.pause(0.3)
+            suspects = [c for c in ctx.session.incident.changes if c.suspect]
+            assert bool(suspects) is marked
+            [change] = suspects or ctx.session.incident.changes[-1:]
+            want = t(key, lang, summary=change.summary)
+            assert want in said(app), (want, said(app))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_es_alt_c_says_what_it_switched_or_why_it_cannot(tmp_path, lang):
+    """E's Alt+C in the cohort panel: on a GPU it says which cohort it switched to; for a
+    release (one cohort: the revision it replaced) and with no suspect yet it says why
+    nothing switched."""
+    from cockpit.i18n import t
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="E")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        panel = screen.query_one("CohortPanel")
+        table = screen.query_one("#cohort-table")
+
+        async def alt_c() -> list[str]:
+            table.focus()
+            await pilot.pause()
+            app.clear_notifications()
+            await pilot.press("alt+c")
+            await pilot.pause()
+            return said(app)
+
+        # No suspect yet at E: nothing to switch, said.
+        assert panel.suspect is None
+        assert t("metrics.cohort.cycle_no_suspect", lang) in await alt_c()
+        # A node has one cohort (every other GPU): said, naming it.
+        suspect = screen.query_one("#cohort-suspect")
+        suspect.focus()
+        suspect.value = "gpu-node-a1"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel.suspect is not None and panel.suspect[1] == "node"
+        only = await alt_c()
+        assert any("gpu-node-a1" in m and m.startswith("Alt+C") for m in only), only
+        # A GPU switches between every other GPU and its node's: said which.
+        panel.suspect, panel.kind = ("GPU-49f3aa00", "gpu"), "all_gpus"
+        switched = await alt_c()
+        assert panel.kind == "node_gpus"
+        kind = t("metrics.cohort.kind.node_gpus", lang)
+        assert any(kind in m for m in switched), switched
+        await app.workers.wait_for_complete()
+        # A release is compared only with the revision it replaced: said why.
+        panel.suspect, panel.kind = ("vllm-qwen-7d9f", "revision"), "previous_revision"
+        only = await alt_c()
+        assert panel.kind == "previous_revision"
+        want = t(
+            "metrics.cohort.cycle_only_revision",
+            lang,
+            suspect="vllm-qwen-7d9f",
+            kind=t("metrics.cohort.kind.previous_revision", lang),
+        )
+        assert want in only, only

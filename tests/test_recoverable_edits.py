@@ -237,3 +237,46 @@ async def test_f8_lists_pins_and_evidence_links_and_restores_them(tmp_path):
     assert "新增 证据「P99 latency」" in zh
     assert "假设 1「KV fragmentation」 · 证据：（空） → 「P99 latency」" in zh
     assert stored(ctx).hypotheses[0].evidence_ids == [ev.id]
+
+
+async def test_bs_edit_selected_goes_through_the_ledger_editor(tmp_path):
+    """B's "Edit selected" on a change: the form says which change it holds (by its text)
+    and that Enter saves and Esc cancels; Esc leaves it as it was, Enter saves the edit
+    (the history keeps the summary it replaced)."""
+    from textual.widgets import Button, DataTable, Input, Static
+
+    from cockpit.incident import Change
+    from demo_ctx import demo_ctx, opened_demo
+
+    ctx = demo_ctx(tmp_path, "en")
+    change = ctx.session.add_change(Change(kind="config", summary="raised max_num_seqs"))
+    async with opened_demo(ctx, "B", (160, 48)) as (app, pilot):
+        screen = app.screen
+        table = screen.query_one("#chg-table", DataTable)
+        rows = [str(k.value) for k in table.rows]
+        table.focus()
+        table.move_cursor(row=rows.index(change.id))
+        await pilot.pause()
+        screen.query_one("#chg-edit", Button).press()
+        await pilot.pause()
+        said = str(screen.query_one("#chg-error", Static).render())
+        assert "Editing change “raised max_num_seqs”" in said, said
+        assert "Enter saves, Esc cancels" in said, said
+        field = screen.query_one("#chg-summary", Input)
+        assert screen.focused is field and field.cursor_position == len(field.value)
+        await pilot.press(*" to 512", "escape")
+        await pilot.pause()
+        assert change.summary == "raised max_num_seqs" and field.value == ""
+        assert "cancelled" in str(screen.query_one("#chg-error", Static).render())
+        table.focus()
+        table.move_cursor(row=[str(k.value) for k in table.rows].index(change.id))
+        screen.query_one("#chg-edit", Button).press()
+        await pilot.pause()
+        await pilot.press(*" to 512", "enter")
+        await pilot.pause()
+        assert change.summary == "raised max_num_seqs to 512"
+        assert len(ctx.session.incident.changes) == len(
+            {c.id for c in ctx.session.incident.changes}
+        )
+        assert any(e.target.endswith(".summary") for e in ctx.session.incident.history)
+        assert str(screen.query_one("#chg-add", Button).label) == "Add"

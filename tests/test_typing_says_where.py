@@ -5,6 +5,7 @@ names the next field to type in, once per burst."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Button, DataTable, Input
 
 from cockpit.app import CockpitApp
@@ -133,3 +134,64 @@ async def test_editing_a_row_says_which_and_escape_cancels_it(tmp_path):
         assert field.value == "" and screen.editor.editing is None
         assert "cancelled" in str(screen.query_one("#hyp-error", Static).render())
         assert str(screen.query_one("#hyp-add", Button).label) == "Add hypothesis"
+
+
+async def _typed_lands_or_is_said(app: CockpitApp, pilot, where: str) -> None:
+    """A letter typed now shows in the focused field, or a notice says it went nowhere."""
+    from textual.widgets import TextArea
+
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = app.screen
+    focused = screen.focused
+    before = (
+        focused.value
+        if isinstance(focused, Input)
+        else focused.text
+        if isinstance(focused, TextArea)
+        else None
+    )
+    screen._nowhere_said_at = -1e9  # a new burst
+    app.clear_notifications()
+    await pilot.press("q")
+    await pilot.pause()
+    if before is not None:
+        after = focused.value if isinstance(focused, Input) else focused.text
+        assert after != before and "q" in after, (where, focused)
+        return
+    said = _said(app)
+    assert any("goes nowhere" in s for s in said), (where, focused, said)
+
+
+@pytest.mark.parametrize("key", ["f2", "f6", "f7", "f8"])
+async def test_typing_after_each_button_of_a_dialog_lands_or_says_where(tmp_path, key):
+    """F2's copy and "I did this", F6's Explain and Pin, F7's scenario list, F8's Restore and
+    Close: after Enter on each, a letter typed shows in a field or says it went nowhere."""
+    ctx = demo_ctx(tmp_path, "en")
+    ctx.session.set_text("title", "P99 high")  # F8 has a row to restore
+    async with opened_demo(ctx, "B", (160, 48)) as (app, pilot):
+        step_screen = app.screen
+
+        async def open_dialog() -> None:
+            while app.screen is not step_screen:
+                app.pop_screen()
+                await pilot.pause()
+            await pilot.press(key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if key == "f6":
+                area = app.screen.query_one("#paste-text")
+                area.text = "CUDA out of memory. Tried to allocate 2.00 GiB"
+
+        await open_dialog()
+        await _typed_lands_or_is_said(app, pilot, f"{key} opened")
+        ids = [w.id for w in app.screen.focus_chain if isinstance(w, Button) and w.id]
+        if key == "f7":
+            ids = ["pb-menu"]
+        assert ids, key
+        for wid in ids:
+            await open_dialog()
+            app.screen.query_one(f"#{wid}").focus()
+            await pilot.pause()
+            await pilot.press("enter")
+            await _typed_lands_or_is_said(app, pilot, f"{key} after {wid}")

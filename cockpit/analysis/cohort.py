@@ -131,6 +131,8 @@ def available_kinds(suspect_kind: str) -> list[CohortKind]:
         return ["all_gpus", "node_gpus", "custom"]
     if suspect_kind == "node":
         return ["all_gpus", "custom"]
+    if suspect_kind == "revision":
+        return ["previous_revision", "custom"]  # a release has no replicas of its own to vary
     return ["replicas", "previous_revision", "custom"]
 
 

@@ -25,6 +25,7 @@ from cockpit.collect.paged import AlertList, alert_details, alert_line, failure_
 from cockpit.i18n import t
 from cockpit.ui.fields import TextInput
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.select import EndOptionList
 
 
@@ -35,7 +36,7 @@ def matches(alert: PagedAlert, words: list[str]) -> bool:
     return all(w in hay for w in words)
 
 
-class AlertPickerScreen(ModalScreen[str | None]):
+class AlertPickerScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
     """The alerts of one read; dismissed with the chosen alert's fingerprint (or ``None``).
 
     Args:

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -200,11 +201,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
             return None
         item = self.items[index]
         change = self.ctx.session.add_change(item.to_change())
-        new = not change.suspect
-        self.ctx.session.mark_suspect(change.id, new)
-        key = "kube.changes.marked" if new else "kube.changes.unmarked"
-        # The whole summary (a toast wraps): cut, it would stop in the middle of a name.
-        self.notify(t(key, self.lang, summary=item.text(self.lang)), markup=False)
+        new = toggle_suspect_said(self.ctx, self, change.id, item.text(self.lang))
         opts = self.query_one("#changes-list", OptionList)
         highlighted = opts.highlighted
         self.show(self.report)
@@ -216,3 +213,17 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         opts = self.query_one("#changes-list", OptionList)
         if opts.highlighted is None or self.toggle_suspect(opts.highlighted) is None:
             self.notify(t("kube.changes.nothing_to_mark", self.lang), markup=False)
+
+
+def toggle_suspect_said(ctx: AppContext, on: Widget, change_id: str, summary: str) -> bool:
+    """Flip the suspect mark of the incident's change ``change_id`` and say which way it
+    went, naming the change by ``summary`` ("Marked as suspect: …" / "No longer suspect:
+    …"), wherever it is toggled (B's changes view, B's table). Returns the new mark."""
+    assert ctx.session is not None
+    change = next(c for c in ctx.session.incident.changes if c.id == change_id)
+    new = not change.suspect
+    ctx.session.mark_suspect(change.id, new)
+    key = "kube.changes.marked" if new else "kube.changes.unmarked"
+    # The whole summary (a toast wraps): cut, it would stop in the middle of a name.
+    on.notify(t(key, ctx.lang, summary=summary), markup=False)
+    return new

@@ -212,5 +212,8 @@ class DrilldownView(MetricsView):
         from cockpit.collect.cache import screen_window, set_baseline
 
         cur = screen_window(self.ctx).baseline
-        set_baseline(self.ctx, BASELINES[(BASELINES.index(cur) + 1) % len(BASELINES)])
+        new = BASELINES[(BASELINES.index(cur) + 1) % len(BASELINES)]
+        set_baseline(self.ctx, new)
         self.start(False)
+        kind = t(f"metrics.baseline_kind.{new}", self.lang)
+        self.notify(t("metrics.baseline_switched", self.lang, baseline=kind), markup=False)

@@ -120,16 +120,24 @@ class TextInput(Input):
         self._typing = False
 
     def action_undo(self) -> None:
-        """Put back the text as it was before the last edit."""
-        if self._undo:
-            self._redo.append(self.value)
-            self._replay(self._undo.pop())
+        """Put back the text as it was before the last edit (or say there is none)."""
+        if not self._undo:
+            self.notify(t("field.nothing_to_undo", self._notice_lang()), markup=False)
+            return
+        self._redo.append(self.value)
+        self._replay(self._undo.pop())
 
     def action_redo(self) -> None:
-        """Do again the edit the last Ctrl+Z undid."""
-        if self._redo:
-            self._undo.append(self.value)
-            self._replay(self._redo.pop())
+        """Do again the edit the last Ctrl+Z undid (or say there is none)."""
+        if not self._redo:
+            self.notify(t("field.nothing_to_redo", self._notice_lang()), markup=False)
+            return
+        self._undo.append(self.value)
+        self._replay(self._redo.pop())
+
+    def _notice_lang(self) -> str:
+        ctx = getattr(self.app, "ctx", None)
+        return str(getattr(ctx, "lang", None) or "en")
 
 
 class ValueInput(TextInput):

@@ -234,3 +234,26 @@ def stop_name(widget: Widget) -> str:
         name = widget.placeholder
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
+
+
+def widget_name(widget: Widget, lang: str) -> str:
+    """The name a notice gives ``widget``: what the screen shows for it
+    (:func:`stop_name`), else what kind of widget it is, in ``lang`` ("the button",
+    "表格"). Never a class name or an id."""
+    from textual.widgets import Checkbox, DataTable, RadioButton, Select, Switch
+
+    from cockpit.i18n import t
+
+    name = stop_name(widget)
+    if name:
+        return name
+    kinds: list[tuple[type[Widget] | tuple[type[Widget], ...], str]] = [
+        (Button, "button"),
+        (DataTable, "table"),
+        (OptionList, "list"),
+        (Select, "dropdown"),
+        ((Checkbox, RadioButton, Switch), "checkbox"),
+        ((Input, TextArea), "field"),
+    ]
+    kind = next((k for cls, k in kinds if isinstance(widget, cls)), "other")
+    return t(f"focus.kind.{kind}", lang)

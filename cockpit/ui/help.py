@@ -11,9 +11,10 @@ from textual.widgets import Markdown
 from cockpit.flow import STEPS
 from cockpit.i18n import t
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """Keys and flow overview in the UI language."""
 
     DEFAULT_CSS = """

@@ -17,10 +17,11 @@ from cockpit.i18n import t
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.table import PlainTable
 
 
-class HistoryScreen(ModalScreen[None]):
+class HistoryScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """The incident's history with a Restore button (see :mod:`cockpit.history`)."""
 
     DEFAULT_CSS = """

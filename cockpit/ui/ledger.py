@@ -77,7 +77,10 @@ class LedgerEditor:
         add_label: str,
         show: Callable[[str], None],
         table_id: str = "",
+        name_row: Callable[[Any], str] | None = None,
     ) -> None:
+        self.name_row = name_row
+        """Names a row by its text where the table shows no number (B's changes)."""
         self.table_id = table_id or f"{prefix}-table"
         self.screen = screen
         self.ctx = ctx
@@ -145,8 +148,10 @@ class LedgerEditor:
         (its number in the ledger) and the two ways out."""
         assert self.ctx.session is not None
         rows = getattr(self.ctx.session.incident, self.ledger)
-        number = getattr(row, "number", 0) or rows.index(row) + 1
         what = t(f"ledger.row.{self.ledger}", self.lang)
+        if self.name_row is not None:
+            return t("ledger.editing_named", self.lang, what=what, name=self.name_row(row))
+        number = getattr(row, "number", 0) or rows.index(row) + 1
         return t("ledger.editing_row", self.lang, what=what, n=number)
 
     def cancel_on_escape(self, focused: Any) -> bool:

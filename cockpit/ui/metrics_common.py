@@ -102,8 +102,12 @@ class MetricsView(ContainsWorkerErrors, Vertical):
         self.run_worker(job, exclusive=True, group=f"mv-{id(self)}", exit_on_error=False)  # type: ignore[arg-type]
 
     def action_refresh(self) -> None:
-        """Re-run the queries."""
+        """Re-run the queries, said."""
+        from cockpit.ui.focus import widget_name
+
         self.start(True)
+        names = widget_name(self, self.lang)
+        self.notify(t("panel.refreshing", self.lang, names=names), markup=False)
 
     async def load(self, refresh: bool) -> Any:
         """Fetch the data (no UI calls). Raise :class:`SourceError` on failure."""

@@ -27,6 +27,7 @@ from cockpit.i18n import LANGS, in_both, t
 from cockpit.incident import Evidence
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.worker_errors import ContainsWorkerErrors
 
 EXCERPT_CHARS = 300
@@ -66,7 +67,7 @@ def _brief(fields: dict[str, Any], limit: int = 6) -> str:
     return ", ".join(parts)
 
 
-class PasteScreen(ContainsWorkerErrors, ModalScreen[None]):
+class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
     """Modal with a text area, the explanation, and a pin button."""
 
     DEFAULT_CSS = """

@@ -21,6 +21,7 @@ from cockpit.i18n import in_both, t
 from cockpit.incident import Mode, ServiceScope
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 
 
 def _record_flags(ctx: AppContext) -> list[str]:
@@ -104,7 +105,7 @@ def _bundle_path(ctx: AppContext) -> str:
     return ""
 
 
-class ProtectScreen(ModalScreen[None]):
+class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """Modal listing protect-first options with copy and "chosen" buttons."""
 
     DEFAULT_CSS = """

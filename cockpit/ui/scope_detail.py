@@ -13,6 +13,7 @@ from textual.widgets import Button, Static
 from cockpit.analysis.blast_radius import BlastRadius, detail_msgs
 from cockpit.i18n import t
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 
 
 def detail_text(br: BlastRadius, headline: str, lang: str) -> str:
@@ -20,7 +21,7 @@ def detail_text(br: BlastRadius, headline: str, lang: str) -> str:
     return "\n".join([headline, "", *(m.text(lang) for m in detail_msgs(br))])
 
 
-class ScopeDetailScreen(ModalScreen[None]):
+class ScopeDetailScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """Every per-entity line of step D's verdict, scrollable; Esc or Close returns."""
 
     DEFAULT_CSS = """

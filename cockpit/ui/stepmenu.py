@@ -16,10 +16,11 @@ from textual.widgets.option_list import Option
 
 from cockpit.flow import STEPS
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.nowhere import SaysWhereTypingGoes
 from cockpit.ui.select import EndOptionList
 
 
-class StepMenuScreen(ModalScreen[str | None]):
+class StepMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
     """The nine steps, numbered 1–9; dismissed with the chosen step's letter (or ``None``).
 
     Args:
