@@ -29,6 +29,15 @@ class PlainTable(DataTable[Any]):
     A table as tall as its rows (no scrolling of its own) is part of the page: PageUp and
     PageDown move its cursor by a page of the screen and, at its first or last row, go on
     scrolling the page, so the keys neither skip the table nor stop inside it.
+
+    Its ``max-height`` is a number of lines, not Textual's 100% of its container: measured
+    against the page's window while the box it sits in is laid out, a table would be given
+    fewer lines than its rows and the box would cut the rows below off (the cursor on
+    them out of sight). A table meant to scroll by itself sets a smaller ``max-height``.
+    """
+
+    DEFAULT_CSS = """
+    PlainTable { max-height: 1000; }
     """
 
     def _page(self) -> Widget | None:
@@ -53,28 +62,39 @@ class PlainTable(DataTable[Any]):
         return True
 
     def _scroll_cursor_into_view(self, animate: bool = False) -> None:
-        """Keep the highlighted row on screen: a table as tall as its rows does not scroll
-        by itself, so the page it sits in scrolls to the row (Down pressed 50 times must
-        not leave the cursor, and what Alt+P would pin, out of sight)."""
-        super()._scroll_cursor_into_view(animate=animate)
-        page = self._page()
-        if self.max_scroll_y > 0 or page is None or self.cursor_type == "column":
+        """Keep the highlighted row on screen: the table scrolls to it and so does every
+        container it sits in (the step's page), so Down pressed 50 times never leaves the
+        cursor, and what Alt+P would pin, out of sight, whether the table scrolls by itself
+        (a horizontal scroll bar gives it a line to scroll) or is as tall as its rows."""
+        if self.cursor_type == "column":
+            super()._scroll_cursor_into_view(animate=animate)
             return
-        if not self.has_focus:
+        fixed = self._get_fixed_offset()
+        row = self._get_row_region(self.cursor_row)
+        if self.cursor_type == "row":
+            region = Region(
+                int(self.scroll_x) + fixed.left, row.y, row.width - fixed.left, row.height
+            )
+        else:
+            region = self._get_cell_region(self.cursor_coordinate)
+        moved = self.scroll_to_region(region, animate=animate, spacing=fixed, force=True)
+        if not self.has_focus or not row.height:
             # A cursor put on a row by the program (a panel choosing the best row as it
             # loads) does not move the page: a step opens at its top.
             return
-        row = self._get_row_region(self.cursor_row)
-        if not row.height:
-            return
-        top = self.region.y - page.content_region.y + round(page.scroll_y)
+        # The row's line on screen once the table has scrolled, then each container's.
+        y = self.scrollable_content_region.y + row.y - round(self.scroll_y) - moved.y
         header = self.header_height if self.show_header else 0
-        page.scroll_to_region(
-            Region(0, top + row.y, 1, row.height),
-            spacing=Spacing(header, 0, 0, 0),
-            animate=False,
-            force=True,
-        )
+        for box in self.ancestors:
+            if not isinstance(box, Widget) or not box.allow_vertical_scroll:
+                continue
+            top = y - box.scrollable_content_region.y + round(box.scroll_y)
+            y -= box.scroll_to_region(
+                Region(0, top, 1, row.height),
+                spacing=Spacing(header, 0, 0, 0),
+                animate=False,
+                force=True,
+            ).y
 
     def action_page_down(self) -> None:
         if not self._page_by(1):
