@@ -12,6 +12,7 @@ from textual.widgets import Button, Static
 from cockpit.flow import Branch
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
+from cockpit.ui.buttons import relabel
 from cockpit.ui.fields import BoundTextArea
 
 
@@ -57,7 +58,7 @@ class ScopeScreen(StepScreen):
             key = f"flow.branch_{name}"
             if branch:
                 key += "_again" if branch.value == name else "_switch"
-            self.query_one(f"#branch-{name}", Button).label = t(key, self.lang)
+            relabel(self.query_one(f"#branch-{name}", Button), t(key, self.lang))
 
     def on_scope_view_verdict_accepted(self, event: Any) -> None:
         """After "Accept verdict" focus goes to the next decision, the question under it

@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Label
 
 from cockpit.app import STEP_SCREENS, CockpitApp
+from cockpit.i18n import t
 from cockpit.timeparse import fmt_time
 from demo_ctx import demo_ctx
 
@@ -243,3 +244,40 @@ async def test_back_from_e_and_g_goes_to_the_step_before_whatever_the_branch(tmp
         await pilot.press("alt+left")
         await pilot.pause()
         assert app.current_step() == ("F" if branch == "shared" else "E")
+
+
+def _cut_buttons(app: CockpitApp) -> list[tuple[str | None, str, int]]:
+    """The buttons on screen whose label is wider than the button."""
+    from rich.cells import cell_len
+    from textual.widgets import Button
+
+    return [
+        (b.id, str(b.label), b.content_region.width)
+        for b in app.screen.query(Button)
+        if b.display and b.region.width and cell_len(str(b.label)) > b.content_region.width
+    ]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_d_branch_buttons_fit_their_labels_once_a_branch_is_chosen(tmp_path, lang, size):
+    """After a branch is chosen on D, its buttons say "Chosen …: go on" and "Change to …":
+    back on D each button is as wide as its new label, none cut at its end."""
+    from textual.widgets import Button
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cut_buttons(app) == []
+        app.screen.query_one("#branch-single", Button).press()
+        await pilot.pause()
+        app.goto("D")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        labels = [
+            str(app.screen.query_one(f"#branch-{n}", Button).label) for n in ("single", "shared")
+        ]
+        assert labels == [t("flow.branch_single_again", lang), t("flow.branch_shared_switch", lang)]
+        assert _cut_buttons(app) == []
