@@ -203,8 +203,9 @@ async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, lang):
-    """E's cohort table at 80×24: the signal's name wraps so that every column (the values,
-    the "◀ outlier" mark) is inside the table, none past its right edge."""
+    """E's cohort table at 80×24: the signal's name (16 characters a line at the least) and
+    the values wrap so that every column (the values, the "◀ outlier" mark) is inside the
+    table, none past its right edge."""
     ctx = demo_ctx(tmp_path, lang)
     app = CockpitApp(ctx=ctx, start_step="E")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -223,6 +224,9 @@ async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, 
         assert table.virtual_size.width <= table.scrollable_content_region.width
         # The names are whole, on more lines: the first row is taller than one line.
         assert any(row.height > 1 for row in table.rows.values())
+        # The signal's name keeps 16 characters a line, the other values wrapping too.
+        signal = table.ordered_columns[0]
+        assert signal.get_render_width(table) - 2 * table.cell_padding >= 16
 
 
 @pytest.mark.parametrize("branch", ["release", "single", "shared", ""])

@@ -117,14 +117,16 @@ class PlainTable(DataTable[Any]):
         self,
         rows: list[tuple[tuple[Any, ...], str]],
         wrap: int | tuple[int, ...],
-        minimum: int = 8,
+        minimum: int | tuple[int, ...] = 8,
         keep: int | None = None,
     ) -> None:
         """Add ``rows`` (``(cells, key)`` pairs) so that the table fits its width: when the
         columns would be wider than the table, column ``wrap`` (a long text: a signal's
-        name; several: each gets an even share of the room left) is narrowed, to
-        ``minimum`` at the least, and its cells wrap onto more lines, so the columns after
-        it (a value, an "◀ outlier" mark) stay on screen rather than beyond the right edge.
+        name; several: each first gets its ``minimum`` (one for all or one each, never
+        less than its label), then an
+        even share of the room left, a narrow one no more than it needs) is narrowed and
+        its cells wrap onto more lines, so the columns after it (a value, an "◀ outlier"
+        mark) stay on screen rather than beyond the right edge.
         ``keep``: how many leading columns must fit (default all); the ones after them may
         go past the right edge (reached by scrolling)."""
         # The room left when the rows outgrow the table's height and a scroll bar appears.
@@ -142,13 +144,26 @@ class PlainTable(DataTable[Any]):
 
         others = sum(width(j) for j in range(kept) if j not in wraps)
         fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
-        spare = room - others
-        for n, j in enumerate(wraps):
+        mins = (minimum,) * len(wraps) if isinstance(minimum, int) else minimum
+        # A header is one line: a column is never narrower than its label.
+        given = {
+            j: min(width(j), max(m, cell_len(str(columns[j].label))) + pad)
+            for j, m in zip(wraps, mins, strict=True)
+        }
+        spare = room - others - sum(given.values())
+        wanting = [j for j in wraps if width(j) > given[j]]
+        while wanting and spare >= len(wanting):
+            share = spare // len(wanting)
+            for j in list(wanting):
+                more = min(share, width(j) - given[j])
+                given[j] += more
+                spare -= more
+                if given[j] >= width(j):
+                    wanting.remove(j)
+        for j in wraps:
             columns[j].auto_width = fits
             if not fits:
-                share = spare // (len(wraps) - n)
-                columns[j].width = max(minimum, min(width(j), share) - pad)
-                spare -= columns[j].width + pad
+                columns[j].width = given[j] - pad
         for cells, key in rows:
             if not fits:
                 # A row of wrapping height measures each cell: an empty one has no line.
@@ -156,7 +171,14 @@ class PlainTable(DataTable[Any]):
             self.add_row(*cells, height=1 if fits else None, key=key)
 
     _fitted: (
-        tuple[list[tuple[tuple[Any, ...], str]], int | tuple[int, ...], int, int, int | None] | None
+        tuple[
+            list[tuple[tuple[Any, ...], str]],
+            int | tuple[int, ...],
+            int | tuple[int, ...],
+            int,
+            int | None,
+        ]
+        | None
     ) = None
     """The rows of :meth:`add_rows_fitted`, its arguments and the width they were fitted to."""
 
