@@ -168,8 +168,10 @@ async def test_every_text_area_wraps_a_long_line_in_sight(tmp_path):
 @pytest.mark.parametrize("step", list(STEP_SCREENS))
 async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
     """At 80×24 and 160×48 no widget of a step reaches past the right edge of the box it
-    sits in (a row of fields, a panel), and every text field shows its example whole (the
-    four times' examples, the cohort's suspect field) and its value whole."""
+    sits in (a row of fields, a panel), every text field shows its example whole (the
+    four times' examples, the cohort's suspect field) and its value whole, every button
+    its label; at 80 columns every table of the step and its panels fits the screen's
+    width, no cell cut and none reached by scrolling sideways (see :data:`WIDER_THAN_80`)."""
     from textual.widget import Widget
     from textual.widgets import DataTable
 
@@ -199,6 +201,45 @@ async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
                 if cell_len(shown) >= room:
                     cut.append(("text cut", widget.id, shown, room))
         assert cut == [], cut
+        assert _cut_buttons(app) == []
+        if size[0] == 80:
+            assert _tables_not_fitting(app) == []
+
+
+WIDER_THAN_80: dict[str, int] = {"dd-table": 5, "gpu-table": 0, "sched-nodes": 0}
+"""The tables whose columns after the first few may go past the right edge at 80 columns
+(reached by scrolling sideways): C's signals past the verdict (their layer, window max,
+instant and trend)."""
+
+
+def _tables_not_fitting(app: CockpitApp) -> list[tuple[str | None, str, object]]:
+    """The tables of the step wider than the screen lets them be: scrolling sideways, or
+    a cell wider than its column (cut) on a row that does not wrap."""
+    from rich.cells import cell_len
+    from textual.widgets import DataTable
+
+    bad: list[tuple[str | None, str, object]] = []
+    for table in app.screen.query(DataTable):
+        if not (table.display and table.region.width and table.row_count):
+            continue
+        kept = WIDER_THAN_80.get(table.id or "")
+        columns = table.ordered_columns
+        if kept is None:
+            if table.max_scroll_x > 0:
+                bad.append((table.id, "scrolls sideways", table.virtual_size.width))
+        elif kept:
+            used = sum(c.get_render_width(table) for c in columns[:kept])
+            if used > table.scrollable_content_region.width:
+                bad.append((table.id, "first columns past the edge", used))
+        for j, column in enumerate(columns[: kept or None]):
+            room = column.get_render_width(table) - 2 * table.cell_padding
+            if cell_len(str(column.label)) > room * table.header_height:
+                bad.append((table.id, "heading cut", str(column.label)))
+            for i in range(table.row_count):
+                cell = str(table.get_row_at(i)[j])
+                if table.ordered_rows[i].height == 1 and cell_len(cell) > room:
+                    bad.append((table.id, "cell cut", cell))
+    return bad
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -115,7 +115,7 @@ class PlainTable(DataTable[Any]):
 
     def add_rows_fitted(
         self,
-        rows: list[tuple[tuple[Any, ...], str]],
+        rows: list[tuple[tuple[Any, ...], str | None]],
         wrap: int | tuple[int, ...],
         minimum: int | tuple[int, ...] = 8,
         keep: int | None = None,
@@ -123,7 +123,7 @@ class PlainTable(DataTable[Any]):
         """Add ``rows`` (``(cells, key)`` pairs) so that the table fits its width: when the
         columns would be wider than the table, column ``wrap`` (a long text: a signal's
         name; several: each first gets its ``minimum`` (one for all or one each, never
-        less than its label), then an
+        less than its label's longest word: the header then has more lines), then an
         even share of the room left, a narrow one no more than it needs) is narrowed and
         its cells wrap onto more lines, so the columns after it (a value, an "◀ outlier"
         mark) stay on screen rather than beyond the right edge.
@@ -145,11 +145,13 @@ class PlainTable(DataTable[Any]):
         others = sum(width(j) for j in range(kept) if j not in wraps)
         fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
         mins = (minimum,) * len(wraps) if isinstance(minimum, int) else minimum
-        # A header is one line: a column is never narrower than its label.
-        given = {
-            j: min(width(j), max(m, cell_len(str(columns[j].label))) + pad)
-            for j, m in zip(wraps, mins, strict=True)
-        }
+
+        # A column is never narrower than the longest word of its label: a longer label
+        # wraps onto a second line of the header.
+        def word(j: int) -> int:
+            return max(map(cell_len, str(columns[j].label).split() or [""]))
+
+        given = {j: min(width(j), max(m, word(j)) + pad) for j, m in zip(wraps, mins, strict=True)}
         spare = room - others - sum(given.values())
         wanting = [j for j in wraps if width(j) > given[j]]
         while wanting and spare >= len(wanting):
@@ -164,6 +166,14 @@ class PlainTable(DataTable[Any]):
             columns[j].auto_width = fits
             if not fits:
                 columns[j].width = given[j] - pad
+        self.header_height = max(
+            [1]
+            + [
+                len(Text(str(columns[j].label)).wrap(self.app.console, given[j] - pad))
+                for j in wraps
+                if not fits
+            ]
+        )
         for cells, key in rows:
             if not fits:
                 # A row of wrapping height measures each cell: an empty one has no line.
@@ -172,7 +182,7 @@ class PlainTable(DataTable[Any]):
 
     _fitted: (
         tuple[
-            list[tuple[tuple[Any, ...], str]],
+            list[tuple[tuple[Any, ...], str | None]],
             int | tuple[int, ...],
             int | tuple[int, ...],
             int,
