@@ -174,10 +174,11 @@ class PlainTable(DataTable[Any]):
                 if not fits
             ]
         )
+        self.wrapping = not fits
         for cells, key in rows:
             if not fits:
                 # A row of wrapping height measures each cell: an empty one has no line.
-                cells = tuple(" " if c == "" else c for c in cells)
+                cells = tuple(" " if str(c) == "" else c for c in cells)
             self.add_row(*cells, height=1 if fits else None, key=key)
 
     _fitted: (
@@ -191,6 +192,10 @@ class PlainTable(DataTable[Any]):
         | None
     ) = None
     """The rows of :meth:`add_rows_fitted`, its arguments and the width they were fitted to."""
+
+    wrapping = False
+    """Whether the rows of :meth:`add_rows_fitted` wrap (the table was too narrow for them):
+    a cell updated in place may then need more lines than its row has."""
 
     def on_resize(self) -> None:
         """Fit the rows of :meth:`add_rows_fitted` again when the table's width changed (a
