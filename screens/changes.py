@@ -83,7 +83,7 @@ class ChangesScreen(StepScreen):
     def on_mount(self) -> None:
         self.incident_changed()
 
-    def _table(self) -> DataTable[Any]:
+    def _table(self) -> PlainTable:
         """B's table of changes, its columns set the first time it is asked for (the
         changes view may have loaded and asked to fill it before the screen is mounted)."""
         table = self.query_one("#chg-table", PlainTable)

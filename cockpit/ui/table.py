@@ -8,6 +8,7 @@ pod names or the user's own text, so they all use this one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.cells import cell_len
@@ -115,7 +116,7 @@ class PlainTable(DataTable[Any]):
 
     def add_rows_fitted(
         self,
-        rows: list[tuple[tuple[Any, ...], str | None]],
+        rows: Sequence[tuple[tuple[Any, ...], str | None]],
         wrap: int | tuple[int, ...],
         minimum: int | tuple[int, ...] = 8,
         keep: int | None = None,
@@ -131,7 +132,7 @@ class PlainTable(DataTable[Any]):
         go past the right edge (reached by scrolling)."""
         # The room left when the rows outgrow the table's height and a scroll bar appears.
         room = self.content_region.width - self.styles.scrollbar_size_vertical
-        self._fitted = (rows, wrap, minimum, self.content_region.width, keep)
+        self._fitted = (list(rows), wrap, minimum, self.content_region.width, keep)
         columns = self.ordered_columns
         pad = 2 * self.cell_padding
         wraps = (wrap,) if isinstance(wrap, int) else wrap
