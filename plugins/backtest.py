@@ -101,8 +101,9 @@ class BacktestPanel(Panel):
                 source=src,
             )
         self.query_one("#bt-head", Static).update(head)
-        table = self.query_one("#bt-table", DataTable)
+        table = self.query_one("#bt-table", PlainTable)
         table.clear()
+        rows = []
         for r in bt.results:
             if r.lead_s is not None:
                 lead = t("metrics.backtest.lead_min", lang, minutes=r.lead_s / 60)
@@ -111,7 +112,9 @@ class BacktestPanel(Panel):
             first = f"{r.first_fire:%H:%M}" if r.first_fire else ""
             best = "◀" if bt.best is not None and r.candidate.id == bt.best.candidate.id else ""
             name = t(f"metrics.backtest.candidate.{r.candidate.id}", lang)
-            table.add_row(name, lead, first, best, r.candidate.expr, key=r.candidate.id)
+            rows.append(((name, lead, first, best, r.candidate.expr), r.candidate.id))
+        # The alert's name and its expression wrap: the lead, first firing and mark stay whole.
+        table.add_rows_fitted(rows, wrap=(0, 4), minimum=(12, 20))
         button = self.query_one("#bt-use", Button)
         best_box = self.query_one("#bt-best", Static)
         failed = [r for r in bt.results if r.status == "failed"]

@@ -242,8 +242,9 @@ class CohortPanel(Panel):
                     r.key,
                 )
             )
-        # At 80 columns the signal's name wraps so that the mark stays in sight.
-        table.add_rows_fitted(rows, wrap=0)
+        # At 80 columns the signal's name (16 characters at the least), the suspect's value
+        # and C's wrap so that the cohort's median, the ratio and the mark stay in sight.
+        table.add_rows_fitted(rows, wrap=(0, 1, 5), minimum=(16, 8, 8))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A suspect typed by the user: resolved against the window's inventory (a pod, a

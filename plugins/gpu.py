@@ -59,16 +59,19 @@ TABLE_COLUMNS = (
     "temp",
     "power",
     "clocks",
-    "sm_clock",
     "ecc",
+    "sm_clock",
     "pcie",
     "nvlink",
     "pod",
     "name",
 )
 """The table's columns (all of :data:`cockpit.analysis.gpu_text.COLUMNS`), the verdict
-and the readings first: on an 80-column terminal they are on screen without scrolling
-sideways; the pod and the model name come last."""
+and the readings it rests on first (up to the ECC errors, :data:`VERDICT_COLUMNS`): on an
+80-column terminal they are on screen without scrolling sideways, the clock reasons
+wrapping; the SM clock, the links, the pod and the model name follow."""
+
+VERDICT_COLUMNS = TABLE_COLUMNS.index("ecc") + 1
 
 LEVEL_STYLE = {
     Level.OK: "",
@@ -301,11 +304,13 @@ class GpuPanel(Panel):
         data: GpuPanelData,
         lang: str,
     ) -> None:
-        table = self.query_one("#gpu-table", DataTable)
+        table = self.query_one("#gpu-table", PlainTable)
         keys = [str(g.index) for g in snap.gpus]
-        in_place = [str(k.value) for k in table.rows] == keys
+        # Rows whose clock reasons wrap are fitted again: a new reading may need more lines.
+        in_place = [str(k.value) for k in table.rows] == keys and not table.wrapping
         if not in_place:
             table.clear()
+        rows = []
         for g, v in zip(snap.gpus, verdicts, strict=True):
             row = gpu_row(g, v, cohort, lang)
             cells = []
@@ -320,7 +325,9 @@ class GpuPanel(Panel):
                 for col, cell in zip(TABLE_COLUMNS, cells, strict=True):
                     table.update_cell(str(g.index), col, cell, update_width=True)
             else:
-                table.add_row(*cells, key=str(g.index))
+                rows.append((tuple(cells), str(g.index)))
+        if not in_place:
+            table.add_rows_fitted(rows, wrap=TABLE_COLUMNS.index("clocks"), keep=VERDICT_COLUMNS)
 
         why = Text()
         why.append(t("gpu.why", lang) + "\n", style="bold")

@@ -93,7 +93,7 @@ class LayeredLogsPanel(Panel):
                 ).rstrip(":：")
             lines.append(f"{name}: {text}")
         self.query_one(".logs--summary", Static).update("\n".join(lines))
-        table = self.query_one("#logs-findings", DataTable)
+        table = self.query_one("#logs-findings", PlainTable)
         table.clear(columns=True)
         table.add_columns(
             t("logs.col.layer", lang),
@@ -103,18 +103,21 @@ class LayeredLogsPanel(Panel):
             t("logs.col.pods", lang),
         )
         findings = [f for lay in data.layers for f in lay.findings][:MAX_ROWS]
+        rows: list[tuple[tuple[str, ...], str | None]] = []
         for f in findings:
             title = finding_title(f, lang, short=True)
-            table.add_row(
+            cells = (
                 t(f"logs.layer_short.{f.layer}", lang),
                 when_text(f.first_at, start, lang),
                 str(f.count),
                 title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…",
                 ", ".join(f.pods),
-                key=f.key,
             )
+            rows.append((cells, f.key))
         if not findings:
-            table.add_row("", "", "", t("logs.text.no_findings", lang), "")
+            rows.append((("", "", "", t("logs.text.no_findings", lang), ""), None))
+        # When, the finding and its pods wrap at 80 columns: the layer and the count stay whole.
+        table.add_rows_fitted(rows, wrap=(1, 3, 4), minimum=(10, 16, 12))
         ids = data.request_ids
         id_lines = [
             t("logs.text.request_ids", lang),

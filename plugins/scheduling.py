@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.context import AppContext
@@ -24,6 +24,11 @@ from cockpit.ui.table import PlainTable
 
 def _n(v: float | None) -> str:
     return "?" if v is None else fmt_number(v, 6)
+
+
+NODE_COLUMNS = ("node", "blockers", "state", "gpu", "taints", "labels", "cpu", "mem", "plugin")
+"""The nodes table's columns: why a node takes no pending pod first (its blockers, state,
+GPUs and blocking taints), then the selector's labels, CPU, memory and device plugin."""
 
 
 class SchedulingPanel(Panel):
@@ -82,7 +87,7 @@ class SchedulingPanel(Panel):
     def render_data(self, data: Any) -> None:
         lang = self.lang
         summary = self.query_one(".sched--summary", Static)
-        table = self.query_one("#sched-nodes", DataTable)
+        table = self.query_one("#sched-nodes", PlainTable)
         opts = self.query_one("#sched-commands", OptionList)
         lines: list[str] = []
         if not data.analyses:
@@ -137,17 +142,10 @@ class SchedulingPanel(Panel):
                 lines.append("  " + fl.hint)
         summary.update("\n".join(lines))
         table.clear(columns=True)
-        table.add_columns(
-            t("kube.col.node", lang),
-            t("kube.col.gpu", lang),
-            t("kube.col.cpu", lang),
-            t("kube.col.mem", lang),
-            t("kube.col.taints", lang),
-            t("kube.col.labels", lang),
-            t("kube.col.state", lang),
-            t("kube.col.plugin", lang),
-            t("kube.col.blockers", lang),
-        )
+        # Why a node takes no pod first (its blockers, its state, its GPUs, its taints): at
+        # 80 columns those fit, the node and the blockers wrapping; the rest follow.
+        table.add_columns(*(t(f"kube.col.{c}", lang) for c in NODE_COLUMNS))
+        shown: list[tuple[tuple[str, ...], str | None]] = []
         first = data.analyses[0] if data.analyses else None
         if first is not None:
             for section, rows in (
@@ -162,7 +160,7 @@ class SchedulingPanel(Panel):
             ):
                 if not rows:
                     continue
-                table.add_row(f"— {section}", *[""] * 8)
+                shown.append(((f"— {section}", *[""] * (len(NODE_COLUMNS) - 1)), None))
                 for r in rows[:200]:
                     state = []
                     if r.cordoned:
@@ -171,20 +169,26 @@ class SchedulingPanel(Panel):
                         state.append(t("kube.state.not_ready", lang))
                     if r.gpu_unhealthy:
                         state.append(t("kube.state.unhealthy_gpus", lang, n=_n(r.gpu_unhealthy)))
-                    table.add_row(
-                        r.name,
-                        f"{_n(r.gpu_capacity)}/{_n(r.gpu_allocatable)}/{_n(r.gpu_requested)}"
+                    cells = {
+                        "node": r.name,
+                        "gpu": f"{_n(r.gpu_capacity)}/{_n(r.gpu_allocatable)}/{_n(r.gpu_requested)}"
                         if r.gpu_node
                         else "-",
-                        f"{_n(r.cpu_allocatable)}/{_n(r.cpu_requested)}",
-                        f"{_n(round(r.mem_allocatable_gib, 1) if r.mem_allocatable_gib is not None else None)}/"
+                        "cpu": f"{_n(r.cpu_allocatable)}/{_n(r.cpu_requested)}",
+                        "mem": f"{_n(round(r.mem_allocatable_gib, 1) if r.mem_allocatable_gib is not None else None)}/"
                         f"{_n(round(r.mem_requested_gib, 1) if r.mem_requested_gib is not None else None)}",
-                        ", ".join(r.taints_blocking) or "-",
-                        t("kube.value.yes" if r.selector_match else "kube.value.no", lang),
-                        ", ".join(state) or t("kube.state.ready", lang),
-                        t(f"kube.plugin.{r.device_plugin.replace('/', '')}", lang),
-                        ", ".join(t(f"kube.blocker.{b}", lang) for b in r.blockers) or "✓",
-                    )
+                        "taints": ", ".join(r.taints_blocking) or "-",
+                        "labels": t(
+                            "kube.value.yes" if r.selector_match else "kube.value.no", lang
+                        ),
+                        "state": ", ".join(state) or t("kube.state.ready", lang),
+                        "plugin": t(f"kube.plugin.{r.device_plugin.replace('/', '')}", lang),
+                        "blockers": ", ".join(t(f"kube.blocker.{b}", lang) for b in r.blockers)
+                        or "✓",
+                    }
+                    shown.append((tuple(cells[c] for c in NODE_COLUMNS), None))
+        wraps = tuple(NODE_COLUMNS.index(c) for c in ("node", "blockers", "gpu", "taints"))
+        table.add_rows_fitted(shown, wrap=wraps, keep=NODE_COLUMNS.index("taints") + 1)
         self.commands = list(dict.fromkeys(c for a in data.analyses for c in a.commands))
         opts.clear_options()
         opts.add_options([Option(Text(c)) for c in self.commands])

@@ -110,10 +110,10 @@ class ChangesScreen(StepScreen):
         if held in rows:
             table.move_cursor(row=rows.index(held))
 
-    def _table(self) -> DataTable[Any]:
+    def _table(self) -> PlainTable:
         """B's table of changes, its columns set the first time it is asked for (the
         changes view may have loaded and asked to fill it before the screen is mounted)."""
-        table = self.query_one("#chg-table", DataTable)
+        table = self.query_one("#chg-table", PlainTable)
         if not table.columns:
             lang = self.lang
             table.add_columns(
@@ -138,14 +138,23 @@ class ChangesScreen(StepScreen):
         table.clear()
         # Every change found is a row, marked or not: the count B says and the table agree.
         rows = table_changes(self.ctx.session.incident.changes, self.found_items())
-        for key, chg in rows:
-            table.add_row(
-                "⚑" if chg.suspect else "",
-                fmt_time(chg.at),
-                kind_name(chg.kind, self.lang),
-                chg.summary,
-                key=key,
-            )
+        # What changed wraps at 80 columns: the mark, the time and the kind stay whole.
+        table.add_rows_fitted(
+            [
+                (
+                    (
+                        "⚑" if c.suspect else "",
+                        fmt_time(c.at),
+                        kind_name(c.kind, self.lang),
+                        c.summary,
+                    ),
+                    key,
+                )
+                for key, c in rows
+            ],
+            wrap=3,
+            minimum=16,
+        )
         if rows:
             table.move_cursor(row=min(max(cursor, 0), len(rows) - 1))
 

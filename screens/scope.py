@@ -12,6 +12,7 @@ from textual.widgets import Button, Static
 from cockpit.flow import Branch
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
+from cockpit.ui.buttons import relabel
 from cockpit.ui.fields import BoundTextArea
 
 
@@ -83,11 +84,7 @@ class ScopeScreen(StepScreen):
                 key += "_again" if branch.value == name else "_switch"
             elif release and name != "release":
                 key += "_of_three"  # not "Yes"/"No": the question has three answers
-            button = self.query_one(f"#branch-{name}", Button)
-            button.label = t(key, self.lang)
-            # A new label is wider or narrower: the button's width follows it (a label
-            # change alone keeps the old width and cuts a longer label).
-            button.refresh(layout=True)
+            relabel(self.query_one(f"#branch-{name}", Button), t(key, self.lang))
 
     def on_scope_view_verdict_accepted(self, event: Any) -> None:
         """After "Accept verdict" focus goes to the next decision, the question under it

@@ -15,6 +15,7 @@ from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import fmt_time
+from cockpit.ui.buttons import relabel
 from cockpit.ui.drill_form import DrillAnswerForm
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm, ValueInput
 from cockpit.ui.ledger import LedgerEditor, row_buttons
@@ -262,7 +263,7 @@ class VerifyScreen(StepScreen):
         use = self.query_one("#verify-use", Button)
         use.disabled = result.recovered_at is None
         if result.recovered_at is not None:
-            use.label = t("verify.use_recovery_at", self.lang, at=fmt_time(result.recovered_at))
+            relabel(use, t("verify.use_recovery_at", self.lang, at=fmt_time(result.recovered_at)))
         self.query_one("#recovery-lines", Static).update(self._recovery_text())
         if any(line.status is LineStatus.NO_DATA for line in result.lines):
             self.notify(t("verify.no_data_warning", self.lang), severity="warning")

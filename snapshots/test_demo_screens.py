@@ -40,10 +40,10 @@ def test_demo_step(snap_compare, tmp_path, step, lang, monkeypatch):
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 @pytest.mark.parametrize("lang", ["zh", "en"])
-@pytest.mark.parametrize("step", ["A", "C"])
+@pytest.mark.parametrize("step", ["A", "C", "G", "H"])
 def test_demo_step_at_terminal_sizes(snap_compare, tmp_path, step, lang, size, monkeypatch):
-    """A and C as an on-call terminal shows them: the smallest (80×24) and a large one,
-    in both languages; the first Tab has put focus on the step's first field."""
+    """A, C, G and H as an on-call terminal shows them: the smallest (80×24) and a large
+    one, in both languages; the first Tab has put focus on the step's first field."""
     from cockpit.ui.panel import Panel
 
     for cls in Panel.__subclasses__():

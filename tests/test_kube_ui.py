@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static
 
@@ -15,7 +16,7 @@ from cockpit.config import Settings
 from cockpit.context import AppContext
 from cockpit.incident import Incident
 from cockpit.plugins.k8s_timeline import K8sTimelinePanel
-from cockpit.plugins.scheduling import SchedulingPanel
+from cockpit.plugins.scheduling import NODE_COLUMNS, SchedulingPanel
 from cockpit.session import IncidentSession
 from cockpit.sources.base import Sources
 from cockpit.sources.kubernetes import KubeSource
@@ -68,12 +69,43 @@ async def test_scheduling_panel_table_and_copy(kubeconfig: Path, tmp_path: Path)
         assert names[0] == "— GPU nodes (4)"
         assert set(names[1:5]) == {"gpu-a", "gpu-b", "gpu-c", "gpu-d"}
         gpu_b = table.get_row_at(names.index("gpu-b"))
-        assert str(gpu_b[1]) == "8/7/7" and "1 GPU unhealthy" in str(gpu_b[6])
+        gpu, state = NODE_COLUMNS.index("gpu"), NODE_COLUMNS.index("state")
+        assert str(gpu_b[gpu]) == "8/7/7" and "1 GPU unhealthy" in str(gpu_b[state])
         summary = str(panel.query_one(".sched--summary", Static).render())
         assert "No preemption victims" in summary
         panel.focus()
         assert panel.copy(0) == "kubectl describe pod vllm-70b-0 -n llm"
         assert app.clipboard == "kubectl describe pod vllm-70b-0 -n llm"
+    await ctx.sources.kube.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_scheduling_nodes_table_shows_why_at_80_columns(
+    kubeconfig: Path, tmp_path: Path, lang: str
+) -> None:
+    """At 80 columns a node's blockers, state, GPUs and blocking taints are inside the
+    table, none cut (the node's name and the blockers wrap); the labels, CPU, memory and
+    device plugin follow past the right edge."""
+    from rich.cells import cell_len
+
+    ctx = make_ctx(kubeconfig, "capacity", tmp_path)
+    ctx.lang = lang
+    panel = SchedulingPanel(ctx)
+    app = Host(panel)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(pilot, lambda: panel.data is not None)
+        await pilot.pause()
+        table = panel.query_one(DataTable)
+        assert table.row_count > 4
+        kept = NODE_COLUMNS.index("taints") + 1
+        columns = table.ordered_columns[:kept]
+        used = sum(c.get_render_width(table) for c in columns)
+        assert used <= table.scrollable_content_region.width, used
+        for j, column in enumerate(columns):
+            room = column.get_render_width(table) - 2 * table.cell_padding
+            for i in range(table.row_count):
+                if table.ordered_rows[i].height == 1:
+                    assert cell_len(str(table.get_row_at(i)[j])) <= room, (j, i)
     await ctx.sources.kube.close()
 
 

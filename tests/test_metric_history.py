@@ -290,7 +290,7 @@ async def _b_table_holds_every_change_found(pilot: Any, ctx: AppContext, lines: 
     rows = [table.get_row_at(i) for i in range(table.row_count)]
     assert len(lines) == ctx.changes_found == len(rows) >= 2, (lines, rows)
     kinds = sorted(str(r[2]) for r in rows)
-    assert kinds == ["alert", "rollout"] and not any(str(r[0]) for r in rows), rows
+    assert kinds == ["alert", "rollout"] and not any(str(r[0]).strip() for r in rows), rows
     hint = screen.query_one(ChangesNoteInput).hint()
     assert f"beyond the {len(rows)} step B found" in hint, hint
     alert = next(i for i, r in enumerate(rows) if str(r[2]) == "alert")

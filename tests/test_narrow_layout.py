@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Label
 
 from cockpit.app import STEP_SCREENS, CockpitApp
+from cockpit.i18n import t
 from cockpit.timeparse import fmt_time
 from demo_ctx import demo_ctx
 
@@ -167,8 +168,10 @@ async def test_every_text_area_wraps_a_long_line_in_sight(tmp_path):
 @pytest.mark.parametrize("step", list(STEP_SCREENS))
 async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
     """At 80×24 and 160×48 no widget of a step reaches past the right edge of the box it
-    sits in (a row of fields, a panel), and every text field shows its example whole (the
-    four times' examples, the cohort's suspect field) and its value whole."""
+    sits in (a row of fields, a panel), every text field shows its example whole (the
+    four times' examples, the cohort's suspect field) and its value whole, every button
+    its label; at 80 columns every table of the step and its panels fits the screen's
+    width, no cell cut and none reached by scrolling sideways (see :data:`WIDER_THAN_80`)."""
     from textual.widget import Widget
     from textual.widgets import DataTable
 
@@ -198,12 +201,53 @@ async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
                 if cell_len(shown) >= room:
                     cut.append(("text cut", widget.id, shown, room))
         assert cut == [], cut
+        assert _cut_buttons(app) == []
+        if size[0] == 80:
+            assert _tables_not_fitting(app) == []
+
+
+WIDER_THAN_80: dict[str, int] = {"dd-table": 5, "gpu-table": 8}
+"""The tables whose columns after the first few (what the verdict rests on) may go past the
+right edge at 80 columns, reached by scrolling sideways: C's signals past the verdict
+(their layer, window max, instant and trend), the GPU panel's past the ECC errors (the
+SM clock, the links, the pod and the model)."""
+
+
+def _tables_not_fitting(app: CockpitApp) -> list[tuple[str | None, str, object]]:
+    """The tables of the step wider than the screen lets them be: scrolling sideways, or
+    a cell wider than its column (cut) on a row that does not wrap."""
+    from rich.cells import cell_len
+    from textual.widgets import DataTable
+
+    bad: list[tuple[str | None, str, object]] = []
+    for table in app.screen.query(DataTable):
+        if not (table.display and table.region.width and table.row_count):
+            continue
+        kept = WIDER_THAN_80.get(table.id or "")
+        columns = table.ordered_columns
+        if kept is None:
+            if table.max_scroll_x > 0:
+                bad.append((table.id, "scrolls sideways", table.virtual_size.width))
+        elif kept:
+            used = sum(c.get_render_width(table) for c in columns[:kept])
+            if used > table.scrollable_content_region.width:
+                bad.append((table.id, "first columns past the edge", used))
+        for j, column in enumerate(columns[: kept or None]):
+            room = column.get_render_width(table) - 2 * table.cell_padding
+            if cell_len(str(column.label)) > room * table.header_height:
+                bad.append((table.id, "heading cut", str(column.label)))
+            for i in range(table.row_count):
+                cell = str(table.get_row_at(i)[j])
+                if table.ordered_rows[i].height == 1 and cell_len(cell) > room:
+                    bad.append((table.id, "cell cut", cell))
+    return bad
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, lang):
-    """E's cohort table at 80×24: the signal's name wraps so that every column (the values,
-    the "◀ outlier" mark) is inside the table, none past its right edge."""
+    """E's cohort table at 80×24: the signal's name (16 characters a line at the least) and
+    the values wrap so that every column (the values, the "◀ outlier" mark) is inside the
+    table, none past its right edge."""
     ctx = demo_ctx(tmp_path, lang)
     app = CockpitApp(ctx=ctx, start_step="E")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -222,6 +266,9 @@ async def test_e_cohort_table_fits_80_columns_with_its_marks_in_sight(tmp_path, 
         assert table.virtual_size.width <= table.scrollable_content_region.width
         # The names are whole, on more lines: the first row is taller than one line.
         assert any(row.height > 1 for row in table.rows.values())
+        # The signal's name keeps 16 characters a line, the other values wrapping too.
+        signal = table.ordered_columns[0]
+        assert signal.get_render_width(table) - 2 * table.cell_padding >= 16
 
 
 @pytest.mark.parametrize("branch", ["release", "single", "shared", ""])
@@ -243,3 +290,40 @@ async def test_back_from_e_and_g_goes_to_the_step_before_whatever_the_branch(tmp
         await pilot.press("alt+left")
         await pilot.pause()
         assert app.current_step() == ("F" if branch == "shared" else "E")
+
+
+def _cut_buttons(app: CockpitApp) -> list[tuple[str | None, str, int]]:
+    """The buttons on screen whose label is wider than the button."""
+    from rich.cells import cell_len
+    from textual.widgets import Button
+
+    return [
+        (b.id, str(b.label), b.content_region.width)
+        for b in app.screen.query(Button)
+        if b.display and b.region.width and cell_len(str(b.label)) > b.content_region.width
+    ]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_d_branch_buttons_fit_their_labels_once_a_branch_is_chosen(tmp_path, lang, size):
+    """After a branch is chosen on D, its buttons say "Chosen …: go on" and "Change to …":
+    back on D each button is as wide as its new label, none cut at its end."""
+    from textual.widgets import Button
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert _cut_buttons(app) == []
+        app.screen.query_one("#branch-single", Button).press()
+        await pilot.pause()
+        app.goto("D")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        labels = [
+            str(app.screen.query_one(f"#branch-{n}", Button).label) for n in ("single", "shared")
+        ]
+        assert labels == [t("flow.branch_single_again", lang), t("flow.branch_shared_switch", lang)]
+        assert _cut_buttons(app) == []

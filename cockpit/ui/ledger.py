@@ -22,6 +22,7 @@ from textual.widgets import Button, DataTable, Input
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
+from cockpit.ui.buttons import relabel
 from cockpit.ui.fields import TextInput
 
 
@@ -135,7 +136,7 @@ class LedgerEditor:
         self.editing = row.id
         for name, input_id in self.fields.items():
             load(self.screen.query_one(f"#{input_id}", Input), str(getattr(row, name)))
-        self.screen.query_one(f"#{self.prefix}-add", Button).label = t("ledger.save", self.lang)
+        relabel(self.screen.query_one(f"#{self.prefix}-add", Button), t("ledger.save", self.lang))
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = True
         first = self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input)
         first.focus()
@@ -200,7 +201,7 @@ class LedgerEditor:
         self.editing = None
         for input_id in self.fields.values():
             load(self.screen.query_one(f"#{input_id}", Input), "")
-        self.screen.query_one(f"#{self.prefix}-add", Button).label = t(self.add_label, self.lang)
+        relabel(self.screen.query_one(f"#{self.prefix}-add", Button), t(self.add_label, self.lang))
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
         self.show("")
         self.deleted = None

@@ -61,18 +61,24 @@ class SharedView(MetricsView):
                 line += f"\n    {text}"
             lines.append(line)
         self.query_one("#sh-findings", Static).update("\n".join(lines))
-        table = self.query_one("#sh-table", DataTable)
+        table = self.query_one("#sh-table", PlainTable)
         table.clear()
-        for s in data.summaries:
-            table.add_row(
-                s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
-                value_text(s, "now", lang),
-                value_text(s, "baseline", lang),
-                f"×{s.ratio:.2f}" if s.ratio is not None else "",
-                t(f"metrics.verdict.{s.verdict}", lang),
-                spark_text(s.spark),
-                key=s.key,
+        rows = [
+            (
+                (
+                    s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
+                    value_text(s, "now", lang),
+                    value_text(s, "baseline", lang),
+                    f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                    t(f"metrics.verdict.{s.verdict}", lang),
+                    spark_text(s.spark),
+                ),
+                s.key,
             )
+            for s in data.summaries
+        ]
+        # The signal's name and a long value wrap so that the verdict and trend stay in sight.
+        table.add_rows_fitted(rows, wrap=(0, 1), minimum=(16, 8))
 
     def action_pin(self) -> None:
         """Pin the selected signal as evidence."""

@@ -8,6 +8,7 @@ pod names or the user's own text, so they all use this one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.cells import cell_len
@@ -29,6 +30,15 @@ class PlainTable(DataTable[Any]):
     A table as tall as its rows (no scrolling of its own) is part of the page: PageUp and
     PageDown move its cursor by a page of the screen and, at its first or last row, go on
     scrolling the page, so the keys neither skip the table nor stop inside it.
+
+    Its ``max-height`` is a number of lines, not Textual's 100% of its container: measured
+    against the page's window while the box it sits in is laid out, a table would be given
+    fewer lines than its rows and the box would cut the rows below off (the cursor on
+    them out of sight). A table meant to scroll by itself sets a smaller ``max-height``.
+    """
+
+    DEFAULT_CSS = """
+    PlainTable { max-height: 1000; }
     """
 
     def _page(self) -> Widget | None:
@@ -53,28 +63,39 @@ class PlainTable(DataTable[Any]):
         return True
 
     def _scroll_cursor_into_view(self, animate: bool = False) -> None:
-        """Keep the highlighted row on screen: a table as tall as its rows does not scroll
-        by itself, so the page it sits in scrolls to the row (Down pressed 50 times must
-        not leave the cursor, and what Alt+P would pin, out of sight)."""
-        super()._scroll_cursor_into_view(animate=animate)
-        page = self._page()
-        if self.max_scroll_y > 0 or page is None or self.cursor_type == "column":
+        """Keep the highlighted row on screen: the table scrolls to it and so does every
+        container it sits in (the step's page), so Down pressed 50 times never leaves the
+        cursor, and what Alt+P would pin, out of sight, whether the table scrolls by itself
+        (a horizontal scroll bar gives it a line to scroll) or is as tall as its rows."""
+        if self.cursor_type == "column":
+            super()._scroll_cursor_into_view(animate=animate)
             return
-        if not self.has_focus:
+        fixed = self._get_fixed_offset()
+        row = self._get_row_region(self.cursor_row)
+        if self.cursor_type == "row":
+            region = Region(
+                int(self.scroll_x) + fixed.left, row.y, row.width - fixed.left, row.height
+            )
+        else:
+            region = self._get_cell_region(self.cursor_coordinate)
+        moved = self.scroll_to_region(region, animate=animate, spacing=fixed, force=True)
+        if not self.has_focus or not row.height:
             # A cursor put on a row by the program (a panel choosing the best row as it
             # loads) does not move the page: a step opens at its top.
             return
-        row = self._get_row_region(self.cursor_row)
-        if not row.height:
-            return
-        top = self.region.y - page.content_region.y + round(page.scroll_y)
+        # The row's line on screen once the table has scrolled, then each container's.
+        y = self.scrollable_content_region.y + row.y - round(self.scroll_y) - moved.y
         header = self.header_height if self.show_header else 0
-        page.scroll_to_region(
-            Region(0, top + row.y, 1, row.height),
-            spacing=Spacing(header, 0, 0, 0),
-            animate=False,
-            force=True,
-        )
+        for box in self.ancestors:
+            if not isinstance(box, Widget) or not box.allow_vertical_scroll:
+                continue
+            top = y - box.scrollable_content_region.y + round(box.scroll_y)
+            y -= box.scroll_to_region(
+                Region(0, top, 1, row.height),
+                spacing=Spacing(header, 0, 0, 0),
+                animate=False,
+                force=True,
+            ).y
 
     def action_page_down(self) -> None:
         if not self._page_by(1):
@@ -95,21 +116,23 @@ class PlainTable(DataTable[Any]):
 
     def add_rows_fitted(
         self,
-        rows: list[tuple[tuple[Any, ...], str]],
+        rows: Sequence[tuple[tuple[Any, ...], str | None]],
         wrap: int | tuple[int, ...],
-        minimum: int = 8,
+        minimum: int | tuple[int, ...] = 8,
         keep: int | None = None,
     ) -> None:
         """Add ``rows`` (``(cells, key)`` pairs) so that the table fits its width: when the
         columns would be wider than the table, column ``wrap`` (a long text: a signal's
-        name; several: each gets an even share of the room left) is narrowed, to
-        ``minimum`` at the least, and its cells wrap onto more lines, so the columns after
-        it (a value, an "◀ outlier" mark) stay on screen rather than beyond the right edge.
+        name; several: each first gets its ``minimum`` (one for all or one each, never
+        less than its label's longest word: the header then has more lines), then an
+        even share of the room left, a narrow one no more than it needs) is narrowed and
+        its cells wrap onto more lines, so the columns after it (a value, an "◀ outlier"
+        mark) stay on screen rather than beyond the right edge.
         ``keep``: how many leading columns must fit (default all); the ones after them may
         go past the right edge (reached by scrolling)."""
         # The room left when the rows outgrow the table's height and a scroll bar appears.
         room = self.content_region.width - self.styles.scrollbar_size_vertical
-        self._fitted = (rows, wrap, minimum, self.content_region.width, keep)
+        self._fitted = (list(rows), wrap, minimum, self.content_region.width, keep)
         columns = self.ordered_columns
         pad = 2 * self.cell_padding
         wraps = (wrap,) if isinstance(wrap, int) else wrap
@@ -122,23 +145,58 @@ class PlainTable(DataTable[Any]):
 
         others = sum(width(j) for j in range(kept) if j not in wraps)
         fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
-        spare = room - others
-        for n, j in enumerate(wraps):
+        mins = (minimum,) * len(wraps) if isinstance(minimum, int) else minimum
+
+        # A column is never narrower than the longest word of its label: a longer label
+        # wraps onto a second line of the header.
+        def word(j: int) -> int:
+            return max(map(cell_len, str(columns[j].label).split() or [""]))
+
+        given = {j: min(width(j), max(m, word(j)) + pad) for j, m in zip(wraps, mins, strict=True)}
+        spare = room - others - sum(given.values())
+        wanting = [j for j in wraps if width(j) > given[j]]
+        while wanting and spare >= len(wanting):
+            share = spare // len(wanting)
+            for j in list(wanting):
+                more = min(share, width(j) - given[j])
+                given[j] += more
+                spare -= more
+                if given[j] >= width(j):
+                    wanting.remove(j)
+        for j in wraps:
             columns[j].auto_width = fits
             if not fits:
-                share = spare // (len(wraps) - n)
-                columns[j].width = max(minimum, min(width(j), share) - pad)
-                spare -= columns[j].width + pad
+                columns[j].width = given[j] - pad
+        self.header_height = max(
+            [1]
+            + [
+                len(Text(str(columns[j].label)).wrap(self.app.console, given[j] - pad))
+                for j in wraps
+                if not fits
+            ]
+        )
+        self.wrapping = not fits
         for cells, key in rows:
             if not fits:
                 # A row of wrapping height measures each cell: an empty one has no line.
-                cells = tuple(" " if c == "" else c for c in cells)
+                cells = tuple(" " if str(c) == "" else c for c in cells)
             self.add_row(*cells, height=1 if fits else None, key=key)
 
     _fitted: (
-        tuple[list[tuple[tuple[Any, ...], str]], int | tuple[int, ...], int, int, int | None] | None
+        tuple[
+            list[tuple[tuple[Any, ...], str | None]],
+            int | tuple[int, ...],
+            int | tuple[int, ...],
+            int,
+            int | None,
+        ]
+        | None
     ) = None
     """The rows of :meth:`add_rows_fitted`, its arguments and the width they were fitted to."""
+
+    wrapping = False
+    """Whether the rows of :meth:`add_rows_fitted` wrap (the table was too narrow for them):
+    a cell updated in place may then need more lines than its row has."""
 
     def on_resize(self) -> None:
         """Fit the rows of :meth:`add_rows_fitted` again when the table's width changed (a

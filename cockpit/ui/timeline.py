@@ -32,12 +32,11 @@ class TimelineTable(PlainTable):
         """Rebuild from the incident."""
         assert self.ctx.session is not None
         self.clear()
+        rows = []
         for entry in self.ctx.session.incident.timeline:
             text = entry_text(entry, self.ctx.lang)
             first_line = text.splitlines()[0] if text else ""
-            self.add_row(
-                fmt_time(entry.at),
-                t(f"timeline.kind.{entry.kind.value}", self.ctx.lang),
-                first_line,
-                key=entry.id,
-            )
+            cells = (fmt_time(entry.at), t(f"timeline.kind.{entry.kind.value}", self.ctx.lang))
+            rows.append(((*cells, first_line), entry.id))
+        # What happened wraps at 80 columns: the time and the kind stay whole.
+        self.add_rows_fitted(rows, wrap=2, minimum=16)
