@@ -197,6 +197,18 @@ def _add_gpu(sources: Sources) -> None:
         sources.gpu = src
 
 
+def scope_of(settings: Settings) -> ServiceScope:
+    """The service scope the settings name (namespace, selector, deployment, model), as an
+    incident records it."""
+    svc = settings.service
+    return ServiceScope(
+        namespace=svc.namespace,
+        selector=svc.selector,
+        deployment=svc.deployment,
+        model=svc.model,
+    )
+
+
 def open_session(
     args: argparse.Namespace,
     settings: Settings,
@@ -216,7 +228,7 @@ def open_session(
         BootError: unknown id, nothing to resume, or a corrupt incident file.
     """
     from cockpit.i18n import t
-    from cockpit.incident import Incident, ServiceScope
+    from cockpit.incident import Incident
     from cockpit.session import IncidentSession
     from cockpit.store import CorruptIncident, IncidentLocked, IncidentStore
 
@@ -231,14 +243,7 @@ def open_session(
             else:
                 incident = store.load(resume)
         else:
-            svc = settings.service
-            scope = ServiceScope(
-                namespace=svc.namespace,
-                selector=svc.selector,
-                deployment=svc.deployment,
-                model=svc.model,
-            )
-            incident = Incident(mode=mode, lang=lang, service=scope)
+            incident = Incident(mode=mode, lang=lang, service=scope_of(settings))
             if mode is Mode.DEMO:
                 incident.title = t("demo.title", lang)
             drill_id = getattr(args, "drill", None)
@@ -509,13 +514,7 @@ def build_context(
         if getattr(args, "resume", None):
             # A scope flag given on resume is the scope investigated from now on: the
             # title bar and the next resume read it as the screens do.
-            svc = settings.service
-            scope = ServiceScope(
-                namespace=svc.namespace,
-                selector=svc.selector,
-                deployment=svc.deployment,
-                model=svc.model,
-            )
+            scope = scope_of(settings)
             if scope != ctx.session.incident.service:
                 ctx.session.incident.service = scope
                 ctx.session.save()
