@@ -177,10 +177,12 @@ class DrilldownView(MetricsView):
             rows.append((tuple(cells[c] for c in DD_COLUMNS), s.key))
         # The signal's name and the value now (a top-bucket bound, a reason for no data)
         # wrap so that the baseline, change and verdict stay in sight at 80 columns; the
-        # layer, window max, instant and trend follow.
+        # layer, window max, instant and trend follow. The name keeps room for most names
+        # on one line: the value needs it only for the odd long reason or bound.
         table.add_rows_fitted(
             rows,
             wrap=(DD_COLUMNS.index("signal"), DD_COLUMNS.index("now")),
+            minimum=(24, 8),
             keep=DD_COLUMNS.index("verdict") + 1,
         )
 
