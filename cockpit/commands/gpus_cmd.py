@@ -3,7 +3,8 @@
 Like ``nvitop --once``, plus the clock-event reasons in words, the "why this GPU looks
 bad" line and the cohort outliers. Local NVML by default; with ``--node`` (or when NVML is
 not usable here) dcgm-exporter series for that node from the configured Prometheus.
-Without ``--once`` the view refreshes every second until Ctrl-C.
+Without ``--once``, on a terminal and without ``--at``, the view refreshes every second
+until Ctrl-C (:func:`refreshes_once`).
 
 Exit status: 0 all GPUs OK, 1 some GPU needs attention (warn/bad/lost), 2 no source.
 """
@@ -33,7 +34,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         epilog="Exit status: 0 every GPU OK; 1 some GPU needs attention (WARN, BAD or "
         "LOST); 2 no GPU source.",
     )
-    p.add_argument("--once", action="store_true", help="print one snapshot and exit")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="print one snapshot and exit (always so with --at or when not on a terminal)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (snapshot + verdicts)")
     p.add_argument(
         "--node", metavar="NODE", help="read dcgm-exporter series for NODE via Prometheus"
@@ -161,12 +166,21 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
         await ctx.sources.close()
 
 
+def refreshes_once(args: argparse.Namespace, terminal: bool) -> bool:
+    """Whether ``gpus`` prints one snapshot and exits: with ``--once`` or ``--json``, with
+    ``--at`` (a moment in the past reads the same every time) and when its output is not a
+    terminal (a pipe or a file gets no screen-clearing codes); otherwise the view
+    refreshes every ``--interval`` seconds until Ctrl-C."""
+    return bool(args.once or args.json or getattr(args, "at", None) or not terminal)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit status."""
     from cockpit.i18n import default_lang
     from cockpit.sources.base import SourceError
 
     lang = getattr(args, "lang", None) or default_lang()
+    once = refreshes_once(args, sys.stdout.isatty())
 
     async def one() -> tuple[GpuNodeSnapshot, list[GpuVerdict], list[str]]:
         snap, notes, src = await _snapshot(args, lang)
@@ -197,11 +211,11 @@ def run(args: argparse.Namespace) -> int:
                 }
                 sys.stdout.write(json_text(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
             else:
-                if not args.once:
+                if not once:
                     write_control("\x1b[H\x1b[2J")
                 sys.stdout.write(render_text(snap, verdicts, lang, notes))
             sys.stdout.flush()
-            if args.once or args.json:
+            if once:
                 break
             import time
 

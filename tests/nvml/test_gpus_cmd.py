@@ -111,6 +111,32 @@ def test_node_through_prometheus_at_a_time(
     assert "GPU 3: 2 uncorrected ECC errors" in text
 
 
+def test_a_past_moment_or_a_pipe_prints_one_snapshot_without_screen_codes(
+    fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
+) -> None:
+    """Without --once, --at (a frozen moment) and a piped output each print one snapshot
+    and exit: no refresh loop reprinting the same view, no clear-screen codes."""
+    fake_nvml.update({"count": 2})
+    at = _run(
+        fake_nvml,
+        "--lang",
+        "en",
+        "--prometheus-url",
+        dcgm_prometheus.url,
+        "--at",
+        "2026-11-29T21:00",
+        "--node",
+        "gpu-node-b",
+        tmp_path=tmp_path,
+    )
+    piped = _run(fake_nvml, "--lang", "en", "--interval", "0.2", tmp_path=tmp_path)
+    # Each run returned by itself (a refresh loop would run into _run's timeout).
+    for out in (at, piped):
+        assert out.returncode in (0, 1), out.stderr
+        assert "\x1b" not in out.stdout and out.stdout.startswith("Source: ")
+        assert out.stdout.count("Source: ") == 1
+
+
 def test_without_a_node_the_worst_node_is_shown(
     fake_nvml: FakeNvml, dcgm_prometheus, tmp_path: Path
 ) -> None:
