@@ -158,3 +158,40 @@ async def test_f6_pins_a_finding_at_its_line_time_labelled_in_both_languages(tmp
         assert pinned.label_i18n["en"] == pinned.label
         offered = app.screen.query_one("#hyp-evidence")._options
         assert any(value == pinned.id for _, value in offered)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_f6_pins_the_lines_no_finding_rests_on_as_a_note_beside_the_findings(tmp_path, lang):
+    """A dmesg excerpt with the responder's own line at its end: the Xid is pinned as a
+    finding and the own line as a note (nothing pasted is dropped), and the notice says
+    both; a paste every line of which a finding rests on pins no note."""
+    from cockpit.i18n import t
+    from cockpit.timeparse import fmt_time
+
+    ctx = make_ctx(tmp_path, lang=lang)
+    app = CockpitApp(ctx=ctx, start_step="G")
+    xid = "2026-11-29T13:40:00Z gpu-node-b kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."
+    own = "node b GPU 0 gone at 13:40, pod lfdea crashloop"
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.press("f6")
+        await pilot.pause()
+        said = await paste(pilot, app, f"{xid}\n{own}", "paste-pin")
+        notes = [e for e in ctx.session.incident.evidence if e.source == "user"]
+        findings = [e for e in ctx.session.incident.evidence if e.source == "explain"]
+        assert len(findings) == 1 and len(notes) == 1
+        assert notes[0].note == own and notes[0].value == own
+        at = fmt_time(notes[0].at)
+        assert said == t("paste.pinned_and_note", lang, n=1, lines=1, at=at), said
+        await pilot.press("escape")
+        await pilot.pause()
+    ctx2 = make_ctx(tmp_path / "two", lang=lang)
+    app2 = CockpitApp(ctx=ctx2, start_step="G")
+    async with app2.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        app2.screen.set_focus(None)
+        await pilot.press("f6")
+        await pilot.pause()
+        await paste(pilot, app2, xid, "paste-pin")
+        assert [e.source for e in ctx2.session.incident.evidence] == ["explain"]

@@ -53,6 +53,15 @@ def _with_excerpt(brief: str, lines: list[str], first_line: int) -> str:
     return f"{brief} — «{line}»" if brief else f"«{line}»"
 
 
+def uncovered_lines(expl: Any, lines: list[str]) -> list[str]:
+    """The non-blank lines of ``lines`` that none of ``expl``'s findings rests on (neither
+    its first line nor one of its evidence lines), in order: a note typed beside the log,
+    or log lines outside what was recognised."""
+    covered = {f.first_line for f in expl.findings}
+    covered |= {e.line for f in expl.findings for e in f.evidence}
+    return [x for i, x in enumerate(lines, 1) if x.strip() and i not in covered]
+
+
 def _brief(fields: dict[str, Any], limit: int = 6) -> str:
     """The finding's scalar fields as ``k=v`` (lists and nested records left to the
     ``cockpit explain`` output: the evidence line must stay readable in a postmortem)."""
@@ -175,6 +184,20 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
             self._pin_own(self.own)
         elif self.explanation is not None and self.explanation.recognised:
             self._pin_findings()
+            rest = uncovered_lines(self.explanation, self._lines)
+            if rest:
+                # What no finding rests on (a line of the responder's own, say) is pinned
+                # beside the findings as a note: nothing pasted is dropped.
+                at = self._pin_note("\n".join(rest), say=False)
+                self._say(
+                    t(
+                        "paste.pinned_and_note",
+                        self.ctx.lang,
+                        n=len(self.explanation.findings),
+                        lines=len(rest),
+                        at=fmt_time(at),
+                    )
+                )
         else:
             self._pin_note()
 
@@ -195,30 +218,35 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
             )
         self._say(t("paste.pinned_own", self.ctx.lang, n=len(own.facts), command=own.command))
 
-    def _pin_note(self) -> None:
+    def _pin_note(self, text: str | None = None, say: bool = True) -> Any:
+        """Pin ``text`` (default: the whole explained text) as a note; returns the time it
+        is evidence of."""
         from cockpit.history import short
 
         assert self.ctx.session is not None
-        text = (self._explained or "").strip()
+        text = ((self._explained or "") if text is None else text).strip()
+        lines = text.splitlines()
         note = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
         # A text that carries its own time (a log line) is evidence of that time, not of
         # the moment it was pinned (``pinned_at`` keeps that) nor of the clock's.
         now = self.ctx.clock.now()
-        own = next((d for d in (line_datetime(x, now) for x in self._lines) if d), None)
+        own = next((d for d in (line_datetime(x, now) for x in lines) if d), None)
         at = own or now
         self.ctx.session.pin(
             Evidence(
                 label=t("paste.note_label", self.ctx.lang),
                 label_i18n=in_both(lambda lang: t("paste.note_label", lang)),
-                value=short(text.splitlines()[0], NOTE_VALUE_CHARS),
+                value=short(lines[0] if lines else "", NOTE_VALUE_CHARS),
                 at=at,
                 source="user",
                 step=self.step,
                 note=note,
             )
         )
-        key = "paste.pinned_note_own" if own is not None else "paste.pinned_note"
-        self._say(t(key, self.ctx.lang, at=fmt_time(at)))
+        if say:
+            key = "paste.pinned_note_own" if own is not None else "paste.pinned_note"
+            self._say(t(key, self.ctx.lang, at=fmt_time(at)))
+        return at
 
     def _pin_findings(self) -> None:
         expl = self.explanation
