@@ -194,6 +194,13 @@ def value_text(value: object, lang: str, width: int = 60) -> str:
     return short(str(value), width)
 
 
+def is_row(target: str) -> bool:
+    """Whether a history target is a whole ledger row (``hypotheses/h3``), not a field of
+    one (``hypotheses/h3.falsifier``) nor of the incident (``times.detect``)."""
+    ledger, sep, rest = target.partition("/")
+    return bool(sep and ledger and rest) and "." not in rest
+
+
 def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     """One line: ``标题：「P99 up」→「n」`` / ``删除 假设 2「碎片化」`` / ``恢复 …``."""
     what = describe_target(incident, entry, lang)
@@ -201,7 +208,7 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
         return t("history.line.delete", lang, what=what)
     if entry.op is HistoryOp.ADD:
         return t("history.line.add", lang, what=what)
-    if entry.op is HistoryOp.RESTORE and entry.new is not None and entry.old is None:
+    if entry.op is HistoryOp.RESTORE and entry.old is None and is_row(entry.target):
         return t("history.line.undelete", lang, what=what)
     key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"
     return t(

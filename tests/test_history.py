@@ -357,3 +357,31 @@ def test_ledger_rows_keep_their_number_and_the_history_names_them_by_it(session)
     e2 = session.add_experiment(Experiment(variable="max_num_seqs", at=T0))
     session.delete_row("experiments", e1.id)
     assert [e.number for e in reload(session).experiments] == [e2.number] == [2]
+
+
+def test_restoring_a_time_names_both_values_in_f8_and_a_deleted_row_is_put_back(session):
+    """Restoring the entry that set an empty time empties it, and F8 says so with both
+    values (13:56 → empty), in both languages, never a bare "Put back" that hides which
+    value came back; a deleted row restored is "put back"."""
+    from cockpit.history import entry_line, is_row
+
+    session.set_time("detect", T0)
+    (first,) = [h for h in session.incident.history if h.target == "times.detect"]
+    session.restore(first.id)
+    assert session.incident.times.detect is None
+    back = session.incident.history[-1]
+    assert back.op is HistoryOp.RESTORE
+    en = entry_line(session.incident, back, "en")
+    zh = entry_line(session.incident, back, "zh")
+    assert en.startswith("Restored ") and "20:00" in en, en
+    assert zh.startswith("恢复 ") and "20:00" in zh, zh
+    session.restore(back.id)
+    again = entry_line(session.incident, session.incident.history[-1], "en")
+    assert again.startswith("Restored ") and "20:00" in again, again
+    hyp = session.add_hypothesis("fragmentation", "restart does not lower P99")
+    session.delete_row("hypotheses", hyp.id)
+    deleted = session.incident.history[-1]
+    session.restore(deleted.id)
+    assert entry_line(session.incident, session.incident.history[-1], "en").startswith("Put back ")
+    assert is_row(f"hypotheses/{hyp.id}") and not is_row(f"hypotheses/{hyp.id}.status")
+    assert not is_row("times.detect")
