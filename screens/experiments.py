@@ -142,7 +142,9 @@ class ExperimentsScreen(StepScreen):
         chosen = select.value
         select.set_options(
             # Text, not a markup string: what the user typed is shown as typed ("[/]" too).
-            [(Text(h.statement[:60]), h.id) for h in inc.hypotheses]
+            # Each by the number G's ledger gives it; a long statement is cut with "…"
+            # (the highlighted option wraps onto more lines rather than being cut).
+            [(Text(f"{h.number}. {short(h.statement, 140)}"), h.id) for h in inc.hypotheses]
         )
         if any(h.id == chosen for h in inc.hypotheses):
             select.value = chosen  # a refresh does not drop the user's choice

@@ -190,3 +190,20 @@ async def test_row_buttons_without_a_row_say_so(tmp_path):
             screen.query_one("#hyp-error").update("")
             await press(pilot, screen, button)
             assert rendered(screen.query_one("#hyp-error")) == "先在表中选中一行。"
+
+
+async def test_hs_hypothesis_choice_names_each_by_its_number_and_keeps_a_long_one(tmp_path):
+    """H's "hypothesis tested" drop-down names each hypothesis by the number G's ledger
+    gives it, and a statement longer than 60 characters is not cut there (only one past
+    140 is, with "…")."""
+    ctx = make_ctx(tmp_path, lang="en")
+    long = "KV cache fragmentation after the 14:05 rollout starves the batch on every replica"
+    ctx.session.add_hypothesis("throttling on gpu-node-7", "P99 stays after cordon")
+    ctx.session.add_hypothesis(long, "a restart leaves P99 high")
+    ctx.session.add_hypothesis("x" * 200, "never")
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        prompts = [str(p) for p, _ in app.screen.query_one("#exp-hypothesis")._options]
+    assert prompts[-3:-1] == ["1. throttling on gpu-node-7", f"2. {long}"]
+    assert prompts[-1].startswith("3. xxx") and prompts[-1].endswith("…")
