@@ -250,10 +250,10 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
 
     def _section_heads(self) -> list[int]:
         """Page rows (``y`` on the scrolled page) where the step's sections begin: its
-        section titles and its panels, top to bottom."""
+        section titles, its panels and its notes, top to bottom."""
         from cockpit.ui.panel import Panel
 
-        heads = [*self.query(".section"), *self.query(Panel)]
+        heads = [*self.query(".section"), *self.query(Panel), *self.query(StepNotes)]
         return sorted({y for w in heads if (y := self.page_row(w)) is not None})
 
     def page_row(self, widget: Widget) -> int | None:

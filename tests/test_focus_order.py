@@ -119,6 +119,25 @@ async def test_ctrl_down_reaches_a_long_steps_sections_in_a_few_keys(tmp_path):
         assert app.current_step() == "A"
 
 
+async def test_ctrl_down_ends_at_the_steps_notes(tmp_path):
+    """The step's notes, last on every step, are a section of their own: Ctrl+Down goes
+    on to them from the section above instead of saying there is none further."""
+    from cockpit.screens.base import StepNotes
+
+    async with opened_demo(demo_ctx(tmp_path, "en"), "A", (160, 48)) as (app, pilot):
+        screen = app.screen
+        (notes,) = [w for w in screen.query_one(StepNotes).query("*") if w.focusable]
+        for _ in range(12):
+            await pilot.press("ctrl+down")
+            await pilot.pause()
+            if screen.focused is notes:
+                break
+        assert screen.focused is notes
+        await pilot.press("ctrl+down")
+        await pilot.pause()
+        assert screen.focused is notes
+
+
 @pytest.mark.parametrize("key", ["f2", "f6", "f7", "f8"])
 async def test_tab_walks_each_dialog_in_screen_order(tmp_path, key):
     """F2's options, F6's paste box, F7's scenarios and F8's history: Tab goes top to
