@@ -111,10 +111,10 @@ def test_the_headline_says_why_it_differs_from_a_signal() -> None:
     br = decide([everyone, also, one], inv)
     assert br.scope == "everything"
     assert any(s.scope == "single_instance" for s in br.per_signal)
-    differs = [line for line in br.lines if "the verdict is everything" in line]
+    differs = [line for line in br.lines if "the verdict is still all replicas" in line]
     assert differs and "queue length" in differs[0]
     zh = br.lines_text("zh")
-    assert any("结论是" in line for line in zh)
+    assert any("结论仍是「全部副本」" in line for line in zh)
 
 
 def test_two_hundred_replicas_give_the_top_outliers_and_a_count_of_the_rest() -> None:
