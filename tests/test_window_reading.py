@@ -160,3 +160,34 @@ def test_gpus_command_names_the_lost_gpu_in_the_cohort_and_lists_the_xid(
     assert "Stands out by being lost: GPU 0" in out, out
     assert "No GPU stands out" not in out, out
     assert "Xid events" in out and "Xid 79 on GPU 0" in out, out
+
+
+async def test_an_empty_cohort_compares_nothing_and_names_no_outlier(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """E's "previous revision" of a pod whose Deployment has one revision is empty: no row
+    is an outlier (not even the Xid row, whose Xid no peer can lack) and the heading says
+    there is nothing to compare with, in both languages."""
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+    from cockpit.i18n import t
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        window = screen_window(ctx)
+        found = await steps.cohort(ctx, window)
+        assert found is not None and found.cohort.suspect_kind == "pod"
+        assert "hardware.xid:value" in found.outliers  # against its replicas: it stands out
+        suspect = (found.cohort.suspect, "pod")
+        empty = await steps.cohort(ctx, window, suspect, "previous_revision")
+    finally:
+        await ctx.sources.close()
+    assert empty is not None and not empty.cohort.members
+    assert empty.outliers == [] and not any(r.outlier for r in empty.rows)
+    assert any(r.window is not None for r in empty.rows)  # the Xid is still shown
+    assert empty.heading_key == "metrics.text.cohort_empty"
+    for lang in ("en", "zh"):
+        text = t(empty.heading_key, lang, suspect=found.cohort.suspect, names="-")
+        assert found.cohort.suspect in text, text
+    assert "nothing to compare" in t(empty.heading_key, "en", suspect="x")
