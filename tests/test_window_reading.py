@@ -97,6 +97,9 @@ async def test_e_pins_every_row_it_shows_a_reading_on(
             table = await _loaded(app, pilot, "#cohort-table")
             shown = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
             assert any(XID in s for s in shown), shown
+            # C's service-wide reading beside it, as C's row reads it: never "0 changes"
+            xid_row = [str(c) for c in table.get_row_at(_row_of(table, "Xid changes"))]
+            assert xid_row[5] == XID, xid_row
             table.focus()
             for i, cell in enumerate(shown):
                 if cell == "—":
