@@ -225,6 +225,9 @@ class Evidence(_Model):
     export speaks its own language; empty for what the user typed."""
     note_i18n: dict[str, str] = Field(default_factory=dict)
     """``note`` in each language when cockpit wrote it (see :attr:`label_i18n`)."""
+    value_i18n: dict[str, str] = Field(default_factory=dict)
+    """``value`` in each language when it is a reading in words rather than a number (an
+    Xid seen in the window, a series that stopped); empty for a number."""
 
     def in_lang(self, lang: str) -> Evidence:
         """A copy whose ``label`` and ``note`` are in ``lang`` where cockpit wrote them."""
@@ -232,6 +235,7 @@ class Evidence(_Model):
             update={
                 "label": self.label_i18n.get(lang, self.label),
                 "note": self.note_i18n.get(lang, self.note),
+                "value": self.value_i18n.get(lang, self.value),
             }
         )
 

@@ -33,11 +33,20 @@ def pin_label(s: SignalSummary, lang: str) -> str:
 
 def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | None:
     """The pinned form of ``s`` at ``step`` (``A``, ``C``; ``""``: the step's own);
-    None when it has no value now (nothing to pin: "no data" is never pinned as a number)."""
-    if not s.now.ok or s.now.value is None:
+    None when it has no value now (nothing to pin: "no data" is never pinned as a number).
+    A verdict that rests on the window pins the window's reading it rests on
+    (:attr:`~cockpit.analysis.golden.SignalSummary.window_reading`: ``in the window: Xid 79
+    (13:40:00)``), as the row shows it, never the value now beside it."""
+    window = s.window_reading
+    if window is None and (not s.now.ok or s.now.value is None):
         return None
     base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
-    value = f"≥ {fmt_number(s.top_bucket)}" if s.top_bucket is not None else fmt_number(s.now.value)
+    if window is not None:
+        value = window.text(lang)
+    elif s.top_bucket is not None:
+        value = f"≥ {fmt_number(s.top_bucket)}"
+    else:
+        value = fmt_number(s.now.value or 0.0)
 
     def note(lang: str) -> str:
         return t(
@@ -51,7 +60,7 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
     return Evidence(
         label=pin_label(s, lang),
         value=value,
-        unit=s.unit,
+        unit="" if window is not None else s.unit,
         at=s.at,
         query=s.query,
         source="prometheus",
@@ -60,4 +69,5 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         note=note(lang),
         label_i18n=in_both(lambda lang: pin_label(s, lang)),
         note_i18n=in_both(note),
+        value_i18n=in_both(window.text) if window is not None else {},
     )

@@ -559,7 +559,7 @@ class IncidentSession:
             f"{evidence.label} = {evidence.value}{unit}",
             source=evidence.source or "user",
             text_i18n={
-                lang: f"{label} = {evidence.value}{unit}"
+                lang: f"{label} = {evidence.value_i18n.get(lang, evidence.value)}{unit}"
                 for lang, label in evidence.label_i18n.items()
             },
         )

@@ -20,7 +20,13 @@ from textual.binding import Binding
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Input, Static
 
-from cockpit.analysis.cohort import CohortComparison, CohortKind, CohortRow, available_kinds
+from cockpit.analysis.cohort import (
+    CohortComparison,
+    CohortKind,
+    CohortRow,
+    available_kinds,
+    suspect_text,
+)
 from cockpit.analysis.history import WindowInventory
 from cockpit.context import AppContext
 from cockpit.i18n import catalog, fmt_number, fmt_value, in_both, t
@@ -33,9 +39,12 @@ from cockpit.ui.table import PlainTable
 
 def service_text(r: CohortRow, unit: str, lang: str) -> str:
     """Step C's service-wide value of a row's key in E's number format; a quantile in its
-    histogram's top bucket as C says it (its bound, a lower bound)."""
+    histogram's top bucket as C says it (its bound, a lower bound), and a verdict that rests
+    on the window as C's row reads it (``in the window: Xid 79 (13:40:00)``, never 0)."""
     m = r.service_msg
-    if m is not None and m.key == "evidence.value.lower_bound":
+    if m is not None and (
+        m.key == "evidence.value.lower_bound" or m.key.startswith("metrics.window.")
+    ):
         return m.text(lang)
     return fmt_value(r.service, unit) if r.service is not None else ""
 
@@ -218,11 +227,8 @@ class CohortPanel(Panel):
             # one replica's (or GPU's) value, named so: never C's service-wide label
             name = r.label(lang)
             unit = unit_text(r.unit, lang)  # restarts, pods, changes in the language
-            mine = fmt_value(r.suspect, unit)
-            if r.window is not None:
-                # the window's history: an Xid seen, a series that stopped (never "—")
-                seen = r.window.text(lang)
-                mine = seen if r.suspect is None else f"{mine} · {seen}"
+            # with the window's history: an Xid seen, a series that stopped (never "—")
+            mine = suspect_text(r, lang)
             rows.append(
                 (
                     (
@@ -320,15 +326,21 @@ class CohortPanel(Panel):
         if data is not None and self.ctx.session is not None and table.row_count:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             row = next((r for r in data.rows if r.key == key), None)
-        if data is None or self.ctx.session is None or row is None or row.suspect is None:
+        if row is not None and row.suspect is None and row.window is None:
+            row = None  # a row that shows no reading has nothing to pin
+        if data is None or self.ctx.session is None or row is None:
             self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
+        # the row's reading as it shows it: a number, or the window's history in words
+        # (an Xid seen in the window, a series that stopped) when that is what it reads
+        words = row.window is not None
         ev = self.ctx.session.pin(
             Evidence(
                 label=self._pin_label(data, row, self.lang),
                 label_i18n=in_both(lambda lang: self._pin_label(data, row, lang)),
-                value=fmt_number(row.suspect),
-                unit=row.unit,
+                value=suspect_text(row, self.lang) if words else fmt_number(row.suspect or 0.0),
+                value_i18n=in_both(lambda lang: suspect_text(row, lang)) if words else {},
+                unit="" if words else row.unit,
                 at=self.ctx.clock.now(),
                 query=row.query,
                 source="prometheus",

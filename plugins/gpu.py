@@ -25,13 +25,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Button, Collapsible, DataTable, Select, Static, TextArea
 
-from cockpit.analysis.gpu_health import Level, cohort_view, metric_name, why_gpu
+from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import (
     HEADERS,
     SPARK_METRICS,
-    cohort_none_text,
+    cohort_lines,
     gpu_row,
     sparkline,
+    xid_lines,
 )
 from cockpit.analysis.xid import explain_xid_text, xid_event_text
 from cockpit.collect.gpu_plans import (
@@ -340,21 +341,11 @@ class GpuPanel(Panel):
 
         co = Text()
         co.append(t("gpu.cohort", lang) + ("：" if lang == "zh" else ": "), style="bold")
-        if cohort.outliers:
-            co.append(
-                t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))),
-                style="bold yellow",
-            )
-            for r in cohort.rows:
-                if r.index in cohort.outliers:
-                    parts = [
-                        f"{metric_name(m, lang)} ×{r.cells[m].ratio:.2f}"
-                        for m in r.outlier_metrics
-                        if r.cells[m].ratio is not None
-                    ]
-                    co.append(f"\n  GPU {r.index}: " + ", ".join(parts))
-        else:
-            co.append(cohort_none_text(snap.gpus, lang), style="green")
+        lines, stands_out = cohort_lines(snap.gpus, cohort, lang)
+        co.append(lines[0], style="bold yellow" if stands_out else "green")
+        for line in lines[1:]:
+            outlier_line = bool(cohort.outliers) and not line.startswith(" ")
+            co.append("\n" + line, style="bold yellow" if outlier_line else "")
         self.query_one("#gpu-cohort", Static).update(co)
 
         hist = [t("gpu.history", lang, minutes=HISTORY_SPAN_S / 60)]
@@ -367,13 +358,7 @@ class GpuPanel(Panel):
             hist.append(f"GPU {g.index}: {sparks}")
         self.query_one("#gpu-history", Static).update("\n".join(hist))
 
-        if data.xids:
-            xl = [t("gpu.xids", lang)] + [
-                f"{e.at:%H:%M:%S} " + xid_event_text(e.xid, e.gpu_index, e.pci_bus_id, lang)
-                for e in data.xids[-5:]
-            ]
-        else:
-            xl = [t("gpu.no_xids", lang)]
+        xl = xid_lines(data.xids, lang)
         self.query_one("#gpu-xids", Static).update("\n".join(xl))
 
     def _show_nodes(self, nodes: list[str], current: str) -> None:

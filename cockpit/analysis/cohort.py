@@ -110,16 +110,27 @@ class CohortComparison(BaseModel):
     restarts: RestartCount | None = None
 
     @property
+    def empty(self) -> bool:
+        """No member in the cohort (a pod's "previous revision" when there is none): it
+        compares nothing, so no row is an outlier and the heading says so."""
+        return not self.cohort.members
+
+    @property
     def outliers(self) -> list[str]:
         """Keys of the rows where the suspect is an outlier (a release: anomalous against
-        the previous revision by C's thresholds)."""
+        the previous revision by C's thresholds); none against an empty cohort."""
+        if self.empty:
+            return []
         return [r.key for r in self.rows if r.outlier]
 
     @property
     def heading_key(self) -> str:
         """The catalogue key of the line naming :attr:`outliers`: a release's rows are
         judged by C's thresholds (``anomalous``), a cohort's by how far the suspect stands
-        from its peers (``outlier``), two questions named apart."""
+        from its peers (``outlier``), two questions named apart; an empty cohort's says
+        there is nothing to compare with."""
+        if self.empty:
+            return "metrics.text.cohort_empty"
         if self.cohort.suspect_kind == "revision":
             return "metrics.text.cohort_anomalous"
         return "metrics.text.cohort_outliers"
@@ -434,7 +445,8 @@ def with_history(
         layer = row.signal.split(".", 1)[0]
         if row.signal == "hardware.xid" and xids:
             row.window = xid_msg(xids)
-            row.outlier = not xids_of(items, peers, t0)
+            # against no peer, nothing stands out: an empty cohort compares nothing
+            row.outlier = bool(c.members) and not xids_of(items, peers, t0)
         elif row.suspect is not None:
             continue
         elif layer == "hardware" and silent:
@@ -443,6 +455,21 @@ def with_history(
         elif layer in ("serving", "runtime") and pod_silent and pod is not None:
             row.window = _stopped(pod.serving_last, None, row.unit)
     return out
+
+
+def suspect_text(r: CohortRow, lang: str) -> str:
+    """The suspect's reading on a row as E's table, its pin and ``cockpit analyze`` show
+    it: its value (``3 restarts``), the window's history beside it (``0 changes · in the
+    window: Xid 79 (13:40:00)``), or that history alone when there is no value now (a
+    lost GPU's Xid, a series that stopped): never an unknown "—" beside an outlier mark."""
+    from cockpit.i18n import fmt_value
+    from cockpit.models.messages import unit_text
+
+    mine = fmt_value(r.suspect, unit_text(r.unit, lang))
+    if r.window is None:
+        return mine
+    seen = r.window.text(lang)
+    return seen if r.suspect is None else f"{mine} · {seen}"
 
 
 def _stopped(at: float | None, last: float | None, unit: str) -> Msg:

@@ -151,6 +151,11 @@ class SignalSummary(BaseModel):
             bucket: the highest finite bound (display unit). The quantile is then only known
             to be at least this (``histogram_quantile`` returns that bound), and it is shown
             as ``≥ <bound>, top bucket``.
+        window_reading: When the verdict rests on the window's history rather than on the
+            value now (an Xid seen in the window while the count now is 0, a series that
+            stopped): that reading (``in the window: Xid 79 (13:40:00)``). It is the row's
+            reading wherever the row is shown or pinned (:func:`value_msg`), never a bare
+            value now beside a verdict it did not decide.
     """
 
     key: str
@@ -179,6 +184,7 @@ class SignalSummary(BaseModel):
     slo: float | None = None
     slo_breach_at: datetime | None = None
     top_bucket: float | None = None
+    window_reading: Msg | None = None
 
     @property
     def up(self) -> bool:
@@ -204,7 +210,10 @@ class SignalSummary(BaseModel):
 def value_msg(s: SignalSummary) -> Msg:
     """A signal's value now as every screen shows it: ``620 ms``; for a quantile in the
     histogram's top bucket the bound it is at least (``≥ 159,200 ms, top bucket``); for no
-    value, why (``evidence.reason.*``)."""
+    value, why (``evidence.reason.*``); for a verdict that rests on the window, the window's
+    reading it rests on (:attr:`SignalSummary.window_reading`)."""
+    if s.window_reading is not None:
+        return s.window_reading
     u = unit_suffix(s.unit)
     if s.top_bucket is not None:
         return msg("evidence.value.lower_bound", value=s.top_bucket, unit=u)

@@ -13,7 +13,7 @@ from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
 from cockpit.i18n import UNKNOWN
 from cockpit.models import Availability, Reading
-from cockpit.models.gpu import GpuSnapshot
+from cockpit.models.gpu import GpuSnapshot, XidEvent
 
 COLUMNS = (
     "gpu",
@@ -277,3 +277,52 @@ def cohort_none_text(gpus: list[GpuSnapshot], lang: str) -> str:
     if len(usable) < 3:
         return t("gpu.cohort_too_few", lang, n=len(usable))
     return t("gpu.cohort_none", lang)
+
+
+def cohort_lines(gpus: list[GpuSnapshot], cohort: CohortView, lang: str) -> tuple[list[str], bool]:
+    """The node cohort's lines, as the GPU panel and ``cockpit gpus`` show them, and
+    whether some GPU stands out: a lost GPU first (it stands out by being lost: its series
+    vanished, so it has no value to compare and :func:`~cockpit.analysis.gpu_health.cohort_view`
+    leaves it out of the peers), then the outliers among the others with the metrics they
+    stand out on; when none of the others stands out, that is said of the others only
+    (never "no GPU stands out" beside a lost one)."""
+    from cockpit.analysis.gpu_health import metric_name
+    from cockpit.i18n import t
+
+    lost = [g.index for g in gpus if g.lost]
+    lines = []
+    if lost:
+        lines.append(t("gpu.cohort_lost", lang, gpus=", ".join(map(str, lost))))
+    if cohort.outliers:
+        lines.append(t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))))
+        for r in cohort.rows:
+            if r.index in cohort.outliers:
+                parts = [
+                    f"{metric_name(m, lang)} ×{r.cells[m].ratio:.2f}"
+                    for m in r.outlier_metrics
+                    if r.cells[m].ratio is not None
+                ]
+                lines.append(f"  GPU {r.index}: " + ", ".join(parts))
+    elif lost:
+        usable = [g for g in gpus if not g.lost]
+        if len(usable) < 3:
+            lines.append(t("gpu.cohort_too_few", lang, n=len(usable)))
+        else:
+            lines.append(t("gpu.cohort_none_others", lang))
+    else:
+        lines.append(cohort_none_text(gpus, lang))
+    return lines, bool(lost or cohort.outliers)
+
+
+def xid_lines(xids: Sequence[XidEvent], lang: str, last: int = 5) -> list[str]:
+    """The Xid events section as the GPU panel and ``cockpit gpus`` show it: its heading
+    and the ``last`` events (``13:40:00 Xid 79 on GPU 0 …``), or that there were none."""
+    from cockpit.analysis.xid import xid_event_text
+    from cockpit.i18n import t
+
+    if not xids:
+        return [t("gpu.no_xids", lang)]
+    return [t("gpu.xids", lang)] + [
+        f"{e.at:%H:%M:%S} " + xid_event_text(e.xid, e.gpu_index, e.pci_bus_id, lang)
+        for e in list(xids)[-last:]
+    ]

@@ -981,7 +981,8 @@ def _xid_row_from_window(summaries: list[SignalSummary], items: list[ChangeItem]
     """The ``hardware.xid`` row reads the window too: an Xid seen in the window (a lost
     GPU's Xid 79 has no "now", so the service's count now is +0) makes a row that reads
     normal anomalous, its reason the Xids and when they were seen — the row then says
-    what the layer's verdict, E's cohort and ``analyze`` say. A row without data stays
+    what the layer's verdict, E's cohort and ``analyze`` say, and shows and pins that reading
+    (:attr:`~cockpit.analysis.golden.SignalSummary.window_reading`). A row without data stays
     without data (the counter is not exported: absence is not "no Xid")."""
     xids = [i for i in items if i.kind == "xid" and i.at is not None]
     if not xids:
@@ -990,6 +991,7 @@ def _xid_row_from_window(summaries: list[SignalSummary], items: list[ChangeItem]
         if s.signal == "hardware.xid" and s.verdict == "normal":
             s.verdict = "anomalous"
             s.set_reason(xid_msg(xids))
+            s.window_reading = xid_msg(xids)  # shown and pinned instead of the +0 now
 
 
 def apply_hardware_window(

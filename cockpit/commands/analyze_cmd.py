@@ -198,9 +198,10 @@ def render_text(
     """The human-readable report (zh or en); ``bundle_note``, when set, says that the
     replayed bundle does not hold this window; ``data_notes`` (see :func:`notes_of`) come
     after the layers."""
+    from cockpit.analysis.cohort import suspect_text
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
-    from cockpit.models.messages import signal_names
+    from cockpit.models.messages import signal_names, unit_text
 
     dd = report.drilldown
     w = dd.window
@@ -288,8 +289,8 @@ def render_text(
                     lang,
                     key=row.key,
                     name=row.label(lang),  # per replica or GPU, never C's label
-                    suspect=fmt_value(row.suspect, row.unit),
-                    median=fmt_value(row.cohort_median, row.unit),
+                    suspect=suspect_text(row, lang),  # as E shows it
+                    median=fmt_value(row.cohort_median, unit_text(row.unit, lang)),
                     n=row.cohort_n,
                 )
                 + (

@@ -17,9 +17,9 @@ import sys
 from typing import Any
 
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
-from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_none_text, gpu_row
+from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_lines, gpu_row, xid_lines
 from cockpit.commands._argtypes import add_at, positive_seconds
-from cockpit.models.gpu import GpuNodeSnapshot
+from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.neutral import json_text, write_control
 
 
@@ -51,9 +51,14 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def render_text(
-    snap: GpuNodeSnapshot, verdicts: list[GpuVerdict], lang: str, notes: list[str]
+    snap: GpuNodeSnapshot,
+    verdicts: list[GpuVerdict],
+    lang: str,
+    notes: list[str],
+    xids: list[XidEvent] | None = None,
 ) -> str:
-    """The plain-text view: source line, table, why-lines, cohort outliers."""
+    """The plain-text view: source line, table, why-lines, the cohort and the Xid events
+    (the GPU panel's sections, by the same functions)."""
     from cockpit.i18n import t
 
     if snap.source == "nvml":
@@ -74,10 +79,11 @@ def render_text(
     lines.append("")
     lines.append(t("gpu.why", lang) + ":")
     lines.extend(f"  GPU {v.index}: {v.line}" for v in verdicts)
-    if cohort.outliers:
-        lines.append(t("gpu.cohort_outliers", lang, gpus=", ".join(map(str, cohort.outliers))))
-    else:
-        lines.append(cohort_none_text(snap.gpus, lang))
+    lines.append("")
+    lines.append(t("gpu.cohort", lang) + ":")
+    lines.extend(f"  {line}" for line in cohort_lines(snap.gpus, cohort, lang)[0])
+    lines.append("")
+    lines.extend(xid_lines(xids or [], lang))
     for g in snap.gpus:
         for p in g.processes or []:
             mem = f"{p.used_memory.value:.0f} MiB" if p.used_memory.ok else "N/A"
@@ -96,8 +102,11 @@ def _pad(s: str, w: int) -> str:
     return s + " " * (w - _width(s))
 
 
-async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapshot, list[str], Any]:
-    """One snapshot: local NVML unless ``--node``; else DCGM through the metrics source.
+async def _snapshot(
+    args: argparse.Namespace, lang: str
+) -> tuple[GpuNodeSnapshot, list[str], list[XidEvent]]:
+    """One snapshot, its notes and the Xid events the window saw on its node: local NVML
+    unless ``--node``; else DCGM through the metrics source.
 
     Sources come from :mod:`cockpit.wiring`, so ``--demo``/``--replay`` answer from the
     bundle and ``--at`` freezes the evaluation time, as in the TUI.
@@ -123,7 +132,7 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
         gpu = ctx.sources.gpu
         if not args.node and gpu is not None:
             try:
-                return await gpu.snapshot(), notes, None
+                return await gpu.snapshot(), notes, []
             except SourceError as exc:
                 if exc.kind is ErrorKind.TIMEOUT:
                     raise
@@ -156,12 +165,12 @@ async def _snapshot(args: argparse.Namespace, lang: str) -> tuple[GpuNodeSnapsho
                 snap = await worst_node(dcgm, nodes, at)
                 if snap is not None:
                     notes.append(t("gpu.node_worst", lang, node=snap.node or "?", count=len(nodes)))
-                    return snap, notes, None
+                    return snap, notes, []
             node = nodes[0]
         snap = await dcgm.node_snapshot(str(node), at)
-        absent, _xids = add_window_losses(snap, hist, str(node))
+        absent, xids = add_window_losses(snap, hist, str(node))
         notes += [m.text(lang) for m in absent]
-        return snap, notes, None
+        return snap, notes, xids
     finally:
         await ctx.sources.close()
 
@@ -182,17 +191,15 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or default_lang()
     once = refreshes_once(args, sys.stdout.isatty())
 
-    async def one() -> tuple[GpuNodeSnapshot, list[GpuVerdict], list[str]]:
-        snap, notes, src = await _snapshot(args, lang)
-        if src is not None:
-            await src.close()
-        verdicts = [why_gpu(g, snap.gpus, lang=lang) for g in snap.gpus]
-        return snap, verdicts, notes
+    async def one() -> tuple[GpuNodeSnapshot, list[GpuVerdict], list[str], list[XidEvent]]:
+        snap, notes, xids = await _snapshot(args, lang)
+        verdicts = [why_gpu(g, snap.gpus, xids=xids, lang=lang) for g in snap.gpus]
+        return snap, verdicts, notes, xids
 
     try:
         while True:
             try:
-                snap, verdicts, notes = asyncio.run(one())
+                snap, verdicts, notes, xids = asyncio.run(one())
             except SourceError as exc:
                 f = exc.failure
                 print(
@@ -208,12 +215,13 @@ def run(args: argparse.Namespace) -> int:
                     "snapshot": snap.model_dump(mode="json"),
                     "verdicts": [v.model_dump(mode="json") for v in verdicts],
                     "notes": notes,
+                    "xids": [x.model_dump(mode="json") for x in xids],
                 }
                 sys.stdout.write(json_text(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
             else:
                 if not once:
                     write_control("\x1b[H\x1b[2J")
-                sys.stdout.write(render_text(snap, verdicts, lang, notes))
+                sys.stdout.write(render_text(snap, verdicts, lang, notes, xids))
             sys.stdout.flush()
             if once:
                 break

@@ -24,6 +24,8 @@ BASELINES = ("1d", "7d", "quiet")
 def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
     """A cell for ``now``/``instant``/``window_max``/``baseline`` (reason when unknown)."""
     r = getattr(s, which)
+    if which == "now" and s.window_reading is not None:
+        return value_msg(s).text(lang)  # what the verdict rests on: never a bare 0
     if which in ("now", "instant") and s.top_bucket is not None:
         return value_msg(s).text(lang)
     if r.ok:
@@ -201,7 +203,7 @@ class DrilldownView(MetricsView):
         """Pin the selected row's value (value, unit, time, PromQL) as evidence."""
         s = self.selected()
         ev = None
-        if s is not None and s.now.value is not None and self.ctx.session is not None:
+        if s is not None and self.ctx.session is not None:
             ev = signal_evidence(s, self.lang, step="C")
         if ev is None or self.ctx.session is None:
             self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
