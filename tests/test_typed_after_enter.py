@@ -149,3 +149,47 @@ async def test_a_row_added_by_enter_is_never_said_to_miss_a_field(tmp_path, step
         assert ctx.session.incident.model_dump_json() != before
         said = _notices(app)
         assert not any(m in s for s in said for m in MISSING), said
+
+
+@pytest.mark.parametrize(("fid", "text", "more"), [("input-title", "TTFT P99 x2", "GPU 0")])
+async def test_enter_in_a_field_saved_as_typed_says_so_and_ends_the_undo_step(
+    tmp_path, fid, text, more
+):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one(f"#{fid}", Input)
+        field.focus()
+        await pilot.pause()
+        await _type(pilot, text)
+        app.clear_notifications()
+        await pilot.press("enter")
+        await pilot.pause()
+        said = _notices(app)
+        assert any("is saved" in s and "Tab goes on to" in s for s in said), said
+        assert not any("focused item" in s for s in said), said
+        await _type(pilot, " " + more)
+        assert field.value == f"{text} {more}"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert field.value == text
+
+
+async def test_enter_in_a_time_says_it_is_saved_and_keeps_what_was_typed_after(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#time-start", Input)
+        field.focus()
+        await pilot.pause()
+        await pilot.press("ctrl+a", "backspace")
+        await _type(pilot, "2026-11-29 12:40")
+        app.clear_notifications()
+        await _burst(app, pilot, "1")
+        start = ctx.session.incident.times.start
+        assert start is not None and (start.hour, start.minute) == (12, 40)
+        assert field.value.endswith("Z1"), field.value
+        said = _notices(app)
+        assert any("is saved" in s for s in said), said

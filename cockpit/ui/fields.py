@@ -280,6 +280,7 @@ class BoundInput(Vertical):
             placeholder=self.hint(),
             id=f"input-{self.field}",
             compact=True,
+            classes="saves-as-typed",
         )
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -429,6 +430,7 @@ class TimesForm(Vertical):
                         value=fmt_time(getattr(times, name)),
                         placeholder=placeholder,
                         id=f"time-{name}",
+                        classes="saves-as-typed",
                     )
                     yield Static(
                         "", id=f"time-{name}-refused", classes="time-refused", markup=False

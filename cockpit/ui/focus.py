@@ -167,6 +167,9 @@ class SubmitsOnEnter(Screen[Any]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         form = self.form_of(event.input.id or "")
         if form is None:
+            from cockpit.ui.enter_saves import say_saved
+
+            say_saved(self, event.input, str(getattr(self, "lang", "en")))
             return
         event.stop()
         fields, button_id = form
@@ -238,8 +241,13 @@ def stop_name(widget: Widget) -> str:
     characters; ``""`` when nothing on screen names it."""
     from textual.widgets import Label, Static
 
+    from textual.containers import ScrollableContainer
+    from textual.widgets._collapsible import CollapsibleTitle
+
     name = ""
     if isinstance(widget, Button):
+        name = str(widget.label)
+    if isinstance(widget, CollapsibleTitle):
         name = str(widget.label)
     if not name and widget.border_title:
         name = str(widget.border_title)
@@ -261,6 +269,18 @@ def stop_name(widget: Widget) -> str:
             node = node.parent if isinstance(node.parent, Widget) else None
     if not name and isinstance(widget, Input):
         name = widget.placeholder
+    if not name and isinstance(widget, ScrollableContainer) and widget.parent is not None:
+        # A box that takes focus only to scroll: named by the title above it.
+        siblings = list(widget.parent.children)
+        labels = [w for w in siblings[: siblings.index(widget)] if isinstance(w, Label)]
+        if labels and labels[-1].display:
+            name = str(labels[-1].render()).strip()
+    if not name:
+        # A stop inside a titled panel (the golden-signal rows): the panel's title.
+        for node in widget.ancestors:
+            if isinstance(node, Widget) and node.border_title:
+                name = str(node.border_title)
+                break
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
 
