@@ -239,9 +239,8 @@ def stop_name(widget: Widget) -> str:
     label (the ``Label`` just above it, or its border title), else its grey example
     text; a table or list's border title or the section title above it. Cut to 60
     characters; ``""`` when nothing on screen names it."""
-    from textual.widgets import Label, Static
-
     from textual.containers import ScrollableContainer
+    from textual.widgets import Label, Static
     from textual.widgets._collapsible import CollapsibleTitle
 
     name = ""
@@ -289,6 +288,7 @@ def widget_name(widget: Widget, lang: str) -> str:
     """The name a notice gives ``widget``: what the screen shows for it
     (:func:`stop_name`), else what kind of widget it is, in ``lang`` ("the button",
     "表格"). Never a class name or an id."""
+    from textual.containers import ScrollableContainer
     from textual.widgets import Checkbox, DataTable, RadioButton, Select, Switch
 
     from cockpit.i18n import t
@@ -303,6 +303,7 @@ def widget_name(widget: Widget, lang: str) -> str:
         (Select, "dropdown"),
         ((Checkbox, RadioButton, Switch), "checkbox"),
         ((Input, TextArea), "field"),
+        (ScrollableContainer, "scroll"),
     ]
     kind = next((k for cls, k in kinds if isinstance(widget, cls)), "other")
     return t(f"focus.kind.{kind}", lang)
