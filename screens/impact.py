@@ -160,11 +160,11 @@ class ImpactScreen(StepScreen):
             text = self.query_one("#err-text", Input)
             req = self.query_one("#err-request", Input)
             job = self.query_one("#err-job", Input)
-            said = [entered_text(w).strip() for w in (text, req, job)]
-            if not said[0]:
+            sample, request_id, job_id = (entered_text(w).strip() for w in (text, req, job))
+            if not sample:
                 self.notify(t("err.empty", self.lang), severity="warning", markup=False)
                 return
-            self.ctx.session.add_error_sample(*said, at=self.ctx.clock.now())
+            self.ctx.session.add_error_sample(sample, request_id, job_id, at=self.ctx.clock.now())
             for field in (text, req, job):
                 empty(field)
             self.incident_changed()

@@ -276,9 +276,9 @@ def stop_name(widget: Widget) -> str:
             name = str(labels[-1].render()).strip()
     if not name:
         # A stop inside a titled panel (the golden-signal rows): the panel's title.
-        for node in widget.ancestors:
-            if isinstance(node, Widget) and node.border_title:
-                name = str(node.border_title)
+        for outer in widget.ancestors:
+            if isinstance(outer, Widget) and outer.border_title:
+                name = str(outer.border_title)
                 break
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
