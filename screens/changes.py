@@ -20,7 +20,14 @@ from cockpit.i18n import t
 from cockpit.incident import Change
 from cockpit.screens.base import StepScreen
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import ChangesNoteInput, TextInput, ValueInput, example_times
+from cockpit.ui.fields import (
+    ChangesNoteInput,
+    TextInput,
+    ValueInput,
+    empty,
+    entered_text,
+    example_times,
+)
 from cockpit.ui.ledger import LedgerEditor, row_buttons, selected_key
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
@@ -176,8 +183,8 @@ class ChangesScreen(StepScreen):
             return
         if event.button.id == "chg-add":
             summary = self.query_one("#chg-summary", Input)
-            when = self.query_one("#chg-when", Input).value.strip()
-            if not summary.value.strip():
+            when = entered_text(self.query_one("#chg-when", Input)).strip()
+            if not entered_text(summary).strip():
                 err.update(t("chg.need_summary", self.lang))
                 return
             at = None
@@ -191,12 +198,12 @@ class ChangesScreen(StepScreen):
                     return
             kind = self.query_one("#chg-kind", Select).value
             self.ctx.session.add_change(
-                Change(at=at, kind=str(kind), summary=summary.value.strip(), source="user")
+                Change(at=at, kind=str(kind), summary=entered_text(summary).strip(), source="user")
             )
             # The whole form is empty for the next change (Ctrl+Z in a field brings back
             # its text): no time of the last one is glued to what is typed next.
-            summary.value = ""
-            self.query_one("#chg-when", Input).value = ""
+            empty(summary)
+            empty(self.query_one("#chg-when", Input))
             self.query_one("#chg-kind", Select).value = "manual"
             err.update("")
             self.incident_changed()

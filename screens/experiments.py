@@ -22,7 +22,7 @@ from cockpit.incident import Experiment
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import TextInput, ValueInput
+from cockpit.ui.fields import TextInput, ValueInput, entered_text
 from cockpit.ui.ledger import LedgerEditor, detail_text, row_buttons
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
@@ -266,7 +266,7 @@ class ExperimentsScreen(StepScreen):
             self.incident_changed()
         elif bid == "exp-record":
             exps = self.ctx.session.incident.experiments
-            after = self.query_one("#exp-after", TextInput).value.strip()
+            after = entered_text(self.query_one("#exp-after", TextInput)).strip()
             if not exps or not after:
                 err.update(t("exp.need_after", self.lang))
                 return

@@ -15,7 +15,15 @@ from cockpit.incident import TimelineKind
 from cockpit.screens.base import StepScreen
 from cockpit.session import RuleViolation
 from cockpit.timeparse import fmt_time
-from cockpit.ui.fields import BoundInput, BoundTextArea, ChangesNoteInput, TextInput, TimesForm
+from cockpit.ui.fields import (
+    BoundInput,
+    BoundTextArea,
+    ChangesNoteInput,
+    TextInput,
+    TimesForm,
+    empty,
+    entered_text,
+)
 from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.ledger import LedgerEditor, row_buttons
 from cockpit.ui.table import PlainTable
@@ -152,13 +160,13 @@ class ImpactScreen(StepScreen):
             text = self.query_one("#err-text", Input)
             req = self.query_one("#err-request", Input)
             job = self.query_one("#err-job", Input)
-            if not text.value.strip():
+            sample, request_id, job_id = (entered_text(w).strip() for w in (text, req, job))
+            if not sample:
                 self.notify(t("err.empty", self.lang), severity="warning", markup=False)
                 return
-            self.ctx.session.add_error_sample(
-                text.value.strip(), req.value.strip(), job.value.strip(), at=self.ctx.clock.now()
-            )
-            text.value = req.value = job.value = ""
+            self.ctx.session.add_error_sample(sample, request_id, job_id, at=self.ctx.clock.now())
+            for field in (text, req, job):
+                empty(field)
             self.incident_changed()
         elif event.button.id == "breach-use" and self._breach is not None:
             if not confirmed(self, "start", self._breach):

@@ -13,6 +13,7 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
 from cockpit.app import STEP_SCREENS, CockpitApp
+from cockpit.i18n import t
 from cockpit.ui.focus import widget_name
 from demo_ctx import demo_ctx, opened_demo
 
@@ -37,8 +38,13 @@ def widget_classes() -> set[str]:
     return seen
 
 
+GENERIC = {t("focus.kind.other", lang) for lang in ("en", "zh")}
+"""The phrase a widget nothing on screen names would get ("the focused item")."""
+
+
 def assert_human(name: str, widget: Widget, where: str) -> None:
     assert name and name != "-", (where, widget)
+    assert name not in GENERIC, (where, widget)
     assert name not in internal_names(widget), (where, name)
     # No widget's class (GoldenRows, PlainTable), no CamelCase identifier, no message key.
     assert not set(re.findall(r"\w+", name)) & widget_classes(), (where, name)
@@ -72,6 +78,7 @@ async def walk_stops(app: CockpitApp, pilot: Any, lang: str, where: str) -> int:
         app.clear_notifications()
         await pilot.press("x")
         await pilot.pause()
+        assert not [s for s in _said(app) if any(g in s for g in GENERIC)], (where, widget)
         said = [s for s in _said(app) if re.search(HERE[lang], s)]
         assert len(said) == 1, (where, widget, _said(app))
         here = re.search(HERE[lang], said[0])

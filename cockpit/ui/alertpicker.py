@@ -88,9 +88,12 @@ class AlertPickerScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
         self._fill()
         self.query_one("#alert-filter", Input).focus()
 
-    def _fill(self) -> None:
-        """The list from the filter's words (the first alert highlighted)."""
-        words = self.query_one("#alert-filter", Input).value.lower().split()
+    def _fill(self, text: str | None = None) -> None:
+        """The list from the filter's words, or from ``text`` (the first alert
+        highlighted)."""
+        if text is None:
+            text = self.query_one("#alert-filter", Input).value
+        words = text.lower().split()
         self.shown = [a for a in self.alerts.alerts if matches(a, words)]
         menu = self.query_one("#alert-list", OptionList)
         menu.clear_options()
@@ -117,8 +120,11 @@ class AlertPickerScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
         self._fill()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the filter uses the highlighted alert."""
+        """Enter in the filter uses the highlighted alert, as listed when Enter was
+        pressed (keys typed right after it do not change which one)."""
         event.stop()
+        if event.input.value != event.value:
+            self._fill(event.value)
         self._choose()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -24,7 +24,7 @@ from cockpit.knowledge.catalogues import cause_classes
 from cockpit.models.signals import LAYERS
 from cockpit.session import RuleViolation
 from cockpit.timeparse import TimeParseError, fmt_time, parse_time
-from cockpit.ui.fields import ValueInput, example_times
+from cockpit.ui.fields import ValueInput, entered_text, example_times, write_back
 from cockpit.ui.metrics_common import MetricsView
 from cockpit.ui.select import LocalSelect
 
@@ -239,7 +239,7 @@ class DrillAnswerForm(MetricsView):
         if part not in TIME_PARTS:
             return True
         assert self.ctx.session is not None
-        text = widget.value.strip()
+        text = entered_text(widget).strip()
         widget.remove_class("-invalid")
         error = self.query_one("#drill-error", Static)
         error.update("")
@@ -261,7 +261,7 @@ class DrillAnswerForm(MetricsView):
                 return False
         self.shown[part] = fmt_time(value)
         self.ctx.session.set_drill_answer(self.step, **{part: value})
-        widget.value = self.shown[part]
+        write_back(widget, self.shown[part])
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

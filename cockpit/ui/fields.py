@@ -56,6 +56,9 @@ class TextInput(Input):
         self._typing = False
         """The last change was a key typed during this visit (the next one joins its step)."""
         self._replaying = False
+        self.entered: str | None = None
+        """The text the field held when Enter was pressed, while that Enter's form is
+        being saved (keys typed faster than the save are already in the field)."""
         super().__init__(value, *args, **kw)
         # The text the field starts with (an empty one runs no watcher): the first edit
         # can be undone back to it.
@@ -84,6 +87,21 @@ class TextInput(Input):
 
     def _on_blur(self, event: events.Blur) -> None:
         self.end_burst()
+        self.entered = None
+
+    async def action_submit(self) -> None:
+        # What Enter submits is the text as it is now: keys typed right after Enter may
+        # reach the field before the form's handler reads it.
+        self.entered = self.value
+        await super().action_submit()
+
+    def typed_ahead(self) -> str:
+        """What was typed after the last Enter while its form was being saved (``""``
+        when nothing was, or no save is under way)."""
+        entered = self.entered
+        if entered is None or not self.value.startswith(entered):
+            return ""
+        return self.value[len(entered) :]
 
     def end_burst(self) -> None:
         """End the step being typed: what is typed next is a step of its own, one Ctrl+Z
@@ -93,7 +111,12 @@ class TextInput(Input):
     def load(self, value: str) -> None:
         """Show ``value`` as the field's starting text with no steps to undo: the text
         of another row loaded into a form (or the form emptied after it was saved) is
-        not the user's typing in this field, so Ctrl+Z never brings it back here."""
+        not the user's typing in this field, so Ctrl+Z never brings it back here.
+
+        While the text Enter submitted is being saved, what was typed after that Enter
+        stays, after ``value``: the form emptied after a save keeps the next row's start."""
+        value += self.typed_ahead()
+        self.entered = None
         self._replay(value)
         self._undo.clear()
         self._redo.clear()
@@ -138,6 +161,34 @@ class TextInput(Input):
     def _notice_lang(self) -> str:
         ctx = getattr(self.app, "ctx", None)
         return str(getattr(ctx, "lang", None) or "en")
+
+
+def entered_text(field: Input) -> str:
+    """The text a form saves from ``field``: what it held when Enter was pressed while
+    that Enter is being handled (not the keys typed since), else its text now."""
+    if isinstance(field, TextInput) and field.entered is not None:
+        return field.entered
+    return field.value
+
+
+def empty(field: Input) -> None:
+    """Empty ``field`` after its form was saved (one Ctrl+Z brings its text back),
+    keeping what was typed after the Enter that saved it."""
+    rest = ""
+    if isinstance(field, TextInput):
+        rest = field.typed_ahead()
+        field.entered = None
+    field.value = rest
+
+
+def write_back(field: Input, value: str) -> None:
+    """Show ``value`` (the text Enter saved, written out in full) in ``field``, followed
+    by what was typed after that Enter."""
+    rest = ""
+    if isinstance(field, TextInput):
+        rest = field.typed_ahead()
+        field.entered = None
+    field.value = value + rest
 
 
 class ValueInput(TextInput):
@@ -229,6 +280,7 @@ class BoundInput(Vertical):
             placeholder=self.hint(),
             id=f"input-{self.field}",
             compact=True,
+            classes="saves-as-typed",
         )
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -378,6 +430,7 @@ class TimesForm(Vertical):
                         value=fmt_time(getattr(times, name)),
                         placeholder=placeholder,
                         id=f"time-{name}",
+                        classes="saves-as-typed",
                     )
                     yield Static(
                         "", id=f"time-{name}-refused", classes="time-refused", markup=False
@@ -450,7 +503,7 @@ class TimesForm(Vertical):
             return
         assert self.ctx.session is not None
         name = (widget.id or "")[5:]
-        text = widget.value.strip()
+        text = entered_text(widget).strip()
         current = getattr(self.ctx.session.incident.times, name)
         self.unparsed.pop(name, None)
         widget.remove_class("-invalid")
@@ -470,7 +523,7 @@ class TimesForm(Vertical):
             return
         if value != current:
             self.ctx.session.set_time(name, value)
-        widget.value = fmt_time(value)
+        write_back(widget, fmt_time(value))
         self._show_problems()
 
     def _show_problems(self) -> None:

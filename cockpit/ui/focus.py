@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual import events
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, TextArea
 
 from cockpit.i18n import t
-from cockpit.ui.fields import TextInput
+from cockpit.ui.fields import TextInput, entered_text
 
 
 def hand_on_focus(leaving: Widget) -> None:
@@ -141,6 +142,23 @@ class SubmitsOnEnter(Screen[Any]):
     """``((field ids, button id), …)``: the one-line fields of each form, first field
     first, and the button Enter in any of them presses."""
     _submitting: tuple[Input, tuple[str, ...], str] | None = None
+    _before_press: tuple[str, list[str]] | None = None
+    """The button being pressed and its form's text just before any handler ran."""
+
+    def form_text(self, fields: tuple[str, ...]) -> list[str]:
+        """What each field of a form holds for saving (its text at Enter, see
+        :func:`~cockpit.ui.fields.entered_text`)."""
+        return [entered_text(self.query_one(f"#{fid}", Input)) for fid in fields]
+
+    async def _on_message(self, message: Message) -> None:
+        # The form's text before the screen's own handler saves (and empties) it: only a
+        # form left as it was refused, and only that one says what it is missing.
+        if isinstance(message, Button.Pressed):
+            form = next((f for f in self.FORMS if f[1] == message.button.id), None)
+            self._before_press = None
+            if form is not None:
+                self._before_press = (form[1], self.form_text(form[0]))
+        await super()._on_message(message)
 
     def form_of(self, field_id: str) -> tuple[tuple[str, ...], str] | None:
         """The form ``field_id`` belongs to (its fields and its button), if any."""
@@ -149,6 +167,9 @@ class SubmitsOnEnter(Screen[Any]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         form = self.form_of(event.input.id or "")
         if form is None:
+            from cockpit.ui.enter_saves import say_saved
+
+            say_saved(self, event.input, str(getattr(self, "lang", "en")))
             return
         event.stop()
         fields, button_id = form
@@ -165,16 +186,27 @@ class SubmitsOnEnter(Screen[Any]):
         field is missing) takes focus to that missing field, so what is typed next fills
         it instead of being added to the text of another."""
         submitting, self._submitting = self._submitting, None
+        before, self._before_press = self._before_press, None
         form = next((f for f in self.FORMS if f[1] == event.button.id), None)
         if form is None:
             return
         fields, button_id = form
+        now = self.form_text(fields)
+        if submitting is not None and isinstance(submitting[0], TextInput):
+            submitting[0].entered = None  # the Enter is handled: the field's text is its own
         focused = self.focused
         inputs = [self.query_one(f"#{fid}", Input) for fid in fields]
         if focused is not event.button and focused not in inputs:
             return
-        missing = [w for w in inputs if w.id in self.REQUIRED and not w.value.strip()]
-        if missing:
+        # A form its button changed was taken (the row added, the form emptied): only a
+        # form left as it was is missing something.
+        taken = before is not None and before[0] == button_id and before[1] != now
+        missing = [
+            w
+            for w, text in zip(inputs, now, strict=True)
+            if w.id in self.REQUIRED and not text.strip()
+        ]
+        if missing and not taken:
             self.show_missing(missing[0])
             return
         if submitting is not None and submitting[2] == button_id:
@@ -207,10 +239,14 @@ def stop_name(widget: Widget) -> str:
     label (the ``Label`` just above it, or its border title), else its grey example
     text; a table or list's border title or the section title above it. Cut to 60
     characters; ``""`` when nothing on screen names it."""
+    from textual.containers import ScrollableContainer
     from textual.widgets import Label, Static
+    from textual.widgets._collapsible import CollapsibleTitle
 
     name = ""
     if isinstance(widget, Button):
+        name = str(widget.label)
+    if isinstance(widget, CollapsibleTitle):
         name = str(widget.label)
     if not name and widget.border_title:
         name = str(widget.border_title)
@@ -232,6 +268,18 @@ def stop_name(widget: Widget) -> str:
             node = node.parent if isinstance(node.parent, Widget) else None
     if not name and isinstance(widget, Input):
         name = widget.placeholder
+    if not name and isinstance(widget, ScrollableContainer) and widget.parent is not None:
+        # A box that takes focus only to scroll: named by the title above it.
+        siblings = list(widget.parent.children)
+        labels = [w for w in siblings[: siblings.index(widget)] if isinstance(w, Label)]
+        if labels and labels[-1].display:
+            name = str(labels[-1].render()).strip()
+    if not name:
+        # A stop inside a titled panel (the golden-signal rows): the panel's title.
+        for outer in widget.ancestors:
+            if isinstance(outer, Widget) and outer.border_title:
+                name = str(outer.border_title)
+                break
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
 
@@ -240,6 +288,7 @@ def widget_name(widget: Widget, lang: str) -> str:
     """The name a notice gives ``widget``: what the screen shows for it
     (:func:`stop_name`), else what kind of widget it is, in ``lang`` ("the button",
     "表格"). Never a class name or an id."""
+    from textual.containers import ScrollableContainer
     from textual.widgets import Checkbox, DataTable, RadioButton, Select, Switch
 
     from cockpit.i18n import t
@@ -254,6 +303,7 @@ def widget_name(widget: Widget, lang: str) -> str:
         (Select, "dropdown"),
         ((Checkbox, RadioButton, Switch), "checkbox"),
         ((Input, TextArea), "field"),
+        (ScrollableContainer, "scroll"),
     ]
     kind = next((k for cls, k in kinds if isinstance(widget, cls)), "other")
     return t(f"focus.kind.{kind}", lang)

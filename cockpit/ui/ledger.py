@@ -23,7 +23,7 @@ from textual.widgets import Button, DataTable, Input
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.buttons import relabel
-from cockpit.ui.fields import TextInput
+from cockpit.ui.fields import TextInput, entered_text
 
 
 def selected_key(table: DataTable[Any]) -> str | None:
@@ -165,9 +165,10 @@ class LedgerEditor:
         return True
 
     def values(self) -> dict[str, str]:
-        """The form's values, stripped."""
+        """The form's values, stripped (a field Enter was pressed in: its text at that
+        Enter, never the keys typed since)."""
         return {
-            name: self.screen.query_one(f"#{input_id}", Input).value.strip()
+            name: entered_text(self.screen.query_one(f"#{input_id}", Input)).strip()
             for name, input_id in self.fields.items()
         }
 

@@ -110,7 +110,8 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
                 yield Button(t("paste.explain", lang), id="paste-explain", variant="primary")
                 yield Button(t("paste.pin", lang), id="paste-pin")
             yield Static("", id="paste-status", markup=False)
-            with VerticalScroll(id="paste-result"):
+            with VerticalScroll(id="paste-result") as result:
+                result.border_title = t("paste.result", lang)
                 yield Static("", id="paste-output", markup=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
