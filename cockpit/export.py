@@ -442,7 +442,7 @@ def build_document(
 
 _OTHER_LANGUAGES: Any = {
     "template": {
-        "key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n"}}},
+        "key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n", "value_i18n"}}},
         "mitigation": {"actions_taken": {"__all__": {"text_i18n"}}},
     },
     "appendices": {"recovery": {"lines_i18n"}, "timeline": {"__all__": {"text_i18n"}}},

@@ -225,12 +225,17 @@ class Evidence(_Model):
     export speaks its own language; empty for what the user typed."""
     note_i18n: dict[str, str] = Field(default_factory=dict)
     """``note`` in each language when cockpit wrote it (see :attr:`label_i18n`)."""
+    value_i18n: dict[str, str] = Field(default_factory=dict)
+    """``value`` in each language when it is words cockpit wrote (a pasted finding's
+    verdict); empty for a number."""
 
     def in_lang(self, lang: str) -> Evidence:
-        """A copy whose ``label`` and ``note`` are in ``lang`` where cockpit wrote them."""
+        """A copy whose ``label``, ``value`` and ``note`` are in ``lang`` where cockpit
+        wrote them."""
         return self.model_copy(
             update={
                 "label": self.label_i18n.get(lang, self.label),
+                "value": self.value_i18n.get(lang, self.value),
                 "note": self.note_i18n.get(lang, self.note),
             }
         )

@@ -197,9 +197,10 @@ async def test_paste_evidence_explains_and_pins(tmp_path):
         await pilot.pause()
     pinned = [e for e in ctx.session.incident.evidence if e.source == "explain"]
     assert pinned and pinned[0].step == "B"
-    assert "fragmentation" in pinned[0].value
+    assert "fragmentation" in pinned[0].value.lower()
     # The log line itself goes with the verdict: the postmortem needs the numbers in it.
-    assert "«torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in pinned[0].note
+    assert pinned[0].query.startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to")
+    assert "requested (GiB): 2" in pinned[0].note and "from line 1" in pinned[0].note
 
 
 async def test_command_palette_lists_steps_and_actions(tmp_path):

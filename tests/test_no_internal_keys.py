@@ -229,3 +229,35 @@ def test_the_kernel_saying_a_gpu_is_lost_is_hardware_not_an_application_error(
     # The application's own word for it stays the application's.
     app = explain_text("RuntimeError: CUDA error: GPU is lost\n", lang=lang)
     assert app.kinds == ["cuda_error"], app.kinds
+
+
+async def test_a_pasted_finding_reads_in_words_in_the_export_of_each_language(
+    tmp_path: Path,
+) -> None:
+    """F6 → Pin on the dmesg of a lost GPU: the export's evidence, in Chinese as in
+    English, gives the verdict, the fields and the log line in words — never
+    ``category=xid_hw, cause=gpu_lost`` nor a query ``line 1``."""
+    from cockpit.export import render
+    from testkit import make_ctx
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f6")
+        await pilot.pause()
+        app.screen.query_one("#paste-text").text = GPU_LOST  # type: ignore[attr-defined]
+        app.screen.query_one("#paste-pin", Button).press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert ctx.session is not None
+    (_ev,) = [e for e in ctx.session.incident.evidence if e.source == "explain"]
+    for lang, verdict, field in (
+        ("en", "fell off the bus", "root Xids: 79"),
+        ("zh", "从总线上掉线", "根因 Xid: 79"),
+    ):
+        out = render(ctx.session.incident, lang=lang, fmt="md")
+        line = next(x for x in out.splitlines() if "NVRM: Xid (PCI:0000:18:00): 79" in x)
+        assert verdict in line and field in line, line
+        assert snake_names(line.split("`")[0] + line.split("`")[-1]) == [], line
+        assert "line 1`" not in line and "=" not in line.split("`")[-1], line
