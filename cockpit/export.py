@@ -88,6 +88,7 @@ from cockpit.incident import (
     ServiceScope,
     TimelineEntry,
     TimelineKind,
+    mitigation_in,
 )
 from cockpit.neutral import json_text, neutralise
 from cockpit.session import TIME_FIELDS, check_time_order, entry_text, recovery_disagrees
@@ -388,7 +389,7 @@ def build_document(
         ),
         mitigation=MitigationField(
             filled=bool(_text(inc.mitigation) or mitigations),
-            text=_text(inc.mitigation),
+            text=_text(mitigation_in(inc, lang)),
             actions_taken=mitigations,
         ),
         long_term_actions=ActionsField(filled=bool(inc.actions), items=list(inc.actions)),

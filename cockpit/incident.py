@@ -555,6 +555,14 @@ def number_rows(rows: list[Any], used: int = 0) -> None:
             row.number = top
 
 
+def mitigation_in(incident: Incident, lang: str) -> str:
+    """The incident's mitigation text in ``lang`` where cockpit wrote it (and nobody has
+    edited it since), else as it was typed."""
+    if incident.mitigation in incident.mitigation_i18n.values():
+        return incident.mitigation_i18n.get(lang, incident.mitigation)
+    return incident.mitigation
+
+
 class Incident(_Model):
     """The whole incident. Field order follows the handbook's template where it can.
 
@@ -590,6 +598,9 @@ class Incident(_Model):
     root_cause_technical: str = ""
     root_cause_systemic: str = ""
     mitigation: str = ""
+    mitigation_i18n: dict[str, str] = Field(default_factory=dict)
+    """``mitigation`` in each language when cockpit wrote it (F2's option taken): the
+    export speaks its own language while the text is still the one cockpit wrote."""
     actions: list[ActionItem] = Field(default_factory=list)
     earlier_detection: str = ""
 

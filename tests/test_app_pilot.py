@@ -51,6 +51,15 @@ async def test_protect_first_lands_on_the_timeline(tmp_path):
     assert ctx.session.incident.mitigation == "回滚"
     # the Mitigate time is the moment the timeline says, set once
     assert ctx.session.incident.times.mitigate == entry.at
+    # The option taken is cockpit's words: each export says it in its own language.
+    from cockpit.export import render
+
+    en = render(ctx.session.incident, lang="en", fmt="md")
+    zh = render(ctx.session.incident, lang="zh", fmt="md")
+    assert "回滚" not in en and "Mitigation: Roll back" in en, en
+    assert "缓解：回滚" in zh
+    ctx.session.set_text("mitigation", "回滚到 v41")  # typed: it stays as typed
+    assert "回滚到 v41" in render(ctx.session.incident, lang="en", fmt="md")
 
 
 async def test_hypothesis_and_experiment_rules_in_the_ui(tmp_path):
