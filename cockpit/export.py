@@ -628,7 +628,11 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     if mit.actions_taken:
         md.heading(1, md.tr("export.mitigation.taken"))
         for entry in mit.actions_taken:
-            md.item(2, None, f"{md.when(entry.at)} · {_one_line(entry_text(entry, md.lang))}")
+            # The option on the line, each command after it on its own line, as code.
+            what, *commands = [x for x in entry_text(entry, md.lang).split("\n") if x.strip()]
+            md.item(2, None, f"{md.when(entry.at)} · {_one_line(what)}")
+            if commands:
+                md.code(3, "\n".join(commands), "sh")
 
     acts = tpl.long_term_actions
     if not acts.filled:

@@ -58,6 +58,9 @@ async def test_protect_first_lands_on_the_timeline(tmp_path):
     zh = render(ctx.session.incident, lang="zh", fmt="md")
     assert "回滚" not in en and "Mitigation: Roll back" in en, en
     assert "缓解：回滚" in zh
+    # Each command on a line of its own, in a code block, never run into the option.
+    commands = en.split("rollout undo", 1)[0].rsplit("\n", 1)[1]
+    assert commands.strip() == "kubectl -n llm", en
     ctx.session.set_text("mitigation", "回滚到 v41")  # typed: it stays as typed
     assert "回滚到 v41" in render(ctx.session.incident, lang="en", fmt="md")
 
