@@ -261,3 +261,38 @@ async def test_a_pasted_finding_reads_in_words_in_the_export_of_each_language(
         assert verdict in line and field in line, line
         assert snake_names(line.split("`")[0] + line.split("`")[-1]) == [], line
         assert "line 1`" not in line and "=" not in line.split("`")[-1], line
+
+
+SOURCE_FILE = re.compile(r"\b[\w/]+\.py\b")
+"""A source module's file name (``request_failures.py``): never words for a person."""
+
+
+def test_no_text_a_person_reads_names_a_source_file() -> None:
+    """The whole class: every text of the catalogue and every ``*_en`` / ``*_zh`` text of
+    the engine profiles (C's explanation of a signal with no data, its note) says what
+    it means without naming the file it comes from (that stays in ``source``)."""
+    import tomllib
+
+    from cockpit.i18n import catalog
+
+    found = [
+        f"{key}.{lang}"
+        for key, entry in catalog().items()
+        for lang, text in entry.items()
+        if SOURCE_FILE.search(str(text))
+    ]
+    profiles = Path(__file__).parent.parent / "cockpit" / "knowledge" / "profiles"
+
+    def walk(where: str, node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k.endswith(("_en", "_zh")) and isinstance(v, str) and SOURCE_FILE.search(v):
+                    found.append(f"{where}.{k}")
+                walk(f"{where}.{k}", v)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(f"{where}[{i}]", v)
+
+    for path in sorted(profiles.glob("*.toml")):
+        walk(path.stem, tomllib.loads(path.read_text(encoding="utf-8")))
+    assert not found, found
