@@ -90,6 +90,7 @@ from cockpit.incident import (
     TimelineKind,
     mitigation_in,
 )
+from cockpit.models.messages import unit_text
 from cockpit.neutral import json_text, neutralise
 from cockpit.session import TIME_FIELDS, check_time_order, entry_text, recovery_disagrees
 
@@ -527,7 +528,7 @@ def _one_line(text: str) -> str:
 
 
 def _evidence_line(md: _Md, ev: Evidence) -> str:
-    value = f"{ev.value} {ev.unit}".strip()
+    value = f"{ev.value} {unit_text(ev.unit, md.lang)}".strip()
     parts = [f"{ev.label}{md.colon}{value}"]
     parts.append(f"{md.tr('export.evidence.at')} {md.when(ev.at)}")
     query = _inline_code(_one_line(ev.query)) if ev.query.strip() else md.missing

@@ -296,3 +296,33 @@ def test_no_text_a_person_reads_names_a_source_file() -> None:
     for path in sorted(profiles.glob("*.toml")):
         walk(path.stem, tomllib.loads(path.read_text(encoding="utf-8")))
     assert not found, found
+
+
+def test_a_pinned_count_reads_its_unit_in_the_reader_s_language() -> None:
+    """A pinned Xid signal counts ``changes``: the Chinese note and the Chinese export say
+    ``次变化``-style words, never ``0 changes``."""
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.export import render
+    from cockpit.incident import Incident
+    from cockpit.models import Reading
+    from cockpit.models.messages import unit_text
+    from cockpit.pins import signal_evidence
+
+    s = SignalSummary(
+        key="hardware.xid:value",
+        signal="hardware.xid",
+        layer="hardware",
+        unit="changes",
+        now=Reading.known(2.0, "changes"),
+        baseline=Reading.known(0.0, "changes"),
+        query="max(DCGM_FI_DEV_XID_ERRORS)",
+    )
+    ev = signal_evidence(s, "en", step="C")
+    assert ev is not None
+    zh_unit = unit_text("changes", "zh")
+    assert zh_unit != "changes"
+    assert "changes" not in ev.note_i18n["zh"] and zh_unit.strip() in ev.note_i18n["zh"]
+    inc = Incident(id="inc-u", evidence=[ev])
+    zh = render(inc, lang="zh", fmt="md")
+    line = next(x for x in zh.splitlines() if "DCGM_FI_DEV_XID_ERRORS" in x)
+    assert " changes" not in line and zh_unit.strip() in line, line
