@@ -88,7 +88,9 @@ from cockpit.incident import (
     ServiceScope,
     TimelineEntry,
     TimelineKind,
+    mitigation_in,
 )
+from cockpit.models.messages import unit_text
 from cockpit.neutral import json_text, neutralise
 from cockpit.session import TIME_FIELDS, check_time_order, entry_text, recovery_disagrees
 
@@ -388,7 +390,7 @@ def build_document(
         ),
         mitigation=MitigationField(
             filled=bool(_text(inc.mitigation) or mitigations),
-            text=_text(inc.mitigation),
+            text=_text(mitigation_in(inc, lang)),
             actions_taken=mitigations,
         ),
         long_term_actions=ActionsField(filled=bool(inc.actions), items=list(inc.actions)),
@@ -526,7 +528,7 @@ def _one_line(text: str) -> str:
 
 
 def _evidence_line(md: _Md, ev: Evidence) -> str:
-    value = f"{ev.value} {ev.unit}".strip()
+    value = f"{ev.value} {unit_text(ev.unit, md.lang)}".strip()
     parts = [f"{ev.label}{md.colon}{value}"]
     parts.append(f"{md.tr('export.evidence.at')} {md.when(ev.at)}")
     query = _inline_code(_one_line(ev.query)) if ev.query.strip() else md.missing
@@ -627,7 +629,11 @@ def _template(md: _Md, doc: ExportDocument) -> None:
     if mit.actions_taken:
         md.heading(1, md.tr("export.mitigation.taken"))
         for entry in mit.actions_taken:
-            md.item(2, None, f"{md.when(entry.at)} · {_one_line(entry_text(entry, md.lang))}")
+            # The option on the line, each command after it on its own line, as code.
+            what, *commands = [x for x in entry_text(entry, md.lang).split("\n") if x.strip()]
+            md.item(2, None, f"{md.when(entry.at)} · {_one_line(what)}")
+            if commands:
+                md.code(3, "\n".join(commands), "sh")
 
     acts = tpl.long_term_actions
     if not acts.filled:

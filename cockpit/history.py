@@ -211,13 +211,27 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     if entry.op is HistoryOp.RESTORE and entry.old is None and is_row(entry.target):
         return t("history.line.undelete", lang, what=what)
     key = "history.line.restore" if entry.op is HistoryOp.RESTORE else "history.line.set"
-    return t(
-        key,
-        lang,
-        what=what,
-        old=_shown(incident, entry, entry.old, lang),
-        new=_shown(incident, entry, entry.new, lang),
+    old = _shown(incident, entry, entry.old, lang)
+    new = _shown(incident, entry, entry.new, lang)
+    if old == new and isinstance(entry.old, str) and isinstance(entry.new, str):
+        old, new = around_difference(entry.old, entry.new)
+    return t(key, lang, what=what, old=old, new=new)
+
+
+def around_difference(old: str, new: str, width: int = 60) -> tuple[str, str]:
+    """``old`` and ``new`` cut to ``width`` columns around where they first differ, so a
+    correction never reads the same on both sides (``…13:41-13:50`` → ``…13:41-13:55``)."""
+    a, b = " ".join(old.split()), " ".join(new.split())
+    first = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
+    start = max(0, first - width // 3)
+
+    def cut(text: str) -> str:
+        part = text[start:]
+        return ("…" if start else "") + short(part, width - (1 if start else 0))
+
+    return cut(a), cut(b)
 
 
 def _evidence_name(incident: Incident, evidence_id: str, lang: str) -> str:

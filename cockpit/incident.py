@@ -226,16 +226,18 @@ class Evidence(_Model):
     note_i18n: dict[str, str] = Field(default_factory=dict)
     """``note`` in each language when cockpit wrote it (see :attr:`label_i18n`)."""
     value_i18n: dict[str, str] = Field(default_factory=dict)
-    """``value`` in each language when it is a reading in words rather than a number (an
-    Xid seen in the window, a series that stopped); empty for a number."""
+    """``value`` in each language when it is words cockpit wrote rather than a number (an
+    Xid seen in the window, a series that stopped, a pasted finding's verdict); empty for
+    a number."""
 
     def in_lang(self, lang: str) -> Evidence:
-        """A copy whose ``label`` and ``note`` are in ``lang`` where cockpit wrote them."""
+        """A copy whose ``label``, ``value`` and ``note`` are in ``lang`` where cockpit
+        wrote them."""
         return self.model_copy(
             update={
                 "label": self.label_i18n.get(lang, self.label),
-                "note": self.note_i18n.get(lang, self.note),
                 "value": self.value_i18n.get(lang, self.value),
+                "note": self.note_i18n.get(lang, self.note),
             }
         )
 
@@ -554,6 +556,14 @@ def number_rows(rows: list[Any], used: int = 0) -> None:
             row.number = top
 
 
+def mitigation_in(incident: Incident, lang: str) -> str:
+    """The incident's mitigation text in ``lang`` where cockpit wrote it (and nobody has
+    edited it since), else as it was typed."""
+    if incident.mitigation in incident.mitigation_i18n.values():
+        return incident.mitigation_i18n.get(lang, incident.mitigation)
+    return incident.mitigation
+
+
 class Incident(_Model):
     """The whole incident. Field order follows the handbook's template where it can.
 
@@ -589,6 +599,9 @@ class Incident(_Model):
     root_cause_technical: str = ""
     root_cause_systemic: str = ""
     mitigation: str = ""
+    mitigation_i18n: dict[str, str] = Field(default_factory=dict)
+    """``mitigation`` in each language when cockpit wrote it (F2's option taken): the
+    export speaks its own language while the text is still the one cockpit wrote."""
     actions: list[ActionItem] = Field(default_factory=list)
     earlier_detection: str = ""
 

@@ -13,7 +13,7 @@ import re
 from cockpit.analysis.golden import SignalSummary, reading_msg
 from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
 from cockpit.incident import Evidence
-from cockpit.models.messages import fmt_number
+from cockpit.models.messages import fmt_number, unit_text
 
 _AGG = re.compile(r"^\s*(avg|max|min|sum)\s+by\s*\(")
 """The aggregation a service-wide gauge's query starts with
@@ -49,6 +49,7 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         value = fmt_number(s.now.value or 0.0)
 
     def note(lang: str) -> str:
+        base = fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else UNKNOWN
         return t(
             "evidence.pin_reading",
             lang,

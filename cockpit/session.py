@@ -572,12 +572,17 @@ class IncidentSession:
         self.delete_row("evidence", evidence_id)
 
     def record_mitigation(
-        self, at: datetime, text_i18n: dict[str, str], name: str, lang: str, acts: bool = True
+        self,
+        at: datetime,
+        text_i18n: dict[str, str],
+        name: dict[str, str],
+        lang: str,
+        acts: bool = True,
     ) -> str:
         """F2's "I did this": the option and its commands on the timeline at ``at`` (a
         mitigation entry, ``text_i18n`` in each language); for an option that acts on the
-        service (``acts``; keeping the evidence does not), ``name`` becomes the mitigation
-        text when it is still empty, and ``at`` the Mitigate time when that is still empty
+        service (``acts``; keeping the evidence does not), ``name`` (the option, in each
+        language) becomes the mitigation text when it is still empty, and ``at`` the Mitigate time when that is still empty
         and ``at`` keeps the order of the times the user entered (开始 ≤ 检测 ≤ 缓解 ≤ 恢复):
         an action never overwrites an incident time, nor sets one that contradicts another.
 
@@ -591,7 +596,8 @@ class IncidentSession:
         if not acts:
             return ""
         if not self.incident.mitigation:
-            self.set_text("mitigation", name)
+            self.incident.mitigation_i18n = dict(name)
+            self.set_text("mitigation", name.get(lang) or next(iter(name.values()), ""))
         times = {k: getattr(self.incident.times, k) for k in TIME_FIELDS}
         if times["mitigate"] is not None:
             return "kept"

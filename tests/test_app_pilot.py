@@ -51,6 +51,18 @@ async def test_protect_first_lands_on_the_timeline(tmp_path):
     assert ctx.session.incident.mitigation == "回滚"
     # the Mitigate time is the moment the timeline says, set once
     assert ctx.session.incident.times.mitigate == entry.at
+    # The option taken is cockpit's words: each export says it in its own language.
+    from cockpit.export import render
+
+    en = render(ctx.session.incident, lang="en", fmt="md")
+    zh = render(ctx.session.incident, lang="zh", fmt="md")
+    assert "回滚" not in en and "Mitigation: Roll back" in en, en
+    assert "缓解：回滚" in zh
+    # Each command on a line of its own, in a code block, never run into the option.
+    commands = en.split("rollout undo", 1)[0].rsplit("\n", 1)[1]
+    assert commands.strip() == "kubectl -n llm", en
+    ctx.session.set_text("mitigation", "回滚到 v41")  # typed: it stays as typed
+    assert "回滚到 v41" in render(ctx.session.incident, lang="en", fmt="md")
 
 
 async def test_hypothesis_and_experiment_rules_in_the_ui(tmp_path):
@@ -197,9 +209,10 @@ async def test_paste_evidence_explains_and_pins(tmp_path):
         await pilot.pause()
     pinned = [e for e in ctx.session.incident.evidence if e.source == "explain"]
     assert pinned and pinned[0].step == "B"
-    assert "fragmentation" in pinned[0].value
+    assert "fragmentation" in pinned[0].value.lower()
     # The log line itself goes with the verdict: the postmortem needs the numbers in it.
-    assert "«torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in pinned[0].note
+    assert pinned[0].query.startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to")
+    assert "requested (GiB): 2" in pinned[0].note and "from line 1" in pinned[0].note
 
 
 async def test_command_palette_lists_steps_and_actions(tmp_path):

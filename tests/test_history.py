@@ -385,3 +385,22 @@ def test_restoring_a_time_names_both_values_in_f8_and_a_deleted_row_is_put_back(
     assert entry_line(session.incident, session.incident.history[-1], "en").startswith("Put back ")
     assert is_row(f"hypotheses/{hyp.id}") and not is_row(f"hypotheses/{hyp.id}.status")
     assert not is_row("times.detect")
+
+
+def test_a_long_corrected_value_shows_where_it_changed(session):
+    """Two long texts alike up to the cut read differently in Corrections: each is shown
+    from a little before the first character that differs."""
+    from cockpit.export import render_markdown
+    from cockpit.history import entry_line
+
+    before = "P99 TTFT rose on every replica of the deployment in the window 13:41-13:50"
+    after = "P99 TTFT rose on every replica of the deployment in the window 13:41-13:55"
+    session.set_text("impact", before)
+    session.set_text("impact", "")
+    session.set_text("impact", after)
+    edits = [h for h in session.incident.history if h.target == "impact"]
+    line = entry_line(session.incident, edits[-1], "en")
+    old, new = line.split(": ", 1)[1].split(" → ")
+    assert old != new and "13:50" in old and "13:55" in new, line
+    assert old.startswith("…"), line
+    assert "13:41-13:55" in render_markdown(session.incident, "en")

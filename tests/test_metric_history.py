@@ -87,6 +87,13 @@ async def test_lost_gpu_inventory_and_changes(prometheus_scenario: Get, tmp_path
     xid = next(i for i in rep.items if i.kind == "xid")
     assert "Xid 79" in xid.summary and "gpu-node-b GPU 0" in xid.summary
     assert xid.detail == "err_code=79"
+    # In Chinese the whole line is Chinese: where the pod runs, and what Xid 79 is.
+    zh = xid.text("zh")
+    assert " on " not in zh and "GPU has fallen off the bus" not in zh, zh
+    assert "gpu-node-b GPU 0" in zh and "上的" in zh and "GPU 从总线上掉线" in zh, zh
+    assert "(GPU has fallen off the bus)" in xid.text("en")
+    silent = [i for i in rep.items if i.kind == "stopped"]
+    assert silent and all(" on " not in i.text("zh") for i in silent)
     alloc = next(i for i in rep.items if i.kind == "allocatable")
     assert alloc.summary == "node gpu-node-b allocatable nvidia.com/gpu 8 → 7"
     restart = next(i for i in rep.items if i.kind == "restart")

@@ -152,3 +152,177 @@ def test_a_pinned_gpu_signal_says_which_gpus_it_stands_for(query: str, en: str, 
     assert ev is not None
     assert ev.label == f"memory reserved, {en}"
     assert ev.label_i18n["zh"].startswith("显存保留") and zh in ev.label_i18n["zh"]
+
+
+SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+"""A field or class name (``root_xids``, ``fell_off_bus``, ``xid_hw``): never words."""
+
+GPU_LOST = (
+    "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    "NVRM: GPU 0000:18:00.0: GPU is lost\n"
+)
+
+
+def snake_names(text: str) -> list[str]:
+    """The field and class names ``text`` shows."""
+    return sorted({m.group(0) for m in SNAKE.finditer(text)})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explain_of_a_lost_gpu_names_every_field_in_words(lang: str) -> None:
+    """F6 and ``cockpit explain`` on the dmesg of a GPU fallen off the bus: the heading
+    and every extracted field have a human name and a human value, no ``xid_hw/…``,
+    ``root_xids``, ``first_line`` nor ``severity: fell_off_bus``."""
+    from cockpit.analysis.explain import explain_text
+    from cockpit.analysis.explain_report import to_json, to_text
+
+    expl = explain_text(GPU_LOST, lang=lang)
+    text = to_text(expl, lang)
+    fields = text.split(to_json(expl, lang)["findings"][0]["title"], 1)[1]
+    shown = [ln for ln in fields.splitlines() if not ln.lstrip().startswith(("L1 ", "L2 "))]
+    assert snake_names("\n".join(shown)) == [], text
+    assert "(" + "root_xids" + ")" not in text and "escalate_if" not in text
+    assert ("根因 Xid: 79" if lang == "zh" else "root Xids: 79") in text, text
+
+
+def test_every_field_explain_shows_has_a_name_in_words_in_both_languages() -> None:
+    """The whole class: every ``explain.field.*`` name reads as words in English as in
+    Chinese (never the key itself), and every field the real cases show does too."""
+    from cockpit.analysis.explain import explain_text
+    from cockpit.analysis.explain_report import field_lines
+    from cockpit.i18n import catalog, t
+    from tests.test_explain_cases import CASES
+
+    keys = [k for k in catalog() if k.startswith(("explain.field.", "explain.value."))]
+    assert len(keys) > 60
+    for key in keys:
+        for lang in ("en", "zh"):
+            assert not SNAKE.fullmatch(t(key, lang)), (key, lang)
+    found: dict[str, list[str]] = {}
+    for case in CASES:
+        for lang in ("en", "zh"):
+            for f in explain_text(case["artifact"], lang=lang).findings:
+                pairs = [ln.split(": ", 1) for ln in field_lines(f.fields, lang=lang)]
+                bad = [x for p in pairs for x in p[:1] + p[1:] if SNAKE.fullmatch(x)]
+                bad += [p[0] for p in pairs if SNAKE.search(p[0])]
+                if bad:
+                    found[f"{case['id']} {lang}"] = bad
+    assert not found, found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_kernel_saying_a_gpu_is_lost_is_hardware_not_an_application_error(
+    lang: str,
+) -> None:
+    """``NVRM: GPU 0000:18:00.0: GPU is lost`` is the driver's word (Xid 79 family), one
+    finding with the Xid line; alone it is still read as Xid 79, never as a CUDA runtime
+    error of the application."""
+    from cockpit.analysis.explain import explain_text
+
+    both = explain_text(GPU_LOST, lang=lang)
+    assert both.kinds == ["xid"], both.kinds
+    assert [e.line for e in both.findings[0].evidence] == [1, 2]
+    alone = explain_text(GPU_LOST.splitlines()[1], lang=lang)
+    assert alone.kinds == ["xid"], alone.kinds
+    assert alone.findings[0].fields["xid"] == 79 and alone.findings[0].fields["xid_inferred"]
+    assert alone.findings[0].fields["likely"] == "hardware"
+    # The application's own word for it stays the application's.
+    app = explain_text("RuntimeError: CUDA error: GPU is lost\n", lang=lang)
+    assert app.kinds == ["cuda_error"], app.kinds
+
+
+async def test_a_pasted_finding_reads_in_words_in_the_export_of_each_language(
+    tmp_path: Path,
+) -> None:
+    """F6 → Pin on the dmesg of a lost GPU: the export's evidence, in Chinese as in
+    English, gives the verdict, the fields and the log line in words — never
+    ``category=xid_hw, cause=gpu_lost`` nor a query ``line 1``."""
+    from cockpit.export import render
+    from testkit import make_ctx
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f6")
+        await pilot.pause()
+        app.screen.query_one("#paste-text").text = GPU_LOST  # type: ignore[attr-defined]
+        app.screen.query_one("#paste-pin", Button).press()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert ctx.session is not None
+    (_ev,) = [e for e in ctx.session.incident.evidence if e.source == "explain"]
+    for lang, verdict, field in (
+        ("en", "fell off the bus", "root Xids: 79"),
+        ("zh", "从总线上掉线", "根因 Xid: 79"),
+    ):
+        out = render(ctx.session.incident, lang=lang, fmt="md")
+        line = next(x for x in out.splitlines() if "NVRM: Xid (PCI:0000:18:00): 79" in x)
+        assert verdict in line and field in line, line
+        assert snake_names(line.split("`")[0] + line.split("`")[-1]) == [], line
+        assert "line 1`" not in line and "=" not in line.split("`")[-1], line
+
+
+SOURCE_FILE = re.compile(r"\b[\w/]+\.py\b")
+"""A source module's file name (``request_failures.py``): never words for a person."""
+
+
+def test_no_text_a_person_reads_names_a_source_file() -> None:
+    """The whole class: every text of the catalogue and every ``*_en`` / ``*_zh`` text of
+    the engine profiles (C's explanation of a signal with no data, its note) says what
+    it means without naming the file it comes from (that stays in ``source``)."""
+    import tomllib
+
+    from cockpit.i18n import catalog
+
+    found = [
+        f"{key}.{lang}"
+        for key, entry in catalog().items()
+        for lang, text in entry.items()
+        if SOURCE_FILE.search(str(text))
+    ]
+    profiles = Path(__file__).parent.parent / "cockpit" / "knowledge" / "profiles"
+
+    def walk(where: str, node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k.endswith(("_en", "_zh")) and isinstance(v, str) and SOURCE_FILE.search(v):
+                    found.append(f"{where}.{k}")
+                walk(f"{where}.{k}", v)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(f"{where}[{i}]", v)
+
+    for path in sorted(profiles.glob("*.toml")):
+        walk(path.stem, tomllib.loads(path.read_text(encoding="utf-8")))
+    assert not found, found
+
+
+def test_a_pinned_count_reads_its_unit_in_the_reader_s_language() -> None:
+    """A pinned Xid signal counts ``changes``: the Chinese note and the Chinese export say
+    ``次变化``-style words, never ``0 changes``."""
+    from cockpit.analysis.golden import SignalSummary
+    from cockpit.export import render
+    from cockpit.incident import Incident
+    from cockpit.models import Reading
+    from cockpit.models.messages import unit_text
+    from cockpit.pins import signal_evidence
+
+    s = SignalSummary(
+        key="hardware.xid:value",
+        signal="hardware.xid",
+        layer="hardware",
+        unit="changes",
+        now=Reading.known(2.0, "changes"),
+        baseline=Reading.known(0.0, "changes"),
+        query="max(DCGM_FI_DEV_XID_ERRORS)",
+    )
+    ev = signal_evidence(s, "en", step="C")
+    assert ev is not None
+    zh_unit = unit_text("changes", "zh")
+    assert zh_unit != "changes"
+    assert "changes" not in ev.note_i18n["zh"] and zh_unit.strip() in ev.note_i18n["zh"]
+    inc = Incident(id="inc-u", evidence=[ev])
+    zh = render(inc, lang="zh", fmt="md")
+    line = next(x for x in zh.splitlines() if "DCGM_FI_DEV_XID_ERRORS" in x)
+    assert " changes" not in line and zh_unit.strip() in line, line

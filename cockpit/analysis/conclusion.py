@@ -233,7 +233,7 @@ def _gpu_lost(
     sus = _gpu_suspect(inv, g.uuid if g is not None else "")
     if g is not None and inv is not None:
         ev["suspect"].append(
-            msg("metrics.likely.gpu_held", gpu=inv.name(gpu=g.uuid), pod=sus.pod or "-")
+            msg("metrics.likely.gpu_held", gpu=inv.name_msg(gpu=g.uuid), pod=sus.pod or "-")
         )
     if br.suspect and br.suspect == sus.pod:
         ev["scope"] += br.line_msgs[:1]

@@ -143,6 +143,10 @@ _WHAT = re.compile(
 )
 _DRIVER_FOUND = re.compile(r"found version (\d{4,6})")
 _CUDA_SM = re.compile(r"sm_(\d{2,3})")
+_KERNEL_LINE = re.compile(r"\bNVRM: GPU [0-9a-fA-Fx]{1,8}:[0-9a-fA-Fx]{1,2}:[0-9a-fA-Fx.]{2,4}: ")
+"""The NVIDIA kernel driver's word about one GPU in its log (dmesg): what it says
+(``NVRM: GPU 0000:18:00.0: GPU is lost``) is the node's hardware speaking, read by the Xid analyzer
+(:mod:`cockpit.analysis.xid`), never an error the application's CUDA runtime printed."""
 _PCI = re.compile(r"\b([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.\d)?\b")
 
 
@@ -223,7 +227,7 @@ class CudaErrorAnalyzer:
 
     def feed(self, line_no: int, raw: str) -> None:
         """Consume one line (1-based). Never raises on odd input."""
-        if not has_keyword(raw, KEYWORDS):
+        if not has_keyword(raw, KEYWORDS) or _KERNEL_LINE.search(raw):
             return
         line = clip(raw)
         update_engine_args(self._args, line)

@@ -88,7 +88,7 @@ class ArtifactKind:
 
 _XID_LINE = re.compile(
     r"NVRM: Xid|NVRM: GPU at PCI|fallen off the bus|XidCriticalError|device marked unhealthy|"
-    r"NVRM: The NVIDIA GPU|NVRM: \(PCI ID|RmInitAdapter failed",
+    r"NVRM: The NVIDIA GPU|NVRM: \(PCI ID|RmInitAdapter failed|NVRM: GPU \S+: GPU is lost",
 )
 _PENDING_LINE = re.compile(
     r"FailedScheduling|nodes are available|tasks in gang unschedulable|exceeded quota|"

@@ -35,6 +35,7 @@ JSON shape (stable; ``schema`` is bumped on any incompatible change)::
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from cockpit.analysis.explain import Explanation, Finding
@@ -145,32 +146,62 @@ _BULKY = {
 }
 
 
+_NOT_SHOWN = frozenset(
+    {"category", "cause", "first_line", "next_check_ids", "mitigation_ids", "long_term_ids"}
+)
+"""Fields the finding's heading says already (its meaning, the line it starts at)."""
+
 _IN_MEANING = frozenset({"node_effect_text", "node_action"})
 """Fields whose text the finding's meaning already carries (Xid's effect on the node and
 what to do with it, :func:`cockpit.analysis.explain._explain_xid`)."""
 
 
+_IDENT = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+"""A value that is an analyzer's class name (``hardware``, ``fell_off_bus``), not words."""
+
+
+def _human_value(value: Any, lang: str) -> str | None:
+    """``value`` in words in ``lang``, ``None`` when it has none (a class name without an
+    ``explain.value.<name>`` entry, a record): such a field stays in ``--json``."""
+    if value is True:
+        return t("explain.value.yes", lang)
+    if isinstance(value, str):
+        if _IDENT.fullmatch(value):
+            key = f"explain.value.{value}"
+            return t(key, lang) if key in catalog() else None
+        return value
+    if isinstance(value, int | float):
+        return _scalar(value)
+    if isinstance(value, list):
+        parts = [_human_value(x, lang) for x in value]
+        if any(x is None for x in parts):
+            return None
+        return ", ".join(x for x in parts if x is not None)
+    return None
+
+
 def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> list[str]:
-    """``key: value`` lines for the non-empty, non-bulky fields of a finding; in Chinese a
-    field with a name in the catalogue (``explain.field.<key>``) reads ``名称 (key)``, the
-    key kept for finding it in ``--json``."""
+    """``name: value`` lines for the non-empty, non-bulky fields of a finding, named and
+    valued in ``lang``: a field shows only with a name in the catalogue
+    (``explain.field.<key>``) and a value in words (see :func:`_human_value`); the rest
+    stays in ``--json``."""
     out: list[str] = []
     for key, value in fields.items():
         if key in _BULKY or value is None or value == [] or value == {} or value is False:
             continue
-        if key in ("category", "next_check_ids", "mitigation_ids", "long_term_ids"):
+        if key in _NOT_SHOWN or f"explain.field.{key}" not in catalog():
             continue
         if key in _IN_MEANING or (isinstance(value, str) and not value.strip()):
             continue  # said in the finding's meaning already; an empty text says nothing
-        if isinstance(value, dict) and "text" in value and "kind" in value:
-            value = f"[{value.get('kind')}] line {value.get('line')}: {value.get('text')}"
-        text = _scalar(value)
+        if isinstance(value, dict) and "text" in value and "line" in value:
+            text: str | None = f"{_line_ref(int(value.get('line') or 0), lang)}: {value['text']}"
+        else:
+            text = _human_value(value, lang)
+        if text is None or not text.strip():
+            continue
         if len(text) > 240:
             text = text[:239] + "…"
-        name = key
-        if lang != "en" and f"explain.field.{key}" in catalog():
-            name = f"{t(f'explain.field.{key}', lang)} ({key})"
-        out.append(f"{name}: {text}")
+        out.append(f"{t(f'explain.field.{key}', lang)}: {text}")
         if len(out) >= limit:
             break
     return out
@@ -211,7 +242,7 @@ def to_text(expl: Explanation, lang: str) -> str:
     for i, f in enumerate(data["findings"], 1):
         lines.append("")
         where = t("explain.label.line", lang, line=f["first_line"]) if f["first_line"] else ""
-        lines.append(f"[{i}] {f['title']} — {f['category']}/{f['cause']}  {where}".rstrip())
+        lines.append(f"[{i}] {f['title']}  {where}".rstrip())
         if f["role"] == "consequence":
             what = ", ".join(_text(f"explain.kind.{k}.title", lang, k) for k in f["consequence_of"])
             lines.append(f"  {t('explain.label.consequence_of', lang, what=what)}")

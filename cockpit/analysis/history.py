@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from cockpit.analysis.conclusion import Suspect
     from cockpit.analysis.golden import SignalSummary
     from cockpit.analysis.layers import LayerVerdict
-from cockpit.models.messages import Arg, Msg, fmt_number, signal_names
+from cockpit.models.messages import XID_NAME, Arg, Msg, fmt_number, signal_names
 
 GPU_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node")
 GPU_UUID_LABELS = ("UUID", "uuid", "gpu_uuid")
@@ -342,6 +342,16 @@ class WindowInventory(BaseModel):
             parts.append(where)
         return " on ".join(parts)
 
+    def name_msg(self, pod: str = "", gpu: str = "", node: str = "") -> Msg | str:
+        """:meth:`name` for a message argument, in the reader's language: a pod on a GPU
+        or node reads ``…-rp2gj on gpu-node-b GPU 0`` / ``gpu-node-b GPU 0 上的 …-rp2gj``
+        (message ``metrics.entity.on``); a name of one part is that part."""
+        name = self.name(pod=pod, gpu=gpu, node=node)
+        if " on " not in name:
+            return name
+        who, where = name.split(" on ", 1)
+        return Msg(key="metrics.entity.on", args={"pod": who, "where": where})
+
     def name_of(self, key: str, kind: str) -> str:
         """A suspect ``key`` of ``kind`` (``pod``, ``gpu``, ``node``, ``revision``) named by
         :meth:`name` / :meth:`revision_name`; the key itself when the window never saw it."""
@@ -626,7 +636,7 @@ def restart_items(inv: WindowInventory) -> list[ChangeItem]:
             msg = Msg(
                 key="metrics.change.restarts",
                 args={
-                    "pod": inv.name(pod=pod),
+                    "pod": inv.name_msg(pod=pod),
                     "container": c.container,
                     "n": n,
                     "reason": c.reason or "?",
@@ -663,14 +673,14 @@ def readiness_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
         for at, old, new in _flips(s):
             if old >= 1 and new < 1:
                 was_ready = True
-                msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name(pod=pod)})
+                msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name_msg(pod=pod)})
                 out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "problem"))
             elif was_ready and new >= 1:
-                msg = Msg(key="metrics.change.ready_again", args={"pod": inv.name(pod=pod)})
+                msg = Msg(key="metrics.change.ready_again", args={"pod": inv.name_msg(pod=pod)})
                 out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "info"))
         if not was_ready and s.samples and s.samples[0].v >= 1 and s.samples[-1].v < 1:
             at = s.samples[-1].t
-            msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name(pod=pod)})
+            msg = Msg(key="metrics.change.not_ready", args={"pod": inv.name_msg(pod=pod)})
             out.append(_item(f"metrics/ready/{pod}/{at}", at, "readiness", msg, "problem"))
     return out
 
@@ -710,8 +720,6 @@ def xid_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
     value of ``DCGM_FI_DEV_XID_ERRORS`` (the last Xid), or the ``xid`` label of
     ``DCGM_EXP_XID_ERRORS_COUNT`` where its count is above zero (maximum per step either
     way, so a 30-second burst is not missed)."""
-    from cockpit.analysis.xid import lookup_xid
-
     out = []
     for s in h.xid:
         key, node, index = _gpu_key(s.labels)
@@ -721,13 +729,12 @@ def xid_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
             if x.v == x.v and x.v > 0:
                 first.setdefault(int(label) if label.isdigit() else int(x.v), x.t)
         for code, at in first.items():
-            info = lookup_xid(code)
             msg = Msg(
                 key="metrics.change.xid",
                 args={
-                    "gpu": inv.name(gpu=key, node=node) or gpu_text(node, index, key),
+                    "gpu": inv.name_msg(gpu=key, node=node) or gpu_text(node, index, key),
                     "code": code,
-                    "meaning": info.name,
+                    "meaning": Msg(key=XID_NAME, args={"code": code}),
                 },
             )
             out.append(
@@ -749,11 +756,11 @@ def stopped_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
     out = []
     for g in inv.silent_gpus():
         assert g.last_seen is not None
-        msg = Msg(key="metrics.change.gpu_silent", args={"gpu": inv.name(gpu=g.uuid)})
+        msg = Msg(key="metrics.change.gpu_silent", args={"gpu": inv.name_msg(gpu=g.uuid)})
         out.append(_item(f"metrics/silent/gpu/{g.uuid}", g.last_seen, "stopped", msg, "problem"))
     for p in inv.silent_pods():
         assert p.serving_last is not None
-        msg = Msg(key="metrics.change.pod_silent", args={"pod": inv.name(pod=p.name)})
+        msg = Msg(key="metrics.change.pod_silent", args={"pod": inv.name_msg(pod=p.name)})
         out.append(_item(f"metrics/silent/pod/{p.name}", p.serving_last, "stopped", msg, "problem"))
     for s in h.up:
         target = s.labels.get("pod", "") or s.labels.get("instance", "")
@@ -761,7 +768,7 @@ def stopped_items(inv: WindowInventory, h: HistoryInput) -> list[ChangeItem]:
             if old >= 1 and new < 1:
                 msg = Msg(
                     key="metrics.change.target_down",
-                    args={"target": inv.name(pod=target) if target in inv.pods else target},
+                    args={"target": inv.name_msg(pod=target) if target in inv.pods else target},
                 )
                 out.append(_item(f"metrics/up/{target}/{at}", at, "stopped", msg, "problem"))
     return out
@@ -843,7 +850,7 @@ def silent_gpu_msg(inv: WindowInventory, g: GpuEntity) -> Msg:
     return Msg(
         key="metrics.absence.gpu",
         args={
-            "gpu": inv.name(gpu=g.uuid),
+            "gpu": inv.name_msg(gpu=g.uuid),
             "at": _hm(g.last_seen or inv.end),
             "last": ", ".join(last) or "-",
         },

@@ -128,6 +128,8 @@ _INIT_FAIL = re.compile(
 )
 _OFF_BUS_START = re.compile(rf"NVRM: The NVIDIA GPU (?P<pci>{_PCI})\s*$")
 _OFF_BUS_END = re.compile(r"fallen off the bus")
+_GPU_LOST = re.compile(rf"NVRM: GPU (?P<pci>{_PCI}): GPU is lost")
+"""The driver's one-line word that a GPU is gone: the Xid 79 family (fallen off the bus)."""
 _PCI_ID = re.compile(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 _PLUGIN = re.compile(r"XidCriticalError: Xid=(?P<xid>\d+) on Device=(?P<dev>[^;,\s]+)")
 _PLUGIN_UNHEALTHY = re.compile(r"'nvidia\.com/gpu' device marked unhealthy: (?P<dev>\S+)")
@@ -298,6 +300,7 @@ def parse_xid_lines(
     marks: list[PluginMark] = []
     last_gpu_at: str | None = None
     pending_off_bus: tuple[str, int, str | None] | None = None
+    lost: dict[str, tuple[int, str | None]] = {}
     lines = text.splitlines()
     for n, raw in enumerate(lines, start=1):
         line = raw.rstrip()
@@ -352,6 +355,18 @@ def parse_xid_lines(
         m7 = _PLUGIN_UNHEALTHY.search(line)
         if m7:
             marks.append(PluginMark(line=n, xid=None, device=m7.group("dev")))
+            continue
+        m8 = _GPU_LOST.search(line)
+        if m8:
+            ts = _TS.search(line[: m8.start()])
+            lost.setdefault(_key(m8.group("pci")), (n, ts.group("ts").strip() if ts else None))
+    # A lost GPU with no Xid 79 printed for it is read as one (it is the same fault).
+    for pci, (n, at) in lost.items():
+        if not any(o.pci == pci and o.xid == 79 for o in occ):
+            occ.append(
+                XidOccurrence(line=n, at=at, pci=pci, xid=79, message="GPU is lost", inferred=True)
+            )
+    occ.sort(key=lambda o: o.line)
     return occ, dict(facts), marks
 
 

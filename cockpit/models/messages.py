@@ -46,6 +46,8 @@ class Msg(BaseModel):
             sep = "、" if lang == "zh" else ", "
             name = signal_label if self.key == SIGNAL_NAMES else _message
             return sep.join(name(k, lang) for k in keys.split(",") if k)
+        if self.key == XID_NAME:
+            return _xid_name(self.args.get("code"), lang)
         entry = catalog().get(self.key)
         if entry is None:
             return self.key
@@ -72,6 +74,19 @@ def unit_text(unit: str, lang: str) -> str:
     return unit[: len(unit) - len(unit.lstrip())] + entry["zh"]
 
 
+def _xid_name(code: Arg | None, lang: str) -> str:
+    from cockpit.knowledge.catalogues import xid_catalogue
+
+    e = (
+        xid_catalogue().get(int(code))
+        if isinstance(code, int | str) and str(code).isdigit()
+        else None
+    )
+    if e is None:
+        return "目录中没有此 Xid" if lang == "zh" else "not in the catalogue"
+    return (e.zh.name if lang == "zh" and e.zh and e.zh.name else "") or e.name
+
+
 def _message(key: str, lang: str) -> str:
     return Msg(key=key).text(lang)
 
@@ -79,6 +94,10 @@ def _message(key: str, lang: str) -> str:
 NAMES = "names"
 """Message key of a list of names, each a catalogue key, joined in the language's way
 (``msg(NAMES, keys="gpu.group.ecc_dbe,gpu.group.nvlink")`` → ``ECC DBE, NVLink errors``)."""
+
+XID_NAME = "xid.name"
+"""Message key of an Xid's name in the catalogue (``xid.json``) for its ``code`` argument,
+in the reader's language (``GPU has fallen off the bus`` / ``GPU 从总线上掉线``)."""
 
 SIGNAL_NAMES = "signal.names"
 """Message key of :func:`signal_names` (rendered from the signal catalogue, not a template)."""

@@ -41,16 +41,13 @@ NOTE_CHARS = 2000
 """The most of an unrecognised paste kept in its note (the rest is cut with "…")."""
 
 
-def _with_excerpt(brief: str, lines: list[str], first_line: int) -> str:
-    """The finding's fields, then the log line it starts at (quoted, cut at
-    :data:`EXCERPT_CHARS`): "GPU 3, 2.00 GiB requested, pid 48213" is evidence, the
-    verdict alone is not."""
+def _excerpt(lines: list[str], first_line: int) -> str:
+    """The log line a finding starts at, cut at :data:`EXCERPT_CHARS` ("" when unknown):
+    "GPU 3, 2.00 GiB requested, pid 48213" is evidence, the verdict alone is not."""
     if not (0 < first_line <= len(lines)):
-        return brief
+        return ""
     line = lines[first_line - 1].strip()
-    if len(line) > EXCERPT_CHARS:
-        line = line[:EXCERPT_CHARS] + "…"
-    return f"{brief} — «{line}»" if brief else f"«{line}»"
+    return line[:EXCERPT_CHARS] + "…" if len(line) > EXCERPT_CHARS else line
 
 
 def uncovered_lines(expl: Any, lines: list[str]) -> list[str]:
@@ -62,18 +59,23 @@ def uncovered_lines(expl: Any, lines: list[str]) -> list[str]:
     return [x for i, x in enumerate(lines, 1) if x.strip() and i not in covered]
 
 
-def _brief(fields: dict[str, Any], limit: int = 6) -> str:
-    """The finding's scalar fields as ``k=v`` (lists and nested records left to the
-    ``cockpit explain`` output: the evidence line must stay readable in a postmortem)."""
-    parts = []
-    for key, value in fields.items():
-        if key == "lang" or isinstance(value, (dict, list, tuple)) or value in (None, ""):
-            continue
-        text = str(value)
-        parts.append(f"{key}={text[:80] + '…' if len(text) > 80 else text}")
-        if len(parts) >= limit:
+def _brief(fields: dict[str, Any], lang: str, limit: int = 6) -> str:
+    """The finding's fields named and valued in ``lang``, as ``cockpit explain`` shows them
+    (:func:`~cockpit.analysis.explain_report.field_lines`), on one line: the evidence
+    line must stay readable in a postmortem."""
+    from cockpit.analysis.explain_report import field_lines
+
+    sep = "；" if lang == "zh" else "; "
+    return sep.join(x if len(x) <= 90 else x[:89] + "…" for x in field_lines(fields, limit, lang))
+
+
+def _first_sentence(text: str, limit: int = 120) -> str:
+    """The first sentence of a finding's meaning, its verdict (cut at ``limit``)."""
+    for stop in ("。", ". ", "；", "; "):
+        if stop in text:
+            text = text.split(stop, 1)[0] + stop.strip()
             break
-    return ", ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
@@ -94,6 +96,7 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
         localize_bindings(self, ctx.lang)
         self.step = step
         self.explanation: Any = None
+        self._by_lang: dict[str, Any] = {}
         self.own: CockpitOutput | None = None
         """The paste read as cockpit's own output, when it is one."""
         self._explained: str | None = None
@@ -144,7 +147,12 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
         own = read_cockpit_output(text)
         expl = explain_text(text, lang=self.ctx.lang)
         rendered = to_text(expl, self.ctx.lang)
-        self.app.call_from_thread(self._show, expl, rendered, text, own, pin)
+        # Its words in every language, for the pin: the export speaks its own.
+        by_lang = {
+            lang: expl if lang == self.ctx.lang else explain_text(text, lang=lang)
+            for lang in (LANGS if expl.recognised else ())
+        }
+        self.app.call_from_thread(self._show, expl, rendered, text, own, pin, by_lang)
 
     def show_worker_error(self, text: str) -> None:
         """The analysis failed unexpectedly: said where its result would be; the pasted
@@ -158,9 +166,11 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
         text: str = "",
         own: CockpitOutput | None = None,
         pin: bool = False,
+        by_lang: dict[str, Any] | None = None,
     ) -> None:
         lang = self.ctx.lang
         self.explanation = expl
+        self._by_lang = by_lang or {}
         self.own = own
         self._explained = text
         self._lines = text.splitlines()
@@ -256,10 +266,23 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
 
         # The finding's title in each language ("CUDA 显存不足"), not its kind id: the
         # label follows the UI and the export's language, not the one of the pin.
-        titles = {lang: [x["title"] for x in to_json(expl, lang)["findings"]] for lang in LANGS}
+        by_lang = {lang: self._by_lang.get(lang, expl) for lang in LANGS}
+        worded = {lang: to_json(by_lang[lang], lang)["findings"] for lang in LANGS}
+        titles = {lang: [x["title"] for x in worded[lang]] for lang in LANGS}
         now = self.ctx.clock.now()
         for i, f in enumerate(expl.findings):
             value = f.cause or f.category
+            excerpt = _excerpt(self._lines, f.first_line)
+
+            def verdict(lang: str, i: int = i, value: str = value) -> str:
+                meaning = worded[lang][i]["meaning"] if i < len(worded[lang]) else ""
+                return _first_sentence(str(meaning)) or value
+
+            def note(lang: str, i: int = i, f: Any = f) -> str:
+                found = by_lang[lang].findings
+                fields = found[i].fields if i < len(found) else f.fields
+                where = t("explain.label.line", lang, line=f.first_line) if f.first_line else ""
+                return " — ".join(x for x in (_brief(fields, lang), where) if x)
 
             def label(lang: str, i: int = i, kind: str = f.kind) -> str:
                 title = titles[lang][i] if i < len(titles[lang]) else ""
@@ -270,13 +293,16 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
                 Evidence(
                     label=label(self.ctx.lang),
                     label_i18n=in_both(label),
-                    value=str(value),
+                    value=verdict(self.ctx.lang),
+                    value_i18n=in_both(verdict),
                     at=line_datetime(line, now) or now,
                     source="explain",
                     step=self.step,
                     what=f.kind,
-                    note=_with_excerpt(_brief(f.fields), self._lines, f.first_line),
-                    query=f"line {f.first_line}" if f.first_line else "",
+                    note=note(self.ctx.lang),
+                    note_i18n=in_both(note),
+                    # What it rests on: the log line itself (its place is in the note).
+                    query=excerpt,
                 )
             )
         self._say(t("paste.pinned", self.ctx.lang, n=len(expl.findings)))

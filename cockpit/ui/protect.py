@@ -194,7 +194,7 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
             outcome = self.ctx.session.record_mitigation(
                 self.ctx.clock.logged(),
                 in_both(text),
-                t(f"protect.{key}", self.ctx.lang),
+                in_both(lambda lang: t(f"protect.{key}", lang)),
                 self.ctx.lang,
                 acts=key != "record",
             )
