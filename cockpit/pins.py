@@ -40,7 +40,6 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
     window = s.window_reading
     if window is None and (not s.now.ok or s.now.value is None):
         return None
-    base = fmt_value(s.baseline.value, s.unit) if s.baseline.ok else UNKNOWN
     if window is not None:
         value = window.text(lang)
     elif s.top_bucket is not None:
