@@ -209,6 +209,15 @@ class SubmitsOnEnter(Screen[Any]):
         if missing and not taken:
             self.show_missing(missing[0])
             return
+        focused_now = self.focused
+        typing_on = isinstance(focused_now, Input) and bool(focused_now.value)
+        if missing and not typing_on:
+            # The row was added and the form emptied: the next one is typed from its first
+            # empty required field, without a notice (nothing was refused); a field that
+            # holds what was typed after the Enter keeps focus.
+            if self.focused is not missing[0]:
+                missing[0].focus()
+            return
         if submitting is not None and submitting[2] == button_id:
             field = submitting[0]
             if field.has_focus and not field.value and inputs[0] is not field:
