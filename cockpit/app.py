@@ -136,9 +136,11 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         start_step: str | None = None,
     ) -> None:
         super().__init__()
+        from cockpit.ui import escape
         from cockpit.ui.boundary import install
 
         install()  # outside text reaches the terminal without its control characters
+        escape.install()  # Escape, then a key typed at once, is two keys, not an Alt chord
         self.args = args
         self.ctx: AppContext | None = ctx
         self._start_step = start_step
@@ -187,6 +189,8 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
     @work(thread=True, exclusive=True, group="boot", exit_on_error=False)
     def boot(self) -> None:
         """Build settings, sources and the incident session off the event loop."""
+        from cockpit.i18n import t
+        from cockpit.ui.escape import TMUX_ESCAPE_TIME_OK_MS, tmux_escape_time_ms
         from cockpit.wiring import BootError, build_tui_context
 
         try:
@@ -195,6 +199,9 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             self.boot_error = str(exc)
             self.call_from_thread(self._boot_failed, str(exc))
             return
+        ms = tmux_escape_time_ms()
+        if ms is not None and ms > TMUX_ESCAPE_TIME_OK_MS:
+            ctx.warnings.append(t("keys.tmux_escape_time", ctx.lang, ms=ms))
         self.call_from_thread(self._booted, ctx)
 
     def show_worker_error(self, text: str) -> None:

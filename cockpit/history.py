@@ -33,6 +33,7 @@ FIELD_LABELS = {
     "alert_rule": "history.field.alert_rule",
     "scope_branch": "history.field.scope_branch",
     "recovery.hold_minutes": "verify.hold",
+    "opened_with.baseline": "history.field.baseline",
 }
 """Template fields by the label their field has on screen."""
 
@@ -262,6 +263,8 @@ def _shown(incident: Incident, entry: HistoryEntry, value: object, lang: str) ->
         return t("history.list_sep", lang).join(
             t("history.quoted", lang, text=name) for name in names
         )
+    if entry.target == "opened_with.baseline" and value in ("1d", "7d", "quiet"):
+        return t(f"metrics.baseline_kind.{value}", lang)
     if entry.target == "scope_branch" and value in ("single", "shared", "release"):
         return t(f"history.branch.{value}", lang)
     if entry.target.endswith(".status") and value in ("open", "supported", "refuted"):

@@ -128,6 +128,8 @@ class RuleViolation(ValueError):
 
 
 HOLD_TARGET = "recovery.hold_minutes"
+BASELINE_TARGET = "opened_with.baseline"
+"""History target of the baseline the screens compare with (C's Alt+O)."""
 """The history's name of step I's hold period."""
 DRILL_TARGET = "drill.answer."
 """The history's prefix of a drill's answer parts (``drill.answer.layer``)."""
@@ -1008,6 +1010,8 @@ class IncidentSession:
         elif target == HOLD_TARGET:
             if isinstance(old, int):
                 self.set_hold_minutes(old)
+        elif target == BASELINE_TARGET:
+            self.keep_baseline(str(old or "1d"))
         elif target == "scope_branch":
             self.set_branch(Branch(str(old)) if old else "")
         elif target.startswith("changes/"):
@@ -1085,8 +1089,10 @@ class IncidentSession:
 
     def keep_baseline(self, kind: str) -> None:
         """The baseline the screens now compare with, so that ``--resume`` reopens the
-        incident on it."""
+        incident on it. The switch is kept in the history (F8 can put the previous baseline
+        back)."""
         if self.incident.opened_with.baseline != kind:
+            self._record(BASELINE_TARGET, self.incident.opened_with.baseline, kind)
             self.incident.opened_with.baseline = kind
             self.save()
 

@@ -16,3 +16,10 @@ class DrilldownScreen(StepScreen):
         from cockpit.ui.drilldown_view import DrilldownView
 
         yield DrilldownView(self.ctx)
+
+    def incident_changed(self) -> None:
+        """The baseline put back from the history (F8) is the one C compares with."""
+        from cockpit.ui.drilldown_view import DrilldownView
+
+        for view in self.query(DrilldownView):
+            view.follow_baseline()

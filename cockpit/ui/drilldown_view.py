@@ -211,6 +211,15 @@ class DrilldownView(MetricsView):
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
 
+    def follow_baseline(self) -> None:
+        """Fetch again when what is shown was compared with another baseline than the
+        shared window's (one put back from the history)."""
+        from cockpit.collect.cache import screen_window
+
+        shown = self.data.window.baseline if self.data is not None else None
+        if shown is not None and shown != screen_window(self.ctx).baseline:
+            self.start(False)
+
     def action_baseline(self) -> None:
         """Cycle the baseline 1d → 7d → quiet and fetch again."""
         from cockpit.collect.cache import screen_window, set_baseline
@@ -220,4 +229,5 @@ class DrilldownView(MetricsView):
         set_baseline(self.ctx, new)
         self.start(False)
         kind = t(f"metrics.baseline_kind.{new}", self.lang)
-        self.notify(t("metrics.baseline_switched", self.lang, baseline=kind), markup=False)
+        old = t(f"metrics.baseline_kind.{cur}", self.lang)
+        self.notify(t("metrics.baseline_switched", self.lang, baseline=kind, old=old), markup=False)

@@ -14,7 +14,7 @@ from textual.widgets import Button, DataTable, Static
 from cockpit.context import AppContext
 from cockpit.history import entry_line
 from cockpit.i18n import t
-from cockpit.session import RuleViolation
+from cockpit.session import BASELINE_TARGET, RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.nowhere import SaysWhereTypingGoes
@@ -89,6 +89,10 @@ class HistoryScreen(SaysWhereTypingGoes, ModalScreen[None]):
         except RuleViolation as exc:
             status.update(t(exc.key, self.ctx.lang))
             return
+        if entry.target == BASELINE_TARGET:
+            from cockpit.collect.cache import set_baseline
+
+            set_baseline(self.ctx, self.ctx.session.incident.opened_with.baseline)
         what = entry_line(self.ctx.session.incident, entry, self.ctx.lang)
         status.update(t("history.restored", self.ctx.lang, what=what))
         self.reload()
