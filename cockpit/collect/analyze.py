@@ -70,11 +70,19 @@ class AnalyzeReport(BaseModel):
 
 
 async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
-    """Run C, D, E and F against the context's metrics source.
+    """Run C, D, E and F against the context's metrics source, the cyclic garbage
+    collector held off meanwhile (:func:`~cockpit.collect.gcpause.collector_held`).
 
     Raises:
         SourceError: when nothing can be planned (metric-name listing failed).
     """
+    from cockpit.collect.gcpause import collector_held
+
+    with collector_held():
+        return await _run_analysis(ctx, window)
+
+
+async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     import asyncio
     import time
 
