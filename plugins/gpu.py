@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Button, Collapsible, DataTable, Select, Static, TextArea
+from textual.widgets import Button, Collapsible, Select, Static, TextArea
 
 from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import (
@@ -49,6 +49,7 @@ from cockpit.models.messages import Msg
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.ui.panel import Panel
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -255,11 +256,11 @@ class GpuPanel(Panel):
         nodes = LocalSelect([], prompt=t("gpu.node_pick", self.lang), id="gpu-node")
         nodes.display = False  # shown once DCGM lists the nodes (never for local NVML)
         yield nodes
-        table: DataTable[Any] = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
+        table = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in TABLE_COLUMNS:
             table.add_column(headers[col], key=col)
-        yield table
+        yield from with_detail(table)
         yield Static(t("gpu.legend", self.lang), id="gpu-legend", classes="gpu--line")
         yield Static("", id="gpu-why", classes="gpu--line", markup=False)
         yield Static("", id="gpu-cohort", classes="gpu--line", markup=False)

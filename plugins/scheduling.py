@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, t
 from cockpit.ui.panel import Panel
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.select import EndOptionList
 from cockpit.ui.table import PlainTable
 
@@ -78,8 +79,10 @@ class SchedulingPanel(Panel):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", classes="sched--summary sched--body", markup=False)
-        yield PlainTable(
-            id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
+        yield from with_detail(
+            PlainTable(
+                id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
+            )
         )
         yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
         yield EndOptionList(id="sched-commands", classes="sched--body")

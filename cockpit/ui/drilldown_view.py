@@ -16,6 +16,7 @@ from cockpit.i18n import UNKNOWN, fmt_value, t
 from cockpit.models.messages import unit_text
 from cockpit.pins import signal_evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.table import PlainTable
 
 BASELINES = ("1d", "7d", "quiet")
@@ -64,7 +65,7 @@ class DrilldownView(MetricsView):
         yield Static("", id="dd-layers", classes="dd-layer", markup=False)
         yield Static(t("metrics.text.rules", self.lang), classes="section")
         yield Static("", id="dd-rules", markup=False)
-        yield PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True)
+        yield from with_detail(PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True))
         yield Static(t("metrics.view.help_c", self.lang), classes="hint")
 
     def on_mount(self) -> None:
