@@ -260,7 +260,7 @@ class GpuPanel(Panel):
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in TABLE_COLUMNS:
             table.add_column(headers[col], key=col)
-        yield from with_detail(table)
+        yield from with_detail(table, self.lang)
         yield Static(t("gpu.legend", self.lang), id="gpu-legend", classes="gpu--line")
         yield Static("", id="gpu-why", classes="gpu--line", markup=False)
         yield Static("", id="gpu-cohort", classes="gpu--line", markup=False)

@@ -82,7 +82,8 @@ class SchedulingPanel(Panel):
         yield from with_detail(
             PlainTable(
                 id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
-            )
+            ),
+            self.lang,
         )
         yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
         yield EndOptionList(id="sched-commands", classes="sched--body")

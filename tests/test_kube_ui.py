@@ -221,7 +221,7 @@ async def test_scheduling_node_under_the_cursor_is_read_in_full_at_80_columns(
     nodes table shows the cursor's node, every column with its header and the cells the
     table shows at 160 columns, and follows the cursor; the blockers stay in sight without
     scrolling. At 160 columns every column fits and the pane is not shown."""
-    from cockpit.ui.row_detail import RowDetail
+    from cockpit.ui.row_detail import RowDetail, colon
     from cockpit.ui.table import PlainTable
 
     async def loaded(size: tuple[int, int], check: Any) -> None:
@@ -256,7 +256,7 @@ async def test_scheduling_node_under_the_cursor_is_read_in_full_at_80_columns(
             for c, cell in zip(NODE_COLUMNS, wide[row], strict=True):
                 if cell.strip():
                     label = " ".join(t(f"kube.col.{c}", lang).split())
-                    assert f"{label}: {cell}" in shown, (label, cell, shown)
+                    assert f"{label}{colon(lang)}{cell.strip()}" in shown, (label, cell, shown)
         assert table.scroll_x == 0
         upto = NODE_COLUMNS.index("blockers") + 1
         used = sum(c.get_render_width(table) for c in table.ordered_columns[:upto])

@@ -60,7 +60,7 @@ async def test_c_row_under_the_cursor_is_read_in_full_at_80_columns(
     the cursor's row, every column with its header and the cells the table shows at 160
     columns, and follows the cursor; the verdict stays in sight without scrolling. At
     160×48 every column fits and the pane is not shown."""
-    from cockpit.ui.row_detail import RowDetail
+    from cockpit.ui.row_detail import RowDetail, colon
 
     app = CockpitApp(ctx=demo_ctx(tmp_path / "wide", lang), start_step="C")
     async with app.run_test(size=(160, 48)) as pilot:
@@ -84,7 +84,7 @@ async def test_c_row_under_the_cursor_is_read_in_full_at_80_columns(
             shown = str(detail.render())
             for label, cell in zip(labels, wide[row], strict=True):
                 if cell.strip():
-                    assert f"{label}: {cell}" in shown, (label, cell, shown)
+                    assert f"{label}{colon(lang)}{cell.strip()}" in shown, (label, cell, shown)
             # the pane is in sight, under the table, and takes no focus
             assert app.screen.region.contains_region(detail.region), detail.region
             assert not detail.focusable and table.has_focus

@@ -65,7 +65,9 @@ class DrilldownView(MetricsView):
         yield Static("", id="dd-layers", classes="dd-layer", markup=False)
         yield Static(t("metrics.text.rules", self.lang), classes="section")
         yield Static("", id="dd-rules", markup=False)
-        yield from with_detail(PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True))
+        yield from with_detail(
+            PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True), self.lang
+        )
         yield Static(t("metrics.view.help_c", self.lang), classes="hint")
 
     def on_mount(self) -> None:

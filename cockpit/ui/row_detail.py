@@ -22,23 +22,32 @@ from textual.widgets import Static
 
 from cockpit.ui.table import PlainTable
 
-SEPARATOR = "  ·  "
+SEPARATOR = " ·  "
+"""Between two columns: a line breaks after its dot, never before it."""
 
 
-def row_text(table: PlainTable) -> Text | None:
-    """The cursor's row of ``table``: each column's header and its cell, the empty ones
-    left out (``None`` when the table has no rows)."""
+def colon(lang: str) -> str:
+    """What follows a column's header before its value, in ``lang``."""
+    return "：" if lang == "zh" else ": "
+
+
+def row_text(table: PlainTable, lang: str) -> Text | None:
+    """The cursor's row of ``table``: each column's header and its cell (the table's own
+    text, spaces around it left out), the empty ones left out (``None`` when the table has
+    no rows)."""
     if table.row_count == 0 or not 0 <= table.cursor_row < table.row_count:
         return None
     out = Text()
     cells = table.get_row_at(table.cursor_row)
     for column, cell in zip(table.ordered_columns, cells, strict=False):
         value = cell.copy() if isinstance(cell, Text) else Text(str(cell))
-        if not value.plain.strip():
+        value.rstrip()
+        value = value[len(value.plain) - len(value.plain.lstrip()) :]
+        if not value.plain:
             continue
         if out:
             out.append(SEPARATOR, style="dim")
-        out.append(" ".join(str(column.label).split()) + ": ", style="bold")
+        out.append(" ".join(str(column.label).split()) + colon(lang), style="bold")
         out.append_text(value)
     return out
 
@@ -50,9 +59,10 @@ class RowDetail(Static):
     RowDetail { height: auto; display: none; border-left: thick $accent; padding: 0 1; }
     """
 
-    def __init__(self, table: PlainTable, **kwargs: Any) -> None:
+    def __init__(self, table: PlainTable, lang: str, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
         self.table = table
+        self.lang = lang
         self._cursor_type = table.cursor_type
         """The table's own cursor: a table without one gets a row cursor while the pane
         is shown, to choose the row it reads."""
@@ -76,7 +86,7 @@ class RowDetail(Static):
 
     def _moved(self, *_: Any) -> None:
         table = self.table
-        text = row_text(table) if table.overflows else None
+        text = row_text(table, self.lang) if table.overflows else None
         shown = text is not None
         if self._cursor_type == "none":
             table.cursor_type = "row" if shown else "none"
@@ -108,7 +118,8 @@ class RowDetail(Static):
             self.screen.scroll_to_widget(self, animate=False)
 
 
-def with_detail(table: PlainTable) -> ComposeResult:
-    """``table`` and, under it, the pane showing its cursor's row while it is too wide."""
+def with_detail(table: PlainTable, lang: str) -> ComposeResult:
+    """``table`` and, under it, the pane showing its cursor's row while it is too wide
+    (headers and values in ``lang``, the UI's language)."""
     yield table
-    yield RowDetail(table, id=f"{table.id}-detail" if table.id else None)
+    yield RowDetail(table, lang, id=f"{table.id}-detail" if table.id else None)

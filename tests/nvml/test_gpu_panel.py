@@ -246,7 +246,7 @@ async def test_gpu_row_under_the_cursor_is_read_in_full_at_80_columns(
     the cells the table shows at 160 columns; the state stays in sight without scrolling.
     At 160×48 every column fits: no cursor, no pane."""
     from cockpit.plugins.gpu import HEADERS, TABLE_COLUMNS
-    from cockpit.ui.row_detail import RowDetail
+    from cockpit.ui.row_detail import RowDetail, colon
 
     src = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
     _, app = _on_node_a(tmp_path / "wide", lang, Sources(metrics=src), dcgm_prometheus)
@@ -283,7 +283,7 @@ async def test_gpu_row_under_the_cursor_is_read_in_full_at_80_columns(
             for col, cell in zip(TABLE_COLUMNS, wide[2], strict=True):
                 if cell.strip():
                     label = " ".join(headers[col].split())
-                    assert f"{label}: {cell}" in shown, (label, cell, shown)
+                    assert f"{label}{colon(lang)}{cell.strip()}" in shown, (label, cell, shown)
             assert app.screen.region.contains_region(detail.region), detail.region
             assert table.scroll_x == 0
             upto = TABLE_COLUMNS.index("state") + 1
