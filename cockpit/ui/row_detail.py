@@ -72,9 +72,9 @@ class RowDetail(Static):
         table = self.table
         self._max_height = table.styles.max_height
         self.watch(table, "cursor_coordinate", self._moved, init=False)
-        self.watch(table, "drawn", self._moved, init=False)
+        self.watch(table, "drawn", self._redrawn, init=False)
         self.watch(table, "has_focus", self._focused, init=False)
-        self._moved()
+        self._redrawn()
 
     def _viewport(self) -> Widget:
         """What the table and the pane are seen through: the nearest container that
@@ -85,6 +85,16 @@ class RowDetail(Static):
         return self.screen
 
     def _moved(self, *_: Any) -> None:
+        """The cursor moved: the pane reads its row and, the table focused, is scrolled
+        into sight."""
+        self._read(follow=True)
+
+    def _redrawn(self, *_: Any) -> None:
+        """The rows were laid out again or a cell changed (a poll): read again, leaving
+        the page where it is."""
+        self._read(follow=False)
+
+    def _read(self, follow: bool) -> None:
         table = self.table
         text = row_text(table, self.lang) if table.overflows else None
         shown = text is not None
@@ -104,7 +114,7 @@ class RowDetail(Static):
         if css is not None and css.unit is Unit.CELLS:
             room = min(room, int(css.value))
         table.styles.max_height = room
-        if table.has_focus:
+        if follow and table.has_focus:
             self.call_after_refresh(self._into_view)
 
     def _focused(self, focused: bool) -> None:

@@ -30,7 +30,8 @@ class PlainTable(DataTable[Any]):
 
     A table as tall as its rows (no scrolling of its own) is part of the page: PageUp and
     PageDown move its cursor by a page of the screen and, at its first or last row, go on
-    scrolling the page, so the keys neither skip the table nor stop inside it.
+    scrolling the page, so the keys neither skip the table nor stop inside it. A table
+    that scrolls by itself pages its own rows and, at its first or last row, the page.
 
     Its ``max-height`` is a number of lines, not Textual's 100% of its container: measured
     against the page's window while the box it sits in is laid out, a table would be given
@@ -58,12 +59,20 @@ class PlainTable(DataTable[Any]):
         )
 
     def _page_by(self, sign: int) -> bool:
-        """Page with the outer scroll; False when the table scrolls by itself."""
+        """Page with the outer scroll; False when the table scrolls by itself and its
+        cursor is not at its first or last row (the table pages by itself then)."""
         page = self._page()
-        if self.max_scroll_y > 0 or page is None:
+        if page is None:
             return False
         last = self.row_count - 1
         edge = self.cursor_row <= 0 if sign < 0 else self.cursor_row >= last
+        if self.max_scroll_y > 0:
+            # A table with a row shown under it (cockpit.ui.row_detail) is kept to the
+            # window's height: at its edge the keys go on scrolling the page.
+            if not edge and self.cursor_type != "none" and self.row_count:
+                return False
+            page.scroll_page_up() if sign < 0 else page.scroll_page_down()
+            return True
         if self.cursor_type == "none" or self.row_count == 0 or edge:
             page.scroll_page_up() if sign < 0 else page.scroll_page_down()
             return True
