@@ -71,7 +71,8 @@ TABLE_COLUMNS = (
 """The table's columns (all of :data:`cockpit.analysis.gpu_text.COLUMNS`), the verdict
 and the readings it rests on first (up to the ECC errors, :data:`VERDICT_COLUMNS`): on an
 80-column terminal they are on screen without scrolling sideways, the clock reasons
-wrapping; the SM clock, the links, the pod and the model name follow."""
+wrapping; the SM clock, the links, the pod and the model name follow (the cursor's GPU is
+then read whole under the table, :mod:`cockpit.ui.row_detail`)."""
 
 VERDICT_COLUMNS = TABLE_COLUMNS.index("ecc") + 1
 

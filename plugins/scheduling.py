@@ -147,7 +147,8 @@ class SchedulingPanel(Panel):
         summary.update("\n".join(lines))
         table.clear(columns=True)
         # Why a node takes no pod first (its blockers, its state, its GPUs, its taints): at
-        # 80 columns those fit, the node and the blockers wrapping; the rest follow.
+        # 80 columns those fit, the node and the blockers wrapping; the rest follow, the
+        # cursor's node read whole under the table.
         table.add_columns(*(t(f"kube.col.{c}", lang) for c in NODE_COLUMNS))
         shown: list[tuple[tuple[str, ...], str | None]] = []
         first = data.analyses[0] if data.analyses else None

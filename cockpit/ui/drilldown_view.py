@@ -182,7 +182,8 @@ class DrilldownView(MetricsView):
             rows.append((tuple(cells[c] for c in DD_COLUMNS), s.key))
         # The signal's name and the value now (a top-bucket bound, a reason for no data)
         # wrap so that the baseline, change and verdict stay in sight at 80 columns; the
-        # layer, window max, instant and trend follow. The name keeps room for most names
+        # layer, window max, instant and trend follow, the cursor's row read whole under
+        # the table while they do not fit. The name keeps room for most names
         # on one line: the value needs it only for the odd long reason or bound.
         table.add_rows_fitted(
             rows,
