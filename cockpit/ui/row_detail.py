@@ -124,7 +124,7 @@ class RowDetail(Static):
     def _into_view(self) -> None:
         """Scroll the page so the pane is seen (the table, no taller than the window
         leaves it, stays in sight above it)."""
-        if self.display and self.region:
+        if self.display:
             self.screen.scroll_to_widget(self, animate=False)
 
 
