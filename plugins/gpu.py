@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Button, Collapsible, DataTable, Select, Static, TextArea
+from textual.widgets import Button, Collapsible, Select, Static, TextArea
 
 from cockpit.analysis.gpu_health import Level, cohort_view, why_gpu
 from cockpit.analysis.gpu_text import (
@@ -49,6 +49,7 @@ from cockpit.models.messages import Msg
 from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.sources.dcgm import HISTORY_SPAN_S, HISTORY_STEP_S, DcgmSource
 from cockpit.ui.panel import Panel
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
@@ -70,7 +71,8 @@ TABLE_COLUMNS = (
 """The table's columns (all of :data:`cockpit.analysis.gpu_text.COLUMNS`), the verdict
 and the readings it rests on first (up to the ECC errors, :data:`VERDICT_COLUMNS`): on an
 80-column terminal they are on screen without scrolling sideways, the clock reasons
-wrapping; the SM clock, the links, the pod and the model name follow."""
+wrapping; the SM clock, the links, the pod and the model name follow (the cursor's GPU is
+then read whole under the table, :mod:`cockpit.ui.row_detail`)."""
 
 VERDICT_COLUMNS = TABLE_COLUMNS.index("ecc") + 1
 
@@ -255,11 +257,11 @@ class GpuPanel(Panel):
         nodes = LocalSelect([], prompt=t("gpu.node_pick", self.lang), id="gpu-node")
         nodes.display = False  # shown once DCGM lists the nodes (never for local NVML)
         yield nodes
-        table: DataTable[Any] = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
+        table = PlainTable(id="gpu-table", zebra_stripes=True, cursor_type="none")
         headers = HEADERS.get(self.lang, HEADERS["en"])
         for col in TABLE_COLUMNS:
             table.add_column(headers[col], key=col)
-        yield table
+        yield from with_detail(table, self.lang)
         yield Static(t("gpu.legend", self.lang), id="gpu-legend", classes="gpu--line")
         yield Static("", id="gpu-why", classes="gpu--line", markup=False)
         yield Static("", id="gpu-cohort", classes="gpu--line", markup=False)

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, t
 from cockpit.ui.panel import Panel
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.select import EndOptionList
 from cockpit.ui.table import PlainTable
 
@@ -78,8 +79,11 @@ class SchedulingPanel(Panel):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", classes="sched--summary sched--body", markup=False)
-        yield PlainTable(
-            id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
+        yield from with_detail(
+            PlainTable(
+                id="sched-nodes", zebra_stripes=True, cursor_type="row", classes="sched--body"
+            ),
+            self.lang,
         )
         yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
         yield EndOptionList(id="sched-commands", classes="sched--body")
@@ -143,7 +147,8 @@ class SchedulingPanel(Panel):
         summary.update("\n".join(lines))
         table.clear(columns=True)
         # Why a node takes no pod first (its blockers, its state, its GPUs, its taints): at
-        # 80 columns those fit, the node and the blockers wrapping; the rest follow.
+        # 80 columns those fit, the node and the blockers wrapping; the rest follow, the
+        # cursor's node read whole under the table.
         table.add_columns(*(t(f"kube.col.{c}", lang) for c in NODE_COLUMNS))
         shown: list[tuple[tuple[str, ...], str | None]] = []
         first = data.analyses[0] if data.analyses else None

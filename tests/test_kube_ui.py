@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from cockpit.clock import Clock
 from cockpit.config import Settings
 from cockpit.context import AppContext
+from cockpit.i18n import t
 from cockpit.incident import Incident
 from cockpit.plugins.k8s_timeline import K8sTimelinePanel
 from cockpit.plugins.scheduling import NODE_COLUMNS, SchedulingPanel
@@ -210,3 +211,56 @@ async def test_changes_note_hint_follows_what_b_found(kubeconfig: Path, tmp_path
         assert ctx.changes_found == 0
         assert field.placeholder == "step B found no changes automatically; write any you know of"
     await ctx.sources.kube.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_scheduling_node_under_the_cursor_is_read_in_full_at_80_columns(
+    kubeconfig: Path, tmp_path: Path, lang: str
+) -> None:
+    """At 80×24 the labels, CPU, memory and device plugin do not fit: the pane under the
+    nodes table shows the cursor's node, every column with its header and the cells the
+    table shows at 160 columns, and follows the cursor; the blockers stay in sight without
+    scrolling. At 160 columns every column fits and the pane is not shown."""
+    from cockpit.ui.row_detail import RowDetail, colon
+    from cockpit.ui.table import PlainTable
+
+    async def loaded(size: tuple[int, int], check: Any) -> None:
+        ctx = make_ctx(kubeconfig, "capacity", tmp_path / f"{size[0]}")
+        ctx.lang = lang
+        panel = SchedulingPanel(ctx)
+        app = Host(panel)
+        try:
+            async with app.run_test(size=size) as pilot:
+                await _settle(pilot, lambda: panel.data is not None)
+                await pilot.pause()
+                table = panel.query_one("#sched-nodes", PlainTable)
+                await check(pilot, table, panel.query_one("#sched-nodes-detail", RowDetail))
+        finally:
+            await ctx.sources.kube.close()
+
+    wide: list[list[str]] = []
+
+    async def at_160(pilot: Any, table: PlainTable, detail: RowDetail) -> None:
+        assert not detail.display
+        wide.extend([str(c) for c in table.get_row_at(i)] for i in range(table.row_count))
+
+    async def at_80(pilot: Any, table: PlainTable, detail: RowDetail) -> None:
+        table.focus()
+        for row in (1, 3):
+            while table.cursor_row < row:
+                await pilot.press("down")
+            await pilot.pause()
+            assert detail.display and table.has_focus and not detail.focusable
+            assert pilot.app.screen.region.contains_region(detail.region), detail.region
+            shown = str(detail.render())
+            for c, cell in zip(NODE_COLUMNS, wide[row], strict=True):
+                if cell.strip():
+                    label = " ".join(t(f"kube.col.{c}", lang).split())
+                    assert f"{label}{colon(lang)}{cell.strip()}" in shown, (label, cell, shown)
+        assert table.scroll_x == 0
+        upto = NODE_COLUMNS.index("blockers") + 1
+        used = sum(c.get_render_width(table) for c in table.ordered_columns[:upto])
+        assert used <= table.scrollable_content_region.width
+
+    await loaded((160, 48), at_160)
+    await loaded((80, 24), at_80)

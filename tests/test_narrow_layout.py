@@ -208,9 +208,9 @@ async def test_no_field_or_row_of_a_step_is_cut(tmp_path, step, lang, size):
 
 WIDER_THAN_80: dict[str, int] = {"dd-table": 5, "gpu-table": 8}
 """The tables whose columns after the first few (what the verdict rests on) may go past the
-right edge at 80 columns, reached by scrolling sideways: C's signals past the verdict
-(their layer, window max, instant and trend), the GPU panel's past the ECC errors (the
-SM clock, the links, the pod and the model)."""
+right edge at 80 columns: C's signals past the verdict (their layer, window max, instant
+and trend), the GPU panel's past the ECC errors (the SM clock, the links, the pod and the
+model). The highlighted row is then read whole in the pane under the table."""
 
 
 def _tables_not_fitting(app: CockpitApp) -> list[tuple[str | None, str, object]]:
@@ -232,6 +232,9 @@ def _tables_not_fitting(app: CockpitApp) -> list[tuple[str | None, str, object]]
             used = sum(c.get_render_width(table) for c in columns[:kept])
             if used > table.scrollable_content_region.width:
                 bad.append((table.id, "first columns past the edge", used))
+            detail = app.screen.query_one(f"#{table.id}-detail")
+            if table.max_scroll_x > 0 and not detail.display:
+                bad.append((table.id, "past the edge, its row not shown whole", used))
         for j, column in enumerate(columns[: kept or None]):
             room = column.get_render_width(table) - 2 * table.cell_padding
             if cell_len(str(column.label)) > room * table.header_height:

@@ -277,15 +277,16 @@ async def test_focus_is_visible_and_tab_walks_fields(tmp_path, step):
 
 
 async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
-    """C's table is as tall as its rows (no scrolling of its own): PageDown from its first
-    row moves through it a page at a time and then goes on down the page, never trapped
-    inside it; PageUp comes back the same way. With nothing focused PageDown scrolls too."""
+    """C's table, wide enough for all its columns, is as tall as its rows (no scrolling of
+    its own): PageDown from its first row moves through it a page at a time and then goes
+    on down the page, never trapped inside it; PageUp comes back the same way. With
+    nothing focused PageDown scrolls too."""
     from textual.containers import VerticalScroll
     from textual.widgets import DataTable
 
     ctx = demo_ctx(tmp_path, "en")
     app = CockpitApp(ctx=ctx, start_step="C")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         body = app.screen.query_one("#step-body", VerticalScroll)
@@ -323,6 +324,41 @@ async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
         row_on_screen = table.region.y + table._get_row_region(table.cursor_row).y
         page = body.content_region
         assert page.y <= row_on_screen < page.y + page.height, (row_on_screen, page)
+
+
+async def test_pagedown_walks_through_a_narrow_cs_table_and_on_down_the_page(tmp_path):
+    """At 80×24 C's table, with the highlighted row shown under it, is kept to the
+    window's height and scrolls by itself: PageDown pages through its rows and, at its
+    last row, goes on down the page, never trapped inside it; PageUp comes back."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import DataTable
+
+    app = CockpitApp(ctx=demo_ctx(tmp_path, "en"), start_step="C")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        body = app.screen.query_one("#step-body", VerticalScroll)
+        table = app.screen.query_one("#dd-table", DataTable)
+        table.focus()
+        await pilot.pause()
+        assert table.max_scroll_y > 0
+        rows_seen = [table.cursor_row]
+        for _ in range(40):
+            await pilot.press("pagedown")
+            await pilot.pause()
+            rows_seen.append(table.cursor_row)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+        assert table.cursor_row == table.row_count - 1
+        assert len(set(rows_seen)) > 2
+        assert body.scroll_y == body.max_scroll_y
+        for _ in range(40):
+            await pilot.press("pageup")
+            await pilot.pause()
+            if body.scroll_y == 0:
+                break
+        assert table.cursor_row == 0 and body.scroll_y == 0
+        assert app.current_step() == "C"
 
 
 def test_every_command_key_is_what_a_terminal_sends():

@@ -16,6 +16,7 @@ from cockpit.i18n import UNKNOWN, fmt_value, t
 from cockpit.models.messages import unit_text
 from cockpit.pins import signal_evidence
 from cockpit.ui.metrics_common import MetricsView, spark_text
+from cockpit.ui.row_detail import with_detail
 from cockpit.ui.table import PlainTable
 
 BASELINES = ("1d", "7d", "quiet")
@@ -64,7 +65,9 @@ class DrilldownView(MetricsView):
         yield Static("", id="dd-layers", classes="dd-layer", markup=False)
         yield Static(t("metrics.text.rules", self.lang), classes="section")
         yield Static("", id="dd-rules", markup=False)
-        yield PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True)
+        yield from with_detail(
+            PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True), self.lang
+        )
         yield Static(t("metrics.view.help_c", self.lang), classes="hint")
 
     def on_mount(self) -> None:
@@ -179,7 +182,8 @@ class DrilldownView(MetricsView):
             rows.append((tuple(cells[c] for c in DD_COLUMNS), s.key))
         # The signal's name and the value now (a top-bucket bound, a reason for no data)
         # wrap so that the baseline, change and verdict stay in sight at 80 columns; the
-        # layer, window max, instant and trend follow. The name keeps room for most names
+        # layer, window max, instant and trend follow, the cursor's row read whole under
+        # the table while they do not fit. The name keeps room for most names
         # on one line: the value needs it only for the odd long reason or bound.
         table.add_rows_fitted(
             rows,

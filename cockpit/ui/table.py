@@ -14,6 +14,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region, Spacing
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -29,7 +30,8 @@ class PlainTable(DataTable[Any]):
 
     A table as tall as its rows (no scrolling of its own) is part of the page: PageUp and
     PageDown move its cursor by a page of the screen and, at its first or last row, go on
-    scrolling the page, so the keys neither skip the table nor stop inside it.
+    scrolling the page, so the keys neither skip the table nor stop inside it. A table
+    that scrolls by itself pages its own rows and, at its first or last row, the page.
 
     Its ``max-height`` is a number of lines, not Textual's 100% of its container: measured
     against the page's window while the box it sits in is laid out, a table would be given
@@ -41,6 +43,14 @@ class PlainTable(DataTable[Any]):
     PlainTable { max-height: 1000; }
     """
 
+    drawn: reactive[int] = reactive(0, init=False)
+    """Counts the times the rows of :meth:`add_rows_fitted` were laid out or a cell was
+    updated: what reads a row (:class:`cockpit.ui.row_detail.RowDetail`) reads it again."""
+
+    overflows = False
+    """Whether the columns of :meth:`add_rows_fitted`, fitted, are still wider than the
+    table: the ones past the right edge are then reached only by scrolling sideways."""
+
     def _page(self) -> Widget | None:
         """The nearest ancestor that scrolls vertically (the step's page)."""
         return next(
@@ -49,12 +59,20 @@ class PlainTable(DataTable[Any]):
         )
 
     def _page_by(self, sign: int) -> bool:
-        """Page with the outer scroll; False when the table scrolls by itself."""
+        """Page with the outer scroll; False when the table scrolls by itself and its
+        cursor is not at its first or last row (the table pages by itself then)."""
         page = self._page()
-        if self.max_scroll_y > 0 or page is None:
+        if page is None:
             return False
         last = self.row_count - 1
         edge = self.cursor_row <= 0 if sign < 0 else self.cursor_row >= last
+        if self.max_scroll_y > 0:
+            # A table with a row shown under it (cockpit.ui.row_detail) is kept to the
+            # window's height: at its edge the keys go on scrolling the page.
+            if not edge and self.cursor_type != "none" and self.row_count:
+                return False
+            page.scroll_page_up() if sign < 0 else page.scroll_page_down()
+            return True
         if self.cursor_type == "none" or self.row_count == 0 or edge:
             page.scroll_page_up() if sign < 0 else page.scroll_page_down()
             return True
@@ -128,8 +146,8 @@ class PlainTable(DataTable[Any]):
         even share of the room left, a narrow one no more than it needs) is narrowed and
         its cells wrap onto more lines, so the columns after it (a value, an "◀ outlier"
         mark) stay on screen rather than beyond the right edge.
-        ``keep``: how many leading columns must fit (default all); the ones after them may
-        go past the right edge (reached by scrolling)."""
+        ``keep``: how many leading columns must fit (default all) when not every column
+        can; the ones after them then go past the right edge (:attr:`overflows`)."""
         # The room left when the rows outgrow the table's height and a scroll bar appears.
         room = self.content_region.width - self.styles.scrollbar_size_vertical
         self._fitted = (list(rows), wrap, minimum, self.content_region.width, keep)
@@ -143,8 +161,6 @@ class PlainTable(DataTable[Any]):
             # An empty cell is drawn as one blank when rows wrap (see below).
             return max([1, cell_len(str(columns[j].label)), *map(cell_len, texts)]) + pad
 
-        others = sum(width(j) for j in range(kept) if j not in wraps)
-        fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
         mins = (minimum,) * len(wraps) if isinstance(minimum, int) else minimum
 
         # A column is never narrower than the longest word of its label: a longer label
@@ -153,6 +169,14 @@ class PlainTable(DataTable[Any]):
             return max(map(cell_len, str(columns[j].label).split() or [""]))
 
         given = {j: min(width(j), max(m, word(j)) + pad) for j, m in zip(wraps, mins, strict=True)}
+
+        def others_in(n: int) -> int:
+            return sum(width(j) for j in range(n) if j not in wraps)
+
+        if others_in(len(columns)) + sum(given.values()) <= room:
+            kept = len(columns)  # every column fits once the long ones wrap
+        others = others_in(kept)
+        fits = room <= 0 or others + sum(width(j) for j in wraps) <= room
         spare = room - others - sum(given.values())
         wanting = [j for j in wraps if width(j) > given[j]]
         while wanting and spare >= len(wanting):
@@ -167,6 +191,8 @@ class PlainTable(DataTable[Any]):
             columns[j].auto_width = fits
             if not fits:
                 columns[j].width = given[j] - pad
+        total = sum(given[j] if j in wraps and not fits else width(j) for j in range(len(columns)))
+        self.overflows = room > 0 and total > room
         self.header_height = max(
             [1]
             + [
@@ -181,6 +207,7 @@ class PlainTable(DataTable[Any]):
                 # A row of wrapping height measures each cell: an empty one has no line.
                 cells = tuple(" " if str(c) == "" else c for c in cells)
             self.add_row(*cells, height=1 if fits else None, key=key)
+        self.drawn += 1
 
     _fitted: (
         tuple[
@@ -222,3 +249,4 @@ class PlainTable(DataTable[Any]):
         update_width: bool = False,
     ) -> None:
         super().update_cell(row_key, column_key, plain(value), update_width=update_width)
+        self.drawn += 1

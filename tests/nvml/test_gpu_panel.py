@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from textual.widgets import Select
 
 from cockpit.app import CockpitApp
@@ -17,6 +18,7 @@ from cockpit.sources.base import Sources
 from cockpit.sources.nvml import NvmlSource
 from cockpit.sources.prometheus import PrometheusSource
 from cockpit.ui.plugins import PanelLoad
+from cockpit.ui.table import PlainTable
 from testkit import make_ctx
 from tests.backends.dcgm_prom import DcgmProm
 from tests.backends.nvml import DRIVER_NOT_LOADED, FakeNvml
@@ -233,3 +235,59 @@ async def test_verdict_and_readings_fit_80_columns_without_scrolling(
                 break
             shown.append(str(column.key.value))
         assert {"gpu", "state", "util", "memory", "temp", "power"} <= set(shown), shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_gpu_row_under_the_cursor_is_read_in_full_at_80_columns(
+    dcgm_prometheus: DcgmProm, tmp_path: Any, lang: str
+) -> None:
+    """At 80×24 the SM clock, the links, the pod and the model name do not fit: the table
+    takes a row cursor and the pane under it shows that GPU's every column with its header,
+    the cells the table shows at 160 columns; the state stays in sight without scrolling.
+    At 160×48 every column fits: no cursor, no pane."""
+    from cockpit.plugins.gpu import HEADERS, TABLE_COLUMNS
+    from cockpit.ui.row_detail import RowDetail, colon
+
+    src = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    _, app = _on_node_a(tmp_path / "wide", lang, Sources(metrics=src), dcgm_prometheus)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None)
+            await pilot.pause()
+            table = panel.query_one("#gpu-table", PlainTable)
+            assert not panel.query_one("#gpu-table-detail", RowDetail).display
+            assert table.cursor_type == "none"
+            wide = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+    finally:
+        await src.close()
+    headers = HEADERS.get(lang, HEADERS["en"])
+
+    src = PrometheusSource(PrometheusSettings(url=dcgm_prometheus.url))
+    _, app = _on_node_a(tmp_path / "narrow", lang, Sources(metrics=src), dcgm_prometheus)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            panel = app.screen.query_one(GpuPanel)
+            await _until(pilot, lambda: panel.data is not None)
+            await pilot.pause()
+            table = panel.query_one("#gpu-table", PlainTable)
+            detail = panel.query_one("#gpu-table-detail", RowDetail)
+            table.focus()
+            await pilot.pause()
+            assert table.cursor_type == "row"
+            for _ in range(2):
+                await pilot.press("down")
+            await pilot.pause()
+            assert table.cursor_row == 2 and table.has_focus and not detail.focusable
+            shown = str(detail.render())
+            for col, cell in zip(TABLE_COLUMNS, wide[2], strict=True):
+                if cell.strip():
+                    label = " ".join(headers[col].split())
+                    assert f"{label}{colon(lang)}{cell.strip()}" in shown, (label, cell, shown)
+            assert app.screen.region.contains_region(detail.region), detail.region
+            assert table.scroll_x == 0
+            upto = TABLE_COLUMNS.index("state") + 1
+            used = sum(c.get_render_width(table) for c in table.ordered_columns[:upto])
+            assert used <= table.scrollable_content_region.width
+    finally:
+        await src.close()
