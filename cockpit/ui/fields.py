@@ -38,8 +38,10 @@ class TextInput(Input):
     over the text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings
     the text back. Values set by the program are steps too (a time written out whole),
     except text loaded as the field's start (:meth:`load`: a ledger row to edit, the form
-    emptied after a save), which Ctrl+Z never brings back. Leaving the field, or a
-    dialog opening over it, ends the step being typed (:meth:`end_burst`).
+    emptied after a save), which Ctrl+Z never brings back. Leaving the field, a dialog
+    opening over it, or Enter ends the step being typed (:meth:`end_burst`); Enter ends it
+    at the Enter key itself, so what is typed after it, however fast, is a step of its own
+    (a result saved on H, then typed on, is one Ctrl+Z from the saved text).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
