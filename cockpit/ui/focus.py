@@ -286,6 +286,7 @@ def stop_name(widget: Widget) -> str:
         name = str(widget.label)
     if not name and widget.border_title:
         name = str(widget.border_title)
+    is_field = isinstance(widget, Input | TextArea)
     if not name:
         node: Widget | None = widget
         # The label just above the widget or above the box it sits in (H's cells).
@@ -302,6 +303,10 @@ def stop_name(widget: Widget) -> str:
                 name = str(shown[-1].render()).strip()
                 break
             node = node.parent if isinstance(node.parent, Widget) else None
+            if node is not None and is_field and _holds_other_fields(node, widget):
+                # A row of fields under one label (I's action items, A's error sample):
+                # that label names the row, each field is named by its own words.
+                break
     if not name and isinstance(widget, Input):
         name = widget.placeholder
     if not name and isinstance(widget, ScrollableContainer) and widget.parent is not None:
@@ -318,6 +323,13 @@ def stop_name(widget: Widget) -> str:
                 break
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
+
+
+def _holds_other_fields(box: Widget, field: Widget) -> bool:
+    """Whether ``box`` holds a text field other than ``field``."""
+    return any(w is not field for w in box.query(Input)) or any(
+        w is not field for w in box.query(TextArea)
+    )
 
 
 def widget_name(widget: Widget, lang: str) -> str:
