@@ -124,6 +124,8 @@ class TextInput(Input):
             return
         if not event.is_printable and event.key != "backspace":
             self.keep_typing()
+        elif self.has_focus:
+            typing_landed(self)
 
     def keep_typing(self) -> None:
         """What was typed after the last Enter is the field's own from now on: the user
@@ -245,6 +247,17 @@ class TextInput(Input):
         return str(getattr(ctx, "lang", None) or "en")
 
 
+def typing_landed(field: Widget) -> None:
+    """A key typed landed in ``field``: its screen takes down the notices about keys that
+    went nowhere (:meth:`~cockpit.ui.nowhere.SaysWhereTypingGoes.typing_landed`)."""
+    try:
+        landed = getattr(field.screen, "typing_landed", None)
+    except Exception:
+        return
+    if callable(landed):
+        landed()
+
+
 def entered_text(field: Input) -> str:
     """The text a form saves from ``field``: what it held when Enter was pressed while
     that Enter is being handled (not the keys typed since), else its own text now (what
@@ -305,6 +318,7 @@ class ValueInput(TextInput):
             event.stop()
             event.prevent_default()
             self._replace_with(event.character)
+            typing_landed(self)
 
     def _on_paste(self, event: events.Paste) -> None:
         replace, self._replace_next = self._replace_next, False
@@ -449,6 +463,8 @@ class BoundTextArea(Vertical):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
+        if event.text_area.has_focus:
+            typing_landed(event.text_area)
         value = event.text_area.text
         if self.read() != value:
             self.write(value)
