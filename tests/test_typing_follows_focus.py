@@ -94,6 +94,14 @@ CASES = {
         {"exp-variable": "", "exp-after": "P99 back to 300 ms"},
         "exp-after",
     ),
+    "H logged from its old value: its result is typed next": (
+        "H",
+        {"exp-variable": "max_num_seqs", "exp-from": "256"},
+        "exp-from",
+        "P99 back to 300 ms",
+        {"exp-variable": "", "exp-from": "", "exp-after": "P99 back to 300 ms"},
+        "exp-after",
+    ),
     "B refused: the change's summary is missing": (
         "B",
         {"chg-when": "12:40"},

@@ -152,6 +152,11 @@ class TextInput(Input):
             self._own = own
         return rest
 
+    @property
+    def follows_until(self) -> float:
+        """Until when what was typed after the last Enter may follow focus."""
+        return self._own_until
+
     def take_typed_ahead(self) -> str:
         """Focus moved on while the last Enter's form was handled: take out of the field
         what was typed after that Enter (returned, to be typed where focus went), as if it
@@ -173,12 +178,18 @@ class TextInput(Input):
             return self.value
         return own
 
-    def typed_in(self, text: str) -> None:
+    def typed_in(self, text: str, until: float) -> None:
         """Put ``text`` typed after an Enter in another field at the cursor, as typing
-        (it and the keys typed next are one Ctrl+Z step)."""
+        (it and the keys typed next are one Ctrl+Z step). Until ``until`` (the Enter's
+        time to follow focus), it follows focus on again should the same Enter's handling
+        move focus once more (H logs an experiment, then its result field takes focus)."""
+        before = self.value
+        at_end = self.cursor_position == len(before)
         self.insert_text_at_cursor(text)
         self._typing = True
         self._typed_in = True
+        if at_end:
+            self._own, self._own_until = before, until
 
     def typed_ahead(self) -> str:
         """What was typed after the last Enter while its form was being saved (``""``

@@ -133,7 +133,7 @@ def typing_follows_focus(leaving: TextInput, field: Input | TextArea) -> None:
         return
     leaving.follow_to = field
     if isinstance(field, TextInput):
-        field.typed_in(text)
+        field.typed_in(text, leaving.follows_until)
     elif isinstance(field, Input):
         field.insert_text_at_cursor(text)
     else:
