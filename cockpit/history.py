@@ -88,7 +88,8 @@ def corrections(incident: Incident) -> list[HistoryEntry]:
 def _row_name(incident: Incident, ledger: str, row_id: str, entry: HistoryEntry, lang: str) -> str:
     """``假设 3「碎片化」``: the row's ledger, its stable number where the ledger numbers its
     rows (H3 stays H3 whatever was deleted before it), its text; the row kept in the
-    entry names a deleted row the same way."""
+    entry names a deleted row the same way. A row's addition names it by the text it was
+    added with, whatever it was edited into since."""
     rows = getattr(incident, ledger, None)
     number = ""
     text = ""
@@ -97,6 +98,10 @@ def _row_name(incident: Incident, ledger: str, row_id: str, entry: HistoryEntry,
             if getattr(row, "id", None) == row_id:
                 number = f" {row.number}" if ledger in NUMBERED_LEDGERS else ""
                 text = str(getattr(row, _ROW_TEXT.get(ledger, "id"), ""))
+    if entry.op is HistoryOp.ADD and isinstance(entry.new, dict):
+        added = entry.new.get("row")
+        if isinstance(added, dict) and added.get(_ROW_TEXT.get(ledger, "id")):
+            text = str(added[_ROW_TEXT.get(ledger, "id")])
     if not text:
         kept = entry.old if isinstance(entry.old, dict) else entry.new
         row = kept.get("row") if isinstance(kept, dict) else None

@@ -19,9 +19,13 @@ from cockpit.ui.buttons import relabel
 from cockpit.ui.drill_form import DrillAnswerForm
 from cockpit.ui.fields import BoundTextArea, TextInput, TimesForm, ValueInput
 from cockpit.ui.ledger import LedgerEditor, row_buttons
+from cockpit.ui.number_field import NumberInput
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 from cockpit.ui.timeguard import confirmed
+
+HOLD_MAX = 24 * 60
+"""The longest hold period, in minutes (a day)."""
 
 
 class VerifyScreen(StepScreen):
@@ -59,10 +63,12 @@ class VerifyScreen(StepScreen):
         with Horizontal():
             yield Label(t("verify.hold", lang))
             assert ctx.session is not None
-            yield ValueInput(
+            yield NumberInput(
                 value=str(ctx.session.incident.recovery.hold_minutes),
+                low=1,
+                high=HOLD_MAX,
+                unit_key="number.unit.minutes",
                 id="hold",
-                type="integer",
                 compact=True,
             )
             yield Button(t("verify.check", lang), id="verify-check", variant="primary")
@@ -148,10 +154,10 @@ class VerifyScreen(StepScreen):
 
     def on_input_blurred(self, event: Input.Blurred) -> None:
         """The hold period typed is kept in the incident when its field is left (its old
-        value in the history), a value outside 1–1440 replaced and said so."""
+        value in the history); a value outside 1–1440 is refused and said so."""
         if event.input.id == "hold" and self.ctx.session is not None:
             held = self._hold()
-            if held != self.ctx.session.incident.recovery.hold_minutes:
+            if held is not None and held != self.ctx.session.incident.recovery.hold_minutes:
                 self.ctx.session.set_hold_minutes(held)
 
     def sync_fields(self) -> None:
@@ -192,28 +198,23 @@ class VerifyScreen(StepScreen):
         )
         return "\n".join([head, *rec.lines])
 
-    def _hold(self) -> int:
-        """The hold period in minutes (1–1440); a value outside is replaced on screen, and
-        said so, rather than quietly used as another."""
-        field = self.query_one("#hold", Input)
-        try:
-            value = int(field.value)
-        except ValueError:
-            value = 15
-        held = min(max(value, 1), 24 * 60)
-        if field.value.strip() != str(held):
-            field.value = str(held)
-            self.notify(
-                t("verify.hold_clamped", self.lang, minutes=held), severity="warning", markup=False
-            )
-        return held
+    def _hold(self) -> int | None:
+        """The hold period typed, in minutes (1–1440); ``None`` when it is none: the field
+        shows the stored one again and a notice names the range (never another value
+        used in its place)."""
+        assert self.ctx.session is not None
+        field = self.query_one("#hold", NumberInput)
+        return field.number(self.ctx.session.incident.recovery.hold_minutes)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         assert self.ctx.session is not None
         bid = event.button.id
         if bid == "verify-check":
+            hold = self._hold()
+            if hold is None:
+                return
             self.query_one("#recovery-lines", Static).update(t("panel.loading", self.lang))
-            self.run_recovery_check(self._hold())
+            self.run_recovery_check(hold)
         elif bid == "verify-use" and self._recovered_at is not None:
             if confirmed(self, "recover", self._recovered_at):
                 self.query_one(TimesForm).set_time("recover", self._recovered_at)

@@ -306,19 +306,19 @@ async def test_export_file_button_writes_through_the_session(tmp_path):
 
 
 async def test_bad_or_empty_input_is_said_not_swallowed(tmp_path):
-    """A hold period out of range is replaced on screen and said so; empty "add" forms
-    say what is missing instead of doing nothing."""
+    """A hold period out of range is refused, the stored one shown again and the range
+    said; empty "add" forms say what is missing instead of doing nothing."""
     ctx = make_ctx(tmp_path, lang="en")
     app = CockpitApp(ctx=ctx, start_step="I")
     async with app.run_test(size=(140, 60)) as pilot:
         await pilot.pause()
         screen = app.screen
         screen.query_one("#hold").value = "-5"
-        assert screen._hold() == 1 and screen.query_one("#hold").value == "1"
+        assert screen._hold() is None and screen.query_one("#hold").value == "15"
         screen.query_one("#act-add").press()
         await pilot.pause()
         said = [n.message for n in app._notifications]
-        assert any("1–1440 minutes: checking 1 min" in m for m in said)
+        assert any("takes 1–1440 minutes: “-5”" in m and "stays 15" in m for m in said)
         assert any("Write what is to be done first" in m for m in said)
     assert ctx.session.incident.actions == []
 

@@ -404,3 +404,25 @@ def test_a_long_corrected_value_shows_where_it_changed(session):
     assert old != new and "13:50" in old and "13:55" in new, line
     assert old.startswith("…"), line
     assert "13:41-13:55" in render_markdown(session.incident, "en")
+
+
+@pytest.mark.parametrize(
+    ("ledger", "field", "add"),
+    [
+        ("hypotheses", "statement", lambda s: s.add_hypothesis("fragmentation", "restart")),
+        ("actions", "what", lambda s: s.add_action("alert on queue time", "li", "", "")),
+        ("timeline", "text", lambda s: s.add_timeline(T0, "paged the owner")),
+    ],
+)
+def test_f8_names_a_rows_addition_by_the_text_it_was_added_with(session, ledger, field, add):
+    """A row edited since it was added: F8's "Added" line still reads what was added (the
+    edit is its own line, from the old text to the new)."""
+    from cockpit.history import entry_line
+
+    row = add(session)
+    added_text = getattr(row, field)
+    session.edit_row(ledger, row.id, **{field: "edited since"})
+    added, edited = (entry_line(session.incident, h, "en") for h in session.incident.history)
+    assert added.startswith("Added ") and f"“{added_text}”" in added, added
+    assert "edited since" not in added, added
+    assert "edited since" in edited, edited

@@ -195,3 +195,31 @@ async def test_typing_after_each_button_of_a_dialog_lands_or_says_where(tmp_path
             await pilot.pause()
             await pilot.press("enter")
             await _typed_lands_or_is_said(app, pilot, f"{key} after {wid}")
+
+
+@pytest.mark.parametrize("field_id", ["hyp-statement", "input-notes-G"])
+async def test_a_went_nowhere_notice_is_taken_down_once_typing_lands_in_a_field(tmp_path, field_id):
+    """Typed on G's button (said to go nowhere), then typed into a field: the notice
+    goes at the first key that lands, not seconds later; a key that then goes nowhere
+    again is said again at once."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "G", (160, 48)) as (app, pilot):
+        screen = app.screen
+        button = screen.query_one("#hyp-add", Button)
+        button.focus()
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press(*"it is")
+        await pilot.pause()
+        [nowhere] = _said(app)
+        screen.query_one(f"#{field_id}").focus()
+        await pilot.pause()
+        assert nowhere in _said(app)  # focus alone says nothing new: the notice stays
+        await pilot.press("x")
+        await pilot.pause()
+        assert nowhere not in _said(app), _said(app)
+        button.focus()
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert nowhere in _said(app)

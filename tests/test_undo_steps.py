@@ -4,10 +4,13 @@ into a form (a row to edit, the form emptied after a save) is never brought back
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from cockpit.app import CockpitApp
+from cockpit.incident import Experiment
 from testkit import make_ctx
+from tests.test_typed_after_enter import _burst, _type
 
 
 async def _f8_and_back(app, pilot) -> None:
@@ -136,3 +139,47 @@ async def test_gs_form_refused_for_want_of_a_refutation_shows_that_field(tmp_pat
         assert body.content_region.contains_region(falsifier.region)
         said = [str(n.message) for n in app._notifications]
         assert any("refute it" in m and "missing" in m for m in said), said
+
+
+async def test_enter_in_the_title_ends_the_step_before_the_next_key_however_fast(tmp_path):
+    """Enter and the next keys sent at once: Ctrl+Z takes away exactly what followed the
+    Enter, not one character more or less."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        title = app.screen.query_one("#input-title", Input)
+        title.focus()
+        await pilot.pause()
+        await _type(pilot, "TTFT P99 x2")
+        await _burst(app, pilot, " on node b")
+        assert title.value == "TTFT P99 x2 on node b"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert title.value == "TTFT P99 x2"
+
+
+@pytest.mark.parametrize("fast", [False, True])
+async def test_hs_result_saved_then_typed_on_is_one_ctrl_z_from_the_saved_result(tmp_path, fast):
+    ctx = make_ctx(tmp_path, lang="en")
+    ctx.session.add_experiment(
+        Experiment(at=ctx.clock.logged(), variable="max_num_seqs", from_value="256", to_value="128")
+    )
+    app = CockpitApp(ctx=ctx, start_step="H")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        after = app.screen.query_one("#exp-after", Input)
+        after.focus()
+        await pilot.pause()
+        await _type(pilot, "P99 down to 300 ms")
+        if fast:
+            await _burst(app, pilot, ", queue empty")
+        else:
+            await pilot.press("enter")
+            await pilot.pause()
+            await _type(pilot, ", queue empty")
+        assert ctx.session.incident.experiments[0].after == "P99 down to 300 ms"
+        assert after.value == "P99 down to 300 ms, queue empty"
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert after.value == "P99 down to 300 ms"

@@ -10,7 +10,6 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from cockpit.i18n import t
-from cockpit.ui.fields import TextInput
 from cockpit.ui.focus import widget_name
 
 SAVES_AS_TYPED = "saves-as-typed"
@@ -18,14 +17,14 @@ SAVES_AS_TYPED = "saves-as-typed"
 
 
 def say_saved(screen: Screen[Any], field: Input, lang: str) -> bool:
-    """Enter in ``field``: when it saves as typed (and its text was understood), end its
-    typing step and say it is saved; True when it was such a field."""
+    """Enter in ``field``: when it saves as typed (and its text was understood), say it
+    is saved; True when it was such a field."""
     if not field.has_class(SAVES_AS_TYPED) or field.has_class("-invalid"):
         return False
     from cockpit.ui.nowhere import tab_goes_to
 
-    if isinstance(field, TextInput):
-        field.end_burst()
+    # The typing step ended at the Enter key itself (:meth:`TextInput.action_submit`):
+    # keys typed after it may already be in the field, a step of their own.
     after = tab_goes_to(screen, field)
     name = widget_name(field, lang)
     screen.notify(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.widgets import Input, Label, Static, TextArea
 
 from cockpit.context import AppContext
@@ -36,8 +38,10 @@ class TextInput(Input):
     over the text, a field cleared by a button) is a step of its own, so one Ctrl+Z brings
     the text back. Values set by the program are steps too (a time written out whole),
     except text loaded as the field's start (:meth:`load`: a ledger row to edit, the form
-    emptied after a save), which Ctrl+Z never brings back. Leaving the field, or a
-    dialog opening over it, ends the step being typed (:meth:`end_burst`).
+    emptied after a save), which Ctrl+Z never brings back. Leaving the field, a dialog
+    opening over it, or Enter ends the step being typed (:meth:`end_burst`); Enter ends it
+    at the Enter key itself, so what is typed after it, however fast, is a step of its own
+    (a result saved on H, then typed on, is one Ctrl+Z from the saved text).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -47,6 +51,11 @@ class TextInput(Input):
 
     UNDO_DEPTH = 200
     """Steps kept per field."""
+
+    FOLLOWS_FOCUS_S = 2.0
+    """Seconds after Enter during which what was typed after it follows focus when the
+    Enter's form moves focus to another field (its handling takes milliseconds; a
+    terminal's keys are all in by then)."""
 
     def __init__(self, value: str | None = None, *args: Any, **kw: Any) -> None:
         # Set before Input's own __init__, which may already run the value watcher.
@@ -59,6 +68,17 @@ class TextInput(Input):
         self.entered: str | None = None
         """The text the field held when Enter was pressed, while that Enter's form is
         being saved (keys typed faster than the save are already in the field)."""
+        self._own: str | None = None
+        """The field's own text after the last Enter (what it held then, or what its form
+        left in it); what follows was typed after that Enter. ``None`` once keys typed
+        after it can no longer be taken elsewhere."""
+        self._own_until = 0.0
+        self.follow_to: Widget | None = None
+        """The field the last Enter's form moved focus to: a key typed before the move
+        that reaches this field after it goes there."""
+        self._typed_in = False
+        """Text typed after an Enter elsewhere was just put here: it and what is typed
+        next are one step, and focus arriving does not end it."""
         super().__init__(value, *args, **kw)
         # The text the field starts with (an empty one runs no watcher): the first edit
         # can be undone back to it.
@@ -82,18 +102,94 @@ class TextInput(Input):
 
     def _on_focus(self, event: events.Focus) -> None:
         # A new visit: what is typed now is a new step. (Textual calls Input's own
-        # handler as well.)
+        # handler as well.) Typing that followed focus here goes on as one step.
+        self.follow_to = None
+        if self._typed_in:
+            self._typed_in = False
+            return
         self.end_burst()
 
     def _on_blur(self, event: events.Blur) -> None:
         self.end_burst()
         self.entered = None
 
+    async def _on_key(self, event: events.Key) -> None:
+        target = self.follow_to
+        following = target is not None and time.monotonic() <= self._own_until
+        if following and target is not None and target.is_mounted and event.is_printable:
+            # Typed before the form's Enter moved focus, handled after: it follows.
+            event.stop()
+            event.prevent_default()
+            target.post_message(events.Key(event.key, event.character))
+            return
+        if not event.is_printable and event.key != "backspace":
+            self.keep_typing()
+        elif self.has_focus:
+            typing_landed(self)
+
+    def keep_typing(self) -> None:
+        """What was typed after the last Enter is the field's own from now on: the user
+        moved on (a key that is no text, Tab, an arrow, a command, or a click), so no
+        focus move takes it elsewhere."""
+        self._own = None
+
     async def action_submit(self) -> None:
         # What Enter submits is the text as it is now: keys typed right after Enter may
-        # reach the field before the form's handler reads it.
+        # reach the field before the form's handler reads it. What is typed after the
+        # Enter is a Ctrl+Z step of its own, from the very next key.
         self.entered = self.value
+        self._own = self.value
+        self._own_until = time.monotonic() + self.FOLLOWS_FOCUS_S
+        self.end_burst()
         await super().action_submit()
+
+    def rebase(self, own: str) -> str:
+        """The form wrote ``own`` into the field while its Enter is handled: what was
+        typed after that Enter (returned) stays after it, and still follows focus."""
+        rest = self.typed_ahead()
+        self.entered = None
+        if self._own is not None:
+            self._own = own
+        return rest
+
+    @property
+    def follows_until(self) -> float:
+        """Until when what was typed after the last Enter may follow focus."""
+        return self._own_until
+
+    def take_typed_ahead(self) -> str:
+        """Focus moved on while the last Enter's form was handled: take out of the field
+        what was typed after that Enter (returned, to be typed where focus went), as if it
+        had never been typed here; keys still on their way here follow too."""
+        own = self.own_text()
+        self._own = None
+        rest = self.value[len(own) :]
+        if rest:
+            if self._undo and self._undo[-1] == own:
+                self._undo.pop()
+            self._replay(own)
+        return rest
+
+    def own_text(self) -> str:
+        """The field's text without what was typed after the last Enter while that
+        typing may still follow focus elsewhere (its whole text otherwise)."""
+        own = self._own
+        if own is None or time.monotonic() > self._own_until or not self.value.startswith(own):
+            return self.value
+        return own
+
+    def typed_in(self, text: str, until: float) -> None:
+        """Put ``text`` typed after an Enter in another field at the cursor, as typing
+        (it and the keys typed next are one Ctrl+Z step). Until ``until`` (the Enter's
+        time to follow focus), it follows focus on again should the same Enter's handling
+        move focus once more (H logs an experiment, then its result field takes focus)."""
+        before = self.value
+        at_end = self.cursor_position == len(before)
+        self.insert_text_at_cursor(text)
+        self._typing = True
+        self._typed_in = True
+        if at_end:
+            self._own, self._own_until = before, until
 
     def typed_ahead(self) -> str:
         """What was typed after the last Enter while its form was being saved (``""``
@@ -115,8 +211,7 @@ class TextInput(Input):
 
         While the text Enter submitted is being saved, what was typed after that Enter
         stays, after ``value``: the form emptied after a save keeps the next row's start."""
-        value += self.typed_ahead()
-        self.entered = None
+        value += self.rebase(value)
         self._replay(value)
         self._undo.clear()
         self._redo.clear()
@@ -163,11 +258,23 @@ class TextInput(Input):
         return str(getattr(ctx, "lang", None) or "en")
 
 
+def typing_landed(field: Widget) -> None:
+    """A key typed landed in ``field``: its screen takes down the notices about keys that
+    went nowhere (:meth:`~cockpit.ui.nowhere.SaysWhereTypingGoes.typing_landed`)."""
+    try:
+        landed = getattr(field.screen, "typing_landed", None)
+    except Exception:
+        return
+    if callable(landed):
+        landed()
+
+
 def entered_text(field: Input) -> str:
     """The text a form saves from ``field``: what it held when Enter was pressed while
-    that Enter is being handled (not the keys typed since), else its text now."""
-    if isinstance(field, TextInput) and field.entered is not None:
-        return field.entered
+    that Enter is being handled (not the keys typed since), else its own text now (what
+    its form left in it, without what was typed after the Enter)."""
+    if isinstance(field, TextInput):
+        return field.entered if field.entered is not None else field.own_text()
     return field.value
 
 
@@ -176,8 +283,7 @@ def empty(field: Input) -> None:
     keeping what was typed after the Enter that saved it."""
     rest = ""
     if isinstance(field, TextInput):
-        rest = field.typed_ahead()
-        field.entered = None
+        rest = field.rebase("")
     field.value = rest
 
 
@@ -186,8 +292,7 @@ def write_back(field: Input, value: str) -> None:
     by what was typed after that Enter."""
     rest = ""
     if isinstance(field, TextInput):
-        rest = field.typed_ahead()
-        field.entered = None
+        rest = field.rebase(value)
     field.value = value + rest
 
 
@@ -208,7 +313,8 @@ class ValueInput(TextInput):
         super().__init__(value, *args, **kw)
 
     def _on_focus(self, event: events.Focus) -> None:
-        self._replace_next = bool(self.value)
+        # Text typed after an Enter elsewhere that followed focus here is being typed on.
+        self._replace_next = bool(self.value) and not self._typed_in
 
     def _on_blur(self, event: events.Blur) -> None:
         self._replace_next = False
@@ -223,6 +329,7 @@ class ValueInput(TextInput):
             event.stop()
             event.prevent_default()
             self._replace_with(event.character)
+            typing_landed(self)
 
     def _on_paste(self, event: events.Paste) -> None:
         replace, self._replace_next = self._replace_next, False
@@ -367,6 +474,8 @@ class BoundTextArea(Vertical):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
+        if event.text_area.has_focus:
+            typing_landed(event.text_area)
         value = event.text_area.text
         if self.read() != value:
             self.write(value)

@@ -98,17 +98,46 @@ class KeepsTextOnFocus(Screen[Any]):
     ) -> None:
         if isinstance(widget, Input):
             widget.select_on_focus = False
+        leaving = self.focused
         arriving = widget is not None and widget is not self.focused
         super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
         if arriving and isinstance(widget, Input | TextArea) and holds_text(widget):
             cursor_to_end(widget)
+        if arriving and isinstance(leaving, TextInput) and isinstance(widget, Input | TextArea):
+            typing_follows_focus(leaving, widget)
         show_cursor_row(widget)
+
+    def _forward_event(self, event: events.Event) -> None:
+        # A click moves focus itself: what was typed after an Enter stays where it was.
+        if isinstance(event, events.MouseDown) and isinstance(self.focused, TextInput):
+            self.focused.keep_typing()
+        super()._forward_event(event)
 
     def on_screen_suspend(self, event: events.ScreenSuspend) -> None:
         """A dialog opened over the screen (F8, F6, F2…): the typing before it is a
         Ctrl+Z step of its own, apart from what is typed when the dialog closes (the
         field keeps focus underneath, so no focus change ends the step)."""
         end_typing_steps(self)
+
+
+def typing_follows_focus(leaving: TextInput, field: Input | TextArea) -> None:
+    """Focus moved from ``leaving`` to ``field``: when the move is the work of the Enter
+    just pressed in ``leaving`` (a form that refused takes focus to its missing field, a
+    form emptied is typed again from its first), what was typed after that Enter is taken
+    out of ``leaving`` and typed at ``field``'s cursor, in order, once; the keys still on
+    their way to ``leaving`` follow it. A move the user made (Tab or any key that is no
+    text, a click) leaves what was typed where it was typed: that key or click already
+    made it the field's own (:meth:`~cockpit.ui.fields.TextInput.keep_typing`)."""
+    text = leaving.take_typed_ahead()
+    if not text:
+        return
+    leaving.follow_to = field
+    if isinstance(field, TextInput):
+        field.typed_in(text, leaving.follows_until)
+    elif isinstance(field, Input):
+        field.insert_text_at_cursor(text)
+    else:
+        field.insert(text)
 
 
 def end_typing_steps(screen: Screen[Any]) -> None:
@@ -209,18 +238,16 @@ class SubmitsOnEnter(Screen[Any]):
         if missing and not taken:
             self.show_missing(missing[0])
             return
-        focused_now = self.focused
-        typing_on = isinstance(focused_now, Input) and bool(focused_now.value)
-        if missing and not typing_on:
+        if missing:
             # The row was added and the form emptied: the next one is typed from its first
-            # empty required field, without a notice (nothing was refused); a field that
-            # holds what was typed after the Enter keeps focus.
+            # empty required field, without a notice (nothing was refused); what was
+            # typed after the Enter follows focus there (:func:`typing_follows_focus`).
             if self.focused is not missing[0]:
                 missing[0].focus()
             return
         if submitting is not None and submitting[2] == button_id:
             field = submitting[0]
-            if field.has_focus and not field.value and inputs[0] is not field:
+            if field.has_focus and not entered_text(field) and inputs[0] is not field:
                 inputs[0].focus()
 
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
@@ -259,6 +286,7 @@ def stop_name(widget: Widget) -> str:
         name = str(widget.label)
     if not name and widget.border_title:
         name = str(widget.border_title)
+    is_field = isinstance(widget, Input | TextArea)
     if not name:
         node: Widget | None = widget
         # The label just above the widget or above the box it sits in (H's cells).
@@ -275,6 +303,10 @@ def stop_name(widget: Widget) -> str:
                 name = str(shown[-1].render()).strip()
                 break
             node = node.parent if isinstance(node.parent, Widget) else None
+            if node is not None and is_field and _holds_other_fields(node, widget):
+                # A row of fields under one label (I's action items, A's error sample):
+                # that label names the row, each field is named by its own words.
+                break
     if not name and isinstance(widget, Input):
         name = widget.placeholder
     if not name and isinstance(widget, ScrollableContainer) and widget.parent is not None:
@@ -291,6 +323,13 @@ def stop_name(widget: Widget) -> str:
                 break
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
+
+
+def _holds_other_fields(box: Widget, field: Widget) -> bool:
+    """Whether ``box`` holds a text field other than ``field``."""
+    return any(w is not field for w in box.query(Input)) or any(
+        w is not field for w in box.query(TextArea)
+    )
 
 
 def widget_name(widget: Widget, lang: str) -> str:

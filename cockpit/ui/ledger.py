@@ -94,6 +94,9 @@ class LedgerEditor:
         """Id of the row loaded into the form, ``None`` when the form adds a new row."""
         self.deleted: str | None = None
         """Id of the row the "Deleted (F8 …)" notice is about (``None``: no such notice)."""
+        self.draft: dict[str, str] = {}
+        """What the form held, unsaved, when a row was loaded into it to edit (input id →
+        text): put back in the form when the edit ends, saved or cancelled."""
         editors = getattr(screen, "ledger_editors", None)
         if isinstance(editors, list):
             editors.append(self)  # the step screen syncs it when the incident changes
@@ -133,6 +136,10 @@ class LedgerEditor:
         if row is None:
             self.show(t("ledger.pick_row", self.lang))
             return
+        if self.editing is None:
+            # A row of the user's own being typed is kept, never replaced unseen.
+            held = {i: self.screen.query_one(f"#{i}", Input).value for i in self.fields.values()}
+            self.draft = held if any(text.strip() for text in held.values()) else {}
         self.editing = row.id
         for name, input_id in self.fields.items():
             load(self.screen.query_one(f"#{input_id}", Input), str(getattr(row, name)))
@@ -142,7 +149,13 @@ class LedgerEditor:
         first.focus()
         # Edits add to the text: the cursor after it, not before it.
         first.cursor_position = len(first.value)
-        self.show(self.editing_said(row))
+        said = self.editing_said(row)
+        if self.draft:
+            said += self._gap() + t("ledger.draft_kept", self.lang)
+        self.show(said)
+
+    def _gap(self) -> str:
+        return "" if self.lang == "zh" else " "
 
     def editing_said(self, row: Any) -> str:
         """ "Editing hypothesis 3 — Enter saves, Esc cancels": which row the form holds
@@ -160,8 +173,9 @@ class LedgerEditor:
         text, the form is empty again and adds rows (True when it did)."""
         if self.editing is None or focused is None or focused.id not in self.fields.values():
             return False
-        self.end()
-        self.show(t("ledger.edit_cancelled", self.lang))
+        back = self.end()
+        said = t("ledger.edit_cancelled", self.lang)
+        self.show(said + (self._gap() + t("ledger.draft_back", self.lang) if back else ""))
         return True
 
     def values(self) -> dict[str, str]:
@@ -178,34 +192,41 @@ class LedgerEditor:
         row = self.row(self.editing)
         self.ctx.session.edit_row(self.ledger, self.editing, **self.values(), **extra)
         said = self.saved_said(row) if row is not None else ""
-        self.end()
-        # The form is empty again and adds rows: said, so the next Enter is known to add
-        # a new one, never to overwrite the row just saved.
+        back = self.end()
+        # The form is empty again (or holds the draft kept) and adds rows: said, so the
+        # next Enter is known to add a new one, never to overwrite the row just saved.
+        if back and row is not None:
+            said = self.saved_said(row, "ledger.saved_row_draft_back")
         self.show(said)
 
-    def saved_said(self, row: Any) -> str:
-        """ "Hypothesis 3 saved …; the form is empty and adds a new one"."""
+    def saved_said(self, row: Any, key: str = "ledger.saved_row") -> str:
+        """ "Hypothesis 3 saved …; the form is empty and adds a new one" (``key``: the
+        message that says it)."""
         assert self.ctx.session is not None
         rows = getattr(self.ctx.session.incident, self.ledger)
         number = getattr(row, "number", 0) or rows.index(row) + 1
         what = t(f"ledger.row.{self.ledger}", self.lang)
-        return t("ledger.saved_row", self.lang, what=what, n=number)
+        return t(key, self.lang, what=what, n=number)
 
-    def end(self) -> None:
-        """Leave editing: the form is empty again and adds new rows. When focus is on the
-        form's add or cancel button, it goes to the form's first field: the next row is
-        typed there, and Enter does not press the button again."""
+    def end(self) -> bool:
+        """Leave editing: the form is empty again, or holds the draft kept when the edit
+        began (True when it does), and adds new rows. When focus is on the form's add or
+        cancel button, it goes to the form's first field: the next row is typed there,
+        and Enter does not press the button again."""
         buttons = {f"{self.prefix}-add", f"{self.prefix}-cancel"}
         focused = self.screen.focused
         if focused is not None and focused.id in buttons:
             self.screen.query_one(f"#{next(iter(self.fields.values()))}", Input).focus()
+        draft = self.draft if self.editing is not None else {}
         self.editing = None
+        self.draft = {}
         for input_id in self.fields.values():
-            load(self.screen.query_one(f"#{input_id}", Input), "")
+            load(self.screen.query_one(f"#{input_id}", Input), draft.get(input_id, ""))
         relabel(self.screen.query_one(f"#{self.prefix}-add", Button), t(self.add_label, self.lang))
         self.screen.query_one(f"#{self.prefix}-cancel", Button).display = False
-        self.show("")
+        self.show(t("ledger.draft_back", self.lang) if draft else "")
         self.deleted = None
+        return bool(draft)
 
     def delete(self) -> None:
         """Delete the selected row; the history keeps it (F8 puts it back)."""

@@ -58,6 +58,8 @@ class SaysWhereTypingGoes(_ScreenMixin):
 
     _nowhere_said_at = -1e9
     """When (monotonic seconds) a key that went nowhere was last said."""
+    _nowhere_shown: tuple[str, ...] = ()
+    """The notices saying keys went nowhere that may still be on screen."""
 
     @property
     def notice_lang(self) -> str:
@@ -83,7 +85,22 @@ class SaysWhereTypingGoes(_ScreenMixin):
         now = time.monotonic()
         quiet, self._nowhere_said_at = now - self._nowhere_said_at < NOWHERE_QUIET_S, now
         if not quiet:
-            self.notify(self.nowhere_said(), markup=False, timeout=6)
+            said = self.nowhere_said()
+            self._nowhere_shown = (*self._nowhere_shown, said)
+            self.notify(said, markup=False, timeout=6)
+
+    def typing_landed(self) -> None:
+        """A key typed landed in a field: the notices saying keys went nowhere no longer
+        apply and are taken down at once, and a key that goes nowhere next is said again
+        at once (a new burst)."""
+        if not self._nowhere_shown:
+            return
+        shown, self._nowhere_shown = set(self._nowhere_shown), ()
+        self._nowhere_said_at = -1e9
+        app = self.app
+        for notification in list(app._notifications):
+            if notification.message in shown:
+                app._unnotify(notification)
 
     def nowhere_said(self) -> str:
         """What a printable key that went nowhere says: on a button, table or list, that

@@ -1,0 +1,86 @@
+"""A field that takes a number (I's hold period, in minutes) never turns a sentence into
+one: a key that is no digit is refused with a notice saying what the field takes and
+where words go, the digits typed with it are refused too, and a number outside the range
+is refused, said with the range, never replaced by the nearest one allowed."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from cockpit.app import CockpitApp
+from cockpit.session import HOLD_TARGET
+from testkit import make_ctx
+from tests.test_one_value_fields import _tab_into
+
+# Every field that takes a number, on the step that shows it: (step, field id, its value).
+NUMBER_FIELDS = [("I", "hold", "15")]
+
+
+def _notices(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def _kept_unchanged(ctx) -> bool:
+    return not [h for h in ctx.session.incident.history if h.target == HOLD_TARGET]
+
+
+@pytest.mark.parametrize(("step", "fid", "value"), NUMBER_FIELDS)
+@pytest.mark.parametrize("sentence", ["Cordoned node 10 at 7:93", "10 pods drained", "1h"])
+async def test_a_sentence_typed_into_a_number_field_changes_nothing_and_says_so(
+    tmp_path, step, fid, value, sentence
+):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one(f"#{fid}", Input)
+        await _tab_into(app, pilot, field)
+        app.clear_notifications()
+        await pilot.press(*sentence)
+        await pilot.pause()
+        assert field.value == value
+        said = [m for m in _notices(app) if "takes a number of minutes" in m]
+        assert len(said) == 1, _notices(app)
+        assert "Hold (minutes)" in said[0] and "(1–1440)" in said[0], said
+        assert f"it stays {value}" in said[0] and "Words go in a field for text" in said[0]
+        assert "the next one is “Root cause (technical)”" in said[0], said
+        await pilot.press("tab")
+        await pilot.pause()
+        assert _kept_unchanged(ctx)
+
+
+@pytest.mark.parametrize("typed", ["10793", "0"])
+async def test_a_number_out_of_range_is_refused_with_the_range_never_clamped(tmp_path, typed):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        await pilot.press(*typed)
+        await pilot.pause()
+        assert hold.value == typed
+        app.clear_notifications()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert ctx.session.incident.recovery.hold_minutes == 15 and _kept_unchanged(ctx)
+        assert hold.value == "15"
+        said = _notices(app)
+        assert any("takes 1–1440 minutes" in m and f"“{typed}”" in m for m in said), said
+        assert not any("1440 min" in m and "checking" in m for m in said), said
+
+
+async def test_enter_with_a_hold_out_of_range_checks_nothing(tmp_path):
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        await pilot.press(*"5000", "enter")
+        await pilot.pause()
+        assert ctx.session.incident.recovery.checked_at is None
+        assert ctx.session.incident.recovery.hold_minutes == 15
+        said = _notices(app)
+        assert any("takes 1–1440 minutes" in m and "“5000”" in m for m in said), said
