@@ -767,6 +767,10 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         from cockpit.i18n import t
 
         if self.ctx is not None and self.ctx.session is not None:
+            # text typed but not added yet is kept with the incident for --resume
+            self.ctx.drafts.clear()
+            self._keep_drafts()
+            self.ctx.session.keep_drafts(self.ctx.drafts)
             saved = self.ctx.session.flush()
             if not saved and not self._quit_anyway:
                 self._quit_anyway = True

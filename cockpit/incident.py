@@ -583,6 +583,9 @@ class Incident(_Model):
     """The evidence bundle a replay incident was opened on (``--resume`` reopens it)."""
     opened_with: OpenedWith = Field(default_factory=OpenedWith)
     """The investigation clock and sources it was opened with (``--resume`` reuses them)."""
+    drafts: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Text typed into the step screens' fields when cockpit was closed, by step and field
+    id (a hypothesis not yet added, say): ``--resume`` puts it back in its field."""
     drill: DrillRun | None = None
     """Set when the incident is a drill (a replayed incident with an answer key)."""
     lang: str = "zh"

@@ -129,6 +129,8 @@ class RuleViolation(ValueError):
 
 HOLD_TARGET = "recovery.hold_minutes"
 BASELINE_TARGET = "opened_with.baseline"
+MAX_DRAFT_CHARS = 20_000
+"""The longest text kept of one field's draft (:meth:`IncidentSession.keep_drafts`)."""
 """History target of the baseline the screens compare with (C's Alt+O)."""
 """The history's name of step I's hold period."""
 DRILL_TARGET = "drill.answer."
@@ -1086,6 +1088,19 @@ class IncidentSession:
         self._record(HOLD_TARGET, rec.hold_minutes, minutes)
         rec.hold_minutes = minutes
         self.save()
+
+    def keep_drafts(self, drafts: dict[str, dict[str, str]]) -> None:
+        """Keep the text typed into the screens' fields (by step and field id) with the
+        incident, so that ``--resume`` puts it back; each text at most
+        :data:`MAX_DRAFT_CHARS` characters."""
+        kept = {
+            step: {fid: text[:MAX_DRAFT_CHARS] for fid, text in fields.items() if text}
+            for step, fields in drafts.items()
+        }
+        kept = {step: fields for step, fields in kept.items() if fields}
+        if kept != self.incident.drafts:
+            self.incident.drafts = kept
+            self.save()
 
     def keep_baseline(self, kind: str) -> None:
         """The baseline the screens now compare with, so that ``--resume`` reopens the

@@ -511,6 +511,8 @@ def build_context(
         )
         # what the responder logs in this run comes after what an earlier run logged
         clock.continue_after(ctx.session.incident.last_logged())
+        # text typed but not added when the incident was last closed goes back in its field
+        ctx.drafts = {step: dict(f) for step, f in ctx.session.incident.drafts.items()}
         if getattr(args, "resume", None):
             # A scope flag given on resume is the scope investigated from now on: the
             # title bar and the next resume read it as the screens do.

@@ -193,7 +193,11 @@ async def test_a_button_that_goes_away_skips_a_field_that_holds_text(tmp_path):
     async with _opened(tmp_path, "A") as (app, pilot):
         time_range = app.screen.query_one("#input-time_range", Input)
         time_range.value = "last 2h"
-        await pilot.pause()
+        for _ in range(100):  # the field saves as typed, through its Changed message
+            await pilot.pause(0.02)
+            if "last 2h" in app.ctx.session.incident.model_dump_json():
+                break
+        assert "last 2h" in app.ctx.session.incident.model_dump_json()
         button = app.screen.query_one("#breach-use")
         button.focus()
         await pilot.pause()

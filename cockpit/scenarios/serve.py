@@ -28,8 +28,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-"""Signals that stop the server the way Ctrl-C does."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Signals that stop the server: Ctrl-C's SIGINT too, trapped here even when the server was
+started with it ignored (a background job of a non-interactive shell inherits SIGINT
+ignored, and Python then installs no KeyboardInterrupt for it)."""
 
 
 class _Stopped(BaseException):
