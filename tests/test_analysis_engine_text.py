@@ -43,6 +43,31 @@ def test_no_server_queue_and_idle() -> None:
     assert r2 is not None and r2.cause == "few_requests_idle" and r2.category == "low_util"
 
 
+def test_a_stats_line_without_the_queue_field_says_nothing_about_the_queue() -> None:
+    """No ``Waiting``/``Running`` field and no preemption warning: neither "Waiting always
+    0" nor "0 preemptions" nor idle — the text cannot tell, and says so."""
+    from cockpit.analysis.explain import explain_text
+    from cockpit.analysis.explain_report import to_text
+
+    line = (
+        "INFO 12-01 03:12:07 metrics.py:455] Avg prompt throughput: 2100.4 tokens/s, "
+        "Avg generation throughput: 310.2 tokens/s, GPU KV cache usage: 97.5%"
+    )
+    r = explain_engine_log_text("\n".join([line] * 3))
+    assert r is not None and r.causes == ["queue_not_reported"]
+    assert r.preemptions is None and r.waiting_max is None
+    assert "ttft.queue_metric" in r.next_check_ids
+    for lang in ("en", "zh"):
+        text = to_text(explain_text(line), lang)
+        assert "Waiting" in text and "0" not in text.split("Waiting")[1][:12], text
+        assert "preemptions" not in text and "抢占" not in text, text
+    # the field in some samples only: the queue is not "always 0" either
+    mixed = explain_engine_log_text(
+        line + "\n" + line.replace("GPU KV", "Running: 3 reqs, Waiting: 0 reqs, GPU KV")
+    )
+    assert mixed is not None and mixed.causes == ["queue_not_reported"]
+
+
 def test_tgi_queue_time() -> None:
     r = explain_engine_log_text(
         'INFO text_generation_router::server: Success total_time="2.1s" validation_time="1ms" '
@@ -109,3 +134,28 @@ def test_sawtooth_without_step_timing_has_no_single_level() -> None:
     assert r.gpu_util_pct is None  # a swing has no single level without the duty cycle
     steady = explain_util_text("GPU-Util 22% on all ranks")
     assert steady is not None and steady.gpu_util_pct == 22 and steady.util_pattern is None
+
+
+def test_the_ttft_playbook_names_the_engine_log_cause_in_words() -> None:
+    """The TTFT playbook's engine-log check: a human sentence in each language, never the
+    analyzer's class name; stats lines without the queue field leave the item open."""
+    from cockpit.analysis.playbooks.data import PlaybookData
+    from cockpit.analysis.playbooks.render import finding_text
+    from cockpit.analysis.playbooks.result import ItemStatus
+    from cockpit.analysis.playbooks.ttft_checks import ttft_prefill
+
+    line = (
+        "INFO 12-01 03:12:07 metrics.py:455] Avg prompt throughput: 2100.4 tokens/s, "
+        "Avg generation throughput: 310.2 tokens/s, GPU KV cache usage: 97.5%"
+    )
+    r = ttft_prefill(PlaybookData(logs={"vllm-0": line}))
+    assert r.status is ItemStatus.OPEN
+    for lang in ("en", "zh"):
+        text = finding_text(r, lang)
+        assert "queue_not_reported" not in text and "Waiting/Pending" in text, text
+    assert r.evidence[0].value == "Waiting max —; KV cache max 97.5 %"
+    queued = line.replace("GPU KV", "Running: 40 reqs, Waiting: 12 reqs, GPU KV").replace(
+        "97.5%", "40.0%"
+    )
+    r2 = ttft_prefill(PlaybookData(logs={"vllm-0": queued}))
+    assert r2.status is ItemStatus.OK and "Waiting > 0" in finding_text(r2, "en")

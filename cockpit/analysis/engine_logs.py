@@ -98,7 +98,9 @@ class EngineLogReport(BaseModel):
     """What the engine log lines say about queueing and the KV cache.
 
     ``cause``: ``preemption_recompute``, ``kv_cache_saturation``,
-    ``long_prompt_head_of_line``, ``queueing_overload``, ``no_server_queue`` or
+    ``long_prompt_head_of_line``, ``queueing_overload``, ``no_server_queue``,
+    ``queue_not_reported`` (the stats lines carry no ``Waiting``/``Pending`` field: the
+    text cannot tell whether requests queue) or
     ``few_requests_idle`` (the last is a low-utilization finding: normal idle capacity,
     do not invent work — seed 000, 场景三).
     """
@@ -122,7 +124,7 @@ class EngineLogReport(BaseModel):
     gen_tps_max: float | None = None
     gen_to_prompt_ratio: float | None = None
     prefill_tokens_max: int | None = None
-    preemptions: int = 0
+    preemptions: int | None = None
     cumulative_preemptions: int | None = None
     preemption_mode: str | None = None
     queue_time_ms_max: float | None = None
@@ -171,6 +173,9 @@ class EngineLogAnalyzer:
         self._preempt_mode: str | None = None
         self._queue_ms: float | None = None
         self._tpot_ms: float | None = None
+        # Each claim about the queue needs the field in every sample it is made from:
+        # a stats line without ``Waiting`` says nothing about the queue (never "0").
+        self._waiting_seen = 0
         self._all_waiting_zero = True
         self._all_idle = True
 
@@ -247,11 +252,14 @@ class EngineLogAnalyzer:
         if s.running is not None:
             self._running_max = max(self._running_max or 0, s.running)
         if s.waiting is not None:
+            self._waiting_seen += 1
             self._waiting_max = max(self._waiting_max or 0, s.waiting)
             if s.waiting > 0:
                 self._all_waiting_zero = False
-        if (s.running or 0) > 0 or (s.waiting or 0) > 0:
-            self._all_idle = False
+        else:
+            self._all_waiting_zero = False
+        if s.running != 0 or s.waiting != 0:
+            self._all_idle = False  # idle needs Running and Waiting both read as 0
         if s.prompt_tps is not None:
             self._prompt_max = max(self._prompt_max or 0.0, s.prompt_tps)
             self._prompt_sum += s.prompt_tps
@@ -303,7 +311,9 @@ class EngineLogAnalyzer:
         if self._prompt_sum > 0:
             r.gen_to_prompt_ratio = round(self._gen_sum / self._prompt_sum, 4)
         r.prefill_tokens_max = self._prefill_max
-        r.preemptions = self._preempt
+        # A count of the preemption warnings in the text: none seen is not "0 preemptions"
+        # (the warning may simply not be in what was pasted).
+        r.preemptions = self._preempt or None
         r.cumulative_preemptions = self._preempt_total
         r.preemption_mode = self._preempt_mode
         r.queue_time_ms_max = self._queue_ms
@@ -326,6 +336,8 @@ class EngineLogAnalyzer:
             causes.append("few_requests_idle")
         elif self._count and self._all_waiting_zero and not causes:
             causes.append("no_server_queue")
+        elif self._count and not self._waiting_max and not causes:
+            causes.append("queue_not_reported")
         if not causes:
             causes.append("queueing_overload")
         r.causes = causes
@@ -344,6 +356,7 @@ def _advice(cause: str) -> tuple[list[str], list[str]]:
         "long_prompt_head_of_line": ["ttft.prompt_length_mix", "ttft.prefill_chunk"],
         "queueing_overload": ["ttft.arrival_rate", "ttft.scaling"],
         "no_server_queue": ["ttft.before_gpu", "ttft.client_side"],
+        "queue_not_reported": ["ttft.queue_metric", "ttft.arrival_rate"],
         "few_requests_idle": ["util.idle_capacity"],
     }[cause]
     mitigations = {
@@ -352,6 +365,7 @@ def _advice(cause: str) -> tuple[list[str], list[str]]:
         "long_prompt_head_of_line": ["chunked_prefill", "partial_prefills", "long_context_pool"],
         "queueing_overload": ["scale_out", "admission_limit"],
         "no_server_queue": ["check_gateway"],
+        "queue_not_reported": [],
         "few_requests_idle": ["no_fake_work"],
     }[cause]
     if cause != "few_requests_idle":

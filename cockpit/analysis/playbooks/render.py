@@ -35,6 +35,9 @@ def signal_name(signal: str, lang: str) -> str:
 
 
 def _arg(name: str, value: Any, lang: str) -> Any:
+    if name == "cause" and isinstance(value, str):
+        key = f"explain.cause.engine_log.{value}"
+        return t(key, lang).rstrip("。.") if key in catalog() else value
     if name == "signals" and isinstance(value, str):
         sep = "、" if lang == "zh" else ", "
         return sep.join(signal_name(v.strip(), lang) for v in value.split(",") if v.strip())

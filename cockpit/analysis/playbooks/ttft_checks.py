@@ -83,13 +83,18 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
     ev = [
         CheckEvidence(
             **L("engine_log"),
-            value=f"{r.cause}; waiting max {r.waiting_max}; KV max {r.kv_usage}",
+            value="Waiting max {}; KV cache max {}".format(
+                "—" if r.waiting_max is None else r.waiting_max,
+                "—" if r.kv_usage is None else f"{r.kv_usage * 100:.1f} %",
+            ),
             source="logs",
         )
     ]
     bad = r.cause in ("long_prompt_head_of_line", "kv_cache_saturation", "preemption_recompute")
+    # stats lines without the queue field cannot decide it: the user reads the queue metric
+    status = ItemStatus.OPEN if r.cause == "queue_not_reported" else ItemStatus.OK
     return res.result(
-        ItemStatus.PROBLEM if bad else ItemStatus.OK,
+        ItemStatus.PROBLEM if bad else status,
         "playbook.finding.ttft.engine",
         ev,
         cause=r.cause,
