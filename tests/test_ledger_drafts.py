@@ -105,3 +105,46 @@ async def test_an_empty_form_edited_and_saved_is_empty_again(tmp_path):
             "hyp-falsifier": "",
         }
         assert "form is empty" in str(app.screen.query_one("#hyp-error").render())
+
+
+@pytest.mark.parametrize("step", list(LEDGERS))
+async def test_unsaved_changes_to_a_row_are_not_replaced_by_editing_another(tmp_path, step):
+    """Edit row 1, change it, then Edit on row 2: row 1's changes stay in the form, the
+    notice says they are not saved and how to leave; Enter then saves them to row 1."""
+    prefix, add_row, _draft, edited = LEDGERS[step]
+    ctx = make_ctx(tmp_path, lang="en")
+    add_row(ctx)
+    if step == "H":  # the next experiment starts once the last one has its result
+        ctx.session.incident.experiments[0].after = "P99 unchanged"
+    add_row(ctx)
+    app = CockpitApp(ctx=ctx, start_step=step)
+    async with app.run_test(size=(140, 48)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(f"#{prefix}-table")
+        table.move_cursor(row=0)
+        app.screen.query_one(f"#{prefix}-edit").press()
+        await pilot.pause()
+        app.screen.query_one(f"#{edited}", Input).focus()
+        await pilot.pause()
+        await _type(pilot, " changed")
+        typed = app.screen.query_one(f"#{edited}", Input).value
+        table.move_cursor(row=1)
+        app.screen.query_one(f"#{prefix}-edit").press()
+        await pilot.pause()
+        assert app.screen.query_one(f"#{edited}", Input).value == typed
+        said = str(app.screen.query_one(f"#{prefix}-error").render())
+        assert "not saved" in said and " 1 " in said, said
+        assert app.screen.focused is app.screen.query_one(f"#{edited}", Input)
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = getattr(ctx.session.incident, LEDGER_OF[step])
+        assert getattr(rows[0], FIRST_OF[step]).endswith(" changed")
+        assert not getattr(rows[1], FIRST_OF[step]).endswith(" changed")
+        # unchanged, the next Edit loads the other row at once
+        table.move_cursor(row=1)
+        app.screen.query_one(f"#{prefix}-edit").press()
+        await pilot.pause()
+        app.screen.query_one(f"#{prefix}-edit").press()
+        await pilot.pause()
+        said = str(app.screen.query_one(f"#{prefix}-error").render())
+        assert "Editing" in said, said

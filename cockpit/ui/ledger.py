@@ -136,6 +136,8 @@ class LedgerEditor:
         if row is None:
             self.show(t("ledger.pick_row", self.lang))
             return
+        if self.unsaved_edit():
+            return
         if self.editing is None:
             # A row of the user's own being typed is kept, never replaced unseen.
             held = {i: self.screen.query_one(f"#{i}", Input).value for i in self.fields.values()}
@@ -153,6 +155,27 @@ class LedgerEditor:
         if self.draft:
             said += self._gap() + t("ledger.draft_kept", self.lang)
         self.show(said)
+
+    def unsaved_edit(self) -> bool:
+        """A row being edited whose form differs from the row (changes not saved yet) is
+        never replaced by another row unseen: the notice names the row and the two ways
+        out, focus goes to the first changed field (True when it did)."""
+        current = self.row(self.editing)
+        if current is None:
+            return False
+        for name, input_id in self.fields.items():
+            field = self.screen.query_one(f"#{input_id}", Input)
+            if field.value != str(getattr(current, name)):
+                field.focus()
+                what = t(f"ledger.row.{self.ledger}", self.lang)
+                if self.name_row is not None:
+                    label = self.name_row(current)
+                else:
+                    rows = getattr(self.ctx.session.incident, self.ledger)  # type: ignore[union-attr]
+                    label = str(getattr(current, "number", 0) or rows.index(current) + 1)
+                self.show(t("ledger.unsaved_edit", self.lang, what=what, n=label))
+                return True
+        return False
 
     def _gap(self) -> str:
         return "" if self.lang == "zh" else " "
