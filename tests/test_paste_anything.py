@@ -107,7 +107,10 @@ async def test_f6_pins_a_note_cockpit_output_and_says_so(tmp_path, gpus_text):
         assert "Pinned as a note" in said
         (note,) = ctx.session.incident.evidence
         assert note.label == "Pasted note" and note.value == "checked the LB dashboard: nothing odd"
-        assert note.note.endswith("second line") and note.at == ctx.clock.now()
+        # stamped when logged: the incident clock running on from the instant
+        # investigated, so it sorts after what was logged before it
+        assert note.note.endswith("second line")
+        assert ctx.clock.now() <= note.at <= ctx.clock.logged()
         assert note.step == "C"
         assert any(e.kind is TimelineKind.EVIDENCE for e in ctx.session.incident.timeline)
         # A text carrying its own time is placed at that time, the pin time kept apart.

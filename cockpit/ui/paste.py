@@ -4,8 +4,8 @@ a FailedScheduling event; cockpit says what it is, what it means and what to che
 
 Anything can be pinned: cockpit's own output (``cockpit gpus``, ``pending``, ``changes``,
 ``analyze``) is read into its facts (:mod:`cockpit.analysis.cockpit_output`), one pinned
-piece of evidence each; text nothing recognises is pinned as a note, stamped with the
-incident clock; a recognised finding carries the time written on its log line when the
+piece of evidence each; text nothing recognises is pinned as a note, stamped when it
+is logged (:meth:`cockpit.clock.Clock.logged`); a recognised finding carries the time written on its log line when the
 line has one (else the incident clock), and its label in both languages. "Pin" explains the text first when it has not been explained yet, and
 every press says what it did."""
 
@@ -240,9 +240,12 @@ class PasteScreen(ContainsWorkerErrors, SaysWhereTypingGoes, ModalScreen[None]):
         note = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
         # A text that carries its own time (a log line) is evidence of that time, not of
         # the moment it was pinned (``pinned_at`` keeps that) nor of the clock's.
+        # Else it is a note the responder writes now: stamped like every entry logged
+        # (the incident clock running on from the instant investigated, in order with
+        # the timeline's notes), never all at that one frozen instant.
         now = self.ctx.clock.now()
         own = next((d for d in (line_datetime(x, now) for x in lines) if d), None)
-        at = own or now
+        at = own or self.ctx.clock.logged()
         self.ctx.session.pin(
             Evidence(
                 label=t("paste.note_label", self.ctx.lang),
