@@ -227,4 +227,4 @@ class ChangesScreen(StepScreen):
 
                 for view in self.query(ChangesView):
                     if view.report is not None:
-                        view.show(view.report)  # its ★ follows the mark
+                        view.show(view.report)  # its ⚑ follows the mark

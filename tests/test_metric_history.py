@@ -288,7 +288,7 @@ async def test_step_b_lists_the_rollout_without_kubernetes(
 async def _b_table_holds_every_change_found(pilot: Any, ctx: AppContext, lines: list[str]) -> None:
     """The count B says it found, its list and its "Changes" table agree: every change
     found is a table row before any is marked (the alert too), and a mark made in the
-    table shows there (⚑) and in the list (★)."""
+    table shows there (⚑) and in the list (the same ⚑)."""
     from cockpit.ui.fields import ChangesNoteInput
 
     screen = pilot.app.screen
@@ -309,7 +309,7 @@ async def _b_table_holds_every_change_found(pilot: Any, ctx: AppContext, lines: 
     assert str(next(r for r in rows if str(r[2]) == "alert")[0]) == "⚑"
     opts = screen.query_one("#changes-list")
     marked = [str(opts.get_option_at_index(i).prompt) for i in range(opts.option_count)]
-    assert [ln.startswith("★ ") for ln in marked] == ["[alert]" in ln for ln in marked], marked
+    assert [ln.startswith("⚑ ") for ln in marked] == ["[alert]" in ln for ln in marked], marked
 
 
 async def test_gpu_panel_shows_the_lost_gpu_now(prometheus_scenario: Get, tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
         opts.clear_options()
         for i in self.items:
             at = i.at.strftime("%m-%d %H:%M") if i.at else "--:--"
-            mark = "★ " if self._is_suspect(i) else ""
+            mark = "⚑ " if self._is_suspect(i) else ""  # the mark of the changes table
             kind = kind_name(i.kind, self.lang)
             opts.add_option(Option(Text(f"{mark}{at} [{kind}] {i.text(self.lang)}")))
         text = (
