@@ -84,3 +84,31 @@ async def test_enter_with_a_hold_out_of_range_checks_nothing(tmp_path):
         assert ctx.session.incident.recovery.hold_minutes == 15
         said = _notices(app)
         assert any("takes 1–1440 minutes" in m and "“5000”" in m for m in said), said
+
+
+async def test_the_number_field_notices_are_chinese_on_a_chinese_screen(tmp_path):
+    """The refused key and the out-of-range notices in zh: the field and the next text
+    field by their Chinese labels, no English words but the typed text."""
+    import re
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        app.clear_notifications()
+        await pilot.press(*"np")
+        await pilot.pause()
+        [said] = [m for m in _notices(app) if "只接受数字" in m]
+        assert "分钟" in said and "（1–1440 分钟）" in said and "仍为 15" in said, said
+        assert "文字请写在文字字段里" in said, said
+        rest = said.replace("“n”", "")
+        assert not re.search(r"[A-Za-z]{2,}", rest), said
+        await pilot.pause(hold.RUN_GAP_S + 0.2)  # a new run of keys, not the refused one
+        await pilot.press("end", "backspace", "backspace")
+        await pilot.press(*"5000", "tab")
+        await pilot.pause()
+        [out] = [m for m in _notices(app) if "须为 1–1440 分钟" in m]
+        assert "“5000”不在其中" in out and "仍为 15" in out, out
+        assert not re.search(r"[A-Za-z]{2,}", out), out
