@@ -65,6 +65,7 @@ class DrilldownView(MetricsView):
         yield Static("", id="dd-layers", classes="dd-layer", markup=False)
         yield Static(t("metrics.text.rules", self.lang), classes="section")
         yield Static("", id="dd-rules", markup=False)
+        yield Static(t("metrics.text.signals", self.lang), classes="section")
         yield from with_detail(
             PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True), self.lang
         )

@@ -276,7 +276,7 @@ def stop_name(widget: Widget) -> str:
     text; a table or list's border title or the section title above it. Cut to 60
     characters; ``""`` when nothing on screen names it."""
     from textual.containers import ScrollableContainer
-    from textual.widgets import Label, Static
+    from textual.widgets import DataTable, Label, Select, Static
     from textual.widgets._collapsible import CollapsibleTitle
 
     name = ""
@@ -302,6 +302,12 @@ def stop_name(widget: Widget) -> str:
             if shown and "section" in shown[-1].classes:
                 name = str(shown[-1].render()).strip()
                 break
+            titles = [w for w in shown if "section" in w.classes]
+            if titles and isinstance(widget, DataTable) and node is widget:
+                # A table under its section's text (F's findings above its rows): the
+                # section's title names it.
+                name = str(titles[-1].render()).strip()
+                break
             node = node.parent if isinstance(node.parent, Widget) else None
             if node is not None and is_field and _holds_other_fields(node, widget):
                 # A row of fields under one label (I's action items, A's error sample):
@@ -309,6 +315,8 @@ def stop_name(widget: Widget) -> str:
                 break
     if not name and isinstance(widget, Input):
         name = widget.placeholder
+    if not name and isinstance(widget, Select):
+        name = str(widget.prompt)  # what the drop-down shows while nothing is chosen
     if not name and isinstance(widget, ScrollableContainer) and widget.parent is not None:
         # A box that takes focus only to scroll: named by the title above it.
         siblings = list(widget.parent.children)
