@@ -1060,13 +1060,26 @@ class IncidentSession:
             self.incident.path.append(step_id)
         self.save()
 
-    def set_branch(self, branch: Branch | Literal[""], verdict: str = "") -> None:
-        """Record the answer at D (``single`` or ``shared``) and the verdict behind it."""
+    def set_branch(self, branch: Branch | Literal[""], verdict: str = "") -> str:
+        """Record the answer at D (``single`` or ``shared``) and the verdict behind it.
+
+        The verdict goes into the "scope verdict" field unless the field holds it already
+        (the responder's words added to it are kept); text it replaces is kept in the
+        history (F8 puts it back). Returns what happened to the field: ``""`` (no
+        verdict given), ``set`` (it was empty), ``kept`` or ``replaced``."""
         self._record("scope_branch", self.incident.scope_branch, branch)
         self.incident.scope_branch = branch
+        said = ""
         if verdict:
-            self.incident.scope_verdict = verdict
+            old = self.incident.scope_verdict
+            if verdict.strip() in old:
+                said = "kept"
+            else:
+                said = "replaced" if old.strip() else "set"
+                self._record("scope_verdict", old, verdict)
+                self.incident.scope_verdict = verdict
         self.save()
+        return said
 
     def set_step_note(self, step_id: str, note: str) -> None:
         """Free notes for a step (exported with the step)."""

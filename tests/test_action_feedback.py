@@ -308,3 +308,48 @@ async def test_es_alt_c_says_what_it_switched_or_why_it_cannot(tmp_path, lang):
             kind=t("metrics.cohort.kind.previous_revision", lang),
         )
         assert want in only, only
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_accepting_the_verdict_again_never_wipes_the_responders_words(tmp_path, lang):
+    """D's "Accept verdict" twice: words added after the verdict stay; a field holding other
+    text is replaced only with the history keeping it (F8 puts it back), said each time."""
+    from textual.widgets import Button, TextArea
+
+    from cockpit.i18n import t
+    from cockpit.ui.fields import BoundTextArea
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        accept = screen.query_one("#scope-accept", Button)
+        accept.press()
+        await pilot.pause(0.5)
+        inc = ctx.session.incident
+        verdict = inc.scope_verdict
+        assert verdict
+        ctx.session.set_text("scope_verdict", verdict + " — all 6 replicas queue equally")
+        app.clear_notifications()
+        accept.press()
+        await pilot.pause(0.5)
+        assert inc.scope_verdict == verdict + " — all 6 replicas queue equally"
+        field = t("field.scope_verdict", lang)
+        kept = t("metrics.scope.verdict_kept", lang, field=field)
+        assert any(kept in str(n.message) for n in app._notifications)
+        ctx.session.set_text("scope_verdict", "my own reading: the gateway")
+        app.clear_notifications()
+        accept.press()
+        await pilot.pause(0.5)
+        assert inc.scope_verdict == verdict
+        replaced = t("metrics.scope.verdict_replaced", lang, field=field)
+        assert any(replaced in str(n.message) for n in app._notifications)
+        entry = [h for h in inc.history if h.target == "scope_verdict"][-1]
+        assert entry.old == "my own reading: the gateway" and entry.new == verdict
+        ctx.session.restore(entry.id)
+        assert inc.scope_verdict == "my own reading: the gateway"
+        await pilot.pause(0.5)
+        shown = [b.query_one(TextArea).text for b in screen.query(BoundTextArea)]
+        assert "my own reading: the gateway" in shown, shown

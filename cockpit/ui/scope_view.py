@@ -136,11 +136,17 @@ class ScopeView(MetricsView):
         event.stop()
         br = self.data.blast_radius
         branch = br.branch or Branch.SHARED
-        self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
-        self.notify(
-            t("metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)),
-            markup=False,
+        field = self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
+        said = t(
+            "metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)
         )
+        if field in ("kept", "replaced"):
+            said += ("" if self.lang == "zh" else " ") + t(
+                f"metrics.scope.verdict_{field}",
+                self.lang,
+                field=t("field.scope_verdict", self.lang),
+            )
+        self.notify(said, markup=False)
         self.post_message(self.VerdictAccepted(branch))
         # Enter again would record the same verdict twice. Step D asks the next question
         # under the verdict and takes focus to it (on VerdictAccepted); elsewhere the
