@@ -112,3 +112,23 @@ async def test_the_number_field_notices_are_chinese_on_a_chinese_screen(tmp_path
         [out] = [m for m in _notices(app) if "须为 1–1440 分钟" in m]
         assert "“5000”不在其中" in out and "仍为 15" in out, out
         assert not re.search(r"[A-Za-z]{2,}", out), out
+
+
+async def test_a_number_typed_after_a_refused_sentence_still_replaces_the_value(tmp_path):
+    """The refused run counts for nothing: ``10`` typed after it gives ``10``, never
+    ``1510`` (the first key after focus arrives replaces the value, README)."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        await pilot.press(*"Xid 79 on node 3")
+        await pilot.pause(hold.RUN_GAP_S + 0.2)
+        assert hold.value == "15"
+        await pilot.press(*"10")
+        await pilot.pause()
+        assert hold.value == "10"
+        await pilot.press("tab")
+        await pilot.pause()
+        assert ctx.session.incident.recovery.hold_minutes == 10

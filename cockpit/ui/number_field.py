@@ -39,6 +39,9 @@ class NumberInput(ValueInput):
         """Keys until then are refused: the rest of a sentence typed into the field."""
         self._refused = ""
         """The key (or pasted text) being refused, to name it in the notice."""
+        self._replace_at_run_start = False
+        """Whether the run's first key was to replace the value: a refused run counts for
+        nothing, so the next number typed still replaces it (``10``, never ``1510``)."""
         super().__init__(value, type="integer", **kw)
 
     @property
@@ -51,6 +54,7 @@ class NumberInput(ValueInput):
         now = time.monotonic()
         if now - self._last_key_at > self.RUN_GAP_S:
             self._run_start = self.value
+            self._replace_at_run_start = self._replace_next
         self._last_key_at = now
         if now <= self._refusing_until:
             # The rest of a sentence refused a moment ago: its digits are not a number.
@@ -62,6 +66,7 @@ class NumberInput(ValueInput):
 
     def _on_paste(self, event: events.Paste) -> None:
         self._run_start = self.value
+        self._replace_at_run_start = self._replace_next
         self._refused = event.text.splitlines()[0] if event.text else ""
 
     def restricted(self) -> None:
@@ -73,6 +78,8 @@ class NumberInput(ValueInput):
         self._refusing_until = now + self.RUN_GAP_S
         if self._run_start is not None and self.value != self._run_start:
             self.value = self._run_start  # one Ctrl+Z brings the digits back
+        if self._run_start is not None and self.value == self._run_start:
+            self._replace_next = self._replace_at_run_start
         if said:
             return
         lang = self._lang
