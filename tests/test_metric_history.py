@@ -674,3 +674,42 @@ async def test_presence_from_raw_samples_is_what_the_timestamp_range_query_gives
     finally:
         await src.close()
     assert checked > 50
+
+
+async def test_a_pin_on_c_keeps_the_row_and_fetches_nothing_again(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """No data a day earlier (C compares with the quiet window): a pin changes the
+    incident, which must neither fetch C again nor put the cursor back on the first row
+    (the next pin would take another signal)."""
+    from cockpit.app import CockpitApp
+
+    srv = prometheus_scenario("gpu_lost")
+    ctx = ctx_for(srv, tmp_path, "qwen-chat")
+    ctx.lang = "en"
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = app.screen.query_one("DrilldownView")
+        for _ in range(300):
+            await app.workers.wait_for_complete()
+            if view.data is not None:  # type: ignore[attr-defined]
+                break
+            await pilot.pause(0.1)
+        data = view.data  # type: ignore[attr-defined]
+        assert data.baseline_from == "1d" and data.window.baseline == "quiet"
+        table = app.screen.query_one("#dd-table")
+        table.focus()
+        await pilot.pause()
+        for _ in range(5):
+            await pilot.press("down")
+        labels = []
+        for row in (5, 6):
+            await pilot.press("alt+p")
+            await pilot.pause(0.6)  # the incident's change reaches the screen after 0.2 s
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            labels.append(ctx.session.incident.evidence[-1].label)
+            assert table.cursor_row == row  # type: ignore[attr-defined]
+            assert view.data is data  # type: ignore[attr-defined]
+            await pilot.press("down")
+        assert labels[0] != labels[1] and len(ctx.session.incident.evidence) == 2

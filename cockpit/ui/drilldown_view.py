@@ -221,8 +221,12 @@ class DrilldownView(MetricsView):
         shared window's (one put back from the history)."""
         from cockpit.collect.cache import screen_window
 
-        shown = self.data.window.baseline if self.data is not None else None
-        if shown is not None and shown != screen_window(self.ctx).baseline:
+        if self.data is None:
+            return
+        # The baseline asked for, not the one it fell back to (no data a day earlier:
+        # the quiet window): every change to the incident would fetch again otherwise.
+        asked = self.data.baseline_from or self.data.window.baseline
+        if asked != screen_window(self.ctx).baseline:
             self.start(False)
 
     def action_baseline(self) -> None:

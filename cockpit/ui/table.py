@@ -9,10 +9,11 @@ pod names or the user's own text, so they all use this one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.geometry import Region, Spacing
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -123,6 +124,18 @@ class PlainTable(DataTable[Any]):
         if not self._page_by(-1):
             super().action_page_up()
 
+    _cursor_key: str | None = None
+    """The key of the cursor's row when the rows were last cleared: the cursor goes back
+    to that row when it is added again (a refresh, a pin, the incident changing), never
+    to the first row, where the next action would hit another row."""
+
+    def clear(self, columns: bool = False) -> Self:
+        if self.row_count and 0 <= self.cursor_row < self.row_count:
+            key = self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
+            self._cursor_key = str(key) if key is not None else None
+        super().clear(columns)
+        return self
+
     def add_row(
         self,
         *cells: Any,
@@ -130,7 +143,11 @@ class PlainTable(DataTable[Any]):
         key: str | None = None,
         label: Any = None,
     ) -> RowKey:
-        return super().add_row(*(plain(c) for c in cells), height=height, key=key, label=label)
+        added = super().add_row(*(plain(c) for c in cells), height=height, key=key, label=label)
+        if key is not None and key == self._cursor_key:
+            self._cursor_key = None
+            self.move_cursor(row=self.row_count - 1, scroll=False)
+        return added
 
     def add_rows_fitted(
         self,
