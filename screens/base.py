@@ -391,7 +391,13 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
             self.set_focus(left, scroll_visible=False)
 
     def focus_next(self, selector: Any = "*") -> Any:
-        """Tab: the next widget; after Escape left a field, the one after that field."""
+        """Tab: the next widget; after Escape left a field, the one after that field; the
+        one a notice about keys that went nowhere named, while it is on screen."""
+        named = self.promised_tab()
+        if named is not None:
+            self._left_field = None
+            self.set_focus(named)
+            return named
         self._resume_from_left_field()
         return super().focus_next(selector)
 

@@ -223,3 +223,32 @@ async def test_a_went_nowhere_notice_is_taken_down_once_typing_lands_in_a_field(
         await pilot.press("y")
         await pilot.pause()
         assert nowhere in _said(app)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_tab_goes_where_the_notice_said_even_when_the_stops_changed_since(tmp_path, lang):
+    """D opened, nothing focused, a key typed while "Accept verdict" still waits for its
+    data (not a stop yet): the notice names the first stop then; once the button can take
+    focus (before it in the order), Tab still lands on the stop the notice named."""
+    ctx = demo_ctx(tmp_path, lang)
+    async with opened_demo(ctx, "D", (160, 48)) as (app, pilot):
+        screen = app.screen
+        accept = screen.query_one("#scope-accept", Button)
+        accept.disabled = True
+        screen.set_focus(None)
+        await pilot.pause()
+        named = screen.focus_chain[0]
+        app.clear_notifications()
+        await pilot.press("x")
+        await pilot.pause()
+        said = _said(app)
+        assert len(said) == 1 and stop_name(named) in said[0], said
+        accept.disabled = False
+        await pilot.pause()
+        assert screen.focus_chain[0] is accept  # the order changed under the notice
+        await pilot.press("tab")
+        await pilot.pause()
+        assert screen.focused is named
+        await pilot.press("tab")  # the promise is kept once; then Tab moves on
+        await pilot.pause()
+        assert screen.focused is not named and screen.focused is not None

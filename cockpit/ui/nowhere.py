@@ -22,6 +22,8 @@ from cockpit.ui.focus import widget_name
 
 NOWHERE_QUIET_S = 3.0
 """Seconds of quiet after which a key typed that went nowhere is said again."""
+NOWHERE_NOTICE_S = 6.0
+"""How long a notice about keys that went nowhere stays on screen (seconds)."""
 
 
 def _types_text(widget: Widget) -> bool:
@@ -60,6 +62,10 @@ class SaysWhereTypingGoes(_ScreenMixin):
     """When (monotonic seconds) a key that went nowhere was last said."""
     _nowhere_shown: tuple[str, ...] = ()
     """The notices saying keys went nowhere that may still be on screen."""
+    _tab_promise: tuple[Widget | None, Widget, float] | None = None
+    """What the last such notice said Tab goes to: ``(focus then, the stop named, when)``.
+    Tab keeps that word while the notice may be on screen and focus has not moved, even
+    when the stops changed since (a button enabled once its data came)."""
 
     @property
     def notice_lang(self) -> str:
@@ -87,12 +93,45 @@ class SaysWhereTypingGoes(_ScreenMixin):
         if not quiet:
             said = self.nowhere_said()
             self._nowhere_shown = (*self._nowhere_shown, said)
-            self.notify(said, markup=False, timeout=6)
+            self.notify(said, markup=False, timeout=NOWHERE_NOTICE_S)
+            named = self._tab_named()
+            self._tab_promise = None if named is None else (focused, named, now)
+
+    def _tab_named(self) -> Widget | None:
+        """The stop :meth:`nowhere_said` names as the one Tab goes to."""
+        focused = self.focused
+        if focused is not None:
+            return tab_goes_to(self, focused)
+        left = self.left_field()
+        if left is not None and left in self.focus_chain:
+            return tab_goes_to(self, left)
+        return tab_goes_to(self, None)
+
+    def promised_tab(self) -> Widget | None:
+        """The stop the last notice said Tab goes to, while that still holds: the notice
+        may still be on screen, focus is where it was then, and the stop can take focus
+        (taken once: the next Tab moves on as usual)."""
+        promise, self._tab_promise = self._tab_promise, None
+        if promise is None:
+            return None
+        was, named, at = promise
+        if time.monotonic() - at > NOWHERE_NOTICE_S or self.focused is not was:
+            return None
+        return named if named in self.focus_chain else None
+
+    def focus_next(self, selector: Any = "*") -> Any:
+        """Tab: where the notice about keys that went nowhere said, else the next stop."""
+        named = self.promised_tab()
+        if named is not None:
+            self.set_focus(named)
+            return named
+        return super().focus_next(selector)
 
     def typing_landed(self) -> None:
         """A key typed landed in a field: the notices saying keys went nowhere no longer
         apply and are taken down at once, and a key that goes nowhere next is said again
         at once (a new burst)."""
+        self._tab_promise = None
         if not self._nowhere_shown:
             return
         shown, self._nowhere_shown = set(self._nowhere_shown), ()
