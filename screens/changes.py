@@ -190,7 +190,7 @@ class ChangesScreen(StepScreen):
             at = None
             if when:
                 try:
-                    at = parse_time(when, self.ctx.clock.now())
+                    at = parse_time(when, self.ctx.clock.logged())
                 except TimeParseError:
                     err.update(t("times.unparsed", self.lang, text=when, **example_times(self.ctx)))
                     # The field to correct takes focus, its text to review after the cursor.

@@ -246,7 +246,7 @@ class DrillAnswerForm(MetricsView):
         value: datetime | None = None
         if text:
             try:
-                value = parse_time(text, self.ctx.clock.now())
+                value = parse_time(text, self.ctx.clock.logged())
             except TimeParseError:
                 widget.add_class("-invalid")
                 error.update(

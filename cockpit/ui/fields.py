@@ -622,7 +622,9 @@ class TimesForm(Vertical):
             self._show_problems()
             return
         try:
-            value = parse_time(text, self.ctx.clock.now())
+            # A time of day is read on the incident clock (the instant investigated,
+            # running on): "15:11" typed at its 15:12 is today's, not yesterday's.
+            value = parse_time(text, self.ctx.clock.logged())
         except TimeParseError:
             self.unparsed[name] = text
             widget.add_class("-invalid")
