@@ -456,14 +456,28 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
             raise SkipAction()
         lang = self.ctx.lang if self.ctx is not None else "en"
         chord = key.replace("alt+", "Alt+").upper().replace("ALT+", "Alt+")
+        chain_now = screen.focus_chain
+
+        def stop_in(panel: Any) -> Any:
+            # A panel that binds the chord is named by the stop Tab reaches in it (C's
+            # table), never by what kind of box it is.
+            if panel in chain_now:
+                return panel
+            return next((w for w in chain_now if panel in w.ancestors), panel)
+
         takers = [
-            widget_name(w, lang)
+            widget_name(stop_in(w), lang)
             for w in screen.query("*")
             if key in w._bindings.key_to_bindings and w.display
         ]
         if takers:
             text = t(
-                "keys.chord_elsewhere", lang, key=chord, panels=", ".join(dict.fromkeys(takers))
+                "keys.chord_elsewhere",
+                lang,
+                key=chord,
+                panels=("、" if lang == "zh" else ", ").join(
+                    f"“{n}”" for n in dict.fromkeys(takers)
+                ),
             )
         else:
             text = t("keys.chord_nowhere", lang, key=chord)

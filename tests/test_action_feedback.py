@@ -353,3 +353,25 @@ async def test_accepting_the_verdict_again_never_wipes_the_responders_words(tmp_
         await pilot.pause(0.5)
         shown = [b.query_one(TextArea).text for b in screen.query(BoundTextArea)]
         assert "my own reading: the gateway" in shown, shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_panel_chord_pressed_elsewhere_names_the_stop_to_tab_into(tmp_path, lang):
+    """Alt+O with nothing focused on C: the notice names C's table as the screen titles
+    it (never "the focused item" or a kind of box)."""
+    from cockpit.i18n import t
+
+    ctx = demo_ctx(tmp_path, lang)
+    app = CockpitApp(ctx=ctx, start_step="C")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.screen.set_focus(None)
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press("alt+o")
+        await pilot.pause()
+        [notice] = [str(n.message) for n in app._notifications]
+        assert t("metrics.text.signals", lang) in notice, notice
+        for kind in ("other", "scroll", "table"):
+            assert t(f"focus.kind.{kind}", lang) not in notice, notice
