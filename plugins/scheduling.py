@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from cockpit.context import AppContext
@@ -85,7 +85,8 @@ class SchedulingPanel(Panel):
             ),
             self.lang,
         )
-        yield Static(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
+        # A label: it names the list of commands under it (its Tab stop).
+        yield Label(t("kube.panel.commands", self.lang), classes="sched--cmd-title sched--body")
         yield EndOptionList(id="sched-commands", classes="sched--body")
 
     def render_data(self, data: Any) -> None:

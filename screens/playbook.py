@@ -358,6 +358,9 @@ class PlaybookMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
     def action_pick(self, number: int) -> None:
         """Highlight the scenario numbered ``number``; Enter opens it. A number past the
         list highlights nothing and says so."""
+        menu = self.query_one(OptionList)
+        if isinstance(menu, EndOptionList) and menu.typed_in_a_run():
+            return  # a digit of a sentence typed into the list picks nothing
         count = len(all_playbooks())
         if 1 <= number <= count:
             self.query_one(OptionList).highlighted = number - 1

@@ -193,8 +193,31 @@ async def test_a_number_past_the_scenario_list_says_so(tmp_path):
         await pilot.pause()
         assert menu.highlighted == 1
         past = len(all_playbooks()) + 1
+        await pilot.pause(0.6)  # a digit on its own, not one of a run of typing
         await pilot.press(str(past))
         await pilot.pause()
         assert menu.highlighted == 1
         said = [str(n.message) for n in app._notifications]
         assert any(f"No scenario numbered {past}" in s for s in said), said
+
+
+async def test_the_digits_of_a_sentence_typed_into_f7_highlight_no_scenario(tmp_path):
+    """``Xid 79 on node 3`` typed into F7's list: its 3 is part of the text, not a pick —
+    the highlighted scenario stays; a digit typed on its own still highlights."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="A")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("f7")
+        await pilot.pause()
+        menu = app.screen.query_one("#pb-menu", OptionList)
+        before = menu.highlighted
+        await pilot.press(*"Xid 79 on node 3")
+        await pilot.pause()
+        assert menu.highlighted == before
+        said = [str(n.message) for n in app._notifications]
+        assert not any("No scenario numbered" in s for s in said), said
+        await pilot.pause(0.6)
+        await pilot.press("4")
+        await pilot.pause()
+        assert menu.highlighted == 3

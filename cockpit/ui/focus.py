@@ -296,6 +296,11 @@ def stop_name(widget: Widget) -> str:
             siblings = list(node.parent.children)
             before = siblings[: siblings.index(node)]
             shown = [w for w in before if isinstance(w, Label | Static) and w.display]
+            others = [w for w in before if w.display and not isinstance(w, Label | Static)]
+            if others and shown and before.index(others[-1]) > before.index(shown[-1]):
+                # Another stop (a table) sits between the field and the text above: that
+                # text names it, not the field (A's note field under the timeline).
+                break
             if shown and isinstance(shown[-1], Label):
                 name = str(shown[-1].render()).strip()
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import _widget_navigation
+from textual import _widget_navigation, events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -41,6 +41,23 @@ class StopsAtEnds(OptionList):
 class EndOptionList(StopsAtEnds):
     """A plain option list that stops at its first and last option (see
     :class:`StopsAtEnds`)."""
+
+    RUN_GAP_S = 0.5
+    """Keys closer together than this are one run of typing (a sentence)."""
+
+    _key_at = -1e9
+    _key_before_at = -1e9
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.is_printable:
+            import time
+
+            self._key_before_at, self._key_at = self._key_at, time.monotonic()
+
+    def typed_in_a_run(self) -> bool:
+        """Whether the printable key being handled came within a run of typing (a digit
+        of ``Xid 79 on node 3``), not on its own: such a digit picks nothing."""
+        return self._key_at - self._key_before_at < self.RUN_GAP_S
 
 
 class LocalSelectOverlay(SelectOverlay, StopsAtEnds):

@@ -60,8 +60,11 @@ class StepMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
 
     def action_pick(self, number: int) -> None:
         """Highlight the step numbered ``number`` (1 = A … 9 = I); Enter goes there."""
+        menu = self.query_one(OptionList)
+        if isinstance(menu, EndOptionList) and menu.typed_in_a_run():
+            return  # a digit of a sentence typed into the list picks nothing
         if 1 <= number <= len(STEPS):
-            self.query_one(OptionList).highlighted = number - 1
+            menu.highlighted = number - 1
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
