@@ -333,6 +333,9 @@ class PlaybookScreen(ContainsWorkerErrors, SaysWhereTypingGoes, KeepsTextOnFocus
 class PlaybookMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
     """Pick one of the six scenarios (opened with F7 from any step)."""
 
+    DIALOG_TITLE_KEY = "playbook.title"
+    """What names the dialog's unnamed stop (its one list, table or text)."""
+
     DEFAULT_CSS = """
     PlaybookMenuScreen { align: center middle; }
     PlaybookMenuScreen > OptionList { width: 70; height: auto; max-height: 12; border: thick $accent; }

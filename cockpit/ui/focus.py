@@ -334,6 +334,14 @@ def stop_name(widget: Widget) -> str:
             if isinstance(outer, Widget) and outer.border_title:
                 name = str(outer.border_title)
                 break
+    title_key = getattr(widget.screen, "DIALOG_TITLE_KEY", "") if widget.is_attached else ""
+    if not name and title_key:
+        # The one list or table of a dialog: the dialog's title (F8's changes, Ctrl+G's
+        # steps).
+        from cockpit.i18n import t
+
+        ctx = getattr(widget.app, "ctx", None)
+        name = t(title_key, str(getattr(ctx, "lang", None) or "en"))
     name = " ".join(name.split())
     return name if len(name) <= 60 else name[:59] + "…"
 

@@ -17,6 +17,9 @@ from cockpit.ui.nowhere import SaysWhereTypingGoes
 class HelpScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """Keys and flow overview in the UI language."""
 
+    DIALOG_TITLE_KEY = "help.title"
+    """What names the dialog's unnamed stop (its one list, table or text)."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90%; max-width: 120; height: 90%; border: thick $primary; background: $surface; }

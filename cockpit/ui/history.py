@@ -24,6 +24,9 @@ from cockpit.ui.table import PlainTable
 class HistoryScreen(SaysWhereTypingGoes, ModalScreen[None]):
     """The incident's history with a Restore button (see :mod:`cockpit.history`)."""
 
+    DIALOG_TITLE_KEY = "history.title"
+    """What names the dialog's unnamed stop (its one list, table or text)."""
+
     DEFAULT_CSS = """
     HistoryScreen { align: center middle; }
     HistoryScreen > Vertical { width: 95%; max-width: 150; height: 90%; border: thick $primary;

@@ -28,6 +28,9 @@ class StepMenuScreen(SaysWhereTypingGoes, ModalScreen[str | None]):
         current: Letter of the step on screen (highlighted first).
     """
 
+    DIALOG_TITLE_KEY = "stepmenu.title"
+    """What names the dialog's unnamed stop (its one list, table or text)."""
+
     DEFAULT_CSS = """
     StepMenuScreen { align: center middle; }
     StepMenuScreen > OptionList { width: 60; height: auto; max-height: 13; border: thick $accent; }
