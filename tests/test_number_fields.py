@@ -132,3 +132,22 @@ async def test_a_number_typed_after_a_refused_sentence_still_replaces_the_value(
         await pilot.press("tab")
         await pilot.pause()
         assert ctx.session.incident.recovery.hold_minutes == 10
+
+
+async def test_an_emptied_hold_says_it_was_left_empty(tmp_path):
+    """Backspaced to nothing and left: the hold stays, said as an empty field (never
+    "“” is outside the range")."""
+    ctx = make_ctx(tmp_path, lang="en")
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        await pilot.press("end", "backspace", "backspace")
+        app.clear_notifications()
+        await pilot.press("tab")
+        await pilot.pause()
+        assert ctx.session.incident.recovery.hold_minutes == 15 and hold.value == "15"
+        said = _notices(app)
+        assert any("left empty" in m and "stays 15" in m for m in said), said
+        assert not any("“”" in m for m in said), said

@@ -139,7 +139,8 @@ class NumberInput(ValueInput):
         write_back(self, str(kept))
         self.notify(
             t(
-                "number.out_of_range",
+                # an emptied field is no number outside the range: it is no number at all
+                "number.empty" if not text else "number.out_of_range",
                 lang,
                 field=widget_name(self, lang),
                 unit=t(self.unit_key, lang),
