@@ -201,6 +201,7 @@ async def test_the_number_of_a_scenario_highlights_it_and_enter_opens_it(tmp_pat
         await pilot.press(*"Xid 79 on node 3")
         await pilot.pause()
         assert isinstance(app.screen, PlaybookMenuScreen)
+        await pilot.pause(0.6)  # a digit on its own, not one of the sentence's
         await pilot.press("4")
         await pilot.pause()
         assert isinstance(app.screen, PlaybookMenuScreen)
