@@ -390,16 +390,10 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
         if self.focused is None and left is not None and left in self.focus_chain:
             self.set_focus(left, scroll_visible=False)
 
-    def focus_next(self, selector: Any = "*") -> Any:
-        """Tab: the next widget; after Escape left a field, the one after that field; the
-        one a notice about keys that went nowhere named, while it is on screen."""
-        named = self.promised_tab()
-        if named is not None:
-            self._left_field = None
-            self.set_focus(named)
-            return named
+    def tab_starts_from(self) -> None:
+        """Tab (see :meth:`SaysWhereTypingGoes.focus_next`): after Escape left a field, it
+        goes on from that field."""
         self._resume_from_left_field()
-        return super().focus_next(selector)
 
     def focus_previous(self, selector: Any = "*") -> Any:
         """Shift+Tab: the previous widget; after Escape left a field, the one before it."""

@@ -4,7 +4,7 @@ after that instant (a mitigation just done) is that day's, never the day before.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from textual.widgets import Input
 
@@ -21,19 +21,19 @@ async def test_a_time_after_the_instant_investigated_is_that_days(tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         field = app.screen.query_one("#time-mitigate", Input)
-        field.focus()
-        await pilot.pause()
-        typed = (FROZEN + timedelta(minutes=11)).strftime("%H:%M")
-        await pilot.press(*typed, "tab")
-        await pilot.pause()
-        got = ctx.session.incident.times.mitigate
+
+        async def typed_at(minutes: int) -> tuple[str, datetime | None]:
+            """The time of day ``minutes`` after the instant investigated, typed in."""
+            field.focus()
+            await pilot.pause()
+            typed = (FROZEN + timedelta(minutes=minutes)).strftime("%H:%M")
+            await pilot.press(*typed, "tab")
+            await pilot.pause()
+            return typed, ctx.session.incident.times.mitigate
+
+        typed, got = await typed_at(11)
         assert got is not None and got.date() == FROZEN.date(), got
         assert got.strftime("%H:%M") == typed
         # a time later than the incident clock is still the day before (not the future)
-        field.focus()
-        await pilot.pause()
-        later = (FROZEN + timedelta(minutes=30)).strftime("%H:%M")
-        await pilot.press(*later, "tab")
-        await pilot.pause()
-        got = ctx.session.incident.times.mitigate
+        _, got = await typed_at(30)
         assert got is not None and got.date() == (FROZEN - timedelta(days=1)).date(), got

@@ -14,6 +14,11 @@ from typing import Any
 
 from cockpit.i18n import catalog, t
 
+TYPING_RUN_GAP_S = 0.5
+"""Printable keys closer together than this are one run of typing (a sentence typed, or
+sent at once): a field taking a number refuses the digits of a refused run, a numbered
+list takes none of its digits as a pick."""
+
 
 def binding_key(action: str) -> str:
     """The message key of a binding's action (``binding.refresh``, ``binding.mark_ok``)."""

@@ -168,11 +168,9 @@ class LedgerEditor:
             if field.value != str(getattr(current, name)):
                 field.focus()
                 what = t(f"ledger.row.{self.ledger}", self.lang)
-                if self.name_row is not None:
-                    label = self.name_row(current)
-                else:
-                    rows = getattr(self.ctx.session.incident, self.ledger)  # type: ignore[union-attr]
-                    label = str(getattr(current, "number", 0) or rows.index(current) + 1)
+                label = (
+                    self.name_row(current) if self.name_row is not None else self.number(current)
+                )
                 self.show(t("ledger.unsaved_edit", self.lang, what=what, n=label))
                 return True
         return False
@@ -183,13 +181,16 @@ class LedgerEditor:
     def editing_said(self, row: Any) -> str:
         """ "Editing hypothesis 3 — Enter saves, Esc cancels": which row the form holds
         (its number in the ledger) and the two ways out."""
-        assert self.ctx.session is not None
-        rows = getattr(self.ctx.session.incident, self.ledger)
         what = t(f"ledger.row.{self.ledger}", self.lang)
         if self.name_row is not None:
             return t("ledger.editing_named", self.lang, what=what, name=self.name_row(row))
-        number = getattr(row, "number", 0) or rows.index(row) + 1
-        return t("ledger.editing_row", self.lang, what=what, n=number)
+        return t("ledger.editing_row", self.lang, what=what, n=self.number(row))
+
+    def number(self, row: Any) -> int:
+        """The row's number as the ledger shows it (its own, else its place, from 1)."""
+        assert self.ctx.session is not None
+        rows = getattr(self.ctx.session.incident, self.ledger)
+        return int(getattr(row, "number", 0) or rows.index(row) + 1)
 
     def cancel_on_escape(self, focused: Any) -> bool:
         """Escape in the form of a row being edited cancels the edit: the row keeps its
@@ -225,11 +226,8 @@ class LedgerEditor:
     def saved_said(self, row: Any, key: str = "ledger.saved_row") -> str:
         """ "Hypothesis 3 saved …; the form is empty and adds a new one" (``key``: the
         message that says it)."""
-        assert self.ctx.session is not None
-        rows = getattr(self.ctx.session.incident, self.ledger)
-        number = getattr(row, "number", 0) or rows.index(row) + 1
         what = t(f"ledger.row.{self.ledger}", self.lang)
-        return t(key, self.lang, what=what, n=number)
+        return t(key, self.lang, what=what, n=self.number(row))
 
     def end(self) -> bool:
         """Leave editing: the form is empty again, or holds the draft kept when the edit

@@ -120,12 +120,18 @@ class SaysWhereTypingGoes(_ScreenMixin):
         return named if named in self.focus_chain else None
 
     def focus_next(self, selector: Any = "*") -> Any:
-        """Tab: where the notice about keys that went nowhere said, else the next stop."""
+        """Tab: where the notice about keys that went nowhere said, else the next stop
+        (from where :meth:`tab_starts_from` puts focus first)."""
         named = self.promised_tab()
         if named is not None:
             self.set_focus(named)
             return named
+        self.tab_starts_from()
         return super().focus_next(selector)
+
+    def tab_starts_from(self) -> None:
+        """Before a Tab no notice decided: put focus where Tab goes on from (a step
+        screen: the field Escape left)."""
 
     def typing_landed(self) -> None:
         """A key typed landed in a field: the notices saying keys went nowhere no longer

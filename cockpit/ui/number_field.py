@@ -18,15 +18,15 @@ from textual.widgets import Input, TextArea
 
 from cockpit.i18n import t
 from cockpit.ui.fields import ValueInput, entered_text, write_back
+from cockpit.ui.keys import TYPING_RUN_GAP_S
 
 
 class NumberInput(ValueInput):
     """A one-value field holding a whole number from ``low`` to ``high``, counted in the
     unit named by the i18n key ``unit_key`` ("minutes")."""
 
-    RUN_GAP_S = 0.5
-    """Keys closer together than this are one run of typing (a sentence typed or sent
-    at once): a refused key refuses the digits of its run too."""
+    RUN_GAP_S = TYPING_RUN_GAP_S
+    """A refused key refuses the digits of its run of typing too."""
 
     def __init__(
         self, value: str | None = None, *, low: int, high: int, unit_key: str, **kw: Any

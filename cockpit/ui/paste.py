@@ -5,8 +5,9 @@ a FailedScheduling event; cockpit says what it is, what it means and what to che
 Anything can be pinned: cockpit's own output (``cockpit gpus``, ``pending``, ``changes``,
 ``analyze``) is read into its facts (:mod:`cockpit.analysis.cockpit_output`), one pinned
 piece of evidence each; text nothing recognises is pinned as a note, stamped when it
-is logged (:meth:`cockpit.clock.Clock.logged`); a recognised finding carries the time written on its log line when the
-line has one (else the incident clock), and its label in both languages. "Pin" explains the text first when it has not been explained yet, and
+is logged (:meth:`cockpit.clock.Clock.logged`); a recognised finding carries the time
+written on its log line when the line has one (else the incident clock), and its label in
+both languages. "Pin" explains the text first when it has not been explained yet, and
 every press says what it did."""
 
 from __future__ import annotations

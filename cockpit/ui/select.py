@@ -3,6 +3,7 @@ stop at their ends."""
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual import _widget_navigation, events
@@ -12,7 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Select
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
-from cockpit.ui.keys import localize_bindings
+from cockpit.ui.keys import TYPING_RUN_GAP_S, localize_bindings
 
 
 class StopsAtEnds(OptionList):
@@ -42,22 +43,17 @@ class EndOptionList(StopsAtEnds):
     """A plain option list that stops at its first and last option (see
     :class:`StopsAtEnds`)."""
 
-    RUN_GAP_S = 0.5
-    """Keys closer together than this are one run of typing (a sentence)."""
-
     _key_at = -1e9
     _key_before_at = -1e9
 
     async def _on_key(self, event: events.Key) -> None:
         if event.is_printable:
-            import time
-
             self._key_before_at, self._key_at = self._key_at, time.monotonic()
 
     def typed_in_a_run(self) -> bool:
         """Whether the printable key being handled came within a run of typing (a digit
         of ``Xid 79 on node 3``), not on its own: such a digit picks nothing."""
-        return self._key_at - self._key_before_at < self.RUN_GAP_S
+        return self._key_at - self._key_before_at < TYPING_RUN_GAP_S
 
 
 class LocalSelectOverlay(SelectOverlay, StopsAtEnds):

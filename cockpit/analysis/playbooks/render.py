@@ -18,8 +18,13 @@ _STATUS_KEY = {
     ItemStatus.NA: "playbook.status.na",
     ItemStatus.NOT_AVAILABLE: "playbook.status.not_available",
 }
-# List arguments that are ids of explain's mitigation / long-term texts.
-_ID_LISTS = {"mitigations": "explain.mitigate.cuda_oom", "long_term": "explain.longterm"}
+# Arguments that are ids of explain's texts (a list of mitigations / long-term fixes, or
+# an engine-log cause): shown as those texts.
+_ID_ARGS = {
+    "mitigations": "explain.mitigate.cuda_oom",
+    "long_term": "explain.longterm",
+    "cause": "explain.cause.engine_log",
+}
 
 
 def status_text(status: ItemStatus, lang: str) -> str:
@@ -35,20 +40,18 @@ def signal_name(signal: str, lang: str) -> str:
 
 
 def _arg(name: str, value: Any, lang: str) -> Any:
-    if name == "cause" and isinstance(value, str):
-        key = f"explain.cause.engine_log.{value}"
-        return t(key, lang).rstrip("。.") if key in catalog() else value
     if name == "signals" and isinstance(value, str):
         sep = "、" if lang == "zh" else ", "
         return sep.join(signal_name(v.strip(), lang) for v in value.split(",") if v.strip())
+    prefix = _ID_ARGS.get(name)
+
+    def words(v: Any) -> str:
+        key = f"{prefix}.{v}" if prefix else ""
+        return (t(key, lang) if key in catalog() else str(v)).rstrip("。.")
+
     if isinstance(value, list):
-        prefix = _ID_LISTS.get(name)
-        words = []
-        for v in value:
-            key = f"{prefix}.{v}" if prefix else ""
-            words.append((t(key, lang) if key in catalog() else str(v)).rstrip("。."))
-        return "；".join(words) if lang == "zh" else "; ".join(words)
-    return value
+        return ("；" if lang == "zh" else "; ").join(words(v) for v in value)
+    return words(value) if prefix and isinstance(value, str) else value
 
 
 def finding_text(result: ItemResult, lang: str) -> str:
