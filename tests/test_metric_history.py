@@ -676,6 +676,17 @@ async def test_presence_from_raw_samples_is_what_the_timestamp_range_query_gives
     assert checked > 50
 
 
+async def _c_rows(app: Any, pilot: Any) -> Any:
+    """Step C's report once its rows are in (up to 30 s)."""
+    view = app.screen.query_one("DrilldownView")
+    for _ in range(300):
+        await app.workers.wait_for_complete()
+        if view.data is not None:
+            break
+        await pilot.pause(0.1)
+    return view.data
+
+
 async def test_a_pin_on_c_keeps_the_row_and_fetches_nothing_again(
     prometheus_scenario: Get, tmp_path: Path
 ) -> None:
@@ -690,12 +701,7 @@ async def test_a_pin_on_c_keeps_the_row_and_fetches_nothing_again(
     app = CockpitApp(ctx=ctx, start_step="C")
     async with app.run_test(size=(160, 48)) as pilot:
         view = app.screen.query_one("DrilldownView")
-        for _ in range(300):
-            await app.workers.wait_for_complete()
-            if view.data is not None:  # type: ignore[attr-defined]
-                break
-            await pilot.pause(0.1)
-        data = view.data  # type: ignore[attr-defined]
+        data = await _c_rows(app, pilot)
         assert data.baseline_from == "1d" and data.window.baseline == "quiet"
         table = app.screen.query_one("#dd-table")
         table.focus()
@@ -713,3 +719,28 @@ async def test_a_pin_on_c_keeps_the_row_and_fetches_nothing_again(
             assert view.data is data  # type: ignore[attr-defined]
             await pilot.press("down")
         assert labels[0] != labels[1] and len(ctx.session.incident.evidence) == 2
+
+
+async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """No data a day earlier: C compares with the quiet window, as its header says. The
+    notice of Alt+O names that one as the baseline it was, and why, in both languages."""
+    from cockpit.app import CockpitApp
+
+    srv = prometheus_scenario("gpu_lost")
+    for lang, was in (
+        ("en", "(was quiet, as 1d had no data)"),
+        ("zh", "（之前：事发前的平静时段，因1 天前同时段无数据）"),
+    ):
+        ctx = ctx_for(srv, tmp_path / lang, "qwen-chat")
+        ctx.lang = lang
+        app = CockpitApp(ctx=ctx, start_step="C")
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert (await _c_rows(app, pilot)).window.baseline == "quiet"
+            app.screen.query_one("#dd-table").focus()
+            await pilot.pause()
+            await pilot.press("alt+o")
+            await pilot.pause()
+            notices = [n.message for n in app._notifications]
+            assert any(was in n for n in notices), notices

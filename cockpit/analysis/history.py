@@ -394,8 +394,10 @@ def gpu_text(node: str, index: str, uuid: str) -> str:
 class HistoryInput(BaseModel):
     """Range results over the window (see :mod:`cockpit.collect.history` for the queries).
 
-    Presence inputs (``*_ts``) hold sample timestamps as values; the others the metric's
-    values at each step.
+    Presence inputs (``*_ts``) hold sample timestamps as values (a GPU not the
+    service's own: the times of the steps that saw it,
+    :func:`cockpit.collect.history._gpus_seen`); the others the metric's values at each
+    step.
     """
 
     start: float

@@ -10,8 +10,8 @@ pod, a revision or a service's GPU was present is read from its series' raw samp
 selector evaluated once at the grid's end, :func:`presence`: what ``timestamp(...)`` on the
 grid gives, so a vanished series ends at its last sample, not 5 minutes later, without the
 server selecting the series again at every step), and Xid is ``max_over_time`` per step so
-a 30-second burst shows. GPUs are read on the nodes the
-service's pods ran on (every GPU there, idle ones too).
+a 30-second burst shows. GPUs are read on the nodes the service's pods ran on (every GPU
+there, idle ones too), by the steps that saw them (:func:`_gpus_seen`).
 """
 
 from __future__ import annotations
@@ -294,8 +294,7 @@ async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
     for k in PRESENCE_KEYS:
         if k in got:
             got[k] = [p for s in got[k] if (p := presence(s, lo, hi, raw.step)) is not None]
-    if not got.get("gpu_ts"):
-        got["gpu_ts"] = got.get("gpu_own_ts", [])
+    got["gpu_ts"] = _gpus_seen(got.get("gpu_ts", []), got.get("gpu_own_ts", []))
     fields = set(HistoryInput.model_fields)
     h = HistoryInput(
         start=window.start.timestamp(),
@@ -308,8 +307,43 @@ async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
     if raw.last is None:
         await _last_values(ctx, window, inv, det)
     else:
-        _place_last_values(inv, raw.last)
+        _place_last_values(inv, raw.last, det)
     return HistoryReport(inventory=inv, items=metric_changes(h, inv), failures=failures)
+
+
+def _gpus_seen(on_nodes: list[Series], own: list[Series]) -> list[Series]:
+    """When each GPU series of the window's nodes was present, as :func:`presence` gives
+    it (sample times as values, at its first and last steps).
+
+    ``on_nodes`` holds the metric's values on the history grid (the range query of
+    :func:`_node_queries`); ``own`` the presence of the service's own GPUs, read from
+    their raw samples. A series in both is taken from ``own`` (its exact sample times);
+    another one is seen from the first to the last step that has a value, its times
+    those of the steps: one step late at most for its start, and for its end as late as
+    the scrape that went without it (Prometheus marks a series that left its target
+    stale there, https://prometheus.io/docs/prometheus/latest/querying/basics/#staleness),
+    or up to the 5-minute lookback on a server that wrote no staleness markers (history
+    backfilled with ``promtool``). With nothing read on the nodes (no join, or none of
+    their series), the service's own GPUs are all there is."""
+    if not on_nodes:
+        return own
+    exact = {frozenset(s.labels.items()): s for s in own}
+    out = []
+    for s in on_nodes:
+        if not s.samples:
+            continue
+        labels = {k: v for k, v in s.labels.items() if k != "__name__"}
+        known = exact.get(frozenset(labels.items()))
+        if known is not None:
+            out.append(known)
+            continue
+        first, last = s.samples[0].t, s.samples[-1].t
+        out.append(
+            Series.model_construct(
+                labels=labels, samples=[Sample(first, first), Sample(last, last)]
+            )
+        )
+    return out
 
 
 PRESENCE_KEYS = (
@@ -531,8 +565,14 @@ def _node_queries(
         "node_conditions": on(lambda m: f"kube_node_status_condition{{{_and(m, true)}}}", "node"),
     }
     if gpu_metric:
+        # The plain selector, not ``timestamp(...)``: Prometheus 2.x selects a series again
+        # at every step for ``timestamp`` of a selector (its range evaluation resets each
+        # series' iterator per step), which made this the slowest query of an analysis by
+        # far (about 30x the plain selector on the lost-GPU incident); :func:`_build`
+        # reads the steps that saw each GPU, and the service's own GPUs' exact sample
+        # times from their raw samples.
         out["gpu_ts"] = " or ".join(
-            on(lambda m: f"timestamp({gpu_metric}{{{m}}})", lab) for lab in ("Hostname", "hostname")
+            on(lambda m: f"{gpu_metric}{{{m}}}", lab) for lab in ("Hostname", "hostname")
         )
     if xid_metric:
         out["xid"] = " or ".join(
@@ -543,38 +583,55 @@ def _node_queries(
 
 
 def _last_value_specs(det: object, window: Window, on: OnNodes) -> dict[str, QuerySpec]:
-    """Instant queries of the last value over the window of every GPU on the window's
-    nodes, per signal of :data:`LAST_VALUE_SIGNALS` (those of the GPUs that went silent
-    are kept: :func:`_place_last_values`)."""
+    """One instant query of the last value over the window of every GPU on the window's
+    nodes, for every signal of :data:`LAST_VALUE_SIGNALS` at once (one selector of their
+    metric names: ``last_over_time`` keeps ``__name__``, so each answer row tells its
+    signal; the nodes' join is evaluated once, not once per signal). Those of the GPUs
+    that went silent are kept: :func:`_place_last_values`."""
+    names = _last_value_metrics(det)
+    if not names:
+        return {}
     span = int(window.span.total_seconds())
-    out = {}
+    sel = f'__name__=~"{_regex(list(names))}"'
+
+    def last_of(m: str) -> str:
+        return f"last_over_time({{{_and(sel, m)}}}[{span}s])"
+
+    query = " or ".join(on(last_of, lab) for lab in ("Hostname", "hostname"))
+    return {"last": QuerySpec(key="last", query=query, kind="instant", end=window.end)}
+
+
+def _last_value_metrics(det: object) -> dict[str, list[str]]:
+    """The detected metric of each signal of :data:`LAST_VALUE_SIGNALS`: the signals by
+    metric name, in the signals' order."""
+    out: dict[str, list[str]] = {}
     for sid in LAST_VALUE_SIGNALS:
         r = det.get(sid)  # type: ignore[attr-defined]
-        if r is None or not r.available or not r.metric:
-            continue
-
-        def last_of(m: str, metric: str = r.metric) -> str:
-            return f"last_over_time({metric}{{{m}}}[{span}s])"
-
-        query = " or ".join(on(last_of, lab) for lab in ("Hostname", "hostname"))
-        key = f"last|{sid}"
-        out[key] = QuerySpec(key=key, query=query, kind="instant", end=window.end)
+        if r is not None and r.available and r.metric:
+            out.setdefault(r.metric, []).append(sid)
     return out
 
 
-def _place_last_values(inv: WindowInventory, results: dict[str, QueryResult]) -> None:
-    """Keep, for each GPU that went silent, its last values from the answers of
+def _place_last_values(inv: WindowInventory, results: dict[str, QueryResult], det: object) -> None:
+    """Keep, for each GPU that went silent, its last values from the answer of
     :func:`_last_value_specs` (its series by UUID, else by node and index; the first one
-    as Prometheus lists them)."""
+    of each metric as Prometheus lists them)."""
+    signals = _last_value_metrics(det)
     for g in inv.silent_gpus():
-        for key, res in results.items():
-            sid = key.split("|", 1)[1]
-            row = next((v for v in res.vector if _is_gpu(v.labels, g)), None)
-            if row is None:
-                continue
-            # dcgm-exporter's Xid counter names its code in a label; the gauge holds it.
-            code = row.labels.get("xid", "")
-            g.last_values[sid] = float(code) if sid == "hardware.xid" and code.isdigit() else row.v
+        placed: set[str] = set()
+        for res in results.values():
+            for row in res.vector:
+                if not _is_gpu(row.labels, g):
+                    continue
+                for sid in signals.get(row.labels.get("__name__", ""), []):
+                    if sid in placed:
+                        continue
+                    placed.add(sid)
+                    # dcgm-exporter's Xid counter names its code in a label; the gauge
+                    # holds it.
+                    code = row.labels.get("xid", "")
+                    xid = sid == "hardware.xid" and code.isdigit()
+                    g.last_values[sid] = float(code) if xid else row.v
 
 
 def _is_gpu(labels: dict[str, str], g: GpuEntity) -> bool:

@@ -239,4 +239,9 @@ class DrilldownView(MetricsView):
         self.start(False)
         kind = t(f"metrics.baseline_kind.{new}", self.lang)
         old = t(f"metrics.baseline_kind.{cur}", self.lang)
+        shown = self.data
+        if shown is not None and shown.baseline_from and shown.window.baseline != cur:
+            # What C compared with, as its header says: the asked one had no data.
+            used = t(f"metrics.baseline_kind.{shown.window.baseline}", self.lang)
+            old = t("metrics.baseline_fell_back", self.lang, used=used, asked=old)
         self.notify(t("metrics.baseline_switched", self.lang, baseline=kind, old=old), markup=False)
