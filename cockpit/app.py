@@ -180,6 +180,8 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
                 exit_callback=wake_loop(self._exit_with),
                 exit_deadline_s=EXIT_DEADLINE_S,
             )
+            # what was typed and not yet added goes with the record, as on quit
+            self._exit_guard.add_flusher(self.keep_typed_drafts)
         if self.ctx is not None:
             self._booted(self.ctx)
         else:
@@ -616,6 +618,17 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
 
         self._choose(AlertPickerScreen(self.ctx.lang, alerts), chosen)
 
+    def keep_typed_drafts(self) -> None:
+        """Text typed in the step screens but not added yet (a hypothesis without its
+        refutation, an error sample) kept with the incident for ``--resume``
+        (``Incident.drafts``): on quit, and on SIGHUP/SIGTERM before the exit guard
+        saves the record (:class:`cockpit.lifecycle.ExitGuard`)."""
+        if self.ctx is None or self.ctx.session is None:
+            return
+        self.ctx.drafts.clear()
+        self._keep_drafts()
+        self.ctx.session.keep_drafts(self.ctx.drafts)
+
     def _keep_drafts(self) -> None:
         """Text typed but not yet added (an error sample, a hypothesis) in the step
         screens about to be rebuilt: kept in ``ctx.drafts`` by step and field
@@ -781,10 +794,7 @@ class CockpitApp(ContainsWorkerErrors, KeysInOrder):
         from cockpit.i18n import t
 
         if self.ctx is not None and self.ctx.session is not None:
-            # text typed but not added yet is kept with the incident for --resume
-            self.ctx.drafts.clear()
-            self._keep_drafts()
-            self.ctx.session.keep_drafts(self.ctx.drafts)
+            self.keep_typed_drafts()
             saved = self.ctx.session.flush()
             if not saved and not self._quit_anyway:
                 self._quit_anyway = True
