@@ -89,6 +89,7 @@ from cockpit.incident import (
     TimelineEntry,
     TimelineKind,
     mitigation_in,
+    scope_verdict_in,
 )
 from cockpit.models.messages import unit_text
 from cockpit.neutral import json_text, neutralise
@@ -411,7 +412,7 @@ def build_document(
             steps=list(inc.path),
             current_step=inc.current_step,
             scope_branch=_text(inc.scope_branch),
-            scope_verdict=_text(inc.scope_verdict),
+            scope_verdict=_text(scope_verdict_in(inc, lang)),
             step_notes=dict(inc.step_notes),
         ),
         collect_first=inc.collect.model_copy(deep=True),

@@ -564,6 +564,17 @@ def mitigation_in(incident: Incident, lang: str) -> str:
     return incident.mitigation
 
 
+def scope_verdict_in(incident: Incident, lang: str) -> str:
+    """The incident's scope verdict with the text cockpit wrote at D in ``lang`` where the
+    field still holds it as written (words the responder added before or after it stay
+    as typed), else as it was typed."""
+    text = incident.scope_verdict
+    for written in incident.scope_verdict_i18n.values():
+        if written and written in text:
+            return text.replace(written, incident.scope_verdict_i18n.get(lang, written), 1)
+    return text
+
+
 class Incident(_Model):
     """The whole incident. Field order follows the handbook's template where it can.
 
@@ -620,6 +631,10 @@ class Incident(_Model):
     scope_branch: Branch | Literal[""] = ""
     """The answer at D (single instance/node or shared); empty until answered."""
     scope_verdict: str = ""
+    scope_verdict_i18n: dict[str, str] = Field(default_factory=dict)
+    """The verdict cockpit wrote into ``scope_verdict`` at D (Accept verdict), in each
+    language: the export speaks its own language for that text while the field still
+    holds it, the responder's words around it kept as typed (:func:`scope_verdict_in`)."""
     step_notes: dict[str, str] = Field(default_factory=dict)
     alert_rule: str = ""
     history: list[HistoryEntry] = Field(default_factory=list)

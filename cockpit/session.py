@@ -1060,13 +1060,20 @@ class IncidentSession:
             self.incident.path.append(step_id)
         self.save()
 
-    def set_branch(self, branch: Branch | Literal[""], verdict: str = "") -> str:
+    def set_branch(
+        self,
+        branch: Branch | Literal[""],
+        verdict: str = "",
+        verdict_i18n: dict[str, str] | None = None,
+    ) -> str:
         """Record the answer at D (``single`` or ``shared``) and the verdict behind it.
 
         The verdict goes into the "scope verdict" field unless the field holds it already
         (the responder's words added to it are kept); text it replaces is kept in the
-        history (F8 puts it back). Returns what happened to the field: ``""`` (no
-        verdict given), ``set`` (it was empty), ``kept`` or ``replaced``."""
+        history (F8 puts it back). ``verdict_i18n`` is the verdict in each language, for
+        the export (:func:`cockpit.incident.scope_verdict_in`). Returns what happened to
+        the field: ``""`` (no verdict given), ``set`` (it was empty), ``kept`` or
+        ``replaced``."""
         self._record("scope_branch", self.incident.scope_branch, branch)
         self.incident.scope_branch = branch
         said = ""
@@ -1078,6 +1085,7 @@ class IncidentSession:
                 said = "replaced" if old.strip() else "set"
                 self._record("scope_verdict", old, verdict)
                 self.incident.scope_verdict = verdict
+            self.incident.scope_verdict_i18n = dict(verdict_i18n or {})
         self.save()
         return said
 

@@ -375,3 +375,32 @@ async def test_a_panel_chord_pressed_elsewhere_names_the_stop_to_tab_into(tmp_pa
         assert t("metrics.text.signals", lang) in notice, notice
         for kind in ("other", "scroll", "table"):
             assert t(f"focus.kind.{kind}", lang) not in notice, notice
+
+
+async def test_a_verdict_accepted_in_english_is_exported_in_chinese(tmp_path):
+    """D's verdict accepted with the screens in English, the responder's words added after
+    it: a Chinese export has cockpit's verdict in Chinese and the responder's words as
+    typed; once the responder rewrote the verdict itself, it is exported as typed."""
+    from textual.widgets import Button
+
+    from cockpit.export import render
+    from cockpit.incident import scope_verdict_in
+
+    ctx = demo_ctx(tmp_path, "en")
+    app = CockpitApp(ctx=ctx, start_step="D")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.screen.query_one("#scope-accept", Button).press()
+        await pilot.pause(0.5)
+    inc = ctx.session.incident
+    en, zh = inc.scope_verdict_i18n["en"], inc.scope_verdict_i18n["zh"]
+    assert inc.scope_verdict == en and en != zh
+    ctx.session.set_text("scope_verdict", en + " — checked by hand")
+    assert scope_verdict_in(inc, "zh") == zh + " — checked by hand"
+    md = render(inc, lang="zh", fmt="md")
+    assert zh.splitlines()[0] in md and en.splitlines()[0] not in md
+    assert "checked by hand" in md
+    assert en.splitlines()[0] in render(inc, lang="en", fmt="md")
+    ctx.session.set_text("scope_verdict", "shared: the gateway")
+    assert scope_verdict_in(inc, "zh") == "shared: the gateway"

@@ -15,7 +15,7 @@ from textual.widgets import Button, Static
 
 from cockpit.collect.steps import ScopeResult
 from cockpit.flow import Branch
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.ui.focus import focus_next_field
 from cockpit.ui.likely_view import LikelyView
 from cockpit.ui.metrics_common import MetricsView
@@ -136,7 +136,12 @@ class ScopeView(MetricsView):
         event.stop()
         br = self.data.blast_radius
         branch = br.branch or Branch.SHARED
-        field = self.ctx.session.set_branch(branch, verdict_text(self.data, self.lang))
+        data = self.data
+        field = self.ctx.session.set_branch(
+            branch,
+            verdict_text(data, self.lang),
+            in_both(lambda lang: verdict_text(data, lang)),
+        )
         said = t(
             "metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)
         )
