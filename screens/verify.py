@@ -196,7 +196,8 @@ class VerifyScreen(StepScreen):
             at=fmt_time(rec.checked_at),
             minutes=rec.hold_minutes,
         )
-        return "\n".join([head, *rec.lines])
+        # the lines in the screen's language (kept in both when checked)
+        return "\n".join([head, *rec.in_lang(self.lang).lines])
 
     def _hold(self) -> int | None:
         """The hold period typed, in minutes (1–1440); ``None`` when it is none: the field

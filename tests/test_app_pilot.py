@@ -636,3 +636,31 @@ async def test_the_title_bar_keeps_the_mode_and_the_service_in_sight(tmp_path, s
         ns_dep = " / ".join(svc.split(" / ")[:2])
         assert ns_dep in text and "…" in text, text
         assert len(text) <= bar.content_region.width, (len(text), bar.content_region.width)
+
+
+async def test_step_i_shows_its_recovery_lines_in_the_language_switched_to(tmp_path):
+    """A recovery check run in Chinese, the screens switched to English: I shows its lines
+    in English at once (they were kept in both), not the old language until it is run again."""
+    from datetime import UTC, datetime
+
+    from textual.widgets import Static
+
+    ctx = make_ctx(tmp_path, lang="zh")
+    ctx.session.record_recovery(
+        False,
+        ["首 token 时延 P99：仍高于基线"],
+        15,
+        datetime(2026, 12, 1, 3, 0, tzinfo=UTC),
+        lines_i18n={
+            "zh": ["首 token 时延 P99：仍高于基线"],
+            "en": ["TTFT P99: still above baseline"],
+        },
+    )
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "仍高于基线" in str(app.screen.query_one("#recovery-lines", Static).render())
+        app.action_switch_language()
+        await pilot.pause()
+        shown = str(app.screen.query_one("#recovery-lines", Static).render())
+        assert "TTFT P99: still above baseline" in shown and "仍高于基线" not in shown, shown
