@@ -25,7 +25,8 @@ the quiet time before the incident.
 - ``gateway_burst``: ingress-nginx answers 502/503/504 for 9 % of requests while the vLLM
   servers behind it are healthy.
 - ``kv_overload``: arrivals rise by 60 %; the KV cache fills (55 % → 99 %), requests are
-  preempted, the queue and TTFT grow on every replica.
+  preempted, the queue and TTFT grow on every replica, and so does the end-to-end latency
+  the engine and the gateway measure (it includes the time in the queue).
 - ``pod_pending``: the same rise in arrivals; when the KV cache fills the Deployment is
   scaled 6 → 7 and the seventh replica stays Pending (``Insufficient nvidia.com/gpu``:
   ``gpu-node-a`` has three GPUs, all held; ``gpu-node-b``, the only node with free GPUs,
@@ -804,6 +805,11 @@ def overload(
     ttft_bad = exact_shape(vllm.TTFT_BUCKETS, {0.5: 1.1, 0.95: 4.5, 0.99: 6.5})
     queue_bad = lognormal_shape(vllm.QUEUE_BUCKETS, 1.8, 7.0)
     itl_busy = lognormal_shape(vllm.ITL_BUCKETS, 0.024, 0.06)
+    # A request's end-to-end latency includes its time in the queue (vLLM's
+    # e2e_request_latency_seconds runs from arrival to the last token) and its slower
+    # decode: about the queue's 1.8 s plus 1.4x the decode, median 5.5 -> 9.5 s, P99
+    # 16 -> 29 s; the gateway in front sees the same requests.
+    e2e_bad = lognormal_shape(vllm.E2E_BUCKETS, 9.5, 29.0)
 
     def shape(i: int, pod: Pod, r: ReplicaLoad) -> Gpu | None:
         r.kv_usage = [
@@ -817,6 +823,7 @@ def overload(
         r.ttft = _blend(TTFT_OK, ttft_bad, over)
         r.queue = _blend(QUEUE_OK, queue_bad, over)
         r.itl = _blend(ITL_OK, itl_busy, over)
+        r.e2e = _blend(E2E_OK, e2e_bad, over)
         return None
 
     return qps, over, shape
