@@ -296,7 +296,7 @@ def test_a_gateway_p99_at_its_top_bucket_is_not_subtracted() -> None:
     assert "gap_now" not in f.numbers and f.status == "not_fired"
     assert f.text("en")[0] == (
         "gateway P99 ≥ 10,000 ms, top bucket, serving P99 16,868 ms: one of them is at its "
-        "histogram's top bucket, a lower bound, so the time before the GPU cannot be read "
-        "from their difference"
+        "histogram's top bucket, a lower bound, so the time spent before the engine cannot "
+        "be read from their difference"
     )
     assert f.text("zh")[0].startswith("网关 P99 ≥ 10,000 ms（落在直方图最高桶）")
