@@ -11,7 +11,7 @@ from textual.widgets import Input
 from cockpit.app import CockpitApp
 from cockpit.session import HOLD_TARGET
 from testkit import make_ctx
-from tests.test_one_value_fields import _tab_into
+from tests.test_one_value_fields import _tab_into, on_hold_field
 
 # Every field that takes a number, on the step that shows it: (step, field id, its value).
 NUMBER_FIELDS = [("I", "hold", "15")]
@@ -52,12 +52,7 @@ async def test_a_sentence_typed_into_a_number_field_changes_nothing_and_says_so(
 
 @pytest.mark.parametrize("typed", ["10793", "0"])
 async def test_a_number_out_of_range_is_refused_with_the_range_never_clamped(tmp_path, typed):
-    ctx = make_ctx(tmp_path, lang="en")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path) as (ctx, app, pilot, hold):
         await pilot.press(*typed)
         await pilot.pause()
         assert hold.value == typed
@@ -72,12 +67,7 @@ async def test_a_number_out_of_range_is_refused_with_the_range_never_clamped(tmp
 
 
 async def test_enter_with_a_hold_out_of_range_checks_nothing(tmp_path):
-    ctx = make_ctx(tmp_path, lang="en")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path) as (ctx, app, pilot, _hold):
         await pilot.press(*"5000", "enter")
         await pilot.pause()
         assert ctx.session.incident.recovery.checked_at is None
@@ -91,12 +81,7 @@ async def test_the_number_field_notices_are_chinese_on_a_chinese_screen(tmp_path
     field by their Chinese labels, no English words but the typed text."""
     import re
 
-    ctx = make_ctx(tmp_path, lang="zh")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path, lang="zh") as (_ctx, app, pilot, hold):
         app.clear_notifications()
         await pilot.press(*"np")
         await pilot.pause()
@@ -117,12 +102,7 @@ async def test_the_number_field_notices_are_chinese_on_a_chinese_screen(tmp_path
 async def test_a_number_typed_after_a_refused_sentence_still_replaces_the_value(tmp_path):
     """The refused run counts for nothing: ``10`` typed after it gives ``10``, never
     ``1510`` (the first key after focus arrives replaces the value, README)."""
-    ctx = make_ctx(tmp_path, lang="en")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path) as (ctx, _app, pilot, hold):
         await pilot.press(*"Xid 79 on node 3")
         await pilot.pause(hold.RUN_GAP_S + 0.2)
         assert hold.value == "15"
@@ -137,12 +117,7 @@ async def test_a_number_typed_after_a_refused_sentence_still_replaces_the_value(
 async def test_an_emptied_hold_says_it_was_left_empty(tmp_path):
     """Backspaced to nothing and left: the hold stays, said as an empty field (never
     "“” is outside the range")."""
-    ctx = make_ctx(tmp_path, lang="en")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path) as (ctx, app, pilot, hold):
         await pilot.press("end", "backspace", "backspace")
         app.clear_notifications()
         await pilot.press("tab")

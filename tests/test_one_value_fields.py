@@ -5,6 +5,8 @@ the cursor or Backspace first edits the value in place."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
@@ -14,6 +16,19 @@ from cockpit.app import CockpitApp
 from cockpit.session import HOLD_TARGET
 from cockpit.ui.fields import ValueInput
 from testkit import make_ctx
+
+
+@asynccontextmanager
+async def on_hold_field(tmp_path, lang: str = "en") -> AsyncIterator[tuple]:
+    """Step I open at 120×40 with focus Tabbed into its hold minutes:
+    ``(ctx, app, pilot, hold)``."""
+    ctx = make_ctx(tmp_path, lang=lang)
+    app = CockpitApp(ctx=ctx, start_step="I")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        hold = app.screen.query_one("#hold", Input)
+        await _tab_into(app, pilot, hold)
+        yield ctx, app, pilot, hold
 
 
 async def _tab_into(app, pilot, field: Input) -> None:
@@ -52,12 +67,7 @@ async def test_typing_into_is_hold_minutes_replaces_them_and_ctrl_z_puts_them_ba
 
 @pytest.mark.parametrize("keys", [["end"], ["left", "right"], ["home", "end"], ["backspace"]])
 async def test_moving_the_cursor_or_backspace_first_edits_the_value_in_place(tmp_path, keys):
-    ctx = make_ctx(tmp_path, lang="en")
-    app = CockpitApp(ctx=ctx, start_step="I")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        hold = app.screen.query_one("#hold", Input)
-        await _tab_into(app, pilot, hold)
+    async with on_hold_field(tmp_path) as (_ctx, _app, pilot, hold):
         await pilot.press(*keys, "0")
         await pilot.pause()
         assert hold.value == ("10" if keys == ["backspace"] else "150")
