@@ -11,7 +11,13 @@ import unicodedata
 from datetime import datetime
 
 from cockpit.i18n import t
-from cockpit.incident import NUMBERED_LEDGERS, HistoryEntry, HistoryOp, Incident
+from cockpit.incident import (
+    NUMBERED_LEDGERS,
+    HistoryEntry,
+    HistoryOp,
+    Incident,
+    scope_verdict_in,
+)
 
 FIELD_LABELS = {
     "time_range": "field.time_range",
@@ -220,7 +226,9 @@ def entry_line(incident: Incident, entry: HistoryEntry, lang: str) -> str:
     old = _shown(incident, entry, entry.old, lang)
     new = _shown(incident, entry, entry.new, lang)
     if old == new and isinstance(entry.old, str) and isinstance(entry.new, str):
-        old, new = around_difference(entry.old, entry.new)
+        old, new = around_difference(
+            _in_lang(incident, entry, entry.old, lang), _in_lang(incident, entry, entry.new, lang)
+        )
     return t(key, lang, what=what, old=old, new=new)
 
 
@@ -257,6 +265,15 @@ def _evidence_name(incident: Incident, evidence_id: str, lang: str) -> str:
     return evidence_id
 
 
+def _in_lang(incident: Incident, entry: HistoryEntry, value: str, lang: str) -> str:
+    """A text value as the reader's language has it: in D's verdict, the words cockpit
+    wrote there in ``lang`` (:func:`cockpit.incident.scope_verdict_in`), the responder's
+    as typed; any other field's as it is."""
+    if entry.target == "scope_verdict":
+        return scope_verdict_in(incident, lang, value)
+    return value
+
+
 def _shown(incident: Incident, entry: HistoryEntry, value: object, lang: str) -> str:
     """A value as the screens name it: the answer at D and a hypothesis' status in words
     (``单实例``, ``已推翻``), the evidence linked to a hypothesis by its pins' labels,
@@ -270,6 +287,8 @@ def _shown(incident: Incident, entry: HistoryEntry, value: object, lang: str) ->
         )
     if entry.target == "opened_with.baseline" and value in ("1d", "7d", "quiet"):
         return t(f"metrics.baseline_kind.{value}", lang)
+    if entry.target == "scope_verdict" and isinstance(value, str):
+        return value_text(_in_lang(incident, entry, value, lang), lang)
     if entry.target == "scope_branch" and value in ("single", "shared", "release"):
         return t(f"history.branch.{value}", lang)
     if entry.target.endswith(".status") and value in ("open", "supported", "refuted"):

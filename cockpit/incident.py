@@ -564,11 +564,13 @@ def mitigation_in(incident: Incident, lang: str) -> str:
     return incident.mitigation
 
 
-def scope_verdict_in(incident: Incident, lang: str) -> str:
-    """The incident's scope verdict with the text cockpit wrote at D in ``lang`` where the
-    field still holds it as written (words the responder added before or after it stay
-    as typed), else as it was typed."""
-    text = incident.scope_verdict
+def scope_verdict_in(incident: Incident, lang: str, text: str | None = None) -> str:
+    """The incident's scope verdict (or ``text``, a value the field held: the history's
+    copy of one replaced) with the text cockpit wrote at D in ``lang`` where it still
+    holds that text as written (words the responder added before or after it stay as
+    typed), else as it was typed."""
+    if text is None:
+        text = incident.scope_verdict
     for written in incident.scope_verdict_i18n.values():
         if written and written in text:
             return text.replace(written, incident.scope_verdict_i18n.get(lang, written), 1)

@@ -1123,12 +1123,15 @@ class IncidentSession:
             self.incident.drafts = kept
             self.save()
 
-    def keep_baseline(self, kind: str) -> None:
+    def keep_baseline(self, kind: str, compared_with: str = "") -> None:
         """The baseline the screens now compare with, so that ``--resume`` reopens the
         incident on it. The switch is kept in the history (F8 can put the previous baseline
-        back)."""
-        if self.incident.opened_with.baseline != kind:
-            self._record(BASELINE_TARGET, self.incident.opened_with.baseline, kind)
+        back) with the baseline the screens compared with before it: ``compared_with``
+        when the one asked had no data and they fell back to it (the export's
+        corrections then say ``quiet → 7d``, not the ``1d → 7d`` no screen showed)."""
+        was = self.incident.opened_with.baseline
+        if was != kind:
+            self._record(BASELINE_TARGET, compared_with or was, kind)
             self.incident.opened_with.baseline = kind
             self.save()
 

@@ -5,6 +5,7 @@ to pin."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -396,11 +397,24 @@ async def test_a_verdict_accepted_in_english_is_exported_in_chinese(tmp_path):
     inc = ctx.session.incident
     en, zh = inc.scope_verdict_i18n["en"], inc.scope_verdict_i18n["zh"]
     assert inc.scope_verdict == en and en != zh
+    # the responder adds their words a while after accepting (a history entry of its own)
+    accepted = inc.history[-1]
+    accepted.at = accepted.at - timedelta(minutes=1)
+    accepted.until = None
     ctx.session.set_text("scope_verdict", en + " — checked by hand")
     assert scope_verdict_in(inc, "zh") == zh + " — checked by hand"
     md = render(inc, lang="zh", fmt="md")
     assert zh.splitlines()[0] in md and en.splitlines()[0] not in md
     assert "checked by hand" in md
     assert en.splitlines()[0] in render(inc, lang="en", fmt="md")
+    # The correction (cockpit's verdict → it with the responder's words) reads the same:
+    # cockpit's words in the export's language on both sides, the responder's as typed.
+    from cockpit.history import entry_line
+
+    [edit] = [h for h in inc.history if h.target == "scope_verdict" and h.old == en]
+    line = entry_line(inc, edit, "zh")
+    assert "checked by hand" in line
+    assert " ".join(en.split())[-12:] not in line, line
+    assert " ".join(zh.split())[-6:] in line, line
     ctx.session.set_text("scope_verdict", "shared: the gateway")
     assert scope_verdict_in(inc, "zh") == "shared: the gateway"

@@ -744,3 +744,15 @@ async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
             await pilot.pause()
             notices = [n.message for n in app._notifications]
             assert any(was in n for n in notices), notices
+        # The incident's history (the export's corrections, F8) keeps the same story:
+        # the baseline replaced is the quiet window C compared with, not the 1d asked.
+        from cockpit.history import entry_line
+        from cockpit.i18n import t
+
+        assert ctx.session is not None
+        inc = ctx.session.incident
+        [switch] = [h for h in inc.history if h.target == "opened_with.baseline"]
+        assert (switch.old, switch.new) == ("quiet", "7d")
+        line = entry_line(inc, switch, lang)
+        quiet, week = (t(f"metrics.baseline_kind.{k}", lang) for k in ("quiet", "7d"))
+        assert quiet in line and week in line, line

@@ -86,12 +86,14 @@ def screen_window(ctx: AppContext) -> Window:
     return w
 
 
-def set_baseline(ctx: AppContext, kind: str) -> Window:
+def set_baseline(ctx: AppContext, kind: str, compared_with: str = "") -> Window:
     """Switch the shared window's baseline (``1d``/``7d``/``quiet``); the incident keeps
-    it for ``--resume``."""
+    it for ``--resume``. ``compared_with``: the baseline the screens compared with until
+    now when it is not the one asked (``quiet`` after a day earlier had no data), which
+    the incident's history keeps as the value replaced."""
     w = screen_window(ctx)
     w = w.with_baseline("7d" if kind == "7d" else "quiet" if kind == "quiet" else "1d")
     ctx.metrics.window = w
     if ctx.session is not None:
-        ctx.session.keep_baseline(w.baseline)
+        ctx.session.keep_baseline(w.baseline, compared_with)
     return w

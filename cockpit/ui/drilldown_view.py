@@ -235,13 +235,15 @@ class DrilldownView(MetricsView):
 
         cur = screen_window(self.ctx).baseline
         new = BASELINES[(BASELINES.index(cur) + 1) % len(BASELINES)]
-        set_baseline(self.ctx, new)
+        shown = self.data
+        # What C compared with, as its header says (the quiet window when the one asked
+        # had no data): the notice and the incident's history both name that one.
+        compared = shown.window.baseline if shown is not None else cur
+        set_baseline(self.ctx, new, compared)
         self.start(False)
         kind = t(f"metrics.baseline_kind.{new}", self.lang)
         old = t(f"metrics.baseline_kind.{cur}", self.lang)
-        shown = self.data
-        if shown is not None and shown.baseline_from and shown.window.baseline != cur:
-            # What C compared with, as its header says: the asked one had no data.
-            used = t(f"metrics.baseline_kind.{shown.window.baseline}", self.lang)
+        if shown is not None and shown.baseline_from and compared != cur:
+            used = t(f"metrics.baseline_kind.{compared}", self.lang)
             old = t("metrics.baseline_fell_back", self.lang, used=used, asked=old)
         self.notify(t("metrics.baseline_switched", self.lang, baseline=kind, old=old), markup=False)
