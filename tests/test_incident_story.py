@@ -244,7 +244,7 @@ def _past_breach_and_slo_agree(
     now) shows on A the peak C shows as the window's max, never a change of zero beside
     "anomalous"; step I holds an SLI to the SLO A and C use, never to a bound past it, and
     its line names that SLO."""
-    from cockpit.analysis.golden import change_text
+    from cockpit.analysis.golden import change_text, reading_msg
     from cockpit.analysis.recovery import check_recovery
     from cockpit.collect.recovery import line_text
     from cockpit.i18n import fmt_value
@@ -259,6 +259,13 @@ def _past_breach_and_slo_agree(
         peak = fmt_value(rows[row.key].window_max.value)
         assert change_text(row, "en") == f"max {peak}", row.key
         assert change_text(row, "zh") == f"最高 {peak}", row.key
+        # its reading and reason say the breach is over, never "over its SLO since"
+        at = f"{row.slo_breach_at:%H:%M}"
+        en, zh = (reading_msg(row).text(lang) for lang in ("en", "zh"))
+        assert "since" not in en and f"from {at}" in en and f"max {peak}" in en, en
+        assert "曾超出" in zh and f"最高 {peak}" in zh, zh
+        assert "back within" in row.reason_text("en"), row.reason_text("en")
+        assert "已回到" in row.reason_text("zh"), row.reason_text("zh")
         breach = story["golden"].breach
         if breach is not None and breach.signal == "error_ratio" and "error" in row.signal:
             assert breach.value <= rows[row.key].window_max.value

@@ -737,8 +737,19 @@ async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
         ctx.lang = lang
         app = CockpitApp(ctx=ctx, start_step="C")
         async with app.run_test(size=(160, 48)) as pilot:
-            assert (await _c_rows(app, pilot)).window.baseline == "quiet"
-            app.screen.query_one("#dd-table").focus()
+            data = await _c_rows(app, pilot)
+            assert data.window.baseline == "quiet"
+            # C's change cell is A's: the peak a verdict on a breach that is over rests on
+            from cockpit.analysis.golden import change_text
+            from cockpit.ui.drilldown_view import DD_COLUMNS
+
+            table = app.screen.query_one("#dd-table")
+            row = next(
+                s for s in data.drilldown.summaries if s.key == "access.error_ratio_5xx:value"
+            )
+            cell = table.get_row(row.key)[DD_COLUMNS.index("change")]  # type: ignore[attr-defined]
+            assert str(cell) == change_text(row, lang) != "", (cell, lang)
+            table.focus()
             await pilot.pause()
             await pilot.press("alt+o")
             await pilot.pause()

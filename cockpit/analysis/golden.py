@@ -228,13 +228,16 @@ def reading_msg(s: SignalSummary) -> Msg:
     row in screens A and C, for the lines of the other screens (D, F, G, playbooks, I)."""
     change: Msg | str = msg("evidence.value.ratio", ratio=s.ratio) if s.ratio is not None else ""
     if s.slo_breach_at is not None and s.slo is not None:
-        # anomalous for its SLO, whatever the ratio: say so beside the value
+        # anomalous for its SLO, whatever the ratio: say so beside the value (a breach
+        # over by now with the peak its verdict rests on, never "since")
+        peak = past_breach_peak(s)
         change = msg(
-            "evidence.value.slo",
+            "evidence.value.slo" if peak is None else "evidence.value.slo_past",
             slo=s.slo,
             unit=unit_suffix(s.unit),
             at=f"{s.slo_breach_at:%H:%M}",
             change=change,
+            **({} if peak is None else {"peak": peak}),
         )
     return msg(
         "evidence.reading",
@@ -562,9 +565,10 @@ def apply_slo(s: SignalSummary, slo: float | None, *, signal: str, derived: bool
     if s.verdict != "anomalous":
         s.verdict = "anomalous"
         u = unit_suffix(s.unit)
+        back = s.now.value is not None and s.now.value <= slo
         s.set_reason(
             msg(
-                "evidence.reason.slo",
+                "evidence.reason.slo_past" if back else "evidence.reason.slo",
                 unit=u,
                 now=s.now.value if s.now.value is not None else b.value,
                 slo=slo,

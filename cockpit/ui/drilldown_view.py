@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from cockpit.analysis.golden import SignalSummary, value_msg
+from cockpit.analysis.golden import SignalSummary, change_text, value_msg
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import UNKNOWN, fmt_value, t
@@ -173,7 +173,7 @@ class DrilldownView(MetricsView):
                 "signal": s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                 "now": value_text(s, "now", lang),
                 "base": value_text(s, "baseline"),
-                "change": f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                "change": change_text(s, lang),  # as A's golden panel has it
                 "verdict": t(f"metrics.verdict.{s.verdict}", lang),
                 "layer": t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
                 "wmax": value_text(s, "window_max"),

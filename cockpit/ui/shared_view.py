@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
+from cockpit.analysis.golden import change_text
 from cockpit.collect.load import LoadReport
-from cockpit.i18n import in_both, t
-from cockpit.incident import Evidence
-from cockpit.models.messages import fmt_number, unit_text
+from cockpit.i18n import t
+from cockpit.models.messages import unit_text
+from cockpit.pins import signal_evidence
 from cockpit.ui.drilldown_view import value_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable
@@ -69,7 +70,7 @@ class SharedView(MetricsView):
                     s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                     value_text(s, "now", lang),
                     value_text(s, "baseline", lang),
-                    f"×{s.ratio:.2f}" if s.ratio is not None else "",
+                    change_text(s, lang),  # as A's golden panel and C have it
                     t(f"metrics.verdict.{s.verdict}", lang),
                     spark_text(s.spark),
                 ),
@@ -87,21 +88,10 @@ class SharedView(MetricsView):
         if self.data is not None and self.ctx.session is not None and table.row_count:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             s = next((x for x in self.data.summaries if x.key == key), None)
-        if s is None or not s.now.ok or self.ctx.session is None:
+        # pinned as C pins it (the same reading, the window's when the verdict rests on it)
+        ev = signal_evidence(s, self.lang, step="F") if s is not None else None
+        if ev is None or self.ctx.session is None:
             self.notify(t("metrics.golden.nothing_to_pin", self.lang), markup=False)
             return
-        ev = Evidence(
-            label=s.label(self.lang),
-            value=fmt_number(s.now.value),
-            unit=s.unit,
-            at=s.at,
-            query=s.query,
-            source="prometheus",
-            step="F",
-            what=s.signal,
-            note=s.reason_text(self.lang),
-            label_i18n=in_both(s.label),
-            note_i18n=in_both(s.reason_text),
-        )
         self.ctx.session.pin(ev)
         self.notify(t("metrics.golden.pinned", self.lang, label=ev.label), markup=False)
