@@ -1131,7 +1131,10 @@ class IncidentSession:
         corrections then say ``quiet → 7d``, not the ``1d → 7d`` no screen showed)."""
         was = self.incident.opened_with.baseline
         if was != kind:
-            self._record(BASELINE_TARGET, compared_with or was, kind)
+            # A switch to the baseline the screens already fell back to still changes the
+            # setting: kept as the setting it replaces, so the history ends where it is.
+            replaced = compared_with if compared_with and compared_with != kind else was
+            self._record(BASELINE_TARGET, replaced, kind)
             self.incident.opened_with.baseline = kind
             self.save()
 

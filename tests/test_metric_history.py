@@ -755,15 +755,24 @@ async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
             await pilot.pause()
             notices = [n.message for n in app._notifications]
             assert any(was in n for n in notices), notices
+            # 7d has no data either: C still compares with the quiet window, then the
+            # quiet window is asked for
+            await _c_rows(app, pilot)
+            await app.workers.wait_for_complete()
+            await pilot.press("alt+o")
+            await pilot.pause()
         # The incident's history (the export's corrections, F8) keeps the same story:
-        # the baseline replaced is the quiet window C compared with, not the 1d asked.
+        # the baseline replaced is the quiet window C compared with, not the 1d asked;
+        # a switch to the window C already fell back to is kept as the setting replaced,
+        # so the history ends on the baseline the incident is on.
         from cockpit.history import entry_line
         from cockpit.i18n import t
 
         assert ctx.session is not None
         inc = ctx.session.incident
-        [switch] = [h for h in inc.history if h.target == "opened_with.baseline"]
-        assert (switch.old, switch.new) == ("quiet", "7d")
-        line = entry_line(inc, switch, lang)
+        switches = [h for h in inc.history if h.target == "opened_with.baseline"]
+        assert [(h.old, h.new) for h in switches] == [("quiet", "7d"), ("7d", "quiet")]
+        assert inc.opened_with.baseline == "quiet"
+        line = entry_line(inc, switches[0], lang)
         quiet, week = (t(f"metrics.baseline_kind.{k}", lang) for k in ("quiet", "7d"))
         assert quiet in line and week in line, line
