@@ -41,16 +41,17 @@ switch to an exponent."""
 
 
 def fmt_number(value: float, digits: int = 4, sign: str = "") -> str:
-    """``value`` as ``format(value, f"{sign}.{digits}g")``, except that a number that
-    would come out in exponent notation because it is large is written whole with
-    thousands separators: ``9,000`` and ``74,120`` rather than ``9e+03`` and
-    ``7.412e+04``; and that a number below 0.0001 (but not zero) is written to four
-    decimals: ``+0.0000`` rather than ``+8.7e-06``. NaN and infinities are left to ``g``."""
+    """``value`` as ``format(value, f"{sign},.{digits}g")`` — thousands separated as every
+    table cell has them (``8,915``, never ``8915`` beside a cell's ``8,915``) —, except that
+    a number that would come out in exponent notation because it is large is written whole:
+    ``9,000`` and ``74,120`` rather than ``9e+03`` and ``7.412e+04``; and that a number below
+    0.0001 (but not zero) is written to four decimals: ``+0.0000`` rather than ``+8.7e-06``.
+    NaN and infinities are left to ``g``."""
     if math.isfinite(value) and abs(value) >= min(10**digits, LARGE):
         return f"{value:{sign},.0f}"
     if 0 < abs(value) < SMALL:
         return f"{value:{sign}.4f}"
-    text = f"{value:{sign}.{digits}g}"
+    text = f"{value:{sign},.{digits}g}"
     if "e" in text and math.isfinite(value):
         # Rounded up to the next power of ten (9999.7 with four digits): written whole.
         return f"{value:{sign},.0f}"

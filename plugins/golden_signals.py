@@ -11,11 +11,12 @@ import asyncio
 from datetime import datetime
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Sparkline, Static
+from textual.widgets import Button, Static
 
 from cockpit.analysis.alerts import FiredAlert
 from cockpit.analysis.golden import Breach, SignalSummary, breach_detail, breach_name, change_text
@@ -30,6 +31,7 @@ from cockpit.sources.base import ErrorKind, SourceError
 from cockpit.ui.focus import hand_on_focus
 from cockpit.ui.frames import mark_after_paint
 from cockpit.ui.keys import localize_bindings
+from cockpit.ui.metrics_common import spark_text
 from cockpit.ui.panel import Panel
 from cockpit.ui.timeguard import confirmed
 
@@ -49,6 +51,19 @@ def _failure_message(s: SignalSummary) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
+class Trend(Static):
+    """A row's window as a sparkline over the width it is given, drawn as C's and F's
+    trend cells are (:func:`cockpit.ui.metrics_common.spark_text`: max per cell, bars from
+    zero), so a row reads the same on A as on C."""
+
+    def __init__(self, values: list[float]) -> None:
+        super().__init__("", markup=False)
+        self.values = values
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.update(spark_text(self.values, max(1, event.size.width)))
+
+
 class GoldenRow(Horizontal):
     """One golden-signal value: name, now, baseline, change, verdict and sparkline (a row
     of :class:`GoldenRows`, which takes the focus for all of them). The row of the signal
@@ -61,7 +76,7 @@ class GoldenRow(Horizontal):
     GoldenRow > .g-base { width: 14; }
     GoldenRow > .g-delta { width: 9; }
     GoldenRow > .g-verdict { width: 10; }
-    GoldenRow > Sparkline { width: 1fr; min-width: 0; height: 1; }
+    GoldenRow > Trend { width: 1fr; min-width: 0; height: 1; color: $accent; }
     GoldenRow > .-failed { color: $error; }
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
     GoldenRow.-changed > .g-verdict { color: $warning; }
@@ -123,7 +138,7 @@ class GoldenRow(Horizontal):
         if s.spark:
             # The whole window, compressed to the width left (max per cell, so a spike
             # stays visible); never clipped: see DEFAULT_CSS.
-            yield Sparkline(s.spark, summary_function=max)
+            yield Trend(s.spark)
 
     def evidence(self) -> Evidence | None:
         """The pinned form of this value (``None`` when there is no value)."""

@@ -241,7 +241,8 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     and each cell shows the **mean** of the known values of its run, so that a step either
     way (temperature up, SM clock down) shows as a step; a run with no known value is a
     space (a gap, never 0). Fewer values than cells give one cell per value. Heights are
-    scaled between the smallest and the largest cell.
+    scaled from zero (from the smallest cell when one is negative) to the largest: a bar's
+    height is its magnitude, so noise on a steady value never draws as a cliff.
     """
     vals = list(values)
     if len(vals) > width > 0:
@@ -255,13 +256,14 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     if not known:
         return ""
     lo, hi = min(known), max(known)
+    lo = 0.0 if lo >= 0 else lo
     span = hi - lo
     out = []
     for v in vals:
         if v is None:
             out.append(" ")
         elif span <= 0:
-            out.append(_BLOCKS[3])
+            out.append(_BLOCKS[0])
         else:
             out.append(_BLOCKS[min(7, int((v - lo) / span * 7.999))])
     return "".join(out)

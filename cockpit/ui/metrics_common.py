@@ -20,8 +20,16 @@ from cockpit.ui.worker_errors import ContainsWorkerErrors
 BARS = "▁▂▃▄▅▆▇█"
 
 
+def spark_floor(low: float) -> float:
+    """Where a sparkline's bars start: at zero for values that are never negative (a bar's
+    height is its magnitude, so a steady 47.9–48.8 req/s draws level instead of as a
+    cliff, and ×3 draws three times as high), else at the lowest value."""
+    return 0.0 if low >= 0 else low
+
+
 def spark_text(values: list[float], width: int = 16) -> str:
-    """A text sparkline of ``values`` resampled to ``width`` cells (max per cell)."""
+    """A text sparkline of ``values`` resampled to ``width`` cells (max per cell), the bars
+    from :func:`spark_floor` to the highest cell (A's golden rows, C's and F's tables)."""
     if not values:
         return ""
     n = len(values)
@@ -32,7 +40,7 @@ def spark_text(values: list[float], width: int = 16) -> str:
             max((i + 1) * n // min(width, n), i * n // min(width, n) + 1),
         )
         cells.append(max(values[lo:hi]))
-    vmin, vmax = min(cells), max(cells)
+    vmin, vmax = spark_floor(min(cells)), max(cells)
     span = vmax - vmin
     if span <= 0:
         return BARS[0] * len(cells)

@@ -110,7 +110,10 @@ def test_blast_radius_lines_in_both_languages() -> None:
         for line in en
     )
     assert "no entity stands out from its peers (4 entities)" in "\n".join(en)
-    assert en[-1] == "(with 4 entities a z-score cannot exceed √(n−1) = 1.73)"
+    assert en[-1] == (
+        "(with 4 entities a z-score cannot exceed √(n−1) = 1.73, so outliers are judged"
+        " by their distance from the median (MAD), not by z-score)"
+    )
     assert all(CJK.search(line) for line in zh), zh
     assert english_left(zh) == []
     joined = "\n".join(zh)
