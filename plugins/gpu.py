@@ -37,6 +37,7 @@ from cockpit.analysis.gpu_text import (
 from cockpit.analysis.xid import explain_xid_text, xid_event_text
 from cockpit.collect.gpu_plans import (
     add_window_losses,
+    picked_note_key,
     silent_gpu_node,
     window_history,
     worst_node,
@@ -211,7 +212,8 @@ class GpuPanel(Panel):
                 # Picked once (every node is read for it); later polls read this node only.
                 worst = await worst_node(dcgm, nodes, ctx.clock.now())
                 node = (worst.node if worst else None) or node
-                self._auto_note = t("gpu.node_worst", self.lang, node=node, count=len(nodes))
+                key = picked_note_key(worst)
+                self._auto_note = t(key, self.lang, node=node, count=len(nodes))
             self._auto_node = str(node)
         if self._auto_note and not ctx.gpu_node:
             notes.append(self._auto_note)

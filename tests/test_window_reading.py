@@ -194,3 +194,61 @@ async def test_an_empty_cohort_compares_nothing_and_names_no_outlier(
         text = t(empty.heading_key, lang, suspect=found.cohort.suspect, names="-")
         assert found.cohort.suspect in text, text
     assert "nothing to compare" in t(empty.heading_key, "en", suspect="x")
+
+
+def test_gpus_without_a_node_never_calls_a_healthy_node_the_worst(
+    prometheus_scenario: Get,
+) -> None:
+    """A release makes the GPUs busier, none unhealthy: ``cockpit gpus --once`` without
+    ``--node`` shows a node and says no node's GPUs look unhealthy (never "the node whose
+    GPUs look worst"), and heads the per-GPU lines as verdicts, not as "why it looks bad"."""
+    srv = prometheus_scenario("bad_release")
+    at = from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ")
+    for lang, said, never in (
+        ("en", "no node's GPUs look unhealthy", "look worst"),
+        ("zh", "所有节点的 GPU 都未见异常", "状态最差"),
+    ):
+        proc = _cockpit("gpus", "--once", "--prometheus-url", srv.url, "--at", at, "--lang", lang)
+        out = proc.stdout
+        assert said in out and never not in out, out
+        assert "looks bad" not in out and "看起来不对" not in out, out
+
+
+async def test_a_hardware_layer_only_busier_says_so_in_its_headline(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """The release's GPUs rise with the load and nothing faulty is seen: C's hardware
+    headline (and ``analyze``'s) says "anomalous — busier with the load, not faulty" in
+    both languages, as the line under it does; the lost GPU's hardware layer is faulty
+    and says nothing of the kind."""
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+
+    for name, busier in (("bad_release", "not_faulty"), ("gpu_lost", "")):
+        srv = prometheus_scenario(name)
+        ctx = ctx_for(srv, tmp_path / name, srv.scenario.scope["deployment"])
+        try:
+            dd = await steps.drilldown(ctx, screen_window(ctx))
+        finally:
+            await ctx.sources.close()
+        hw = dd.drilldown.layer("hardware")
+        assert hw.busier == busier, name
+        notes = [m for m in hw.line_msgs if m.key.startswith("metrics.window.busier")]
+        assert bool(notes) == bool(busier), name
+        for lang, words in (("en", "busier with the load"), ("zh", "随负载变忙")):
+            assert (words in hw.headline(lang)) == bool(busier), (name, hw.headline(lang))
+        proc = _cockpit(
+            "analyze",
+            "--prometheus-url",
+            srv.url,
+            "--at",
+            from_epoch(srv.scenario.now).strftime("%Y-%m-%dT%H:%MZ"),
+            "-n",
+            srv.scenario.scope["namespace"],
+            "--deployment",
+            srv.scenario.scope["deployment"],
+            "--lang",
+            "en",
+        )
+        line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("Hardware:"))
+        assert ("busier with the load, not faulty" in line) == bool(busier), line

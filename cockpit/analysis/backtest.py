@@ -75,23 +75,31 @@ class Backtest(BaseModel):
     rule_yaml: str = ""
 
 
-def first_sustained(
-    series: list[Series], sustain: int = SUSTAIN_SAMPLES, step_s: float = 60.0
-) -> float | None:
-    """First time (Unix s) where any series is present for ``sustain`` consecutive steps."""
-    best: float | None = None
+def first_run(
+    series: list[Series],
+    sustain: int = SUSTAIN_SAMPLES,
+    step_s: float = 60.0,
+    for_s: float = 0.0,
+) -> tuple[float, float] | None:
+    """When the rule first fires (Unix s), with when the condition of that firing began:
+    the first sample of any series at which its condition has held for ``sustain``
+    consecutive steps and for at least ``for_s`` seconds since the run of steps began —
+    the ``for:`` duration a Prometheus alerting rule waits in ``pending`` before it fires
+    (https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/).
+    ``None`` when it never does."""
+    best: tuple[float, float] | None = None
     for s in series:
         ts = [p.t for p in s.samples if p.v == p.v]
-        run_start, prev, run = None, None, 0
+        run_start, prev, run = 0.0, None, 0
         for t in ts:
             if prev is not None and t - prev <= step_s * 1.5:
                 run += 1
             else:
                 run, run_start = 1, t
             prev = t
-            if run >= sustain:
-                if best is None or (run_start is not None and run_start < best):
-                    best = run_start
+            if run >= sustain and t - run_start >= for_s:
+                if best is None or t < best[1]:
+                    best = (run_start, t)
                 break
     return best
 
@@ -104,11 +112,21 @@ def evaluate(
     step_s: float,
     failure: str = "",
 ) -> CandidateResult:
-    """Lead time of one candidate from the range result of its ``expr``."""
+    """Lead time of one candidate from the range result of its ``expr``: from when it
+    fires, its ``for:`` duration after the condition began to hold (:func:`first_run`)."""
     if failure or series is None:
         return CandidateResult(candidate=candidate, status="failed", note=failure)
+    run = first_run(series, step_s=step_s, for_s=candidate.for_s)
+    if run is not None and run[0] <= to_epoch(window_start) + step_s:
+        # true since the window started: it would not have told the start apart
+        return CandidateResult(
+            candidate=candidate,
+            status="noisy",
+            first_fire=from_epoch(run[1]),
+            note="already firing at the window start",
+        )
     return evaluate_at(
-        candidate, first_sustained(series, step_s=step_s), window_start, impact_start, step_s
+        candidate, run[1] if run is not None else None, window_start, impact_start, step_s
     )
 
 

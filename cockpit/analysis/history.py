@@ -1040,6 +1040,7 @@ def apply_hardware_window(
             args["unseen"] = signal_names(*unseen)
             key = "metrics.window.busier_unseen" if seen else "metrics.window.busier_blind"
         note = Msg(key=key, args=args)
+        layer.busier = "not_ruled_out" if unseen else "not_faulty"
         layer.line_msgs = [*layer.line_msgs, note]
         layer.lines = [m.text("en") for m in layer.line_msgs]
 
@@ -1086,8 +1087,9 @@ def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> Suspect
 
 
 def conclusion_targets(inv: WindowInventory | None, suspect: Suspect) -> SuspectTargets | None:
-    """:func:`suspect_targets` of a conclusion's suspect (a release: its new revision;
-    a service or a client: the Deployment only); None when it names nothing."""
+    """:func:`suspect_targets` of a conclusion's suspect (a release: its new revision,
+    named as the conclusion names the release, ``old → new``; a service or a client: the
+    Deployment only); None when it names nothing."""
     key = {
         "pod": suspect.pod,
         "gpu": suspect.uuid,
@@ -1095,7 +1097,10 @@ def conclusion_targets(inv: WindowInventory | None, suspect: Suspect) -> Suspect
         "revision": suspect.new_revision,
     }.get(suspect.kind, "")
     if key:
-        return suspect_targets(inv, key, suspect.kind)
+        out = suspect_targets(inv, key, suspect.kind)
+        if suspect.kind == "revision" and suspect.name:
+            out.name = suspect.name  # the release as D and G name it: old → new
+        return out
     if not suspect.kind:
         return None
     return SuspectTargets(kind=suspect.kind, name=suspect.name, deployment=suspect.deployment)

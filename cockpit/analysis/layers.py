@@ -36,6 +36,11 @@ class LayerVerdict(BaseModel):
         signals_total, signals_decided: How many of the layer's signals were asked for
             (missing ones included), and how many had data to decide on: a layer called
             normal on 2 of 10 signals says so (the seed: no data is never healthy).
+        busier: For the hardware layer anomalous only for signals that rise with the
+            load while nothing faulty was seen in the window
+            (:func:`cockpit.analysis.history.apply_hardware_window`): ``not_faulty`` when
+            the fault signals were read, ``not_ruled_out`` when some are not exported; the
+            headline says so beside "anomalous" (:meth:`headline`).
     """
 
     layer: str
@@ -46,6 +51,17 @@ class LayerVerdict(BaseModel):
     missing: list[str] = Field(default_factory=list)
     signals_total: int = 0
     signals_decided: int = 0
+    busier: Literal["", "not_faulty", "not_ruled_out"] = ""
+
+    def headline(self, lang: str) -> str:
+        """The verdict as the layer's headline says it: ``anomalous``, and for GPUs that
+        are only busier, ``anomalous — busier with the load, not faulty``."""
+        from cockpit.i18n import t
+
+        verdict = t(f"metrics.verdict.{self.verdict}", lang)
+        if self.busier:
+            verdict += t(f"metrics.text.busier.{self.busier}", lang)
+        return verdict
 
     @property
     def partial(self) -> bool:

@@ -51,6 +51,20 @@ async def record_gpu(ctx: AppContext, start: datetime, end: datetime) -> None:
             continue
 
 
+def picked_note_key(snap: GpuNodeSnapshot | None) -> str:
+    """The note of a node picked by :func:`worst_node`: ``gpu.node_worst`` when one of its
+    GPUs looks unhealthy (``bad``, ``lost`` or ``warn``), ``gpu.node_all_ok`` when none of
+    the nodes' GPUs does (the first node is then shown, never called the worst)."""
+    from cockpit.analysis.gpu_health import Level, why_gpu
+
+    if snap is None:
+        return "gpu.node_worst"
+    unhealthy = (Level.LOST, Level.BAD, Level.WARN)
+    if any(why_gpu(g, snap.gpus).level in unhealthy for g in snap.gpus):
+        return "gpu.node_worst"
+    return "gpu.node_all_ok"
+
+
 async def worst_node(dcgm: DcgmSource, nodes: list[str], at: datetime) -> GpuNodeSnapshot | None:
     """The snapshot of the node whose GPUs look worst: most ``bad``/``lost`` GPUs, then
     ``warn``, then ``info`` (:func:`cockpit.analysis.gpu_health.why_gpu`), the first by

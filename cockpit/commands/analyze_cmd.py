@@ -229,10 +229,7 @@ def render_text(
             if v.partial
             else ""
         )
-        out.append(
-            f"  {t(f'metrics.layer.{v.layer}', lang)}: "
-            f"{t(f'metrics.verdict.{v.verdict}', lang)}{partial}"
-        )
+        out.append(f"  {t(f'metrics.layer.{v.layer}', lang)}: {v.headline(lang)}{partial}")
         texts = v.lines_text(lang)
         for line in texts[:6]:
             out.append(f"      {line}")

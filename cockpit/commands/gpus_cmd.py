@@ -113,6 +113,7 @@ async def _snapshot(
     """
     from cockpit.collect.gpu_plans import (
         add_window_losses,
+        picked_note_key,
         silent_gpu_node,
         window_history,
         worst_node,
@@ -164,7 +165,8 @@ async def _snapshot(
             if len(nodes) > 1:
                 snap = await worst_node(dcgm, nodes, at)
                 if snap is not None:
-                    notes.append(t("gpu.node_worst", lang, node=snap.node or "?", count=len(nodes)))
+                    key = picked_note_key(snap)
+                    notes.append(t(key, lang, node=snap.node or "?", count=len(nodes)))
                     return snap, notes, []
             node = nodes[0]
         snap = await dcgm.node_snapshot(str(node), at)

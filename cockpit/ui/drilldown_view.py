@@ -129,7 +129,7 @@ class DrilldownView(MetricsView):
         lines = []
         for v in data.drilldown.layers:
             mark = {"anomalous": "✖", "normal": "✔", "no_data": "?"}[v.verdict]
-            verdict = t(f"metrics.verdict.{v.verdict}", lang)
+            verdict = v.headline(lang)
             if v.layer == "hardware" and not data.window_checked:
                 # Until the window's history is read, a lost GPU or an Xid may still make
                 # it anomalous: never shown as normal (or as no data) before that.

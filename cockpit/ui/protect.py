@@ -44,7 +44,8 @@ def _record_flags(ctx: AppContext) -> list[str]:
 def current_suspect(ctx: AppContext) -> SuspectTargets | None:
     """The session's suspect (``ctx.metrics.picked`` at E, else ``ctx.metrics.suspect``
     found at D, else the most-likely conclusion's) with its node, pod and Deployment from
-    the window's inventory when it is already collected."""
+    the window's inventory when it is already collected. D's suspect that is the
+    conclusion's release is named as D and G name it (``old → new``)."""
     from cockpit.collect.cache import peek, screen_window
 
     chosen = ctx.metrics.picked or ctx.metrics.suspect
@@ -52,11 +53,15 @@ def current_suspect(ctx: AppContext) -> SuspectTargets | None:
     inv = hist.inventory if hist is not None else None
     if not chosen and ctx.drill:
         return None  # a drill's conclusion is the trainee's: F2 does not state one
+    likely = peek(ctx, "likely", screen_window(ctx))
     if not chosen:
-        likely = peek(ctx, "likely", screen_window(ctx))
         return conclusion_targets(inv, likely.suspect) if likely is not None else None
     key, kind = chosen
-    return suspect_targets(inv, key, kind)
+    out = suspect_targets(inv, key, kind)
+    release = likely.suspect if likely is not None else None
+    if not ctx.metrics.picked and release and (kind, key) == (release.kind, release.new_revision):
+        out.name = release.name  # D's release, named as D and G name it: old → new
+    return out
 
 
 def service_scope(ctx: AppContext, suspect: SuspectTargets | None) -> ServiceScope:

@@ -246,22 +246,27 @@ def test_length_mix_shift_reads_as_a_long_prompt_client() -> None:
 def test_backtest_lead_time_and_rule() -> None:
     start = datetime.fromtimestamp(T0, UTC)
     impact = datetime.fromtimestamp(T0 + 3600, UTC)
+    # every rule waits its ``for: 2m`` in pending: it fires 2 min after its condition
+    # began, and a condition that held for less never fires
     queue = Candidate(id="queue_growth", expr="sum(q) > 24")
     p99 = Candidate(id="p99_over_baseline", expr="p99 > 270")
-    xid = Candidate(id="xid", expr="x > 0")
+    brief = Candidate(id="error_burn", expr="e > 0.01")
+    xid = Candidate(id="xid", expr="x > 0", for_s=0)
     results = {
         "queue_growth": (series([1, 1, 1], t0=T0 + 3000), ""),
-        "p99_over_baseline": (series([1, 1], t0=T0 + 3660), ""),
-        "xid": ([], ""),
+        "p99_over_baseline": (series([1, 1, 1], t0=T0 + 3540), ""),
+        "error_burn": (series([1, 1], t0=T0 + 3000), ""),
+        "xid": (series([1], t0=T0 + 3300), ""),
     }
-    bt = backtest([queue, p99, xid], results, start, impact, 60.0, "vllm")
+    bt = backtest([queue, p99, brief, xid], results, start, impact, 60.0, "vllm")
     status = {r.candidate.id: (r.status, r.lead_s) for r in bt.results}
-    assert status["queue_growth"] == ("lead", 600.0)
-    assert status["p99_over_baseline"] == ("late", -60.0)
-    assert status["xid"][0] == "silent"
+    assert status["queue_growth"] == ("lead", 480.0)
+    assert status["p99_over_baseline"] == ("late", -60.0)  # began 1 min before, fired after
+    assert status["error_burn"][0] == "silent"
+    assert status["xid"] == ("silent", None)  # one sample is no sustained condition
     assert bt.best is not None and bt.best.candidate.id == "queue_growth"
     assert "alert: CockpitQueueGrowth" in bt.rule_yaml and "expr: 'sum(q) > 24'" in bt.rule_yaml
-    assert "10 min before" in rule_yaml(bt.best)
+    assert "8 min before" in rule_yaml(bt.best)
 
 
 def test_alerts_of_other_namespaces_are_left_out() -> None:

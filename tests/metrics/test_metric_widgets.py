@@ -427,11 +427,18 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
         assert panel.data.breach is not None and panel.data.impact_source == "breach"
         head = str(app.query_one("#bt-head").render())
         assert "(first SLO breach of gateway latency P99)" in head, head
-        assert bt.best is not None and bt.best.lead_s is not None and bt.best.lead_s >= 0
-        # The real detection was the first alert, 5.5 min into the incident.
+        # The queue grows from the impact start: its rule waits its for: 2m in pending,
+        # so it fires 2 min after the impact start, still before the real detection (the
+        # first alert, 5.5 min into the incident).
+        assert bt.best is not None and bt.best.first_fire is not None
+        assert bt.best.candidate.id == "queue_growth"
+        assert bt.best.lead_s == -bt.best.candidate.for_s == -120
         assert bt.detected_at is not None
         assert abs(bt.detected_at.timestamp() - srv.scenario.detected_at) <= 15
-        assert (bt.best.before_detection_s or 0) >= 240
+        assert (bt.best.before_detection_s or 0) >= 120
+        best = str(app.query_one("#bt-best").render())
+        assert best.startswith("Best: queue growth, 2 min after the impact start"), best
+        assert "queue_growth" not in best.splitlines()[0], best
         assert (
             "groups:" in bt.rule_yaml and bt.best.candidate.expr.replace("'", "''") in bt.rule_yaml
         )
