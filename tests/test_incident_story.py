@@ -443,8 +443,15 @@ async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_g
         window = screen_window(ctx)
         res = await steps.scope(ctx, window)
         coh = await steps.cohort(ctx, window)
+        likely = await steps.likely(ctx, window)
     finally:
         await ctx.sources.close()
+    # F2 names D's suspect, the release, as the conclusion at D and G does (old → new)
+    from cockpit.ui.protect import current_suspect
+
+    f2 = current_suspect(ctx)
+    assert f2 is not None and f2.kind == "revision" and f2.name == likely.suspect.name
+    assert truth.old_revision in f2.name and truth.new_revision in f2.name and "→" in f2.name
     br = res.blast_radius
     assert (br.scope, br.propose, br.suspect_kind) == ("revision", "E", "revision")
     assert (br.suspect, br.previous_revision) == (truth.new_revision, truth.old_revision)

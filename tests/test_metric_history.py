@@ -575,29 +575,6 @@ async def test_f2_lists_first_the_mitigation_of_the_conclusion(
     assert any(c.startswith("kubectl -n llm scale deployment/qwen-chat") for c in opts[0].commands)
 
 
-async def test_f2_names_the_release_as_d_and_g_do(prometheus_scenario: Get, tmp_path: Path) -> None:
-    """D's suspect of a release is its new revision; F2 names it as the conclusion at D and
-    G does (``old → new``), never the new revision alone beside it."""
-    from cockpit.collect import steps
-    from cockpit.collect.cache import screen_window
-    from cockpit.ui.protect import current_suspect
-
-    srv = prometheus_scenario("bad_release")
-    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
-    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
-    try:
-        window = screen_window(ctx)
-        res = await steps.scope(ctx, window)
-        likely = await steps.likely(ctx, window)
-    finally:
-        await ctx.sources.close()
-    assert res.blast_radius.suspect == truth.new_revision
-    s = current_suspect(ctx)
-    assert s is not None and s.kind == "revision"
-    assert s.name == likely.suspect.name
-    assert truth.old_revision in s.name and truth.new_revision in s.name and "→" in s.name
-
-
 def test_a_recorded_bundle_replays_the_history(prometheus_scenario: Get, tmp_path: Path) -> None:
     """``cockpit record`` keeps the history queries: replayed, ``cockpit changes`` (step B's
     list) shows the rollout and ``analyze`` concludes the release from them, as live."""
