@@ -131,12 +131,12 @@ class BacktestPanel(Panel):
             else ""
         )
         if bt.best is not None and bt.best.lead_s is not None:
-            lead = bt.best.lead_s
+            ahead = bt.best.lead_s
             text = t(
-                "metrics.backtest.best" if lead >= 0 else "metrics.backtest.best_after",
+                "metrics.backtest.best" if ahead >= 0 else "metrics.backtest.best_after",
                 lang,
                 name=t(f"metrics.backtest.candidate.{bt.best.candidate.id}", lang),
-                minutes=abs(lead) / 60,
+                minutes=abs(ahead) / 60,
             )
             if bt.best.before_detection_s:
                 text += " · " + t(
