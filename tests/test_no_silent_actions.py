@@ -132,6 +132,10 @@ async def test_i_did_this_never_overwrites_or_contradicts_an_entered_time(tmp_pa
         said = await _i_did_this(app, pilot, "rate_limit")
         assert inc.times.mitigate == entered
         assert "kept" in said
+        # it names what it put on the timeline
+        from cockpit.i18n import t
+
+        assert said.startswith(f"Recorded on the timeline: {t('protect.rate_limit', 'en')}."), said
         assert [h for h in inc.history if h.target == "times.mitigate"][
             -1
         ].new == entered.isoformat()

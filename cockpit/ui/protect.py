@@ -203,19 +203,20 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
                 self.ctx.lang,
                 acts=key != "record",
             )
-            said = self._mitigate_said(outcome)
+            said = self._mitigate_said(outcome, t(f"protect.{key}", self.ctx.lang))
             self.query_one("#protect-said", Static).update(said)
             self.notify(
                 said, markup=False, severity="warning" if outcome == "conflict" else "information"
             )
 
-    def _mitigate_said(self, outcome: str) -> str:
-        """What "I did this" did: on the timeline, and what became of the Mitigate time
-        (set, kept as entered, or not set because it would contradict another time)."""
+    def _mitigate_said(self, outcome: str, option: str) -> str:
+        """What "I did this" did: ``option`` (the mitigation's name) on the timeline, and
+        what became of the Mitigate time (set, kept as entered, or not set because it
+        would contradict another time)."""
         assert self.ctx.session is not None
         lang = self.ctx.lang
         times = self.ctx.session.incident.times
-        said = t("protect.recorded", lang)
+        said = t("protect.recorded", lang, option=option)
         if outcome == "set":
             said += " " + t("protect.mitigate_set", lang, at=fmt_time(times.mitigate))
         elif outcome == "kept":
