@@ -320,10 +320,18 @@ class Detection(BaseModel):
     def selector_for(self, resolved: ResolvedSignal, scope: dict[str, str]) -> str:
         """Label matchers of ``scope`` in the profile's label names (see :func:`selector`);
         for a source joined through ``instance``, the namespace and pod are that join."""
-        meta = self.metas.get(resolved.profile)
+        return self.scope_selector(resolved.profile, scope)
+
+    def scope_selector(
+        self, profile_id: str, scope: dict[str, str], fallback: ProfileMeta | None = None
+    ) -> str:
+        """:meth:`selector_for` by profile id, for a query the profiles do not define (a
+        playbook's own PromQL over that exporter's series); ``fallback`` gives the label
+        names when the profile was not detected (``""`` without either)."""
+        meta = self.metas.get(profile_id, fallback)
         if meta is None:
             return ""
-        join = self.joins.get(resolved.profile)
+        join = self.joins.get(profile_id)
         if join is None:
             return selector(scope, meta)
         rest = selector({k: v for k, v in scope.items() if k not in ("namespace", "pod")}, meta)

@@ -5,8 +5,10 @@ fetches. A source that is absent (``None`` in :class:`~cockpit.sources.base.Sour
 fails is named in ``PlaybookData.missing`` with the reason, so every check that needs it
 says "not available: <source>". Every call has a timeout; nothing here writes anywhere.
 
-Metric signals (PromQL over vLLM, dcgm-exporter and cAdvisor series, scoped to the
-service's namespace and pods):
+Metric signals (PromQL over vLLM, dcgm-exporter, cAdvisor and PyTorch-allocator series),
+scoped as the drilldown scopes them (:func:`_scope`): the service's namespace, model and
+pods (the deployment's, or those the playbook found or was given), each in its exporter's
+label names (:data:`_SOURCE_OF`):
 
 ==================== ==============================================================
 ``requests_running`` ``sum(vllm:num_requests_running)``
@@ -34,6 +36,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from cockpit.analysis.playbooks.data import ModelConfig, PlaybookData, Signal
+from cockpit.analysis.profiles import Detection, ProfileMeta, selector
 from cockpit.models import Reading
 
 if TYPE_CHECKING:
@@ -121,13 +124,69 @@ NEEDS_LOGS = {"cuda_oom", "nccl_hang", "low_util", "ttft_spike", "bad_rollout"}
 NEEDS_GPU = {"cuda_oom", "nccl_hang", "low_util"}
 
 
-def _selector(namespace: str, pods: list[str]) -> str:
-    parts = []
-    if namespace:
-        parts.append(f'namespace="{namespace}"')
+_SOURCE_OF: dict[str, str] = {
+    "requests_running": "vllm",
+    "requests_waiting": "vllm",
+    "queue_time_p99": "vllm",
+    "ttft_p99": "vllm",
+    "tpot_p99": "vllm",
+    "arrival_rate": "vllm",
+    "prompt_tokens_p90": "vllm",
+    "finish_length_share": "vllm",
+    "gpu_util": "dcgm",
+    "sm_active": "dcgm",
+    "torch_reserved_gib": "torch_alloc",
+    "torch_unallocated_gib": "torch_alloc",
+    "cpu_throttled_share": "cadvisor_container",
+}
+"""The metric profile whose series each query of :data:`_Q` reads: its label names
+(``model_name``, ``exported_pod``…, as discovery found them) narrow the query to the
+service's scope."""
+_CADVISOR = ProfileMeta(
+    id="cadvisor_container",
+    name="cAdvisor",
+    stack="infrastructure",
+    detect=[],
+    labels={"namespace": "namespace", "pod": "pod"},
+)
+"""cAdvisor's ``container_*`` series carry the workload's namespace and pod (the
+``node_cadvisor`` profile maps none: its node signals are shared)."""
+
+
+def _selector(
+    det: Detection | None, scope: dict[str, str], name: str, shipped: dict[str, ProfileMeta]
+) -> str:
+    """The label matchers of ``scope`` for the series the query ``name`` of :data:`_Q`
+    reads (``namespace="llm",model_name="m",pod=~"…"``, without braces)."""
+    pid = _SOURCE_OF[name]
+    meta = _CADVISOR if pid == _CADVISOR.id else shipped.get(pid)
+    if det is None:
+        return selector(scope, meta) if meta is not None else ""
+    return det.scope_selector(pid, scope, meta)
+
+
+async def _scope(
+    ctx: AppContext, now: datetime, pods: list[str]
+) -> tuple[Detection | None, dict[str, str]]:
+    """The detection (``None`` when it fails) and the service scope the playbook's
+    queries are narrowed to: namespace, model and ``pod`` (a regex: the pods the playbook
+    read or was given, else the deployment's or the selector's workloads'), as steps A
+    and C narrow theirs (:func:`cockpit.collect.base.scope_for`)."""
+    import re
+
+    from cockpit.collect.base import detection_for, scope_for, scope_labels
+
+    try:
+        scope = dict(await _timed(scope_for(ctx)))
+    except Exception:
+        scope = dict(scope_labels(ctx))
     if pods:
-        parts.append('pod=~"' + "|".join(sorted(pods)) + '"')
-    return ",".join(parts)
+        scope["pod"] = "|".join(re.escape(p) for p in sorted(pods))
+    try:
+        det: Detection | None = await _timed(detection_for(ctx, now))
+    except Exception:
+        det = None
+    return det, scope
 
 
 async def _timed(coro: Any) -> Any:
@@ -286,14 +345,20 @@ async def _metrics(
     (the source bounds how many run together; each has its own timeout). With
     ``service_scope`` (no pods or job named: the service itself) the canonical signals are
     then read from the drilldown (:func:`_from_drilldown`)."""
+    from cockpit.analysis.profiles import builtin_profiles
+
     now = ctx.clock.now()
     offset = timedelta(days=7) if ctx.settings.baseline == "7d" else timedelta(days=1)
     pods = [p.meta.name for p in data.pods]
-    sel = _selector(ctx.settings.service.namespace, pods)
     names = SIGNALS_BY_PLAYBOOK.get(playbook_id, ())
-    profiled = await _profiled(ctx, now, pods, names)
+    det, scope = await _scope(ctx, now, pods)
+    shipped = {p.id: p.profile for p in builtin_profiles()}
+    profiled = _profiled(det, scope, names)
     for name, sig in await asyncio.gather(
-        *(_signal(ctx, n, sel, now, offset, profiled.get(n)) for n in names)
+        *(
+            _signal(ctx, n, _selector(det, scope, n, shipped), now, offset, profiled.get(n))
+            for n in names
+        )
     ):
         if name in PROFILE_SIGNALS:
             sig.signal_id = PROFILE_SIGNALS[name][0]
@@ -336,27 +401,17 @@ async def _from_drilldown(ctx: AppContext, data: PlaybookData) -> None:
         sig.baseline_from = "quiet" if dd.window.baseline == "quiet" else ""
 
 
-async def _profiled(
-    ctx: AppContext, now: datetime, pods: list[str], names: tuple[str, ...]
+def _profiled(
+    det: Detection | None, scope: dict[str, str], names: tuple[str, ...]
 ) -> dict[str, tuple[str, str | None, str]]:
     """The queries of :data:`PROFILE_SIGNALS` in the detected stack's metric names and
-    scope (namespace, model, and the pods: those the playbook found, else the
-    deployment's); empty when detection fails (the vLLM queries are used then)."""
-    import re
-
+    ``scope`` (see :func:`_scope`); empty when detection failed (the vLLM queries of
+    :data:`_Q` are used then, narrowed the same way)."""
     from cockpit.analysis.profiles import render
-    from cockpit.collect.base import detection_for, scope_for
 
     wanted = [n for n in names if n in PROFILE_SIGNALS]
-    if not wanted:
+    if not wanted or det is None:
         return {}
-    try:
-        det = await _timed(detection_for(ctx, now))
-        scope = dict(await _timed(scope_for(ctx)))
-    except Exception:
-        return {}
-    if pods:
-        scope["pod"] = "|".join(re.escape(p) for p in sorted(pods))
     out: dict[str, tuple[str, str | None, str]] = {}
     for name in wanted:
         sid, quantile = PROFILE_SIGNALS[name]
