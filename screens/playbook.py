@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from cockpit.analysis.playbooks.data import PlaybookData
 from cockpit.analysis.playbooks.render import (
     evidence_label,
+    evidence_value,
     fill_command,
     finding_text,
     status_text,
@@ -248,7 +249,7 @@ class PlaybookScreen(ContainsWorkerErrors, SaysWhereTypingGoes, KeepsTextOnFocus
             if r.evidence:
                 lines.append(t("playbook.evidence", lang) + ":")
                 lines += [
-                    f"  • {evidence_label(e, lang)}: {e.value}{(' ' + e.unit) if e.unit else ''}"
+                    f"  • {evidence_label(e, lang)}: {evidence_value(e, lang)}{(' ' + e.unit) if e.unit else ''}"
                     for e in r.evidence
                 ]
         if item.commands:

@@ -56,7 +56,7 @@ def test_text_is_in_the_language_asked(capsys: pytest.CaptureFixture[str]) -> No
     assert rc == 0
     assert "场景一：CUDA OOM" in out and "不可用的数据源" not in out
     # the worked example's pod logs: an allocation failed with enough reserved memory
-    assert "运行一段时间后 OOM（类别：fragmentation）" in out
+    assert "运行一段时间后 OOM（类别：显存碎片）" in out
     # the allocator item decides nothing from metrics alone but shows them, with baseline
     assert "分配器已保留（指标，基线 70.00 GiB）: 74.00 GiB" in out
     assert "baseline" not in out and "not recorded" not in out

@@ -67,11 +67,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def _evidence_json(ev: Any, lang: str) -> dict[str, Any]:
-    from cockpit.analysis.playbooks.render import evidence_label
+    from cockpit.analysis.playbooks.render import evidence_label, evidence_value
 
     return {
         "label": evidence_label(ev, lang),
-        "value": ev.value,
+        "value": evidence_value(ev, lang),
         "unit": ev.unit,
         "source": ev.source,
         "query": ev.query,
@@ -108,8 +108,8 @@ def to_json(
                     "missing": [source, …], "commands": ["kubectl …", …]}],
          "closing": "…"}
 
-    Texts (``title``, ``text``, ``finding``, evidence ``label``, ``closing``) are in
-    ``lang``; ``finding_key`` and ``finding_args`` are the message behind ``finding``
+    Texts (``title``, ``text``, ``finding``, evidence ``label``, an evidence ``value``
+    in words, ``closing``) are in ``lang``; ``finding_key`` and ``finding_args`` are the message behind ``finding``
     (catalogue ``cockpit/knowledge/i18n/playbook.toml``).
     """
     from cockpit.analysis.playbooks.render import finding_text

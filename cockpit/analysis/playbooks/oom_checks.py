@@ -59,7 +59,8 @@ def oom_phase(data: PlaybookData) -> ItemResult:
         ev.append(
             CheckEvidence(
                 **L("oom_message"),
-                value=r.events[0].text[:300] if r.events else r.subtype,
+                value=r.events[0].text[:300] if r.events else r.likely,
+                value_key="" if r.events else f"playbook.oom_class.{r.likely}",
                 source="logs",
             )
         )
@@ -313,7 +314,14 @@ def oom_remedy(data: PlaybookData) -> ItemResult:
         return res.still_open("playbook.finding.oom.remedy.unknown")
     return res.problem(
         "playbook.finding.oom.remedy.matched",
-        [CheckEvidence(**L("oom_class"), value=r.likely, source="logs")],
+        [
+            CheckEvidence(
+                **L("oom_class"),
+                value=r.likely,
+                value_key=f"playbook.oom_class.{r.likely}",
+                source="logs",
+            )
+        ],
         likely=r.likely,
         mitigations=r.mitigation_ids,
         long_term=r.long_term_ids,

@@ -18,13 +18,24 @@ _STATUS_KEY = {
     ItemStatus.NA: "playbook.status.na",
     ItemStatus.NOT_AVAILABLE: "playbook.status.not_available",
 }
-# Arguments that are ids of explain's texts (a list of mitigations / long-term fixes, or
-# an engine-log cause): shown as those texts.
-_ID_ARGS = {
-    "mitigations": "explain.mitigate.cuda_oom",
-    "long_term": "explain.longterm",
-    "cause": "explain.cause.engine_log",
+_ID_ARGS: dict[str, tuple[str, ...]] = {
+    "mitigations": ("explain.mitigate.cuda_oom",),
+    "long_term": ("explain.longterm",),
+    "cause": ("explain.cause.engine_log",),
+    "signals": ("playbook.signal",),
+    "what": ("playbook.signal", "playbook.release_cause"),
+    "likely": ("playbook.oom_class", "kube.likely"),
+    "classes": ("playbook.oom_class",),
+    "stage": ("playbook.oom_stage",),
+    "kind": ("playbook.nccl_error",),
+    "pattern": ("playbook.nccl_pattern",),
 }
+"""Finding and evidence arguments that carry ids (a signal, an analyzer's cause class, a
+list of mitigations): ``{argument: catalogue prefixes}``, each id shown as the text of the
+first ``<prefix>.<id>`` the catalogue has. A string of ids separated by commas, or a list,
+is shown as their texts one after another."""
+_SENTENCES = frozenset({"mitigations", "long_term"})
+"""Arguments whose ids name whole sentences (joined by ``;``, not ``,``)."""
 
 
 def status_text(status: ItemStatus, lang: str) -> str:
@@ -40,18 +51,19 @@ def signal_name(signal: str, lang: str) -> str:
 
 
 def _arg(name: str, value: Any, lang: str) -> Any:
-    if name == "signals" and isinstance(value, str):
-        sep = "、" if lang == "zh" else ", "
-        return sep.join(signal_name(v.strip(), lang) for v in value.split(",") if v.strip())
-    prefix = _ID_ARGS.get(name)
+    prefixes = _ID_ARGS.get(name)
+    if prefixes is None or not isinstance(value, str | list):
+        return value
 
     def words(v: Any) -> str:
-        key = f"{prefix}.{v}" if prefix else ""
-        return (t(key, lang) if key in catalog() else str(v)).rstrip("。.")
+        key = next((f"{p}.{v}" for p in prefixes if f"{p}.{v}" in catalog()), "")
+        return (t(key, lang) if key else str(v)).rstrip("。.")
 
-    if isinstance(value, list):
-        return ("；" if lang == "zh" else "; ").join(words(v) for v in value)
-    return words(value) if prefix and isinstance(value, str) else value
+    ids = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+    sep = {("zh", True): "；", ("en", True): "; ", ("zh", False): "、"}.get(
+        (lang, name in _SENTENCES), ", "
+    )
+    return sep.join(words(v) for v in ids if str(v))
 
 
 def finding_text(result: ItemResult, lang: str) -> str:
@@ -93,6 +105,15 @@ def evidence_label(ev: CheckEvidence, lang: str) -> str:
     return ev.label
 
 
+def evidence_value(ev: CheckEvidence, lang: str) -> str:
+    """The evidence's value in ``lang``: ``value`` as read (a number, a log line), or the
+    words of ``value_key`` when the value is an analyzer's id (its arguments named as in
+    findings, see :data:`_ID_ARGS`)."""
+    if not ev.value_key:
+        return ev.value
+    return t(ev.value_key, lang, **{k: _arg(k, v, lang) for k, v in ev.value_args.items()})
+
+
 def to_evidence(
     ev: CheckEvidence,
     playbook_id: str,
@@ -106,7 +127,8 @@ def to_evidence(
         at=at,
         label=evidence_label(ev, lang),
         label_i18n=in_both(lambda lng: evidence_label(ev, lng)),
-        value=ev.value,
+        value=evidence_value(ev, lang),
+        value_i18n=in_both(lambda lng: evidence_value(ev, lng)) if ev.value_key else {},
         unit=ev.unit,
         query=ev.query,
         source=f"playbook:{playbook_id}:{ev.source}" if ev.source else f"playbook:{playbook_id}",

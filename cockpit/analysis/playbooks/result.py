@@ -20,6 +20,9 @@ class CheckEvidence(BaseModel):
         query: The PromQL / Kubernetes request / log location it came from.
         label_key / label_args: The label as an i18n key (``playbook.ev.*``) and its
             arguments, for labels in words.
+        value_key / value_args: The value as an i18n key and its arguments when it is an
+            analyzer's id rather than a reading (``value`` then keeps the id); shown by
+            :func:`cockpit.analysis.playbooks.render.evidence_value`.
     """
 
     label: str = ""
@@ -29,6 +32,8 @@ class CheckEvidence(BaseModel):
     query: str = ""
     label_key: str = ""
     label_args: dict[str, Any] = Field(default_factory=dict)
+    value_key: str = ""
+    value_args: dict[str, Any] = Field(default_factory=dict)
 
 
 def L(key: str, **args: Any) -> dict[str, Any]:

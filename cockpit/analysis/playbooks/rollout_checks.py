@@ -127,10 +127,13 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
             jumps.append(name)
     report = explain_rollout_text(data.all_logs()) if data.logs else None
     if report is not None:
+        share = report.http_400_share
         ev.append(
             CheckEvidence(
                 **L("log"),
-                value=f"{report.cause}; 400 share {report.http_400_share}",
+                value=f"{report.cause}; 400 share {share}",
+                value_key="playbook.ev.release_log",
+                value_args={"what": report.cause, "share": "-" if share is None else f"{share:g}"},
                 source="logs",
             )
         )

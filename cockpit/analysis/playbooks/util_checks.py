@@ -40,7 +40,14 @@ def util_gaps(data: PlaybookData) -> ItemResult:
     report = explain_util_text(data.all_logs()) if data.logs else None
     if report is not None and report.cause in ("dataloader_cpu_starved", "host_cpu_bound"):
         found = True
-        ev.append(CheckEvidence(**L("log"), value=report.cause, source="logs"))
+        ev.append(
+            CheckEvidence(
+                **L("log"),
+                value=report.cause,
+                value_key=f"explain.cause.utilization.{report.cause}",
+                source="logs",
+            )
+        )
     if not ev and not data.has("metrics"):
         return res.not_available("metrics")
     if found:
