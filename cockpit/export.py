@@ -18,7 +18,9 @@ explicit marker "（未填写）" / "(not filled)" so nothing looks done when it
 template come the appendices: timeline, hypotheses, experiments, the path through the
 flowchart, the collect-first list, playbook findings, the recovery check, the record's
 identity and the corrections (what was overwritten, cleared or deleted, with the value
-before: :mod:`cockpit.history`). All labels come from ``cockpit/knowledge/i18n/export.toml``.
+before: :mod:`cockpit.history`). All labels come from ``cockpit/knowledge/i18n/export.toml``;
+a status or a kind is named by the one word the screens use for it (``hyp.status.*`` of G,
+``playbook.status.*`` of F7 and ``cockpit playbook``, ``timeline.kind.*`` of A).
 
 Two formats:
 
@@ -70,6 +72,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cockpit import flow
 from cockpit.analysis.changes import kind_name, time_order
+from cockpit.analysis.playbooks.render import status_text
 from cockpit.history import corrections, entry_line
 from cockpit.i18n import fmt_number, name_of, t
 from cockpit.incident import (
@@ -81,6 +84,7 @@ from cockpit.incident import (
     HistoryEntry,
     Hypothesis,
     Incident,
+    ItemStatus,
     Mode,
     PagedBy,
     PlaybookRecord,
@@ -666,7 +670,7 @@ def _appendix_timeline(md: _Md, doc: ExportDocument) -> None:
     if not entries:
         md.item(0, None, None)
     for entry in entries:
-        kind = md.tr(f"export.kind.{entry.kind.value}")
+        kind = md.tr(f"timeline.kind.{entry.kind.value}")  # as A's timeline names it
         src = ", ".join(
             dict.fromkeys(
                 name_of("source.name", s, md.lang) for s in (entry.source, *entry.sources)
@@ -686,7 +690,8 @@ def _appendix_hypotheses(md: _Md, doc: ExportDocument) -> None:
     for hyp in hyps:
         md.item(0, None, f"H{hyp.number}. {hyp.statement}")
         md.item(1, md.tr("export.hyp.falsifier"), hyp.falsifier)
-        md.item(1, md.tr("export.hyp.status"), md.tr(f"export.hyp.{hyp.status.value}"))
+        # One word per status: G's table and the history's say the same.
+        md.item(1, md.tr("export.hyp.status"), md.tr(f"hyp.status.{hyp.status.value}"))
         if not hyp.evidence_ids:
             md.item(1, md.tr("export.hyp.evidence"), None)
             continue
@@ -781,10 +786,8 @@ def _appendix_playbooks(md: _Md, doc: ExportDocument) -> None:
         md.item(0, None, f"{book.playbook}{md.tr('export.paren', text=updated)}")
         md.item(1, md.tr("export.pb.summary"), book.summary)
         for result in book.items:
-            status_key = result.status.replace("/", "_")
-            status = t(f"export.pb.status.{status_key}", md.lang)
-            if status == f"export.pb.status.{status_key}":
-                status = result.status
+            # The word F7 and ``cockpit playbook`` show for the status.
+            status = status_text(ItemStatus(result.status), md.lang)
             line = f"[{status}] {_one_line(result.item)}"
             if result.finding.strip():
                 line += f"{md.colon}{_one_line(result.finding)}"
