@@ -431,9 +431,12 @@ class IncidentSession:
             return ", ".join(getattr(self.incident.collect, field))
         raise KeyError(field)
 
-    def set_time(self, which: str, value: datetime | None) -> list[str]:
+    def set_time(self, which: str, value: datetime | None, source: str = "user") -> list[str]:
         """Set one of start/detect/mitigate/recover (``None`` clears it), with its one
-        entry on the timeline.
+        entry on the timeline; ``source`` is where the value came from, as that entry (and
+        the export's timeline) says: ``user`` when typed, ``alert`` when filled from the
+        alert that paged or the first alert firing, ``prometheus`` when taken from what
+        cockpit read there (A's first SLO breach, I's recovery check).
 
         Returns:
             Ordering problems after the change (see :func:`check_time_order`). The value
@@ -452,12 +455,10 @@ class IncidentSession:
         # One timeline entry per incident time: a corrected or cleared time replaces the
         # entry of the old one instead of leaving it behind.
         self.incident.timeline = [
-            e
-            for e in self.incident.timeline
-            if not (e.kind is TimelineKind.IMPACT and e.text == which and e.source == "user")
+            e for e in self.incident.timeline if not _is_time_entry(e) or e.text != which
         ]
         if value is not None:
-            self._timeline(value, TimelineKind.IMPACT, f"{which}", source="user")
+            self._timeline(value, TimelineKind.IMPACT, f"{which}", source=source)
         self.save()
         return check_time_order({k: getattr(self.incident.times, k) for k in TIME_FIELDS})
 
@@ -486,7 +487,7 @@ class IncidentSession:
                 event=alert_event(paged.name),
             )
         if detect is not None:
-            return self.set_time("detect", detect)
+            return self.set_time("detect", detect, source="alert")
         self.save()
         return check_time_order({k: getattr(inc.times, k) for k in TIME_FIELDS})
 

@@ -499,5 +499,5 @@ class GoldenSignalsPanel(Panel):
         offered = self._offered_alert(data)
         if not confirmed(self, "detect", offered.first):
             return
-        self.ctx.session.set_time("detect", offered.first)
+        self.ctx.session.set_time("detect", offered.first, source="alert")
         self.notify(t("metrics.golden.detect_set", self.lang, name=offered.name), markup=False)

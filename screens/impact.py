@@ -171,7 +171,7 @@ class ImpactScreen(StepScreen):
         elif event.button.id == "breach-use" and self._breach is not None:
             if not confirmed(self, "start", self._breach):
                 return
-            self.query_one(TimesForm).set_time("start", self._breach)
+            self.query_one(TimesForm).set_time("start", self._breach, "prometheus")
             if self._breach_found is not None:
                 # the timeline (so the export) says which SLI crossed which SLO
                 b = self._breach_found

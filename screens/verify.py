@@ -218,7 +218,7 @@ class VerifyScreen(StepScreen):
             self.run_recovery_check(hold)
         elif bid == "verify-use" and self._recovered_at is not None:
             if confirmed(self, "recover", self._recovered_at):
-                self.query_one(TimesForm).set_time("recover", self._recovered_at)
+                self.query_one(TimesForm).set_time("recover", self._recovered_at, "prometheus")
         elif self.editor.handle(bid or ""):
             self.incident_changed()
         elif bid == "act-add":

@@ -77,3 +77,30 @@ def test_a_timeline_entry_kind_reads_in_the_export_as_on_a(session, lang):
     for kind in TimelineKind:
         # A's timeline table names the kind with timeline.kind.* (cockpit/ui/timeline.py).
         assert f"[{t(f'timeline.kind.{kind.value}', lang)}] entry {kind.value}" in appendix
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_detection_time_filled_from_the_alert_is_not_the_users_in_the_export(session, lang):
+    from cockpit.incident import PagedBy, ServiceScope
+
+    paged = PagedBy(name="VLLMHighE2ELatency", source="alertmanager", starts_at=T0)
+    session.start_from_alert(paged, "P99 up", ServiceScope(namespace="llm"), T0)
+    entry = next(e for e in session.incident.timeline if e.text == "detect")
+    assert entry.source == "alert"
+    detect = f"[{t('timeline.kind.impact', lang)}] {t('times.detect', lang)}"
+    said = t("export.paren", lang, text=t("export.source", lang, source="SRC"))
+    timeline = _section(render(session.incident, lang, "md"), "timeline", lang)
+    assert detect + said.replace("SRC", t("source.name.alert", lang)) in timeline
+    assert detect + said.replace("SRC", t("source.name.user", lang)) not in timeline
+    # Typed over by the responder, the time is theirs: still one entry, now the user's.
+    session.set_time("detect", T0.replace(minute=2))
+    entries = [e for e in session.incident.timeline if e.text == "detect"]
+    assert [(e.at.minute, e.source) for e in entries] == [(2, "user")]
+
+
+def test_a_time_cockpit_read_from_prometheus_says_so_and_replaces_the_typed_one(session):
+    session.set_time("start", T0)
+    session.set_time("start", T0.replace(minute=1), source="prometheus")
+    entries = [e for e in session.incident.timeline if e.text == "start"]
+    assert [(e.at.minute, e.source) for e in entries] == [(1, "prometheus")]
+    assert '"source": "prometheus"' in render(session.incident, "en", "json")

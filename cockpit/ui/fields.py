@@ -584,10 +584,11 @@ class TimesForm(Vertical):
                 widget.value = shown
         self._show_problems()
 
-    def set_time(self, name: str, value: datetime | None) -> None:
-        """Set a time programmatically (e.g. the first SLO breach) and show it."""
+    def set_time(self, name: str, value: datetime | None, source: str) -> None:
+        """Set a time programmatically (e.g. the first SLO breach) and show it; ``source``
+        is where cockpit read it (:meth:`cockpit.session.IncidentSession.set_time`)."""
         assert self.ctx.session is not None
-        self.ctx.session.set_time(name, value)
+        self.ctx.session.set_time(name, value, source=source)
         self.query_one(f"#time-{name}", Input).value = fmt_time(value)
         self._show_problems()
 
