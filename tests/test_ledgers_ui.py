@@ -207,3 +207,33 @@ async def test_hs_hypothesis_choice_names_each_by_its_number_and_keeps_a_long_on
         prompts = [str(p) for p, _ in app.screen.query_one("#exp-hypothesis")._options]
     assert prompts[-3:-1] == ["1. throttling on gpu-node-7", f"2. {long}"]
     assert prompts[-1].startswith("3. xxx") and prompts[-1].endswith("…")
+
+
+async def test_bs_notice_names_the_change_saved_as_its_table_row_does(tmp_path):
+    """B's table is ordered by time, not by when a change was added: the notice after
+    saving an edit names the change the table shows (by its text, as "Editing" does),
+    never a number of the incident's own order."""
+    from datetime import UTC, datetime
+
+    from textual.widgets import DataTable, Static
+
+    from cockpit.incident import Change
+
+    ctx = make_ctx(tmp_path, lang="en")
+    t0 = datetime(2026, 11, 29, 13, 0, tzinfo=UTC)
+    late = ctx.session.add_change(Change(at=t0 + timedelta(minutes=30), summary="late one"))
+    for minutes, text in ((10, "early one"), (20, "middle one")):
+        ctx.session.add_change(Change(at=t0 + timedelta(minutes=minutes), summary=text))
+    app = CockpitApp(ctx=ctx, start_step="B")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        table = screen.query_one("#chg-table", DataTable)
+        table.move_cursor(row=table.get_row_index(late.id))
+        assert table.get_row_index(late.id) == 2  # the third row, the incident's first
+        await press(pilot, screen, "chg-edit")
+        await pilot.press(*" (v2)", "enter")
+        await pilot.pause()
+        said = rendered(screen.query_one("#chg-error", Static))
+        assert "Saved change “late one (v2)”" in said, said
+        assert "change 1" not in said and "change 3" not in said

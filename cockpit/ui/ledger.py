@@ -19,6 +19,7 @@ from textual.containers import Horizontal
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Input
+from textual.widgets.data_table import RowDoesNotExist
 
 from cockpit.context import AppContext
 from cockpit.i18n import t
@@ -187,10 +188,18 @@ class LedgerEditor:
         return t("ledger.editing_row", self.lang, what=what, n=self.number(row))
 
     def number(self, row: Any) -> int:
-        """The row's number as the ledger shows it (its own, else its place, from 1)."""
+        """The row's number as the table shows it: its own (H3, E2), else its place in the
+        table, from 1 (the table may order its rows otherwise than the incident keeps them,
+        or hold rows the incident does not: B's changes found)."""
         assert self.ctx.session is not None
-        rows = getattr(self.ctx.session.incident, self.ledger)
-        return int(getattr(row, "number", 0) or rows.index(row) + 1)
+        own = int(getattr(row, "number", 0) or 0)
+        if own:
+            return own
+        try:
+            return self.table().get_row_index(row.id) + 1
+        except RowDoesNotExist:
+            rows = getattr(self.ctx.session.incident, self.ledger)
+            return int(rows.index(row) + 1)
 
     def cancel_on_escape(self, focused: Any) -> bool:
         """Escape in the form of a row being edited cancels the edit: the row keeps its
@@ -225,8 +234,12 @@ class LedgerEditor:
 
     def saved_said(self, row: Any, key: str = "ledger.saved_row") -> str:
         """ "Hypothesis 3 saved …; the form is empty and adds a new one" (``key``: the
-        message that says it)."""
+        message that says it); a row the table shows no number for is named as
+        :meth:`editing_said` names it (B's change by its text)."""
         what = t(f"ledger.row.{self.ledger}", self.lang)
+        if self.name_row is not None:
+            named = key.replace("ledger.saved_row", "ledger.saved_named")
+            return t(named, self.lang, what=what, name=self.name_row(row))
         return t(key, self.lang, what=what, n=self.number(row))
 
     def end(self) -> bool:
