@@ -348,7 +348,9 @@ def build_document(
 
     Args:
         incident: The record.
-        lang: ``zh`` (default) or ``en``; used for ``labels`` only, values are the record's.
+        lang: ``zh`` (default) or ``en``: the labels, and the texts cockpit wrote into the
+            record in both languages (evidence, changes, timeline, playbook findings, the
+            recovery check, D's verdict, the mitigation); what was typed stays as typed.
         tz: Local time zone to note next to UTC times (default: this machine's).
     """
     inc = incident
@@ -382,7 +384,7 @@ def build_document(
         ),
         recent_changes=ChangesField(
             filled=bool(inc.changes or _text(inc.collect.recent_changes_note)),
-            changes=_sorted_changes(inc.changes),
+            changes=[c.in_lang(lang) for c in _sorted_changes(inc.changes)],
             note=_text(inc.collect.recent_changes_note),
         ),
         key_evidence=EvidenceField(
@@ -420,7 +422,7 @@ def build_document(
             step_notes=dict(inc.step_notes),
         ),
         collect_first=inc.collect.model_copy(deep=True),
-        playbooks=[inc.playbooks[k] for k in sorted(inc.playbooks)],
+        playbooks=[inc.playbooks[k].in_lang(lang) for k in sorted(inc.playbooks)],
         recovery=inc.recovery.in_lang(lang),
         corrections=corrections(inc),
     )
@@ -451,8 +453,15 @@ _OTHER_LANGUAGES: Any = {
     "template": {
         "key_evidence": {"items": {"__all__": {"label_i18n", "note_i18n", "value_i18n"}}},
         "mitigation": {"actions_taken": {"__all__": {"text_i18n"}}},
+        "recent_changes": {"changes": {"__all__": {"summary_i18n"}}},
     },
-    "appendices": {"recovery": {"lines_i18n"}, "timeline": {"__all__": {"text_i18n"}}},
+    "appendices": {
+        "recovery": {"lines_i18n"},
+        "timeline": {"__all__": {"text_i18n"}},
+        "playbooks": {
+            "__all__": {"summary_i18n": True, "items": {"__all__": {"item_i18n", "finding_i18n"}}}
+        },
+    },
 }
 
 

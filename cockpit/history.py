@@ -13,6 +13,7 @@ from datetime import datetime
 from cockpit.i18n import t
 from cockpit.incident import (
     NUMBERED_LEDGERS,
+    Change,
     HistoryEntry,
     HistoryOp,
     Incident,
@@ -104,6 +105,8 @@ def _row_name(incident: Incident, ledger: str, row_id: str, entry: HistoryEntry,
             if getattr(row, "id", None) == row_id:
                 number = f" {row.number}" if ledger in NUMBERED_LEDGERS else ""
                 text = str(getattr(row, _ROW_TEXT.get(ledger, "id"), ""))
+                if isinstance(row, Change):
+                    text = row.summary_in(lang)  # as B's table names it
     if entry.op is HistoryOp.ADD and isinstance(entry.new, dict):
         added = entry.new.get("row")
         if isinstance(added, dict) and added.get(_ROW_TEXT.get(ledger, "id")):

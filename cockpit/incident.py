@@ -199,6 +199,21 @@ class Change(_Model):
     event: str = ""
     """The event key of what it records when other sources tell it too
     (:attr:`TimelineEntry.event`); empty otherwise."""
+    summary_i18n: dict[str, str] = Field(default_factory=dict)
+    """``summary`` in each language (``{"zh": …, "en": …}``) when cockpit wrote it in words
+    of its own (a rollout read from the metrics history), so the export speaks its own
+    language; empty for what the user typed and for text read from the cluster."""
+
+    def summary_in(self, lang: str) -> str:
+        """The summary in ``lang`` where cockpit wrote it and it still reads as written
+        (an edit makes it the responder's words), else as it is stored."""
+        if self.summary in self.summary_i18n.values():
+            return self.summary_i18n.get(lang, self.summary)
+        return self.summary
+
+    def in_lang(self, lang: str) -> Change:
+        """A copy whose ``summary`` is in ``lang`` (:meth:`summary_in`)."""
+        return self.model_copy(update={"summary": self.summary_in(lang)})
 
 
 class Evidence(_Model):
@@ -442,21 +457,60 @@ class RecoveryCheck(_Model):
 
 
 class PlaybookItemResult(_Model):
-    """One checklist item of a scenario playbook, checked automatically or by the user."""
+    """One checklist item of a scenario playbook, checked automatically or by the user.
+
+    Attributes:
+        item: The checklist item's text, in the language it was recorded in.
+        status: What the check found.
+        finding: What it saw, in that language (empty when nothing).
+        evidence_ids: The pins it made.
+        item_i18n, finding_i18n: ``item`` and ``finding`` in each language
+            (``{"zh": …, "en": …}``), so the export speaks its own; empty in a record
+            written before they were kept (the export then shows the stored text).
+    """
 
     item: str
     status: ItemStatus = ItemStatus.OPEN
     finding: str = ""
     evidence_ids: list[str] = Field(default_factory=list)
+    item_i18n: dict[str, str] = Field(default_factory=dict)
+    finding_i18n: dict[str, str] = Field(default_factory=dict)
+
+    def in_lang(self, lang: str) -> PlaybookItemResult:
+        """A copy whose ``item`` and ``finding`` are in ``lang`` where both were kept."""
+        return self.model_copy(
+            update={
+                "item": self.item_i18n.get(lang, self.item),
+                "finding": self.finding_i18n.get(lang, self.finding),
+            }
+        )
 
 
 class PlaybookRecord(_Model):
-    """What a scenario playbook found (lands in the export)."""
+    """What a scenario playbook found (lands in the export).
+
+    Attributes:
+        playbook: The playbook's id (``ttft_spike``).
+        items: One result per checklist item, in the checklist's order.
+        summary: ``<title>: <counts>``, in the language it was recorded in.
+        summary_i18n: ``summary`` in each language (empty in an older record).
+        updated_at: When it was recorded.
+    """
 
     playbook: str
     items: list[PlaybookItemResult] = Field(default_factory=list)
     summary: str = ""
+    summary_i18n: dict[str, str] = Field(default_factory=dict)
     updated_at: datetime = Field(default_factory=utcnow)
+
+    def in_lang(self, lang: str) -> PlaybookRecord:
+        """A copy whose summary and items are in ``lang`` where both were kept."""
+        return self.model_copy(
+            update={
+                "summary": self.summary_i18n.get(lang, self.summary),
+                "items": [item.in_lang(lang) for item in self.items],
+            }
+        )
 
 
 class DrillAnswer(_Model):

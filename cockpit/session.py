@@ -517,7 +517,12 @@ class IncidentSession:
             self._added("changes", change)
         if change.at is not None:
             self._timeline(
-                change.at, TimelineKind.CHANGE, change.summary, change.source, event=change.event
+                change.at,
+                TimelineKind.CHANGE,
+                change.summary,
+                change.source,
+                text_i18n=change.summary_i18n,
+                event=change.event,
             )
         self.save()
         return change

@@ -43,7 +43,7 @@ from cockpit.collect.gpu_plans import (
     worst_node,
 )
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import TimelineKind
 from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.models.messages import Msg
@@ -246,11 +246,11 @@ class GpuPanel(Panel):
             self._xids.append(ev)
             session = self.ctx.session
             if session is not None:
+                said = in_both(
+                    lambda lang, ev=ev: xid_event_text(ev.xid, ev.gpu_index, ev.pci_bus_id, lang)
+                )
                 session.add_timeline(
-                    ev.at,
-                    xid_event_text(ev.xid, ev.gpu_index, ev.pci_bus_id, self.lang),
-                    TimelineKind.XID,
-                    source=ev.source,
+                    ev.at, said[self.lang], TimelineKind.XID, source=ev.source, text_i18n=said
                 )
 
     # -- widgets -----------------------------------------------------------------------

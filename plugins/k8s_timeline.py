@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from cockpit.analysis.changes import timeline_line
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import in_both, t
 from cockpit.incident import TimelineKind
 from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.ui.panel import Panel
@@ -34,8 +34,15 @@ def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
         if it.kind in RECORDED_CHANGE_KINDS:
             session.record_changes([it])
         else:
+            # Words cockpit wrote (a restart read from the metrics) in both languages.
+            said = in_both(it.message.text) if it.message is not None else None
             session.add_timeline(
-                it.at, it.summary, TimelineKind.EVENT, source=it.origin, event=it.event
+                it.at,
+                it.summary,
+                TimelineKind.EVENT,
+                source=it.origin,
+                text_i18n=said,
+                event=it.event,
             )
         n += 1
     return n

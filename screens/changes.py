@@ -98,7 +98,7 @@ class ChangesScreen(StepScreen):
             {"summary": "chg-summary"},
             "chg.add",
             self.query_one("#chg-error", Static).update,
-            name_row=lambda row: str(row.summary),
+            name_row=lambda row: str(row.summary_in(self.lang)),
         )
         self.incident_changed()
 
@@ -153,7 +153,7 @@ class ChangesScreen(StepScreen):
                         "⚑" if c.suspect else "",
                         fmt_time(c.at),
                         kind_name(c.kind, self.lang),
-                        c.summary,
+                        c.summary_in(self.lang),
                     ),
                     key,
                 )
@@ -222,7 +222,7 @@ class ChangesScreen(StepScreen):
                 from cockpit.ui.changes_view import ChangesView, toggle_suspect_said
 
                 err.update("")
-                toggle_suspect_said(self.ctx, self, chg.id, chg.summary)
+                toggle_suspect_said(self.ctx, self, chg.id, chg.summary_in(self.lang))
                 self.incident_changed()
 
                 for view in self.query(ChangesView):

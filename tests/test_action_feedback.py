@@ -250,7 +250,7 @@ async def test_bs_mark_unmark_button_says_which_way_it_went(tmp_path, lang):
             suspects = [c for c in ctx.session.incident.changes if c.suspect]
             assert bool(suspects) is marked
             [change] = suspects or ctx.session.incident.changes[-1:]
-            want = t(key, lang, summary=change.summary)
+            want = t(key, lang, summary=change.summary_in(lang))
             assert want in said(app), (want, said(app))
 
 

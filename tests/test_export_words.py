@@ -104,3 +104,112 @@ def test_a_time_cockpit_read_from_prometheus_says_so_and_replaces_the_typed_one(
     entries = [e for e in session.incident.timeline if e.text == "start"]
     assert [(e.at.minute, e.source) for e in entries] == [(1, "prometheus")]
     assert '"source": "prometheus"' in render(session.incident, "en", "json")
+
+
+def _rollout_item():
+    from cockpit.analysis.changes import ChangeItem
+    from cockpit.models.messages import Msg
+
+    message = Msg(
+        key="metrics.change.rollout_done",
+        args={
+            "deployment": "qwen-chat",
+            "old": "qwen-chat-7f9c",
+            "old_pods": 6,
+            "new": "qwen-chat-5d2b",
+            "new_pods": 6,
+            "start": "13:00:00",
+            "end": "13:16:30",
+        },
+    )
+    return ChangeItem(
+        key="rollout:qwen-chat:5d2b",
+        at=T0,
+        kind="rollout",
+        summary=message.text("en"),
+        message=message,
+        origin="metrics",
+    ), message
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_change_cockpit_worded_reads_in_the_exports_language(session, lang):
+    item, message = _rollout_item()
+    session.record_changes([item])
+    change = session.incident.changes[0]
+    # B's table and the history name it in the screen's language.
+    assert change.summary_in(lang) == message.text(lang)
+    md = render(session.incident, lang, "md")
+    said = message.text(lang)
+    other = message.text("en" if lang == "zh" else "zh")
+    changes = md.split(f"- {t('export.field.key_evidence', lang)}", 1)[0]
+    assert said in changes and other not in changes
+    timeline = _section(md, "timeline", lang)
+    assert said in timeline and other not in timeline
+    doc = render(session.incident, lang, "json")
+    assert said in doc and other not in doc and "summary_i18n" not in doc
+
+
+def test_a_change_edited_by_the_responder_reads_as_typed_and_an_old_one_as_stored(session):
+    item, _ = _rollout_item()
+    session.record_changes([item])
+    change = session.incident.changes[0]
+    session.edit_row("changes", change.id, summary="rollout, our canary")
+    assert "rollout, our canary" in render(session.incident, "zh", "md")
+    # A record written before changes kept both languages: the stored text.
+    from cockpit.incident import Change
+
+    old = Change.model_validate({"summary": "rollout of qwen-chat", "kind": "rollout"})
+    assert old.summary_i18n == {} and old.summary_in("zh") == "rollout of qwen-chat"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("recorded_in", LANGS)
+def test_playbook_findings_read_in_the_exports_language_whatever_f7_recorded(
+    session, lang, recorded_in
+):
+    from cockpit.analysis.playbooks.render import finding_text, summary, to_record
+    from cockpit.analysis.playbooks.result import ItemResult
+    from cockpit.analysis.playbooks.spec import load_playbook
+
+    book = load_playbook("ttft_spike")
+    first = book.items[0]
+    results = [ItemResult(item=first.id, status=ItemStatus.OK, finding_key="playbook.finding.user")]
+    session.record_playbook(to_record(book, results, recorded_in))
+    appendix = _section(render(session.incident, lang, "md"), "playbooks", lang)
+    assert first.text(lang) in appendix
+    assert finding_text(results[0], lang) in appendix
+    assert f"{book.title.get(lang)}: {summary(results, lang)}" in appendix
+    other = "en" if lang == "zh" else "zh"
+    assert first.text(other) not in appendix
+    doc = render(session.incident, lang, "json")
+    assert "item_i18n" not in doc and "finding_i18n" not in doc and first.text(lang) in doc
+
+
+def test_a_playbook_record_written_before_both_languages_were_kept_shows_its_text():
+    record = PlaybookRecord.model_validate(
+        {"playbook": "ttft_spike", "summary": "TTFT: 1 ok", "items": [{"item": "queue?"}]}
+    )
+    assert record.in_lang("zh").summary == "TTFT: 1 ok"
+    assert record.in_lang("zh").items[0].item == "queue?"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_event_cockpit_worded_on_the_timeline_reads_in_the_exports_language(session, lang):
+    from cockpit.analysis.changes import ChangeItem
+    from cockpit.models.messages import Msg
+    from cockpit.plugins.k8s_timeline import record
+
+    message = Msg(key="metrics.change.alert", args={"alert": "VLLMHighE2ELatency", "where": "llm"})
+    item = ChangeItem(
+        key="alert:x",
+        at=T0,
+        kind="alert",
+        summary=message.text("en"),
+        message=message,
+        origin="metrics",
+    )
+    assert record(session, [item]) == 1
+    timeline = _section(render(session.incident, lang, "md"), "timeline", lang)
+    assert message.text(lang) in timeline
+    assert message.text("en" if lang == "zh" else "zh") not in timeline

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cockpit.i18n import name_of
+from cockpit.i18n import in_both, name_of
 from cockpit.incident import Change
 from cockpit.models.kube import (
     ConfigMapLite,
@@ -147,14 +147,17 @@ class ChangeItem(BaseModel):
     def to_change(self) -> Change:
         """As an incident :class:`~cockpit.incident.Change` (最近变更), keeping its kind (a
         node change of the driver or CUDA version is ``driver``): B's list, B's table and
-        the export name it the same way (:func:`kind_name`)."""
+        the export name it the same way (:func:`kind_name`); a summary cockpit words
+        (:attr:`message`) is kept in both languages (``summary_i18n``)."""
         kind = self.kind or "manual"
         if self.kind == "node" and any(d.field in ("driver", "cuda") for d in self.diff):
             kind = "driver"
+        message = self.message
         return Change(
             at=self.at,
             kind=kind,
             summary=self.summary,
+            summary_i18n=in_both(message.text) if message is not None else {},
             detail=self.detail_text(),
             source=self.origin,
             event=self.event,

@@ -142,23 +142,26 @@ def to_record(
     lang: str,
     evidence_ids: dict[str, list[str]] | None = None,
 ) -> PlaybookRecord:
-    """What lands in the incident (and its export): one line per checklist item."""
+    """What lands in the incident (and its export): one line per checklist item, its
+    text, finding and the summary in ``lang`` and in both languages (``*_i18n``), so the
+    export speaks its own language."""
     by_item = {r.item: r for r in results}
     items = []
     for item in playbook.items:
         r = by_item.get(item.id)
         status = r.status.value if r else "open"
-        finding = finding_text(r, lang) if r else ""
+        findings = in_both(lambda lng, r=r: finding_text(r, lng) if r else "")
         items.append(
             PlaybookItemResult(
                 item=item.text(lang),
+                item_i18n=in_both(item.text),
                 status=status,
-                finding=finding,
+                finding=findings[lang],
+                finding_i18n=findings if any(findings.values()) else {},
                 evidence_ids=list((evidence_ids or {}).get(item.id, [])),
             )
         )
+    summaries = in_both(lambda lng: f"{playbook.title.get(lng)}: {summary(results, lng)}")
     return PlaybookRecord(
-        playbook=playbook.id,
-        items=items,
-        summary=f"{playbook.title.get(lang)}: {summary(results, lang)}",
+        playbook=playbook.id, items=items, summary=summaries[lang], summary_i18n=summaries
     )
