@@ -260,7 +260,7 @@ def test_history_lines_name_fields_and_values_as_the_screens_do(session):
     lines = [entry_line(session.incident, h, "zh") for h in session.incident.history]
     assert lines == [
         "D 的回答（单实例/整个发布/共享）：（空） → 单实例 / 单节点",
-        "D 的回答（单实例/整个发布/共享）：单实例 / 单节点 → 非单点（共享）",
+        "D 的回答（单实例/整个发布/共享）：单实例 / 单节点 → 共享",
         "新增 假设 1「fragmentation」",
         "假设 1「fragmentation」 · 状态：待定 → 已推翻",
         "开始：（空） → 2026-11-29 20:00:00Z",
