@@ -35,7 +35,7 @@ def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
             session.record_changes([it])
         else:
             # Words cockpit wrote (a restart read from the metrics) in both languages.
-            said = in_both(it.message.text) if it.message is not None else None
+            said = in_both(it.text) if (it.message is not None or it.summary_i18n) else None
             session.add_timeline(
                 it.at,
                 it.summary,

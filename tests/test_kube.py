@@ -511,6 +511,17 @@ def test_cli_pending_and_changes(
     assert (
         "--max-num-seqs: 256 → 512" in out and "Ready 330 s before the server logged ready" in out
     )
+    # cockpit's words around the objects' names are in the reader's language
+    assert (
+        main(["changes", "--context", "rollout", "--until", "2026-03-10T12:30:00Z", "--lang", "zh"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "修订版本" in out and "--max-num-seqs: 256 → 512" in out
+    assert " revision " not in out and " restarted: " not in out, out
+    assert main(["changes", "--context", "capacity", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "已停止调度" in out and "cordoned" not in out, out
 
 
 # -- kubectl against the same server -----------------------------------------------------------------

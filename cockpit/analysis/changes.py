@@ -38,7 +38,7 @@ from cockpit.models.kube import (
     PodSpecLite,
     Revision,
 )
-from cockpit.models.messages import Msg
+from cockpit.models.messages import Arg, Msg
 from cockpit.redact import MASK, masked
 
 ENGINE_PARAMS = (
@@ -110,6 +110,8 @@ class ChangeItem(BaseModel):
         until: When it ended (a rollout's last old pod gone); None = a moment, or open.
         origin: ``kubernetes`` (read from the API) or ``metrics`` (derived from history).
         message: The summary as a translatable message (items from metrics history).
+        summary_i18n: The summary in each language, for an item read from the API whose
+            words cockpit writes around the object's own names (``node gpu-a cordoned``).
     """
 
     key: str
@@ -123,10 +125,13 @@ class ChangeItem(BaseModel):
     until: datetime | None = None
     origin: str = "kubernetes"
     message: Msg | None = None
+    summary_i18n: dict[str, str] = Field(default_factory=dict)
 
     def text(self, lang: str) -> str:
         """The summary in ``lang``."""
-        return self.message.text(lang) if self.message is not None else self.summary
+        if self.message is not None:
+            return self.message.text(lang)
+        return self.summary_i18n.get(lang) or self.summary
 
     @property
     def event(self) -> str:
@@ -157,7 +162,7 @@ class ChangeItem(BaseModel):
             at=self.at,
             kind=kind,
             summary=self.summary,
-            summary_i18n=in_both(message.text) if message is not None else {},
+            summary_i18n=in_both(message.text) if message is not None else self.summary_i18n,
             detail=self.detail_text(),
             source=self.origin,
             event=self.event,
@@ -380,6 +385,18 @@ def _summary_bits(diff: list[DiffLine], limit: int = 4) -> str:
     return "; ".join(bits) + (f"; +{more} more" if more > 0 else "")
 
 
+def _said(key: str, /, **args: Arg) -> dict[str, str]:
+    """The message ``key`` with ``args`` (object names, technical bits: as they are) in
+    each language."""
+    return in_both(Msg(key=key, args=args).text)
+
+
+def _summarised(key: str, /, **args: Arg) -> dict[str, Any]:
+    """``summary`` (English) and ``summary_i18n`` of a :class:`ChangeItem`."""
+    words = _said(key, **args)
+    return {"summary": words["en"], "summary_i18n": words}
+
+
 def rollout_changes(
     revisions: list[Revision],
     pods: list[PodLite],
@@ -402,13 +419,23 @@ def rollout_changes(
                 old.template, new.template, _digests(pods, old), _digests(pods, new)
             )
             at = new.meta.created
-            summary = f"{kind} {ns}/{owner} revision {old.revision} → {new.revision}: {_summary_bits(diff) or 'no template change'}"
+            bits = _summary_bits(diff)
+            words = _said(
+                "kube.change.rollout",
+                kind=kind,
+                ns=ns,
+                owner=owner,
+                old=str(old.revision),
+                new=str(new.revision),
+                bits=bits or Msg(key="kube.change.no_template_change"),
+            )
             out.append(
                 ChangeItem(
                     key=f"rollout/{ns}/{kind}/{owner}/{new.revision}",
                     at=at,
                     kind="rollout",
-                    summary=summary,
+                    summary=words["en"],
+                    summary_i18n=words,
                     diff=diff,
                     detail=f"change-cause: {new.change_cause}" if new.change_cause else "",
                     in_window=_within(at, since, until),
@@ -470,7 +497,15 @@ def helm_changes(
                     key=f"helm/{ns}/{name}/{new.version}",
                     at=new.deployed_at,
                     kind="helm",
-                    summary=f"Helm {ns}/{name} v{old.version} → v{new.version} ({new.status}): {_summary_bits(diff, 3)}",
+                    **_summarised(
+                        "kube.change.helm",
+                        ns=ns,
+                        name=name,
+                        old=str(old.version),
+                        new=str(new.version),
+                        status=new.status,
+                        bits=_summary_bits(diff, 3),
+                    ),
                     diff=diff,
                     detail=new.description,
                     in_window=_within(new.deployed_at, since, until),
@@ -543,7 +578,7 @@ def node_changes(
                     key=f"node/{name}/new",
                     at=n.meta.created,
                     kind="node",
-                    summary=f"node {name} joined ({ver})",
+                    **_summarised("kube.change.node_joined", name=name, ver=ver),
                     diff=vdiff,
                     severity="warn" if vdiff else "info",
                 )
@@ -554,8 +589,11 @@ def node_changes(
                     key=f"node/{name}/versions",
                     at=n.meta.created,
                     kind="node",
-                    summary=f"node {name} differs from the majority: "
-                    + "; ".join(d.text() for d in vdiff),
+                    **_summarised(
+                        "kube.change.node_differs",
+                        name=name,
+                        diffs="; ".join(d.text() for d in vdiff),
+                    ),
                     diff=vdiff,
                     in_window=False,
                     severity="warn",
@@ -576,7 +614,7 @@ def node_changes(
                     key=f"node/{name}/cordon",
                     at=at,
                     kind="node",
-                    summary=f"node {name} cordoned (SchedulingDisabled)",
+                    **_summarised("kube.change.node_cordoned", name=name),
                     in_window=_within(at, since, until) if at else True,
                     severity="warn",
                 )
@@ -589,7 +627,9 @@ def node_changes(
                     key=f"node/{name}/gpu-unhealthy",
                     at=None,
                     kind="node",
-                    summary=f"node {name}: allocatable nvidia.com/gpu {alloc} of {cap} (GPUs marked unhealthy by the device plugin)",
+                    **_summarised(
+                        "kube.change.node_gpu_unhealthy", name=name, alloc=str(alloc), cap=str(cap)
+                    ),
                     diff=[DiffLine(field="allocatable nvidia.com/gpu", old=cap, new=alloc)],
                     severity="problem",
                 )
@@ -605,7 +645,7 @@ def node_changes(
                     key=f"node/{e.name}/removed/{e.when}",
                     at=e.when,
                     kind="node",
-                    summary=f"node {e.name} removed: {e.message}",
+                    **_summarised("kube.change.node_removed", name=e.name, message=e.message),
                     severity="warn",
                 )
             )
@@ -634,7 +674,14 @@ def node_condition_items(
                     key=f"nodecond/{n.meta.name}/{c.type}/{c.last_transition}",
                     at=c.last_transition,
                     kind="node_condition",
-                    summary=f"node {n.meta.name} {state}" + (f": {c.reason}" if c.reason else ""),
+                    **_summarised(
+                        "kube.change.node_condition_reason"
+                        if c.reason
+                        else "kube.change.node_condition",
+                        name=n.meta.name,
+                        state=state,
+                        reason=c.reason,
+                    ),
                     detail=c.message,
                     severity="problem" if bad else "info",
                 )
@@ -664,7 +711,7 @@ def config_changes(
                 key=f"config/{key}/{at}",
                 at=at,
                 kind="config",
-                summary=f"ConfigMap {key} last changed (used by {len(used[key])} pod(s))",
+                **_summarised("kube.change.configmap", key=key, n=len(used[key])),
                 detail="keys: "
                 + ", ".join(cm.keys)
                 + "; pods: "
@@ -689,12 +736,9 @@ def restart_items(
             at = (t.finished_at if t else None) or s.running_since
             reason = t.reason if t else ""
             code = t.exit_code if t else None
-            what = reason or ("killed (SIGKILL, likely OOM)" if code == 137 else "")
-            bits = [f"restarts={s.restart_count}"]
-            if what:
-                bits.append(what)
-            if code is not None:
-                bits.append(f"exit {code}")
+            what: str | Msg = reason or (Msg(key="kube.change.killed_oom") if code == 137 else "")
+            counted = f"restarts={s.restart_count}"
+            ended = f", exit {code}" if code is not None else ""
             sev = (
                 "problem"
                 if reason == "OOMKilled" or code == 137 or (code not in (None, 0))
@@ -705,7 +749,15 @@ def restart_items(
                     key=f"restart/{p.meta.namespace}/{p.meta.name}/{s.name}/{at}",
                     at=at,
                     kind="restart",
-                    summary=f"pod {p.meta.namespace}/{p.meta.name} container {s.name} restarted: {', '.join(bits)}",
+                    **_summarised(
+                        "kube.change.restart_what" if what else "kube.change.restart",
+                        ns=p.meta.namespace,
+                        pod=p.meta.name,
+                        container=s.name,
+                        counted=counted,
+                        what=what,
+                        ended=ended,
+                    ),
                     detail=t.message if t else "",
                     in_window=_within(at, since, until),
                     severity=sev,

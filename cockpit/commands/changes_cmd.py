@@ -53,21 +53,27 @@ def render_text(report: Any, lang: str) -> str:
     if not shown:
         lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
     for i in shown:
-        at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else "time unknown"
+        at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else t("kube.changes.time_unknown", lang)
         lines.append(f"{at}  [{kind_name(i.kind, lang)}] {i.text(lang)}")  # B's names
         for d in i.diff:
             lines.append(f"      {d.text()}")
         if i.detail and i.kind not in ("event",):
             lines.append(f"      {i.detail}")
     for r in report.releases:
+        pods = ", ".join(f"{rev}: {n}" for rev, n in r.pods_per_revision.items())
         lines.append(
-            f"release {r.workload}: pods per revision {r.pods_per_revision}{' (mixed versions)' if r.mixed else ''}, restarts old {r.restarts_old} / new {r.restarts_new}"
+            t(
+                "kube.changes.release_mixed" if r.mixed else "kube.changes.release",
+                lang,
+                workload=r.workload,
+                pods=pods or "—",
+                old=r.restarts_old,
+                new=r.restarts_new,
+            )
         )
         for w in r.warmup:
             if w.early_s is not None and w.early_s > 0:
-                lines.append(
-                    f"      {w.pod}: Ready {w.early_s:.0f} s before the server logged ready"
-                )
+                lines.append("      " + t("kube.changes.warmup", lang, pod=w.pod, s=w.early_s))
     for fl in report.failures:
         lines.append(t("kube.panel.partial", lang, what=f"{fl.kind.value}: {fl.message}"))
     return "\n".join(lines)
