@@ -76,7 +76,7 @@ class GoldenRow(Horizontal):
     GoldenRow > .g-base { width: 14; }
     GoldenRow > .g-delta { width: 9; }
     GoldenRow > .g-verdict { width: 10; }
-    GoldenRow > Trend { width: 1fr; min-width: 0; height: 1; color: $accent; }
+    GoldenRow > Trend { width: 1fr; min-width: 0; height: 1; color: $primary; }
     GoldenRow > .-failed { color: $error; }
     GoldenRow.-anomalous > .g-verdict { color: $error; text-style: bold; }
     GoldenRow.-changed > .g-verdict { color: $warning; }
