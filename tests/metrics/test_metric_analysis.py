@@ -43,7 +43,7 @@ def test_a_value_without_baseline_is_undecided_never_normal() -> None:
     """P99 at 9.5 s with nothing to compare it with is not "normal" (only a ceiling can
     decide without a baseline)."""
     verdict, reason = judge("serving.e2e_latency", 9583, None)
-    assert verdict == "no_data" and "no baseline" in reason and "9583" in reason
+    assert verdict == "no_data" and "no baseline" in reason and "9,583" in reason
     s = summarize(
         "serving.e2e_latency:p99", "serving.e2e_latency", "p99", "ms", series([9583] * 20), None
     )

@@ -216,11 +216,11 @@ def test_load_findings_read_as_sentences_with_units() -> None:
     en = {k: f.text("en") for k, f in by.items()}
     zh = {k: f.text("zh") for k, f in by.items()}
     assert en["arrival_rate"] == [
-        "arrival rate 900 req/s, baseline 1200 req/s (×0.75)",
+        "arrival rate 900 req/s, baseline 1,200 req/s (×0.75)",
         "fewer requests than in the baseline: rather a symptom (clients giving up or retrying "
         "less, an upstream outage, traffic moved away) than a load cause",
     ]
-    assert zh["arrival_rate"][0] == "到达速率 900 req/s，基线 1200 req/s（×0.75）"
+    assert zh["arrival_rate"][0] == "到达速率 900 req/s，基线 1,200 req/s（×0.75）"
     assert zh["arrival_rate"][1].startswith("请求比基线少")
     # A negative P99 difference is not a duration, and the gap that fell did not fire it.
     # Each P99 says what it measures: two histograms of different requests.
@@ -280,7 +280,7 @@ def test_large_numbers_are_written_whole() -> None:
         key="evidence.reason.up",
         args={"baseline": 4586.0, "now": 13360.0, "ratio": 2.91, "limit": 1.5, "unit": " ms"},
     )
-    assert m.text("en") == "4586 ms → 13,360 ms (×2.91 ≥ ×1.5)"
+    assert m.text("en") == "4,586 ms → 13,360 ms (×2.91 ≥ ×1.5)"
     assert "13,360 ms" in m.text("zh") and "e+" not in m.text("zh")
 
 

@@ -263,9 +263,7 @@ async def test_shared_view_finds_the_long_prompt_client(
 async def test_golden_panel_rows_sparklines_and_breach(
     prometheus_scenario: Any, tmp_path: Path
 ) -> None:
-    from textual.widgets import Sparkline
-
-    from cockpit.plugins.golden_signals import GoldenRow, GoldenRows, GoldenSignalsPanel
+    from cockpit.plugins.golden_signals import GoldenRow, GoldenRows, GoldenSignalsPanel, Trend
 
     srv = prometheus_scenario("worked_example")
     ctx = ctx_for(srv, tmp_path, span="2h")
@@ -290,7 +288,7 @@ async def test_golden_panel_rows_sparklines_and_breach(
         } <= set(rows)
         p99 = rows["access.latency:p99"].summary
         assert abs((p99.now.value or 0) - 620) < 31 and abs((p99.baseline.value or 0) - 180) < 9
-        assert len(rows["access.latency:p99"].query(Sparkline)) == 1
+        assert len(rows["access.latency:p99"].query(Trend)) == 1
         # The first SLO breach (P99 > 1.5 × baseline) is offered as the impact start.
         await wait_for(pilot, lambda: bool(app.messages))
         at = app.messages[0].at.timestamp()

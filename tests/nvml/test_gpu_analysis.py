@@ -247,14 +247,15 @@ def test_xid_event_in_why_line() -> None:
 def test_sparkline_compresses_every_sample_and_keeps_gaps() -> None:
     from cockpit.analysis.gpu_text import sparkline
 
-    # 61 samples (30 min at 30 s): a step 11 samples before the end shows in 12 cells.
-    assert sparkline([66.0] * 50 + [89.0] * 11, 12) == "▁" * 10 + "██"
+    # 61 samples (30 min at 30 s): a step 11 samples before the end shows in 12 cells;
+    # bars start at zero, so 66 °C is three quarters of the height of 89 °C.
+    assert sparkline([66.0] * 50 + [89.0] * 11, 12) == "▆" * 10 + "██"
     # The newest sample is always in the last cell; the oldest in the first.
     assert sparkline([float(v) for v in range(61)], 12)[0] == "▁"
     assert sparkline([float(v) for v in range(61)], 12)[-1] == "█"
     # A cell is the mean of its run (a step down is a step, not hidden by a max).
-    assert sparkline([1980.0] * 30 + [1155.0] * 31, 4) == "██▁▁"
+    assert sparkline([1980.0] * 30 + [1155.0] * 31, 4) == "██▅▅"
     # A run with no sample is a gap, never 0; fewer samples than cells: one cell each.
     assert sparkline([None] * 30 + [1.0, 2.0] * 15 + [2.0], 12)[:5] == " " * 5
-    assert sparkline([1.0, 2.0, 3.0], 12) == "▁▄█"
+    assert sparkline([1.0, 2.0, 3.0], 12) == "▃▆█"
     assert sparkline([None, None], 12) == ""

@@ -173,8 +173,11 @@ async def test_dcgm_history_sparklines_cover_the_half_hour(
                 line.split(":")[0]: line.split(": ", 1)[1].split(" ")[temp_at] for line in hist[1:]
             }
             assert all(len(s) == 12 for s in temps.values())
-            stepped = [g for g, s in temps.items() if s[0] == "▁" and s[-1] == "█"]
-            assert len(stepped) == 1, temps  # the hot GPU: low for 5 min of cells, then high
+            bars = "▁▂▃▄▅▆▇█"
+            stepped = [
+                g for g, s in temps.items() if s[-1] == "█" and bars.index(s[0]) < bars.index(s[-1])
+            ]
+            assert len(stepped) == 1, temps  # the hot GPU: lower first (bars from zero), then high
             flat = [g for g, s in temps.items() if len(set(s)) == 1]
             assert len(flat) == len(temps) - 1
             assert hist[0].startswith("Last 30 min")
