@@ -125,7 +125,7 @@ class ChangeItem(BaseModel):
     until: datetime | None = None
     origin: str = "kubernetes"
     message: Msg | None = None
-    summary_i18n: dict[str, str] = Field(default_factory=dict)
+    summary_i18n: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     def text(self, lang: str) -> str:
         """The summary in ``lang``."""
