@@ -7,6 +7,7 @@ which print the same sections."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -252,3 +253,6 @@ async def test_a_hardware_layer_only_busier_says_so_in_its_headline(
         )
         line = next(ln for ln in proc.stdout.splitlines() if ln.strip().startswith("Hardware:"))
         assert ("busier with the load, not faulty" in line) == bool(busier), line
+        doc = json.loads(_cockpit(*proc.args[1:], "--json").stdout)
+        [layer] = [v for v in doc["layers"] if v["layer"] == "hardware"]
+        assert layer["busier"] == busier and layer["headline"] == line.split(": ", 1)[1], layer

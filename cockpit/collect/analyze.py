@@ -378,6 +378,8 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "missing": v.missing,
                 "signals_decided": v.signals_decided,
                 "signals_total": v.signals_total,
+                "busier": v.busier,
+                "headline": v.headline(lang),
             }
             for v in dd.drilldown.layers
         ],
