@@ -43,6 +43,8 @@ def test_sighup_exit_restores_terminal_and_releases_lock(tmp_path: Path) -> None
                 break
         assert status is not None, "the TUI did not exit after SIGHUP"
         assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGHUP
+        # what it wrote just before exiting may still wait in the terminal to be read
+        screen += drain(master, 1.0)
     finally:
         try:
             os.kill(pid, signal.SIGKILL)
