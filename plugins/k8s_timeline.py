@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from cockpit.analysis.changes import timeline_line
 from cockpit.context import AppContext
-from cockpit.i18n import in_both, t
+from cockpit.i18n import t
 from cockpit.incident import TimelineKind
 from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.ui.panel import Panel
@@ -35,7 +35,7 @@ def record(session: Any, items: list[Any], seen: set[str] | None = None) -> int:
             session.record_changes([it])
         else:
             # Words cockpit wrote (a restart read from the metrics) in both languages.
-            said = in_both(it.text) if (it.message is not None or it.summary_i18n) else None
+            said = it.words() or None
             session.add_timeline(
                 it.at,
                 it.summary,

@@ -106,8 +106,16 @@ def test_a_time_cockpit_read_from_prometheus_says_so_and_replaces_the_typed_one(
     assert '"source": "prometheus"' in render(session.incident, "en", "json")
 
 
-def _rollout_item():
+def _worded(key: str, kind: str, message):  # type: ignore[no-untyped-def]
+    """A change item cockpit read from the metrics and worded as ``message``."""
     from cockpit.analysis.changes import ChangeItem
+
+    return ChangeItem(
+        key=key, at=T0, kind=kind, summary=message.text("en"), message=message, origin="metrics"
+    )
+
+
+def _rollout_item():
     from cockpit.models.messages import Msg
 
     message = Msg(
@@ -122,14 +130,7 @@ def _rollout_item():
             "end": "13:16:30",
         },
     )
-    return ChangeItem(
-        key="rollout:qwen-chat:5d2b",
-        at=T0,
-        kind="rollout",
-        summary=message.text("en"),
-        message=message,
-        origin="metrics",
-    ), message
+    return _worded("rollout:qwen-chat:5d2b", "rollout", message), message
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -196,19 +197,11 @@ def test_a_playbook_record_written_before_both_languages_were_kept_shows_its_tex
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_an_event_cockpit_worded_on_the_timeline_reads_in_the_exports_language(session, lang):
-    from cockpit.analysis.changes import ChangeItem
     from cockpit.models.messages import Msg
     from cockpit.plugins.k8s_timeline import record
 
     message = Msg(key="metrics.change.alert", args={"alert": "VLLMHighE2ELatency", "where": "llm"})
-    item = ChangeItem(
-        key="alert:x",
-        at=T0,
-        kind="alert",
-        summary=message.text("en"),
-        message=message,
-        origin="metrics",
-    )
+    item = _worded("alert:x", "alert", message)
     assert record(session, [item]) == 1
     timeline = _section(render(session.incident, lang, "md"), "timeline", lang)
     assert message.text(lang) in timeline

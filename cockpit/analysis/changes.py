@@ -133,6 +133,11 @@ class ChangeItem(BaseModel):
             return self.message.text(lang)
         return self.summary_i18n.get(lang) or self.summary
 
+    def words(self) -> dict[str, str]:
+        """The summary in each language where cockpit worded it (:attr:`message` or
+        :attr:`summary_i18n`), empty where it is the cluster's own text."""
+        return in_both(self.text) if self.message is not None or self.summary_i18n else {}
+
     @property
     def event(self) -> str:
         """The event key of what the item records when other sources tell it too (an
@@ -157,12 +162,11 @@ class ChangeItem(BaseModel):
         kind = self.kind or "manual"
         if self.kind == "node" and any(d.field in ("driver", "cuda") for d in self.diff):
             kind = "driver"
-        message = self.message
         return Change(
             at=self.at,
             kind=kind,
             summary=self.summary,
-            summary_i18n=in_both(message.text) if message is not None else self.summary_i18n,
+            summary_i18n=self.words(),
             detail=self.detail_text(),
             source=self.origin,
             event=self.event,
@@ -385,15 +389,11 @@ def _summary_bits(diff: list[DiffLine], limit: int = 4) -> str:
     return "; ".join(bits) + (f"; +{more} more" if more > 0 else "")
 
 
-def _said(key: str, /, **args: Arg) -> dict[str, str]:
-    """The message ``key`` with ``args`` (object names, technical bits: as they are) in
-    each language."""
-    return in_both(Msg(key=key, args=args).text)
-
-
 def _summarised(key: str, /, **args: Arg) -> dict[str, Any]:
-    """``summary`` (English) and ``summary_i18n`` of a :class:`ChangeItem`."""
-    words = _said(key, **args)
+    """``summary`` (English) and ``summary_i18n`` of a :class:`ChangeItem`: the message
+    ``key`` with ``args`` (object names and technical bits, as they are) in each
+    language."""
+    words = in_both(Msg(key=key, args=args).text)
     return {"summary": words["en"], "summary_i18n": words}
 
 
@@ -419,23 +419,20 @@ def rollout_changes(
                 old.template, new.template, _digests(pods, old), _digests(pods, new)
             )
             at = new.meta.created
-            bits = _summary_bits(diff)
-            words = _said(
-                "kube.change.rollout",
-                kind=kind,
-                ns=ns,
-                owner=owner,
-                old=str(old.revision),
-                new=str(new.revision),
-                bits=bits or Msg(key="kube.change.no_template_change"),
-            )
             out.append(
                 ChangeItem(
                     key=f"rollout/{ns}/{kind}/{owner}/{new.revision}",
                     at=at,
                     kind="rollout",
-                    summary=words["en"],
-                    summary_i18n=words,
+                    **_summarised(
+                        "kube.change.rollout",
+                        kind=kind,
+                        ns=ns,
+                        owner=owner,
+                        old=str(old.revision),
+                        new=str(new.revision),
+                        bits=_summary_bits(diff) or Msg(key="kube.change.no_template_change"),
+                    ),
                     diff=diff,
                     detail=f"change-cause: {new.change_cause}" if new.change_cause else "",
                     in_window=_within(at, since, until),
