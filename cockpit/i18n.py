@@ -74,6 +74,13 @@ def fmt_value(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+def spark_floor(low: float) -> float:
+    """Where a sparkline's bars start, ``low`` being its lowest value: at zero for values
+    that are never negative (a bar's height is its magnitude, so a steady 47.9–48.8 req/s
+    draws level instead of as a cliff, and ×3 draws three times as high), else at ``low``."""
+    return 0.0 if low >= 0 else low
+
+
 PLURAL = "plural:"
 """A count field's format spec: ``plural:<singular words>:<plural words>``."""
 

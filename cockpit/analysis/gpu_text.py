@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
-from cockpit.i18n import UNKNOWN
+from cockpit.i18n import UNKNOWN, spark_floor
 from cockpit.models import Availability, Reading
 from cockpit.models.gpu import GpuSnapshot, XidEvent
 
@@ -241,8 +241,9 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     and each cell shows the **mean** of the known values of its run, so that a step either
     way (temperature up, SM clock down) shows as a step; a run with no known value is a
     space (a gap, never 0). Fewer values than cells give one cell per value. Heights are
-    scaled from zero (from the smallest cell when one is negative) to the largest: a bar's
-    height is its magnitude, so noise on a steady value never draws as a cliff.
+    scaled from :func:`cockpit.i18n.spark_floor` (zero, unless a cell is negative) to the
+    largest: a bar's height is its magnitude, so noise on a steady value never draws as a
+    cliff.
     """
     vals = list(values)
     if len(vals) > width > 0:
@@ -255,8 +256,7 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     known = [v for v in vals if v is not None]
     if not known:
         return ""
-    lo, hi = min(known), max(known)
-    lo = 0.0 if lo >= 0 else lo
+    lo, hi = spark_floor(min(known)), max(known)
     span = hi - lo
     out = []
     for v in vals:

@@ -229,18 +229,18 @@ class LedgerEditor:
         # The form is empty again (or holds the draft kept) and adds rows: said, so the
         # next Enter is known to add a new one, never to overwrite the row just saved.
         if back and row is not None:
-            said = self.saved_said(row, "ledger.saved_row_draft_back")
+            said = self.saved_said(row, draft_back=True)
         self.show(said)
 
-    def saved_said(self, row: Any, key: str = "ledger.saved_row") -> str:
-        """ "Hypothesis 3 saved …; the form is empty and adds a new one" (``key``: the
-        message that says it); a row the table shows no number for is named as
-        :meth:`editing_said` names it (B's change by its text)."""
+    def saved_said(self, row: Any, draft_back: bool = False) -> str:
+        """ "Hypothesis 3 saved …; the form is empty and adds a new one" (``draft_back``:
+        "… the form holds your unsaved draft again"); a row the table shows no number for
+        is named as :meth:`editing_said` names it (B's change by its text)."""
         what = t(f"ledger.row.{self.ledger}", self.lang)
+        rest = "_draft_back" if draft_back else ""
         if self.name_row is not None:
-            named = key.replace("ledger.saved_row", "ledger.saved_named")
-            return t(named, self.lang, what=what, name=self.name_row(row))
-        return t(key, self.lang, what=what, n=self.number(row))
+            return t(f"ledger.saved_named{rest}", self.lang, what=what, name=self.name_row(row))
+        return t(f"ledger.saved_row{rest}", self.lang, what=what, n=self.number(row))
 
     def end(self) -> bool:
         """Leave editing: the form is empty again, or holds the draft kept when the edit

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from cockpit.context import AppContext
-from cockpit.i18n import t
+from cockpit.i18n import spark_floor, t
 from cockpit.sources.base import ErrorKind, SourceError, SourceFailure
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.worker_errors import ContainsWorkerErrors
@@ -20,16 +20,9 @@ from cockpit.ui.worker_errors import ContainsWorkerErrors
 BARS = "▁▂▃▄▅▆▇█"
 
 
-def spark_floor(low: float) -> float:
-    """Where a sparkline's bars start: at zero for values that are never negative (a bar's
-    height is its magnitude, so a steady 47.9–48.8 req/s draws level instead of as a
-    cliff, and ×3 draws three times as high), else at the lowest value."""
-    return 0.0 if low >= 0 else low
-
-
 def spark_text(values: list[float], width: int = 16) -> str:
     """A text sparkline of ``values`` resampled to ``width`` cells (max per cell), the bars
-    from :func:`spark_floor` to the highest cell (A's golden rows, C's and F's tables)."""
+    from :func:`cockpit.i18n.spark_floor` to the highest cell (A's golden rows, C's and F's tables)."""
     if not values:
         return ""
     n = len(values)

@@ -57,11 +57,10 @@ def current_suspect(ctx: AppContext) -> SuspectTargets | None:
     if not chosen:
         return conclusion_targets(inv, likely.suspect) if likely is not None else None
     key, kind = chosen
-    out = suspect_targets(inv, key, kind)
     release = likely.suspect if likely is not None else None
     if not ctx.metrics.picked and release and (kind, key) == (release.kind, release.new_revision):
-        out.name = release.name  # D's release, named as D and G name it: old → new
-    return out
+        return conclusion_targets(inv, release)  # D's release, as D and G name it
+    return suspect_targets(inv, key, kind)
 
 
 def service_scope(ctx: AppContext, suspect: SuspectTargets | None) -> ServiceScope:
