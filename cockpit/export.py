@@ -722,15 +722,14 @@ def _appendix_experiments(md: _Md, doc: ExportDocument) -> None:
         md.item(0, None, f"E{exp.number}. {md.when(exp.at)}")
         md.item(1, md.tr("export.exp.variable"), exp.variable)
         md.item(1, md.tr("export.exp.change"), exp.change_text())
-        before = exp.before.strip() or md.missing
-        after = exp.after.strip() or md.missing
-        sli = exp.sli.strip() or md.missing
-        md.item(
-            1,
-            md.tr("export.exp.sli"),
-            f"{sli}{md.colon}{before} → {after}"
-            + md.tr("export.paren", text=md.tr("export.exp.before_after")),
-        )
+        sli, before, after = exp.sli.strip(), exp.before.strip(), exp.after.strip()
+        if not (sli or before or after):
+            md.item(1, md.tr("export.exp.sli"), None)  # one "(not filled)", not three
+        else:
+            values = f"{before or md.missing} → {after or md.missing}" + md.tr(
+                "export.paren", text=md.tr("export.exp.before_after")
+            )
+            md.item(1, md.tr("export.exp.sli"), f"{sli}{md.colon}{values}" if sli else values)
         if exp.hypothesis_id:
             ref = f"H{hyp_index[exp.hypothesis_id]}" if exp.hypothesis_id in hyp_index else ""
             md.item(1, md.tr("export.exp.hypothesis"), ref or exp.hypothesis_id)

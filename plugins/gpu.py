@@ -31,6 +31,7 @@ from cockpit.analysis.gpu_text import (
     SPARK_METRICS,
     cohort_lines,
     gpu_row,
+    shared_tops,
     sparkline,
     xid_lines,
 )
@@ -353,10 +354,13 @@ class GpuPanel(Panel):
         self.query_one("#gpu-cohort", Static).update(co)
 
         hist = [t("gpu.history", lang, minutes=HISTORY_SPAN_S / 60)]
+        kept = {g.index: self._history.get(self._key(g.index, g.uuid), {}) for g in snap.gpus}
+        # one scale per metric across the node's GPUs: bars compare GPUs, not only moments
+        tops = shared_tops(kept.values())
         for g in snap.gpus:
-            h = self._history.get(self._key(g.index, g.uuid), {})
+            h = kept[g.index]
             sparks = " ".join(
-                f"{sparkline(list(h.get(m, [])), SPARK_CELLS):<{SPARK_CELLS}}"
+                f"{sparkline(list(h.get(m, [])), SPARK_CELLS, tops.get(m)):<{SPARK_CELLS}}"
                 for m in SPARK_METRICS
             )
             hist.append(f"GPU {g.index}: {sparks}")

@@ -230,6 +230,23 @@ def test_export_reflects_a_change_to_the_record() -> None:
     assert "queue length" not in render(full_incident(), "en", "md", TZ)
 
 
+def test_an_experiment_without_its_sli_says_not_filled_once() -> None:
+    """An experiment recorded without the SLI and its values reads one "(not filled)",
+    not "(not filled): (not filled) → (not filled)"; with values but no SLI name, the
+    values alone."""
+    from cockpit.incident import Experiment
+
+    inc = full_incident()
+    inc.experiments = [
+        Experiment(number=1, variable="max_num_seqs", from_value="256", to_value="128"),
+        Experiment(number=2, variable="replicas", after="310 ms"),
+    ]
+    out = render(inc, "en", "md", TZ)
+    assert "  - SLI: (not filled)\n" in out
+    assert "(not filled): (not filled)" not in out
+    assert "(not filled) → 310 ms (before → after)" in out
+
+
 def test_texts_cockpit_wrote_come_in_the_export_language() -> None:
     """An incident worked in Chinese, exported in English: what cockpit wrote (a pinned
     value's label and note, the recovery lines) is in English; what the user typed stays."""

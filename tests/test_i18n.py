@@ -84,6 +84,10 @@ def test_counted_units_read_as_chinese_in_chinese_messages():
     assert unit_text(" ms", "zh") == " ms" and unit_text("req/s", "zh") == "req/s"
     m = Msg(key="evidence.reason.small_change", args={"unit": " pods", "delta": 0, "min_delta": 1})
     assert "个 Pod" in m.text("zh") and "pods" in m.text("en")
+    # a difference of percentages is in percentage points, in both languages
+    pp = Msg(key="evidence.reason.small_change", args={"unit": "%", "delta": 8.5, "min_delta": 15})
+    assert pp.text("en") == "change +8.5 pp below 15 pp"
+    assert pp.text("zh") == "变化 +8.5 个百分点，小于阈值 15 个百分点"
 
 
 def test_large_numbers_are_written_whole_not_in_exponent_notation():

@@ -191,6 +191,16 @@ async def test_every_rendering_of_a_signal_agrees(
         assert "p50_and_p99" not in fired, fired
     if truth.cause == "release":
         assert "p50_and_p99_longer" in fired, fired
+    # "errors at the gateway while the servers are healthy" never fires while a replica
+    # crash-loops or is not ready (the gateway's 5xx are then the requests sent to it),
+    # and the conclusion then keeps no gateway alternative open
+    infra = {k: rows[k] for k in ("infra.restarts:value", "infra.not_ready:value") if k in rows}
+    gw = next(f for f in story["load"].findings if f.id == "gateway_errors")
+    if any(s.verdict == "anomalous" for s in infra.values()):
+        assert gw.status != "fired"
+        assert "gateway_errors" not in {a.cause for a in c.alternatives}
+    if truth.cause == "gpu_lost":
+        assert infra and gw.status == "not_fired"
     # the playbook's signals read C's now, baseline and verdict
     for pname, sig in story["playbook"].metrics.items():
         sid, quantile = PROFILE_SIGNALS.get(pname, ("", -1.0))
@@ -249,6 +259,7 @@ def _past_breach_and_slo_agree(
     from cockpit.collect.recovery import line_text
     from cockpit.i18n import fmt_value
     from cockpit.models import from_epoch
+    from cockpit.models.messages import unit_text
 
     past = []
     for row in story["golden"].rows:
@@ -257,8 +268,10 @@ def _past_breach_and_slo_agree(
             continue
         past.append(row.key)
         peak = fmt_value(rows[row.key].window_max.value)
-        assert change_text(row, "en") == f"max {peak}", row.key
-        assert change_text(row, "zh") == f"最高 {peak}", row.key
+        # the peak with its unit, as the now cell beside it
+        unit = unit_text(row.unit, "en")
+        assert change_text(row, "en") == f"max {fmt_value(rows[row.key].window_max.value, unit)}"
+        assert change_text(row, "zh").startswith(f"最高 {peak}"), row.key
         # its reading and reason say the breach is over, never "over its SLO since"
         at = f"{row.slo_breach_at:%H:%M}"
         en, zh = (reading_msg(row).text(lang) for lang in ("en", "zh"))

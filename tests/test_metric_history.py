@@ -466,7 +466,12 @@ async def test_e_takes_node_and_gpu_index_and_f2_acts_on_it(
     assert suspect is not None and suspect.kind == "gpu"
     key, commands = options[0]
     assert key == "delete_pod"
-    assert commands == ["kubectl cordon gpu-node-b", f"kubectl -n llm delete pod {truth.pod}"]
+    assert commands == [
+        f"kubectl -n llm logs {truth.pod} --previous --all-containers --timestamps "
+        f"> {truth.pod}-previous.log",
+        "kubectl cordon gpu-node-b",
+        f"kubectl -n llm delete pod {truth.pod}",
+    ]
     assert (
         "kubectl -n llm scale deployment/qwen-chat --replicas=<REPLICAS>"
         in dict(options)["scale_out"]

@@ -61,7 +61,7 @@ def test_mitigations_fill_scope_and_flag_placeholders():
     # Scale out and delete a crash-looping pod are offered; a suspect fills them and the
     # option that matches it comes first.
     assert opts["scale_out"].placeholders == ["REPLICAS"]
-    assert opts["delete_pod"].placeholders == ["NODE", "POD"]
+    assert opts["delete_pod"].placeholders == ["POD", "NODE"]
     first = mitigations(
         ServiceScope(namespace="llm", deployment="vllm"),
         node="gpu-node-b",
@@ -69,7 +69,10 @@ def test_mitigations_fill_scope_and_flag_placeholders():
         first=first_for("gpu"),
     )
     assert [m.key for m in first][:2] == ["delete_pod", "record"]
+    # the crashed container's log is saved before the pod that holds it is deleted
     assert first[0].commands == [
+        "kubectl -n llm logs vllm-5d-x2x4z --previous --all-containers --timestamps "
+        "> vllm-5d-x2x4z-previous.log",
         "kubectl cordon gpu-node-b",
         "kubectl -n llm delete pod vllm-5d-x2x4z",
     ]

@@ -47,7 +47,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.blast_radius import UNHEALTHY_LINES, BlastRadius
 from cockpit.analysis.changes import ChangeItem
 from cockpit.analysis.golden import SignalSummary, reading_msg
-from cockpit.analysis.history import WindowInventory
+from cockpit.analysis.history import WindowInventory, entity_msg
 from cockpit.analysis.layers import Drilldown, queue_growing
 from cockpit.analysis.load import Finding
 from cockpit.models.messages import Msg, msg
@@ -131,7 +131,7 @@ class Conclusion(BaseModel):
             cause=msg(f"metrics.cause.{self.cause}"),
             layer=msg(f"metrics.layer.{self.primary_layer}") if self.primary_layer else "-",
             scope=msg(f"metrics.scope.{self.scope}"),
-            suspect=self.suspect.name or "-",
+            suspect=entity_msg(self.suspect.name) if self.suspect.name else "-",
             confidence=msg(f"metrics.confidence.{self.confidence}"),
             alternatives=msg("metrics.likely.alternatives", causes=_causes(self.alternatives))
             if alts

@@ -18,7 +18,14 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
-from cockpit.models.messages import Msg, msg, signal_label, signal_names, unit_suffix
+from cockpit.models.messages import (
+    Msg,
+    delta_suffix,
+    msg,
+    signal_label,
+    signal_names,
+    unit_suffix,
+)
 from cockpit.models.signals import SIGNALS
 
 Verdict = Literal["anomalous", "changed", "normal", "no_data"]
@@ -294,7 +301,11 @@ def judge_msg(
     delta = now - baseline
     if abs(delta) < th.min_delta:
         return "normal", msg(
-            "evidence.reason.small_change", unit=u, delta=delta, min_delta=th.min_delta
+            "evidence.reason.small_change",
+            unit=u,
+            dunit=delta_suffix(unit),
+            delta=delta,
+            min_delta=th.min_delta,
         )
     if baseline == 0:
         if th.up is not None and delta > 0:
@@ -307,6 +318,7 @@ def judge_msg(
             return "anomalous", msg(
                 "evidence.reason.rise",
                 unit=u,
+                dunit=delta_suffix(unit),
                 baseline=baseline,
                 now=now,
                 delta=delta,
@@ -591,19 +603,22 @@ def past_breach_peak(s: SignalSummary) -> float | None:
 
 
 def change_text(s: SignalSummary, lang: str) -> str:
-    """Step A's change cell: ``×3.44`` now vs baseline, ``+1.6`` when the baseline is 0;
-    for a row anomalous only for an SLO breach earlier in the window, the peak it rests on
-    (``max 2.49``, :func:`past_breach_peak`) instead of a change near zero; empty when
+    """Step A's change cell: ``×3.44`` now vs baseline, ``+1.6 pp`` / ``+2 restarts``
+    when the baseline is 0 (the difference in its unit, :func:`delta_suffix`); for a row
+    anomalous only for an SLO breach earlier in the window, the peak it rests on
+    (``max 2.49 %``, :func:`past_breach_peak`) instead of a change near zero; empty when
     either value is unknown."""
     from cockpit.i18n import fmt_number, fmt_value, t
+    from cockpit.models.messages import unit_text
 
     peak = past_breach_peak(s)
     if peak is not None:
-        return t("metrics.golden.peak", lang, value=fmt_value(peak))
+        return t("metrics.golden.peak", lang, value=fmt_value(peak, unit_text(s.unit, lang)))
     if s.ratio is not None:
         return f"×{s.ratio:.2f}"
     if s.now.ok and s.baseline.ok:
-        return fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
+        delta = fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
+        return delta + unit_text(delta_suffix(s.unit), lang)
     return ""
 
 

@@ -5,7 +5,8 @@ never as 0 (metrics_kb.md §5.5: NOT_SUPPORTED is "n/a", not an error).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -233,7 +234,7 @@ def gpu_row(
     return GpuRow(index=g.index, cells=cells)
 
 
-def sparkline(values: Sequence[float | None], width: int = 16) -> str:
+def sparkline(values: Sequence[float | None], width: int = 16, top: float | None = None) -> str:
     """Unicode block sparkline of all ``values`` (oldest first) in at most ``width`` cells.
 
     More values than cells are compressed, never cut: the values are split into ``width``
@@ -243,7 +244,9 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     space (a gap, never 0). Fewer values than cells give one cell per value. Heights are
     scaled from :func:`cockpit.i18n.spark_floor` (zero, unless a cell is negative) to the
     largest: a bar's height is its magnitude, so noise on a steady value never draws as a
-    cliff.
+    cliff. ``top``: the value a full bar stands for when sparklines are read side by side
+    (every GPU's power on one scale, :func:`shared_tops`, so an idle 70 W never draws
+    as high as a busy 550 W); at least the largest value drawn.
     """
     vals = list(values)
     if len(vals) > width > 0:
@@ -257,6 +260,8 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
     if not known:
         return ""
     lo, hi = spark_floor(min(known)), max(known)
+    if top is not None and math.isfinite(top):
+        hi = max(hi, top)
     span = hi - lo
     out = []
     for v in vals:
@@ -267,6 +272,18 @@ def sparkline(values: Sequence[float | None], width: int = 16) -> str:
         else:
             out.append(_BLOCKS[min(7, int((v - lo) / span * 7.999))])
     return "".join(out)
+
+
+def shared_tops(histories: Iterable[Mapping[str, Iterable[float | None]]]) -> dict[str, float]:
+    """Per metric, the largest known value over every GPU's history (``{metric: values}``
+    each): the :func:`sparkline` ``top`` that puts one metric of all GPUs on one scale."""
+    out: dict[str, float] = {}
+    for h in histories:
+        for metric, values in h.items():
+            known = [v for v in values if v is not None and math.isfinite(v)]
+            if known:
+                out[metric] = max(out.get(metric, known[0]), *known)
+    return out
 
 
 def cohort_none_text(gpus: list[GpuSnapshot], lang: str) -> str:

@@ -346,11 +346,7 @@ class WindowInventory(BaseModel):
         """:meth:`name` for a message argument, in the reader's language: a pod on a GPU
         or node reads ``…-rp2gj on gpu-node-b GPU 0`` / ``gpu-node-b GPU 0 上的 …-rp2gj``
         (message ``metrics.entity.on``); a name of one part is that part."""
-        name = self.name(pod=pod, gpu=gpu, node=node)
-        if " on " not in name:
-            return name
-        who, where = name.split(" on ", 1)
-        return Msg(key="metrics.entity.on", args={"pod": who, "where": where})
+        return entity_msg(self.name(pod=pod, gpu=gpu, node=node))
 
     def name_of(self, key: str, kind: str) -> str:
         """A suspect ``key`` of ``kind`` (``pod``, ``gpu``, ``node``, ``revision``) named by
@@ -367,6 +363,23 @@ class WindowInventory(BaseModel):
         """``qwen-chat-899bda8d50 (v1.9.0)``: a revision with its version when known."""
         r = self.revisions.get(rs)
         return f"{rs} ({r.version})" if r is not None and r.version else rs
+
+
+def entity_msg(name: str) -> Msg | str:
+    """A name of :meth:`WindowInventory.name` as a message argument in the reader's
+    language (``…-rp2gj on gpu-node-b GPU 0`` / ``gpu-node-b GPU 0 上的 …-rp2gj``, message
+    ``metrics.entity.on``); a name of one part (no `` on ``: names hold no spaces) is that
+    part."""
+    if " on " not in name:
+        return name
+    who, where = name.split(" on ", 1)
+    return Msg(key="metrics.entity.on", args={"pod": who, "where": where})
+
+
+def entity_text(name: str, lang: str) -> str:
+    """:func:`entity_msg` of ``name`` rendered in ``lang``."""
+    m = entity_msg(name)
+    return m if isinstance(m, str) else m.text(lang)
 
 
 def short_pod(pod: str) -> str:

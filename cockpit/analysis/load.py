@@ -15,8 +15,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.golden import SignalSummary, value_msg
+from cockpit.analysis.golden import SignalSummary, past_breach_peak, reading_msg, value_msg
 from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
+
+UNHEALTHY_REPLICA_SIGNALS = ("infra.restarts", "infra.not_ready")
+"""Signals of step C that say a replica is not serving (crash-looping, not ready): while
+one of them is anomalous the servers are not healthy, for the gateway-errors check."""
 
 LONG_SHIFT_RATIO = 1.5
 """A P95 prompt length ≥ 1.5× the baseline's is a shift in the mix (the latency threshold
@@ -321,8 +325,13 @@ def analyze_load(
     summaries: list[SignalSummary],
     prompt_mix: LengthMix | None = None,
     output_mix: LengthMix | None = None,
+    replicas: list[SignalSummary] | None = None,
 ) -> list[Finding]:
-    """Findings of step F from summaries (now vs baseline) and the length mixes."""
+    """Findings of step F from summaries (now vs baseline) and the length mixes.
+
+    ``replicas``: step C's summaries of :data:`UNHEALTHY_REPLICA_SIGNALS` (restarts, pods
+    not ready), read by the gateway-errors check only (they are no row of F's table).
+    """
     out: list[Finding] = []
     rate = _get(summaries, "access.qps:value", "serving.qps:value")
     if rate is None:
@@ -386,14 +395,26 @@ def analyze_load(
     server_numbers = {
         ("now" if s is s5 else f"{s.signal}_now"): s.now.value or 0.0 for s in servers
     }
+    # A replica that restarts or is not ready is a server that is not healthy, whatever
+    # the error ratio of the replicas still answering says: the gateway's 5xx are then
+    # its own (502/503 for the requests sent to it), not the gateway's.
+    unhealthy = [
+        s
+        for s in replicas or []
+        if s.signal in UNHEALTHY_REPLICA_SIGNALS and s.verdict == "anomalous"
+    ]
     if g5 is None:
         out.append(Finding(id="gateway_errors", status="no_data"))
     else:
-        server_ok = all(s.verdict != "anomalous" for s in servers)
+        server_ok = all(s.verdict != "anomalous" for s in servers) and not unhealthy
         fired = g5.verdict == "anomalous" and server_ok
         nums = {"gateway_5xx_now": g5.now.value or 0.0}
+        # A breach over by now reads as C and D read it (the peak its verdict rests on),
+        # not as a bare "0 %" beside a verdict that fired.
         detail = [
-            msg(
+            reading_msg(g5)
+            if past_breach_peak(g5) is not None
+            else msg(
                 "evidence.load.gateway_5xx",
                 now=nums["gateway_5xx_now"],
                 unit=unit_suffix(g5.unit),
@@ -403,6 +424,14 @@ def analyze_load(
         if s5 is not None:
             nums["server_errors_now"] = s5.now.value or 0.0
         detail += server_detail
+        if unhealthy:
+            detail.append(
+                msg(
+                    "evidence.load.replicas_unhealthy",
+                    names=signal_names(*(s.key for s in unhealthy)),
+                )
+            )
+            detail += [reading_msg(s) for s in unhealthy]
         finding = Finding(
             id="gateway_errors",
             status="fired" if fired else "not_fired",

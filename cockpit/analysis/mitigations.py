@@ -168,7 +168,13 @@ def mitigations(
         ),
         Mitigation(
             key="delete_pod",
-            commands=[f"kubectl cordon {nd}", f"kubectl -n {ns} delete pod {pd}"],
+            commands=[
+                # the crashed container's log is gone with the pod: saved first
+                f"kubectl -n {ns} logs {pd} --previous --all-containers --timestamps "
+                f"> {pd}-previous.log",
+                f"kubectl cordon {nd}",
+                f"kubectl -n {ns} delete pod {pd}",
+            ],
             placeholders=[],
         ),
     ]

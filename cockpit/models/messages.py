@@ -39,8 +39,9 @@ class Msg(BaseModel):
         does: the other language, then the key itself; a template that does not format
         with the arguments is returned as it is. The key :data:`SIGNAL_NAMES` renders the
         human names of the signal keys in its ``keys`` argument (see :func:`signal_names`);
-        a ``unit`` argument is rendered with :func:`unit_text` (it stays a plain string in
-        the arguments, which ``analyze --json`` documents)."""
+        a ``unit`` argument, and ``dunit`` (the unit of a difference,
+        :func:`delta_suffix`), are rendered with :func:`unit_text` (they stay plain strings
+        in the arguments, which ``analyze --json`` documents)."""
         if self.key in (SIGNAL_NAMES, NAMES):
             keys = str(self.args.get("keys", ""))
             sep = "、" if lang == "zh" else ", "
@@ -53,8 +54,11 @@ class Msg(BaseModel):
             return self.key
         template = entry.get(lang) or entry.get("en") or entry.get("zh") or self.key
         args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
-        if isinstance(args.get("unit"), str):
-            args["unit"] = unit_text(str(args["unit"]), lang)
+        if isinstance(args.get("unit"), str) and "dunit" not in args:
+            args["dunit"] = delta_suffix(str(args["unit"]))  # a message kept without it
+        for field in ("unit", "dunit"):
+            if isinstance(args.get(field), str):
+                args[field] = unit_text(str(args[field]), lang)
         try:
             return _FORMATTER.format(template, **args)
         except (KeyError, IndexError, ValueError):
@@ -139,3 +143,11 @@ def unit_suffix(unit: str) -> str:
     if not unit:
         return ""
     return unit if unit in ("%", "×", "/s") else f" {unit}"
+
+
+def delta_suffix(unit: str) -> str:
+    """The suffix of a *difference* of two values in ``unit``: a difference of two
+    percentages is in percentage points (`` pp``, 个百分点 in Chinese: ``unit.pp``), so
+    that +8.5 pp of GPU utilisation (72 % → 80.5 %) is not read as a relative +8.5 %;
+    other units as :func:`unit_suffix`. Accepts the unit or its suffix."""
+    return " pp" if unit.strip() == "%" else unit_suffix(unit.strip())

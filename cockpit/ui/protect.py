@@ -14,7 +14,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from cockpit.analysis.history import SuspectTargets, conclusion_targets, suspect_targets
+from cockpit.analysis.history import (
+    SuspectTargets,
+    conclusion_targets,
+    entity_text,
+    suspect_targets,
+)
 from cockpit.analysis.mitigations import Mitigation, first_for, mitigations, record_flags
 from cockpit.context import AppContext
 from cockpit.i18n import in_both, t
@@ -155,7 +160,7 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
             yield Static(t("app.protect_first_rule", lang), id="protect-rule")
             if self.suspect is not None:
                 yield Static(
-                    t("protect.suspect", lang, name=self.suspect.name),
+                    t("protect.suspect", lang, name=entity_text(self.suspect.name, lang)),
                     id="protect-suspect",
                     markup=False,
                 )

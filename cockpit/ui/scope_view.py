@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Static
 
+from cockpit.analysis.history import entity_text
 from cockpit.collect.steps import ScopeResult
 from cockpit.flow import Branch
 from cockpit.i18n import in_both, t
@@ -27,7 +28,7 @@ def blast_line(res: ScopeResult, lang: str) -> str:
     br = res.blast_radius
     line = t("metrics.text.blast", lang, scope=t(f"metrics.scope.{br.scope}", lang))
     if br.suspect:
-        name = res.suspect_name or br.suspect
+        name = entity_text(res.suspect_name or br.suspect, lang)
         line += f" — {t(f'evidence.suspect_kind.{br.suspect_kind}', lang)} {name}"
     if br.scope == "unknown" and res.failed:
         line += t(

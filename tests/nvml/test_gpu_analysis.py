@@ -259,3 +259,18 @@ def test_sparkline_compresses_every_sample_and_keeps_gaps() -> None:
     assert sparkline([None] * 30 + [1.0, 2.0] * 15 + [2.0], 12)[:5] == " " * 5
     assert sparkline([1.0, 2.0, 3.0], 12) == "▃▆█"
     assert sparkline([None, None], 12) == ""
+
+
+def test_sparklines_of_several_gpus_share_one_scale_per_metric() -> None:
+    """An idle GPU's steady 70 W does not draw as full bars beside a busy GPU's 550 W:
+    every GPU's power is drawn against the largest power any of them drew."""
+    from cockpit.analysis.gpu_text import shared_tops, sparkline
+
+    idle, busy = [70.0] * 8, [550.0] * 8
+    tops = shared_tops([{"power": idle, "temp": [None] * 8}, {"power": busy}])
+    assert tops == {"power": 550.0}
+    assert sparkline(idle, 8) == "█" * 8  # alone, a steady value fills its own scale
+    assert sparkline(idle, 8, tops["power"]) == "▂" * 8
+    assert sparkline(busy, 8, tops["power"]) == "█" * 8
+    # a top below the series' own maximum never clips it
+    assert sparkline([1.0, 2.0, 3.0], 12, 1.0) == "▃▆█"
