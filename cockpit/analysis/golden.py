@@ -301,11 +301,7 @@ def judge_msg(
     delta = now - baseline
     if abs(delta) < th.min_delta:
         return "normal", msg(
-            "evidence.reason.small_change",
-            unit=u,
-            dunit=delta_suffix(unit),
-            delta=delta,
-            min_delta=th.min_delta,
+            "evidence.reason.small_change", unit=u, delta=delta, min_delta=th.min_delta
         )
     if baseline == 0:
         if th.up is not None and delta > 0:
@@ -318,7 +314,6 @@ def judge_msg(
             return "anomalous", msg(
                 "evidence.reason.rise",
                 unit=u,
-                dunit=delta_suffix(unit),
                 baseline=baseline,
                 now=now,
                 delta=delta,

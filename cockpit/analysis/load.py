@@ -325,12 +325,13 @@ def analyze_load(
     summaries: list[SignalSummary],
     prompt_mix: LengthMix | None = None,
     output_mix: LengthMix | None = None,
-    replicas: list[SignalSummary] | None = None,
+    drilldown: list[SignalSummary] | None = None,
 ) -> list[Finding]:
     """Findings of step F from summaries (now vs baseline) and the length mixes.
 
-    ``replicas``: step C's summaries of :data:`UNHEALTHY_REPLICA_SIGNALS` (restarts, pods
-    not ready), read by the gateway-errors check only (they are no row of F's table).
+    ``drilldown``: step C's summaries; the gateway-errors check reads those of
+    :data:`UNHEALTHY_REPLICA_SIGNALS` (restarts, pods not ready), which are no row of F's
+    table.
     """
     out: list[Finding] = []
     rate = _get(summaries, "access.qps:value", "serving.qps:value")
@@ -400,7 +401,7 @@ def analyze_load(
     # its own (502/503 for the requests sent to it), not the gateway's.
     unhealthy = [
         s
-        for s in replicas or []
+        for s in drilldown or []
         if s.signal in UNHEALTHY_REPLICA_SIGNALS and s.verdict == "anomalous"
     ]
     if g5 is None:

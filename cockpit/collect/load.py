@@ -123,13 +123,11 @@ async def collect_load(ctx: AppContext, window: Window) -> LoadReport:
                 now=_buckets(mix_res.get(f"mix:{sid}/now")),
                 base=_buckets(mix_res.get(f"mix:{sid}/base")),
             )
-    from cockpit.analysis.load import UNHEALTHY_REPLICA_SIGNALS
-
     findings = analyze_load(
         summaries,
         mix_models.get("serving.prompt_len"),
         mix_models.get("serving.output_len"),
-        replicas=[s for s in dd.drilldown.summaries if s.signal in UNHEALTHY_REPLICA_SIGNALS],
+        drilldown=dd.drilldown.summaries,
     )
     return LoadReport(
         findings=findings,

@@ -39,9 +39,9 @@ class Msg(BaseModel):
         does: the other language, then the key itself; a template that does not format
         with the arguments is returned as it is. The key :data:`SIGNAL_NAMES` renders the
         human names of the signal keys in its ``keys`` argument (see :func:`signal_names`);
-        a ``unit`` argument, and ``dunit`` (the unit of a difference,
-        :func:`delta_suffix`), are rendered with :func:`unit_text` (they stay plain strings
-        in the arguments, which ``analyze --json`` documents)."""
+        a ``unit`` argument is rendered with :func:`unit_text` (it stays a plain string in
+        the arguments, which ``analyze --json`` documents), and a template's ``{dunit}``,
+        the unit of a difference, is derived from it here (:func:`delta_suffix`)."""
         if self.key in (SIGNAL_NAMES, NAMES):
             keys = str(self.args.get("keys", ""))
             sep = "、" if lang == "zh" else ", "
@@ -54,8 +54,8 @@ class Msg(BaseModel):
             return self.key
         template = entry.get(lang) or entry.get("en") or entry.get("zh") or self.key
         args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
-        if isinstance(args.get("unit"), str) and "dunit" not in args:
-            args["dunit"] = delta_suffix(str(args["unit"]))  # a message kept without it
+        if isinstance(args.get("unit"), str):
+            args.setdefault("dunit", delta_suffix(str(args["unit"])))
         for field in ("unit", "dunit"):
             if isinstance(args.get(field), str):
                 args[field] = unit_text(str(args[field]), lang)
