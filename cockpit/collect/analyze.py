@@ -6,6 +6,8 @@ kept stable (``schema`` is bumped on any incompatible change).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -26,12 +28,14 @@ from cockpit.collect.breakdown import BreakdownSet, collect_breakdowns
 from cockpit.collect.drilldown import DrilldownReport
 from cockpit.collect.history import collect_history, collect_history_within, history_specs
 from cockpit.collect.load import LoadReport, collect_load
-from cockpit.collect.runner import QuerySpec, RunnerStats
+from cockpit.collect.runner import QueryResult, QuerySpec, RunnerStats
 from cockpit.models.messages import Msg
 from cockpit.sources.base import SourceError, SourceFailure
 
 if TYPE_CHECKING:
     from cockpit.context import AppContext
+
+log = logging.getLogger(__name__)
 
 SCHEMA = 1
 
@@ -83,11 +87,9 @@ async def run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
 
 
 async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
-    import asyncio
     import time
 
     from cockpit.collect import steps
-    from cockpit.collect.alerts import collect_alerts
     from cockpit.collect.base import runner_for
     from cockpit.collect.breakdown import COHORT_SIGNALS
     from cockpit.collect.runner import cancel_all
@@ -104,12 +106,6 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
         for sid in COHORT_SIGNALS
     ]
-
-    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
-        try:
-            return await collect_alerts(ctx, asked), None
-        except SourceError as exc:
-            return [], exc.failure
 
     # What does not depend on step C's verdicts starts with it: the cohort signals' split,
     # the alerts and the window's history (one round trip less on a distant Prometheus).
@@ -129,6 +125,59 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     # gateway's split. The steps below ask for what they need and share these answers
     # (each query is sent once); the rest is dropped unread.
     ahead = runner.start(await _ahead_specs(ctx, asked, cohort_keys))
+    # A release's comparison reads the previous revision at the minute of the rollout
+    # when its pods are gone: asked for as soon as the history's cheap reads name the
+    # revisions, while the heavy queries of this round still run.
+    release_ahead: dict[str, asyncio.Future[QueryResult]] = {}
+
+    async def ask_release_ahead() -> None:
+        keys = cohort_keys + [k for k in await _planned_keys(ctx, asked) if k not in cohort_keys]
+        release_ahead.update(runner.start(await steps.release_ahead_specs(ctx, asked, keys)))
+
+    release_task = asyncio.ensure_future(ask_release_ahead())
+    try:
+        return await _conclude(
+            ctx, asked, t0, sent0, shared0, cohort_keys, ahead, early, history_task, within_task
+        )
+    finally:
+        if not release_task.done():
+            release_task.cancel()
+        elif not release_task.cancelled() and release_task.exception() is not None:
+            log.debug(
+                "asking ahead for the rollout's minute failed", exc_info=release_task.exception()
+            )
+        cancel_all(release_ahead)
+
+
+async def _conclude(
+    ctx: AppContext,
+    asked: Window,
+    t0: float,
+    sent0: int,
+    shared0: int,
+    cohort_keys: list[str],
+    ahead: dict[str, asyncio.Future[QueryResult]],
+    early: dict[str, asyncio.Future[QueryResult]],
+    history_task: asyncio.Future[Any],
+    within_task: asyncio.Future[Any],
+) -> AnalyzeReport:
+    """Everything after the round's queries are asked for: C, D, E, F and the conclusion
+    as their answers come in (:func:`run_analysis`)."""
+    import time
+
+    from cockpit.collect import steps
+    from cockpit.collect.alerts import collect_alerts
+    from cockpit.collect.base import runner_for
+    from cockpit.collect.runner import cancel_all
+
+    runner = runner_for(ctx)
+
+    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
+        try:
+            return await collect_alerts(ctx, asked), None
+        except SourceError as exc:
+            return [], exc.failure
+
     try:
         dd, cohort_set, (fired, alerts_failure) = await asyncio.gather(
             steps.drilldown(ctx, asked),
@@ -221,12 +270,11 @@ async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) 
     from cockpit.collect.base import detection_for, scope_for
     from cockpit.collect.breakdown import breakdown_specs, gateway_spec
     from cockpit.collect.load import mix_specs
-    from cockpit.collect.signals import inside_quiet, plan
-    from cockpit.models.signals import SIGNALS
+    from cockpit.collect.signals import inside_quiet
 
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
-    keys = [p.key for p in plan(det, scope, window, SIGNALS, ctx.lang) if p.query]
+    keys = await _planned_keys(ctx, window)
     specs = [p.spec for p in breakdown_specs(det, scope, window, keys) if p.key not in cohort_keys]
     baselines = [window, window.with_baseline("quiet")]
     baselines.append(window.with_baseline("quiet", inside_quiet(window)))
@@ -240,6 +288,17 @@ async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) 
         if gw is not None:
             specs.append(gw)
     return specs
+
+
+async def _planned_keys(ctx: AppContext, window: Window) -> list[str]:
+    """The summary keys (``signal:stat``) step C plans a query for."""
+    from cockpit.collect.base import detection_for, scope_for
+    from cockpit.collect.signals import plan
+    from cockpit.models.signals import SIGNALS
+
+    det = await detection_for(ctx, window.end)
+    scope = await scope_for(ctx)
+    return [p.key for p in plan(det, scope, window, SIGNALS, ctx.lang) if p.query]
 
 
 def history_window(window: Window) -> Window:

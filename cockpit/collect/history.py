@@ -252,6 +252,31 @@ async def history_specs(ctx: AppContext, window: Window) -> list[QuerySpec]:
     return heavy + plan.raw_specs() + list(plan.last.values())
 
 
+REVISION_KEYS = ("pod_info_ts", "pod_owner_ts", "rs_owner_ts", "pod_labels_ts")
+"""The presence fields that place pods in revisions (kube-state-metrics)."""
+
+
+async def early_revisions(ctx: AppContext, window: Window) -> WindowInventory:
+    """The window's pods and revisions as soon as their raw kube-state-metrics reads are
+    in (:data:`REVISION_KEYS`, the cheap queries of :func:`history_specs`, shared with
+    :func:`collect_history`), without waiting for its heavy node and GPU queries: what a
+    caller needs to ask, in the same round, for what a release's comparison reads at the
+    minute of its rollout. The same pods and revisions :func:`collect_history` builds
+    from the same answers, before Kubernetes (when reachable) completes them."""
+    plan = await _plan(ctx, window)
+    specs = [s for s in plan.raw_specs() if s.key.split("#", 1)[0] in REVISION_KEYS]
+    results = await runner_for(ctx).run(specs)
+    lo, hi = (t.timestamp() for t in history_grid(window, plan.step))
+    got: dict[str, list[Series]] = {}
+    for k in REVISION_KEYS:
+        parts = (r.series for q, r in results.items() if q.split("#", 1)[0] == k and r.ok)
+        got[k] = [p for x in _union(parts) if (p := presence(x, lo, hi, plan.step)) is not None]
+    h = HistoryInput(
+        start=window.start.timestamp(), end=window.end.timestamp(), step_s=plan.step, **got
+    )
+    return build_window_inventory(h)
+
+
 async def _fetch(ctx: AppContext, window: Window) -> _Raw:
     plan = await _plan(ctx, window)
     first, joined, last, spec = plan.first, plan.joined, plan.last, plan.spec

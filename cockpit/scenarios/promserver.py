@@ -209,26 +209,32 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=10)
 
 
-def cached_blocks(scenario: Scenario) -> tuple[Path, BackfillStats]:
+def cached_blocks(scenario: Scenario, *, single: bool = False) -> tuple[Path, BackfillStats]:
     """The scenario's blocks, backfilled once per generator version and cached.
+
+    ``single`` asks for one block holding every series (one promtool pass over the whole
+    history, slower to build) instead of one overlapping block per part: what a
+    Prometheus that scraped the history itself holds, and what it turns the overlapping
+    blocks into by compacting them about a minute after it starts.
 
     Returns:
         The directory holding the block directories, and the backfill cost (``cached``
         True when nothing was generated).
     """
     root = cache_root()
-    final = root / f"{scenario.name}-{generator_fingerprint(scenario)}"
+    name = f"{scenario.name}.single" if single else scenario.name
+    final = root / f"{name}-{generator_fingerprint(scenario)}"
     if final.is_dir() and any(final.iterdir()):
         return final, BackfillStats(cached=True)
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{scenario.name}-", dir=root))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
     try:
-        stats = backfill(scenario, tmp)
+        stats = backfill(scenario, tmp, parts=1 if single else None)
         with contextlib.suppress(OSError):
             tmp.rename(final)  # another process may have won the race: use its copy
         if not final.is_dir():
             raise PromServerError(f"could not store blocks in {final}")
-        _prune(root, scenario.name, keep=final)
+        _prune(root, name, keep=final)
         return final, stats
     finally:
         if tmp.exists():
@@ -301,18 +307,30 @@ class PromServer:
 CONFIG = "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\nscrape_configs: []\n"
 
 
-def config_text(query_log: Path, rule_file: Path | None = None) -> str:
-    """The server's configuration: no scrape, every query logged to ``query_log``, the
-    rules of ``rule_file`` loaded when given."""
+def config_text(query_log: Path | None, rule_file: Path | None = None) -> str:
+    """The server's configuration: no scrape, every query logged to ``query_log`` (no
+    query log when None), the rules of ``rule_file`` loaded when given."""
     head, rest = CONFIG.split("\n", 1)
     rules = f"rule_files: [{json.dumps(str(rule_file))}]\n" if rule_file is not None else ""
-    return f"{head}\n  query_log_file: {json.dumps(str(query_log))}\n{rest}{rules}"
+    logged = f"  query_log_file: {json.dumps(str(query_log))}\n" if query_log is not None else ""
+    return f"{head}\n{logged}{rest}{rules}"
 
 
 def start(
-    scenario: Scenario, workdir: Path, *, blocks: Path | None = None, rules: str = ""
+    scenario: Scenario,
+    workdir: Path,
+    *,
+    blocks: Path | None = None,
+    rules: str = "",
+    single_block: bool = False,
+    query_log: bool = True,
 ) -> PromServer:
     """Start Prometheus on a copy of the scenario's blocks under ``workdir``.
+
+    ``single_block`` serves the history from one block (:func:`cached_blocks`): no
+    overlapping blocks merged at query time and no compaction of them starting a minute
+    later, as on a Prometheus in production (benchmarks). ``query_log`` False leaves the
+    query log off, Prometheus's default (it writes one JSON line per query).
 
     ``rules`` is a rule file's YAML (``groups:`` of alerting and recording rules) to load:
     ``/api/v1/rules`` then lists them. They are evaluated at wall-clock time, where a
@@ -324,19 +342,19 @@ def start(
     binary = tool("prometheus")
     stats = BackfillStats(cached=True)
     if blocks is None:
-        blocks, stats = cached_blocks(scenario)
+        blocks, stats = cached_blocks(scenario, single=single_block)
     workdir.mkdir(parents=True, exist_ok=True)
     data = workdir / "data"
     if data.exists():
         shutil.rmtree(data)
     shutil.copytree(blocks, data)
     config = workdir / "prometheus.yml"
-    query_log = workdir / "queries.log"
+    log_file = workdir / "queries.log" if query_log else None
     rule_file = None
     if rules:
         rule_file = workdir / "rules.yml"
         rule_file.write_text(rules, encoding="utf-8")
-    config.write_text(config_text(query_log, rule_file), encoding="utf-8")
+    config.write_text(config_text(log_file, rule_file), encoding="utf-8")
     log = workdir / "prometheus.log"
     last_error = ""
     for _attempt in range(3):
@@ -371,7 +389,7 @@ def start(
                                 time.perf_counter() - t0,
                                 stats,
                                 log,
-                                query_log,
+                                log_file,
                             )
                 except (urllib.error.URLError, ConnectionError, TimeoutError):
                     pass

@@ -192,15 +192,27 @@ def test_analyze_sends_no_query_twice_by_prometheus_own_log(
     assert set(timing["all"][0]) == set(doc["all"][0])
 
 
-async def test_the_lost_gpu_analysis_asks_for_every_query_before_the_first_answer(
-    prometheus_scenario: Any, tmp_path: Path
-) -> None:
-    """No query of the analysis waits for another's answer to be asked for: the
-    history's nodes and a lost GPU's last values are joined in PromQL, the quiet baseline
-    goes with the day-earlier one, and what depends on C's verdicts (the splits of the
-    anomalous signals, the length mixes, the gateway) goes ahead of them. On a distant
-    Prometheus the analysis is then one round of queries, not five (here one second
-    away, so that a query asked after another's answer cannot pass unseen)."""
+class _Timed(QueryRunner):
+    """The suite's runner, noting when each query is asked for and answered:
+    ``(asked at, spec)`` and ``(answered at, spec)`` in :attr:`asked` / :attr:`answered`."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.asked: list[tuple[float, QuerySpec]] = []
+        self.answered: list[tuple[float, QuerySpec]] = []
+
+    async def run_one(self, spec: QuerySpec) -> Any:
+        self.asked.append((time.perf_counter(), spec))
+        res = await super().run_one(spec)
+        self.answered.append((time.perf_counter(), spec))
+        return res
+
+
+async def _timed_analysis(
+    srv: PromServer, tmp_path: Path, faults: list[Fault], max_concurrency: int
+) -> tuple[Any, _Timed, Any]:
+    """``(report, runner, window)`` of one analysis of ``srv``'s incident through a
+    fault proxy holding requests as ``faults`` say (detection first, outside the record)."""
     from cockpit.collect.analyze import run_analysis
     from cockpit.collect.base import detection_for
     from cockpit.collect.cache import screen_window
@@ -209,22 +221,10 @@ async def test_the_lost_gpu_analysis_asks_for_every_query_before_the_first_answe
     from cockpit.sources.base import Sources
     from testkit import make_ctx
 
-    srv: PromServer = prometheus_scenario("gpu_lost")
     sc = srv.scenario
-    asked: list[float] = []
-    answered: list[float] = []
-
-    class Timed(QueryRunner):
-        """The suite's runner, noting when each query is asked for and answered."""
-
-        async def run_one(self, spec: QuerySpec) -> Any:
-            asked.append(time.perf_counter())
-            res = await super().run_one(spec)
-            answered.append(time.perf_counter())
-            return res
-
     with FaultProxy(srv.url) as proxy:
-        proxy.add(Fault(delay_s=1.0))
+        for f in faults:
+            proxy.add(f)
         settings = Settings(
             prometheus=PrometheusSettings(url=proxy.url, timeout_s=60),
             service=ServiceSettings(
@@ -238,10 +238,49 @@ async def test_the_lost_gpu_analysis_asks_for_every_query_before_the_first_answe
         try:
             window = screen_window(ctx)
             await detection_for(ctx, window.end)
-            ctx.metrics.runner = Timed(src, max_concurrency=64, timeout_s=60)
+            runner = _Timed(src, max_concurrency=max_concurrency, timeout_s=60)
+            ctx.metrics.runner = runner
             report = await run_analysis(ctx, window)
         finally:
             await src.close()
+    return report, runner, window
+
+
+async def test_the_lost_gpu_analysis_asks_for_every_query_before_the_first_answer(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """No query of the analysis waits for another's answer to be asked for: the
+    history's nodes and a lost GPU's last values are joined in PromQL, the quiet baseline
+    goes with the day-earlier one, and what depends on C's verdicts (the splits of the
+    anomalous signals, the length mixes, the gateway) goes ahead of them. On a distant
+    Prometheus the analysis is then one round of queries, not five (here one second
+    away, so that a query asked after another's answer cannot pass unseen)."""
+    srv: PromServer = prometheus_scenario("gpu_lost")
+    report, runner, _ = await _timed_analysis(srv, tmp_path, [Fault(delay_s=1.0)], 64)
     assert report.conclusion.cause == "gpu_lost"
-    assert len(asked) == report.timing.stats.sent > 100
-    assert max(asked) < min(answered)
+    assert len(runner.asked) == report.timing.stats.sent > 100
+    assert max(t for t, _ in runner.asked) < min(t for t, _ in runner.answered)
+
+
+async def test_a_completed_release_is_read_at_its_rollout_minute_in_the_same_round(
+    prometheus_scenario: Any, tmp_path: Path
+) -> None:
+    """When the previous revision's pods are gone, E compares the release with them at
+    the minute of the rollout: those per-replica reads are asked for as soon as the
+    history's cheap kube-state-metrics reads name the revisions, not after the round's
+    heavy range queries. Here every range query is held 2.5 s and every other request
+    0.5 s, so a read asked after a range answer cannot pass unseen."""
+    srv: PromServer = prometheus_scenario("bad_release")
+    faults = [Fault(path="/api/v1/query_range", delay_s=2.5), Fault(delay_s=0.5)]
+    report, runner, window = await _timed_analysis(srv, tmp_path, faults, 256)
+    assert report.conclusion.cause == "release"
+    cohort = report.cohort
+    assert cohort is not None and cohort.cohort.kind == "previous_revision"
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    assert cohort.cohort.suspect == truth.new_revision
+    assert cohort.cohort.members and cohort.rows
+    # the previous revision was read at an earlier minute: instants before the window's end
+    earlier = [s for _, s in runner.asked if s.kind == "instant" and s.end < window.end]
+    assert any(s.query.startswith("kube_pod_info") for s in earlier)
+    ranges = [t for t, s in runner.answered if s.kind == "range"]
+    assert max(t for t, _ in runner.asked) < min(ranges)
