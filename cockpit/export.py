@@ -97,7 +97,13 @@ from cockpit.incident import (
 )
 from cockpit.models.messages import unit_text
 from cockpit.neutral import json_text, neutralise
-from cockpit.session import TIME_FIELDS, check_time_order, entry_text, recovery_disagrees
+from cockpit.session import (
+    TIME_FIELDS,
+    check_predates,
+    check_time_order,
+    entry_text,
+    recovery_disagrees,
+)
 
 EXPORT_FORMAT: Literal["cockpit.incident-export"] = "cockpit.incident-export"
 EXPORT_FORMAT_VERSION = 1
@@ -819,6 +825,19 @@ def _appendix_recovery(md: _Md, doc: ExportDocument) -> None:
     if rec.recovered is not None:
         result = md.tr("export.recovery.yes" if rec.recovered else "export.recovery.no")
     md.item(0, md.tr("export.recovery.result"), result)
+    times = doc.template.times
+    early = check_predates(rec, times.mitigate, times.recover)
+    if early is not None and rec.checked_at is not None:
+        when = times.mitigate if early == "mitigate" else times.recover
+        md.item(
+            0,
+            None,
+            md.tr(
+                f"export.recovery.before_{early}",
+                checked=md.when(rec.checked_at),
+                at=md.when(when),
+            ),
+        )
     if rec.lines:
         md.heading(0, md.tr("export.recovery.details"))
         for line in rec.lines:
@@ -834,7 +853,11 @@ def _appendix_record(md: _Md, doc: ExportDocument) -> None:
         md.tr(f"export.record.status_{r.status}") if r.status in ("open", "closed") else r.status
     )
     md.item(0, md.tr("export.record.status"), status)
-    md.item(0, md.tr("export.record.mode"), name_of("mode", r.mode, md.lang))
+    mode = name_of("mode", r.mode, md.lang)
+    if r.mode == "live" and r.clock_at is not None:
+        # a live source read as of an earlier time (--at): what the title bar says
+        mode += md.tr("export.paren", text=md.tr("mode.at", at=md.when(r.clock_at)))
+    md.item(0, md.tr("export.record.mode"), mode)
     if r.drill is not None:
         md.item(0, md.tr("export.record.drill"), r.drill)
     md.item(0, md.tr("export.record.service"), r.service.describe() or None)

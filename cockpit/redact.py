@@ -111,8 +111,24 @@ def _basic(m: re.Match[str]) -> str:
     return f"{m.group(1)}{m.group(2)}{mask(m.group(3))}"
 
 
+COUNT_WORDS = frozenset({"token"})
+"""Secret words that also count things in a serving log: SGLang's ``#new-token: 8192``,
+``#cached-token: 0`` and ``token usage: 0.93`` are token counts and shares, the very
+evidence of a long-prompt client, never credentials."""
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?%?")
+
+
+def token_count(name: str, value: str) -> bool:
+    """Whether ``name: value`` is a count, not a secret: every secret word of ``name`` is
+    one of :data:`COUNT_WORDS` and ``value`` is a plain number (``8192``, ``0.93``,
+    ``71%``). A credential is never a bare number of that kind; a ``password: 1234`` is
+    still masked."""
+    words = {w.lower() for w in _WORDS.findall(name)} & SECRET_WORDS
+    return bool(words) and words <= COUNT_WORDS and _NUMBER.fullmatch(value) is not None
+
+
 def _pair(m: re.Match[str]) -> str:
-    if m.group(4).startswith(MASK):
+    if m.group(4).startswith(MASK) or token_count(m.group(1), m.group(4)):
         return m.group()
     if not secret_name(m.group(1)):
         # The value may hold pairs of its own (``url=http://h/p?token=…``,

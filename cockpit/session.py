@@ -162,6 +162,23 @@ def recovery_disagrees(recover: datetime | None, check: RecoveryCheck) -> bool:
     return check.checked_at is None or check.checked_at >= recover
 
 
+def check_predates(
+    check: RecoveryCheck, mitigate: datetime | None, recover: datetime | None
+) -> str | None:
+    """``"mitigate"`` when step I's recovery check ran before the recorded mitigation,
+    ``"recover"`` when (after it) before the recorded recovery, else None: such a check
+    tells the state at its own time, not whether the change worked, and every place that
+    shows its result says so (a replay frozen before the mitigation checks at its clock)."""
+    at = check.checked_at
+    if at is None or check.recovered is None:
+        return None
+    if mitigate is not None and at < mitigate:
+        return "mitigate"
+    if recover is not None and at < recover:
+        return "recover"
+    return None
+
+
 def names_more_than_one_variable(variable: str) -> bool:
     """True when the variable's name lists several variables (``"batch and max_num_seqs"``,
     ``"batch, kv"``). Only the name: a sentence with its values and scope is read into its

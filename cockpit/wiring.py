@@ -190,9 +190,9 @@ def _add_kube(sources: Sources, settings: Settings) -> None:
 def _add_gpu(sources: Sources) -> None:
     from cockpit.sources.nvml import nvml_source_or_reason
 
-    src, reason = nvml_source_or_reason()
+    src, _ = nvml_source_or_reason()
     if src is None:
-        sources.missing["gpu"] = reason
+        sources.set_missing("gpu", msg("source.missing.no_nvml"))
     else:
         sources.gpu = src
 

@@ -11,12 +11,46 @@ from pydantic import BaseModel
 from textual.app import ComposeResult
 from textual.widgets import Button, DataTable, Static
 
-from cockpit.analysis.backtest import Backtest
+from cockpit.analysis.backtest import Backtest, CandidateResult
 from cockpit.analysis.golden import Breach, breach_name
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.ui.panel import Panel
 from cockpit.ui.table import PlainTable
+
+
+def when_text(best: CandidateResult, lang: str) -> str:
+    """When ``best`` fires against the impact start (before, or after once its ``for:``
+    has passed) and, when it is earlier, against the actual detection: the one phrase the
+    panel and the answer it writes into the incident share."""
+    lead = best.lead_s or 0.0
+    key = "metrics.backtest.when_before" if lead >= 0 else "metrics.backtest.when_after"
+    text = t(key, lang, minutes=abs(lead) / 60)
+    if best.before_detection_s and best.before_detection_s > 0:
+        text += t("metrics.backtest.when_detect", lang, minutes=best.before_detection_s / 60)
+    return text
+
+
+def answer_text(best: CandidateResult, lang: str) -> str:
+    """The answer to "which monitor could have caught it earlier" for ``best``: its human
+    name, what it watches, :func:`when_text` and its expression."""
+    return t(
+        "metrics.backtest.answer",
+        lang,
+        name=t(f"metrics.backtest.candidate.{best.candidate.id}", lang),
+        summary=best.candidate.summary_text(lang),
+        when=when_text(best, lang),
+        expr=best.candidate.expr,
+    )
+
+
+def with_answer(own: str, answer: str) -> str:
+    """The field's text with ``answer`` added under what the user wrote (never over it;
+    once only)."""
+    own = own.rstrip()
+    if not own:
+        return answer
+    return own if answer in own else f"{own}\n{answer}"
 
 
 class BacktestData(BaseModel):
@@ -131,17 +165,12 @@ class BacktestPanel(Panel):
             else ""
         )
         if bt.best is not None and bt.best.lead_s is not None:
-            ahead = bt.best.lead_s
             text = t(
-                "metrics.backtest.best" if ahead >= 0 else "metrics.backtest.best_after",
+                "metrics.backtest.best",
                 lang,
                 name=t(f"metrics.backtest.candidate.{bt.best.candidate.id}", lang),
-                minutes=abs(ahead) / 60,
+                when=when_text(bt.best, lang),
             )
-            if bt.best.before_detection_s:
-                text += " · " + t(
-                    "metrics.backtest.vs_detect", lang, minutes=bt.best.before_detection_s / 60
-                )
             if failed_note:
                 text += "\n" + failed_note
             best_box.update(text + "\n" + bt.rule_yaml)
@@ -162,14 +191,8 @@ class BacktestPanel(Panel):
         if data is None or data.backtest.best is None or self.ctx.session is None:
             return
         best = data.backtest.best
-        text = t(
-            "metrics.backtest.answer",
-            self.lang,
-            id=best.candidate.id,
-            summary=best.candidate.summary_text(self.lang),
-            minutes=(best.lead_s or 0) / 60,
-            detect=(best.before_detection_s or 0) / 60,
-            expr=best.candidate.expr,
+        text = with_answer(
+            self.ctx.session.incident.earlier_detection, answer_text(best, self.lang)
         )
         self.ctx.session.set_text("earlier_detection", text)
         self.ctx.session.set_text("alert_rule", data.backtest.rule_yaml)

@@ -176,7 +176,11 @@ class CohortPanel(Panel):
             (data.cohort.suspect, data.cohort.suspect_kind) if data is not None else None
         )
         if data is None:
-            self.query_one("#cohort-def", Static).update(t("metrics.cohort.no_suspect", lang))
+            session = self.ctx.session
+            shared = session is not None and session.incident.scope_branch == "shared"
+            # D answered "shared": there is no suspect to find, not one still to decide
+            key = "metrics.cohort.shared" if shared else "metrics.cohort.no_suspect"
+            self.query_one("#cohort-def", Static).update(t(key, lang))
             self.query_one("#cohort-out", Static).update("")
             return
         c = data.cohort

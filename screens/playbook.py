@@ -324,7 +324,9 @@ class PlaybookScreen(ContainsWorkerErrors, SaysWhereTypingGoes, KeepsTextOnFocus
         self.ctx.session.record_playbook(
             record_of(self.playbook, results, self.ctx.lang, self.pinned)
         )
-        self.notify(t("playbook.recorded", self.ctx.lang, n=len(results)), markup=False)
+        lang = self.ctx.lang
+        title = self.playbook.title.get(lang)
+        self.notify(t("playbook.recorded", lang, n=len(results), playbook=title), markup=False)
 
     def action_close(self) -> None:
         if len(self.app.screen_stack) > 1:

@@ -14,6 +14,7 @@ from cockpit.analysis.recovery import LineStatus, RecoveryResult
 from cockpit.history import short
 from cockpit.i18n import t
 from cockpit.screens.base import StepScreen
+from cockpit.session import check_predates
 from cockpit.timeparse import fmt_time
 from cockpit.ui.buttons import relabel
 from cockpit.ui.drill_form import DrillAnswerForm
@@ -196,6 +197,17 @@ class VerifyScreen(StepScreen):
             at=fmt_time(rec.checked_at),
             minutes=rec.hold_minutes,
         )
+        inc = self.ctx.session.incident
+        early = check_predates(rec, inc.times.mitigate, inc.times.recover)
+        if early is not None:
+            when = inc.times.mitigate if early == "mitigate" else inc.times.recover
+            assert when is not None
+            head += "\n" + t(
+                f"export.recovery.before_{early}",
+                self.lang,
+                checked=fmt_time(rec.checked_at),
+                at=fmt_time(when),
+            )
         # the lines in the screen's language (kept in both when checked)
         return "\n".join([head, *rec.in_lang(self.lang).lines])
 
@@ -266,6 +278,8 @@ class VerifyScreen(StepScreen):
         use.disabled = result.recovered_at is None
         if result.recovered_at is not None:
             relabel(use, t("verify.use_recovery_at", self.lang, at=fmt_time(result.recovered_at)))
+        else:
+            relabel(use, t("verify.use_recovery", self.lang))
         self.query_one("#recovery-lines", Static).update(self._recovery_text())
         if any(line.status is LineStatus.NO_DATA for line in result.lines):
             self.notify(t("verify.no_data_warning", self.lang), severity="warning")

@@ -157,5 +157,22 @@ def test_the_ttft_playbook_names_the_engine_log_cause_in_words() -> None:
     queued = line.replace("GPU KV", "Running: 40 reqs, Waiting: 12 reqs, GPU KV").replace(
         "97.5%", "40.0%"
     )
-    r2 = ttft_prefill(PlaybookData(logs={"vllm-0": queued}))
+    # one line of a few waiting cannot tell a queue from a moment: still open
+    assert ttft_prefill(PlaybookData(logs={"vllm-0": queued})).status is ItemStatus.OPEN
+    lines = "\n".join([queued, queued.replace("Waiting: 12", "Waiting: 30")])
+    r2 = ttft_prefill(PlaybookData(logs={"vllm-0": lines}))
     assert r2.status is ItemStatus.OK and "Waiting > 0" in finding_text(r2, "en")
+
+
+def test_one_line_with_a_few_waiting_is_not_called_an_overload() -> None:
+    """One stats line with fewer requests waiting than running is a moment of a busy engine
+    or the start of a queue: it says it cannot tell, and asks for more lines; a queue longer
+    than the running batch, or waiting in several lines, is still a queue."""
+    one = V0.format(p=1, kv=71.1).replace("Running: 247", "Running: 12")
+    r = explain_engine_log_text(one)
+    assert r is not None and r.cause == "queue_one_line" and r.mitigation_ids == []
+    assert "ttft.more_lines" in r.next_check_ids
+    long_queue = V0.format(p=300, kv=71.1)  # 300 waiting behind 247 running
+    assert explain_engine_log_text(long_queue).cause == "queueing_overload"  # type: ignore[union-attr]
+    two = "\n".join([one, one.replace("Pending: 1", "Pending: 2")])
+    assert explain_engine_log_text(two).cause == "queueing_overload"  # type: ignore[union-attr]

@@ -501,3 +501,20 @@ def test_a_line_s_own_time_as_a_date_of_the_incident() -> None:
     assert line_datetime("Feb 29 12:00:00 node kernel: NVRM", now) is None
     assert line_datetime("[12345.678] NVRM: Xid 79", now) is None
     assert line_datetime("2026-01-02T04:00:00Z later than now", now) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_sglang_scheduler_line_reads_as_sglang_in_percent_with_its_token_counts(
+    lang: str,
+) -> None:
+    """SGLang's prefill line: its token counts stay readable (they are the evidence of a
+    long prompt, not secrets), its KV share is in percent as everywhere else, and the
+    queue-time check names SGLang's histogram, not vLLM's."""
+    line = (
+        "Prefill batch. #new-seq: 1, #new-token: 8192, #cached-token: 0, "
+        "token usage: 0.93, #running-req: 3, #queue-req: 96"
+    )
+    out = to_text(explain_text(line), lang)
+    assert "#new-token: 8192" in out and "•••" not in out
+    assert "93.0 %" in out and ": 0.93\n" not in out
+    assert "sglang:queue_time_seconds" in out and "vllm:" not in out

@@ -340,3 +340,43 @@ def test_export_follows_links_and_never_replaces_special_files(tmp_path: Path) -
         with pytest.raises(OSError):
             write_atomic(Path("/dev/full"), "x" * 100_000)
         assert Path("/dev/full").is_char_device()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_recovery_check_before_the_mitigation_says_it_cannot_judge_it(lang: str) -> None:
+    """A check run before the recorded mitigation (a replay frozen before it, a check
+    pressed too early) tells the state at its time: the export says so beside its "not
+    recovered", instead of contradicting the recovery time above it; a check after the
+    recovery says nothing more."""
+    from cockpit.session import check_predates
+
+    inc = full_incident()
+    inc.recovery.checked_at, inc.recovery.recovered = at(30), False
+    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == "mitigate"
+    out = render(inc, lang, "md", TZ)  # type: ignore[arg-type]
+    assert t("export.recovery.no", lang) in out
+    head = t("export.recovery.before_mitigate", lang, checked="X", at="Y").split("X")[0]
+    assert head in out
+    inc.recovery.checked_at = at(50)
+    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == "recover"
+    inc.recovery.checked_at, inc.recovery.recovered = at(90), True
+    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) is None
+    out = render(inc, lang, "md", TZ)  # type: ignore[arg-type]
+    assert head not in out
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_live_incident_read_as_of_an_earlier_time_says_so_in_its_mode(lang: str) -> None:
+    """``--at`` on a live Prometheus: the title bar says "as of …", and so does the
+    export's mode, never a bare "live"."""
+    from cockpit.incident import OpenedWith
+
+    inc = full_incident()
+    assert inc.mode == "live"
+    plain = render(inc, lang, "md", TZ)  # type: ignore[arg-type]
+    as_of = t("mode.at", lang, at="").strip().split(" ")[0]
+    inc.opened_with = OpenedWith(at=at(0))
+    out = render(inc, lang, "md", TZ)  # type: ignore[arg-type]
+    line = next(x for x in out.splitlines() if t("export.record.mode", lang) in x)
+    assert t("mode.live", lang) in line and as_of in line
+    assert as_of not in next(x for x in plain.splitlines() if t("export.record.mode", lang) in x)

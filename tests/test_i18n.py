@@ -130,7 +130,7 @@ NOT_COUNTS = {
     ("evidence.load.length_mix", "p95_now"),
 }
 VERBS_AND_UNITS = {"is", "was", "has", "does", "differs", "overrides", "narrows", "needs", "vs"}
-VERBS_AND_UNITS |= {"as", "says", "acts", "exists", "belongs", "contradicts", "ms", "s"}
+VERBS_AND_UNITS |= {"as", "says", "acts", "exists", "belongs", "contradicts", "fires", "ms", "s"}
 COUNTED = re.compile(
     r"\{(\w+)(?::[^}]*)?\}\)? ((?:(?:more|other) )?[A-Za-z][\w/-]*(?:s|\(s\)))(?=\W|$)"
 )

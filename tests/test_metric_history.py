@@ -760,10 +760,15 @@ async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
             await pilot.pause()
             notices = [n.message for n in app._notifications]
             assert any(was in n for n in notices), notices
-            # 7d has no data either: C still compares with the quiet window, then the
-            # quiet window is asked for
+            # 7d has no data either: C still compares with the quiet window, and says so
+            # once the answers are in; then the quiet window is asked for
             await _c_rows(app, pilot)
             await app.workers.wait_for_complete()
+            await pilot.pause()
+            from cockpit.collect.base import fallback_text
+
+            after = [n.message for n in app._notifications]
+            assert fallback_text("7d", lang).split("：")[0].split(":")[0] in after[-1], after
             await pilot.press("alt+o")
             await pilot.pause()
         # The incident's history (the export's corrections, F8) keeps the same story:

@@ -302,5 +302,5 @@ def test_step_i_holds_an_sli_to_the_slo_a_and_c_use_never_past_it() -> None:
     )
     (line,) = check_recovery([sig], now, 15).lines
     assert (line.limit, line.slo, line.status) == (1.0, 1.0, LineStatus.NOT_RECOVERED)
-    assert line_text(line, "en").endswith(", SLO 1")
-    assert line_text(line, "zh").endswith("，SLO 1")
+    assert line_text(line, "en").endswith(", SLO 1 %")
+    assert line_text(line, "zh").endswith("，SLO 1 %")

@@ -94,6 +94,10 @@ async def test_f8_restores_a_wiped_field_and_a_deleted_row(tmp_path):
         table.move_cursor(row=3)  # the restore is now on top: the title is fourth
         screen.query_one("#history-restore").press()
         await pilot.pause()
+        # the notice reads the way the restore went: from empty back to the title
+        assert (
+            str(screen.query_one("#history-status").render()) == "已恢复：标题：（空） → P99 上涨"
+        )
         await pilot.press("escape")
         await pilot.pause()
         assert app.current_step() == "A"

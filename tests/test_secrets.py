@@ -34,6 +34,7 @@ from cockpit.redact import (
     redact_tree,
     secret_name,
     split_userinfo,
+    token_count,
 )
 from cockpit.sources.prometheus import PrometheusSource
 from tests.fixtures.kube.hostile import BASIC, PLANTED
@@ -45,6 +46,26 @@ def test_secret_names() -> None:
         assert secret_name(name), name
     for name in ("--max-tokens", "tokenizer", "--max-num-seqs", "image.tag", "monkey"):
         assert not secret_name(name), name
+
+
+def test_token_counts_of_a_serving_log_are_evidence_not_secrets() -> None:
+    """SGLang's scheduler line counts tokens under names holding "token": the counts stay,
+    a credential under the same word (or any secret word with a number) is still masked."""
+    line = (
+        "Prefill batch. #new-seq: 1, #new-token: 8192, #cached-token: 0, "
+        "token usage: 0.93, #running-req: 3, #queue-req: 96"
+    )
+    assert redact_text(line) == line
+    assert redact_text("#token: 61234 token usage: 93%") == "#token: 61234 token usage: 93%"
+    for secret in (
+        "token=abc123xyz",
+        "HF_TOKEN=hf_abcdefghijkl",
+        "password: 1234",
+        "api_key=12345",
+    ):
+        value = secret.replace(": ", "=").split("=", 1)[1]
+        assert value not in redact_text(secret), secret
+    assert not token_count("password", "1234") and token_count("#new-token", "8192")
 
 
 def test_redact_text_args_and_values() -> None:

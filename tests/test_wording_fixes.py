@@ -40,6 +40,9 @@ def test_recovery_line_has_no_space_before_a_comma(
     assert "  " not in text, text
     if unit.strip():
         assert re.search(r"1 (ms|restarts|次重启)", text), text
+        # every number of the line carries the unit, not only the latest value
+        shown = unit.strip() if lang == "en" or unit == "ms" else "次重启"
+        assert text.count(shown) >= (3 if status is LineStatus.CONTEXT else 4), text
 
 
 def _inventory(revisions: int) -> WindowInventory:

@@ -100,7 +100,9 @@ class EngineLogReport(BaseModel):
     ``cause``: ``preemption_recompute``, ``kv_cache_saturation``,
     ``long_prompt_head_of_line``, ``queueing_overload``, ``no_server_queue``,
     ``queue_not_reported`` (the stats lines carry no ``Waiting``/``Pending`` field: the
-    text cannot tell whether requests queue) or
+    text cannot tell whether requests queue), ``queue_one_line`` (requests wait in one
+    stats line only, no more than are running: a moment or the start of a queue, one line
+    cannot tell) or
     ``few_requests_idle`` (the last is a low-utilization finding: normal idle capacity,
     do not invent work — seed 000, 场景三).
     """
@@ -176,6 +178,8 @@ class EngineLogAnalyzer:
         # Each claim about the queue needs the field in every sample it is made from:
         # a stats line without ``Waiting`` says nothing about the queue (never "0").
         self._waiting_seen = 0
+        self._waiting_nonzero = 0
+        self._waiting_within_batch = False
         self._all_waiting_zero = True
         self._all_idle = True
 
@@ -256,6 +260,10 @@ class EngineLogAnalyzer:
             self._waiting_max = max(self._waiting_max or 0, s.waiting)
             if s.waiting > 0:
                 self._all_waiting_zero = False
+                self._waiting_nonzero += 1
+                # fewer waiting than running: a batch's worth at most, which a busy engine
+                # holds between two scheduler steps; more than the batch is a queue
+                self._waiting_within_batch = s.waiting <= (s.running or 0)
         else:
             self._all_waiting_zero = False
         if s.running != 0 or s.waiting != 0:
@@ -338,6 +346,10 @@ class EngineLogAnalyzer:
             causes.append("no_server_queue")
         elif self._count and not self._waiting_max and not causes:
             causes.append("queue_not_reported")
+        elif self._waiting_nonzero == 1 and self._waiting_within_batch and not causes:
+            # one stats line with requests waiting: a moment of a busy engine, or the
+            # start of a growing queue; one line cannot tell them apart
+            causes.append("queue_one_line")
         if not causes:
             causes.append("queueing_overload")
         r.causes = causes
@@ -345,8 +357,18 @@ class EngineLogAnalyzer:
         if r.cause == "few_requests_idle":
             r.category = IDLE_CATEGORY
         r.next_check_ids, r.mitigation_ids = _advice(r.cause)
+        r.next_check_ids = [QUEUE_TIME_CHECK.get((r.engine or "", c), c) for c in r.next_check_ids]
         r.mitigation_ids = for_engine(r.mitigation_ids, r.engine)
         return r
+
+
+QUEUE_TIME_CHECK = {
+    ("sglang", "ttft.queue_time"): "ttft.queue_time_sglang",
+    ("tgi", "ttft.queue_time"): "ttft.queue_time_tgi",
+}
+"""The queue-time check named with the engine's own histogram: vLLM
+``vllm:request_queue_time_seconds``, SGLang ``sglang:queue_time_seconds``, TGI
+``tgi_request_queue_duration`` (metrics_kb.md §4, exporters.md)."""
 
 
 def _advice(cause: str) -> tuple[list[str], list[str]]:
@@ -357,6 +379,7 @@ def _advice(cause: str) -> tuple[list[str], list[str]]:
         "queueing_overload": ["ttft.arrival_rate", "ttft.scaling"],
         "no_server_queue": ["ttft.before_gpu", "ttft.client_side"],
         "queue_not_reported": ["ttft.queue_metric", "ttft.arrival_rate"],
+        "queue_one_line": ["ttft.more_lines", "ttft.queue_metric", "ttft.arrival_rate"],
         "few_requests_idle": ["util.idle_capacity"],
     }[cause]
     mitigations = {
@@ -366,6 +389,7 @@ def _advice(cause: str) -> tuple[list[str], list[str]]:
         "queueing_overload": ["scale_out", "admission_limit"],
         "no_server_queue": ["check_gateway"],
         "queue_not_reported": [],
+        "queue_one_line": [],
         "few_requests_idle": ["no_fake_work"],
     }[cause]
     if cause != "few_requests_idle":

@@ -151,6 +151,10 @@ _NOT_SHOWN = frozenset(
 )
 """Fields the finding's heading says already (its meaning, the line it starts at)."""
 
+SHARE_FIELDS = frozenset({"kv_usage", "kv_usage_first", "kv_usage_last"})
+"""Fields holding a 0–1 share that every screen shows in percent (KV cache usage: the
+engine logs ``71.1%``, DCGM and C say ``71.1 %``)."""
+
 _IN_MEANING = frozenset({"node_effect_text", "node_action"})
 """Fields whose text the finding's meaning already carries (Xid's effect on the node and
 what to do with it, :func:`cockpit.analysis.explain._explain_xid`)."""
@@ -195,6 +199,8 @@ def field_lines(fields: dict[str, Any], limit: int = 40, lang: str = "en") -> li
             continue  # said in the finding's meaning already; an empty text says nothing
         if isinstance(value, dict) and "text" in value and "line" in value:
             text: str | None = f"{_line_ref(int(value.get('line') or 0), lang)}: {value['text']}"
+        elif key in SHARE_FIELDS and isinstance(value, int | float) and not isinstance(value, bool):
+            text = f"{value * 100:.1f} %"
         else:
             text = _human_value(value, lang)
         if text is None or not text.strip():

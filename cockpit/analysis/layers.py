@@ -64,6 +64,15 @@ class LayerVerdict(BaseModel):
         return verdict
 
     @property
+    def mark(self) -> str:
+        """The verdict's mark: ``✖`` anomalous, ``▲`` anomalous only for signals that rise
+        with the load while nothing faulty was seen (:attr:`busier`: changed, not a
+        fault), ``✔`` normal, ``?`` no data."""
+        if self.verdict == "anomalous" and self.busier == "not_faulty":
+            return "▲"
+        return {"anomalous": "✖", "normal": "✔", "no_data": "?"}[self.verdict]
+
+    @property
     def partial(self) -> bool:
         """Called normal while some of its signals had no data."""
         return self.verdict == "normal" and self.signals_decided < self.signals_total
@@ -96,6 +105,22 @@ class RuleFinding(BaseModel):
     def line(self, lang: str) -> str:
         """The rule's readings joined in ``lang`` (empty without any)."""
         return " · ".join(m.text(lang) for m in self.readings)
+
+
+def shown_readings(rules: list[RuleFinding], lang: str) -> list[str]:
+    """The line of numbers under each rule, as C and ``analyze`` show them: a matching
+    rule's readings always; a rule that does not match shows what it was read on too
+    (so that "a client that changed the lengths — does not match" reads as the latency
+    pattern it is, not as a verdict on the cause), once for rules read on the same
+    numbers in a row; empty for a rule without data."""
+    out: list[str] = []
+    last = ""
+    for r in rules:
+        line = r.line(lang) if r.status != "no_data" else ""
+        shown = line if line and (r.status == "fired" or line != last) else ""
+        out.append(shown)
+        last = line or last
+    return out
 
 
 class Drilldown(BaseModel):

@@ -117,7 +117,7 @@ def candidates(
         out.append(
             Candidate(
                 id="queue_growth",
-                expr=f"{e} > {thr:.4g}",
+                expr=f"{e} > {thr:.6g}",
                 **_summary(msg("evidence.alert.queue_growth", threshold=thr)),
             )
         )
@@ -155,7 +155,7 @@ def candidates(
             out.append(
                 Candidate(
                     id="p99_over_baseline",
-                    expr=f"{e} > {1.5 * b:.4g}",
+                    expr=f"{e} > {1.5 * b:.6g}",
                     **_summary(msg("evidence.alert.p99_over_baseline", baseline=b)),
                 )
             )
@@ -166,7 +166,7 @@ def candidates(
             out.append(
                 Candidate(
                     id="error_burn",
-                    expr=f"{e} > {slo:.3g}",
+                    expr=f"{e} > {slo:.6g}",
                     **_summary(msg("evidence.alert.error_burn", slo=slo)),
                 )
             )

@@ -216,9 +216,9 @@ def line_text(line: RecoveryLine, lang: str) -> str:
         bound=t("verify.bound.slo" if at_slo else f"verify.bound.{line.direction.value}", lang),
         name=signal_label(line.key, lang) if line.key else line.name,
         last=with_unit(line.last),
-        worst=fmt_value(line.worst_in_hold),
-        baseline=fmt_value(line.baseline),
-        limit=fmt_value(line.limit),
+        worst=with_unit(line.worst_in_hold),
+        baseline=with_unit(line.baseline),
+        limit=with_unit(line.limit),
         since=fmt_time(line.within_since),
     )
     if line.slo is not None and line.limit is not None and not at_slo:

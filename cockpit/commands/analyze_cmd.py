@@ -199,6 +199,7 @@ def render_text(
     replayed bundle does not hold this window; ``data_notes`` (see :func:`notes_of`) come
     after the layers."""
     from cockpit.analysis.cohort import suspect_text
+    from cockpit.analysis.layers import shown_readings
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
     from cockpit.models.messages import signal_names, unit_text
@@ -241,14 +242,14 @@ def render_text(
         out.append("  " + note)
     out.append("")
     out.append(t("metrics.text.rules", lang))
-    for r in dd.drilldown.rules:
+    for r, line in zip(dd.drilldown.rules, shown_readings(dd.drilldown.rules, lang), strict=True):
         mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[r.status]
         out.append(
             f"  {mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
         )
-        if r.readings and r.status == "fired":
-            # what a matching rule was read on, as the table shows it
-            out.append(f"      {r.line(lang)}")
+        if line:
+            # what the rule was read on, as the table shows it
+            out.append(f"      {line}")
     br = report.blast_radius
     out.append("")
     out += report.conclusion.lines(lang)  # as D and G show it

@@ -647,6 +647,7 @@ def build_sglang_long_prompts() -> MetricSet:
     long_w = sg.scale(sev, LONG_SHARE)
     ttft_bad = exact_shape(vllm.TTFT_BUCKETS, {0.5: 0.4, 0.95: 6.0, 0.99: 9.0})
     queue_bad = lognormal_shape(vllm.QUEUE_BUCKETS, 1.5, 8.0)
+    e2e_bad = lognormal_shape(vllm.E2E_BUCKETS, 7.0, 26.0)
     loads: list[ReplicaLoad] = []
     for n_i_pod, pod in enumerate(pods):
         r = _healthy(axis, pod.name, sg.const(axis, QPS_PER_REPLICA))
@@ -656,6 +657,9 @@ def build_sglang_long_prompts() -> MetricSet:
         r.gen_tokens = sg.const(axis, GEN_SG.mean)
         r.ttft = _blend(TTFT_OK, ttft_bad, sev)
         r.queue = _blend(QUEUE_OK, queue_bad, sev)
+        # every request waits behind the long prefills: the end-to-end latency carries the
+        # queue time (its median 1.5 s on top of the 5.5 s median, the tail more)
+        r.e2e = _blend(E2E_OK, e2e_bad, sev)
         r.waiting = sg.around(sg.lerp(r.waiting, 24.0, sev), sg.noise(axis, "ws" + pod.name, 0.1))
         r.kv_usage = sg.lerp(r.kv_usage, 0.93, sev)
         sglang.emit(ms, pod, MODEL, r)

@@ -788,6 +788,10 @@ def _init_error(code: int, text: str) -> SourceError:
     return SourceError.of(SOURCE, ErrorKind.UNAVAILABLE, f"nvmlInit failed: {text} ({code})")
 
 
+NO_NVML = "no NVML library (libnvidia-ml.so.1): not a GPU node; use DCGM (--node)"
+"""Why there is no local GPU source (``source.missing.no_nvml`` says it in either language)."""
+
+
 def nvml_source_or_reason(**kwargs: Any) -> tuple[NvmlSource | None, str]:
     """An :class:`NvmlSource` when ``libnvidia-ml.so.1`` can be loaded, else the reason.
 
@@ -797,5 +801,5 @@ def nvml_source_or_reason(**kwargs: Any) -> tuple[NvmlSource | None, str]:
     try:
         ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
-        return None, "no NVML library (libnvidia-ml.so.1): not a GPU node; use DCGM (--node)"
+        return None, NO_NVML
     return NvmlSource(**kwargs), ""

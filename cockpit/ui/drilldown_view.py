@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary, change_text, value_msg
+from cockpit.analysis.layers import shown_readings
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import UNKNOWN, fmt_value, t
@@ -99,9 +100,18 @@ class DrilldownView(MetricsView):
         # After load_early: its rows, from the cache, and the window's history.
         return await steps.drilldown(self.ctx, screen_window(self.ctx))
 
+    switched_to: str = ""
+    """The baseline Alt+O asked for, until the answers say whether it had data."""
+
     def show(self, data: DrilldownReport) -> None:
         lang = self.lang
         w = data.window
+        if self.switched_to and data.baseline_from == self.switched_to:
+            # the baseline asked for had no data: the switch's notice is corrected, not
+            # left saying the table compares with it
+            self.notify(fallback_text(data.baseline_from, lang, data.window), markup=False)
+        if self.switched_to and (data.baseline_from or w.baseline) == self.switched_to:
+            self.switched_to = ""
         head = (
             f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · {t('metrics.golden.baseline', lang)} "
             f"{t(f'metrics.baseline_kind.{w.baseline}', lang)} · "
@@ -128,7 +138,7 @@ class DrilldownView(MetricsView):
         self.query_one("#dd-head", Static).update(head)
         lines = []
         for v in data.drilldown.layers:
-            mark = {"anomalous": "✖", "normal": "✔", "no_data": "?"}[v.verdict]
+            mark = v.mark
             verdict = v.headline(lang)
             if v.layer == "hardware" and not data.window_checked:
                 # Until the window's history is read, a lost GPU or an Xid may still make
@@ -157,9 +167,9 @@ class DrilldownView(MetricsView):
                 lines.append("    " + t("metrics.text.more_missing", lang, n=len(v.missing) - 4))
         self.query_one("#dd-layers", Static).update("\n".join(lines))
         rules = []
-        for r in data.drilldown.rules:
+        readings = shown_readings(data.drilldown.rules, lang)
+        for r, line in zip(data.drilldown.rules, readings, strict=True):
             mark = {"fired": "●", "not_fired": "○", "no_data": "·"}[r.status]
-            line = r.line(lang) if r.status == "fired" else ""
             rules.append(
                 f"{mark} {t(f'metrics.rule.{r.id}', lang)} — {t(f'metrics.rule_status.{r.status}', lang)}"
                 + (f"\n    {line}" if line else "")
@@ -240,6 +250,7 @@ class DrilldownView(MetricsView):
         # had no data): the notice and the incident's history both name that one.
         compared = shown.window.baseline if shown is not None else cur
         set_baseline(self.ctx, new, compared)
+        self.switched_to = new
         self.start(False)
         kind = t(f"metrics.baseline_kind.{new}", self.lang)
         old = t(f"metrics.baseline_kind.{cur}", self.lang)

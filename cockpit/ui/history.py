@@ -14,6 +14,7 @@ from textual.widgets import Button, DataTable, Static
 from cockpit.context import AppContext
 from cockpit.history import entry_line
 from cockpit.i18n import t
+from cockpit.incident import HistoryOp
 from cockpit.session import BASELINE_TARGET, RuleViolation
 from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
@@ -96,8 +97,16 @@ class HistoryScreen(SaysWhereTypingGoes, ModalScreen[None]):
             from cockpit.collect.cache import set_baseline
 
             set_baseline(self.ctx, self.ctx.session.incident.opened_with.baseline)
-        what = entry_line(self.ctx.session.incident, entry, self.ctx.lang)
-        status.update(t("history.restored", self.ctx.lang, what=what))
+        inc = self.ctx.session.incident
+        # the restore's own entry reads the way it went (what the field held → what it
+        # holds again); the entry restored from reads the other way
+        done = inc.history[-1] if inc.history and inc.history[-1].op is HistoryOp.RESTORE else None
+        lang = self.ctx.lang
+        if done is not None and done.target == entry.target and done.old is not None:
+            what = entry_line(inc, done.model_copy(update={"op": HistoryOp.SET}), lang)
+        else:
+            what = entry_line(inc, entry, lang)  # a row put back: "deleted …" names it
+        status.update(t("history.restored", lang, what=what))
         self.reload()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -14,6 +14,7 @@ from textual.widgets import Button, DataTable, Input, Static
 
 from cockpit.config import PrometheusSettings, ServiceSettings, Settings
 from cockpit.context import AppContext
+from cockpit.i18n import t
 from cockpit.models import from_epoch
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.base import Sources
@@ -446,7 +447,11 @@ async def test_backtest_panel_answers_which_monitor_was_earlier(
         await pilot.pause()
         assert ctx.session is not None
         inc = ctx.session.incident
-        assert bt.best.candidate.id in inc.earlier_detection and inc.alert_rule == bt.rule_yaml
+        # named as the panel names it, never by its id; on its side of the impact start
+        name = t(f"metrics.backtest.candidate.{bt.best.candidate.id}", "en")
+        assert name in inc.earlier_detection and bt.best.candidate.id not in inc.earlier_detection
+        assert "after the impact start" in inc.earlier_detection  # lead -2 min: after it
+        assert inc.alert_rule == bt.rule_yaml
         await ctx.sources.close()
 
 

@@ -100,6 +100,11 @@ def roll_mixed_versions(data: PlaybookData) -> ItemResult:
     return res.ok("playbook.finding.roll.not_mixed", ev)
 
 
+def _pct(share: float | None) -> str:
+    """A 0–1 share in percent, as every other ratio is shown (``4.0 %``)."""
+    return "—" if share is None else f"{share * 100:.1f} %"
+
+
 def roll_finish_reason(data: PlaybookData) -> ItemResult:
     """finish_reason=length share and HTTP 400 share, now vs before (metrics, logs)."""
     ev: list[CheckEvidence] = []
@@ -113,11 +118,11 @@ def roll_finish_reason(data: PlaybookData) -> ItemResult:
         ev.append(
             CheckEvidence(
                 **(
-                    L(which, name=name, baseline=f"{base:.3f}")
+                    L(which, name=name, baseline=_pct(base))
                     if base is not None
                     else L("signal_no_baseline", name=name)
                 ),
-                value=f"{s.now.value:.3f}",
+                value=_pct(s.now.value),
                 source="metrics",
                 query=s.query,
             )

@@ -92,7 +92,9 @@ def ttft_prefill(data: PlaybookData) -> ItemResult:
     ]
     bad = r.cause in ("long_prompt_head_of_line", "kv_cache_saturation", "preemption_recompute")
     # stats lines without the queue field cannot decide it: the user reads the queue metric
-    status = ItemStatus.OPEN if r.cause == "queue_not_reported" else ItemStatus.OK
+    status = (
+        ItemStatus.OPEN if r.cause in ("queue_not_reported", "queue_one_line") else ItemStatus.OK
+    )
     return res.result(
         ItemStatus.PROBLEM if bad else status,
         "playbook.finding.ttft.engine",
