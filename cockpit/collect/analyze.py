@@ -131,8 +131,14 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     release_ahead: dict[str, asyncio.Future[QueryResult]] = {}
 
     async def ask_release_ahead() -> None:
+        from cockpit.collect.history import early_revisions
+
+        rollouts = steps.completed_rollouts(await early_revisions(ctx, history_window(asked)))
+        if not rollouts:
+            return
         keys = cohort_keys + [k for k in await _planned_keys(ctx, asked) if k not in cohort_keys]
-        release_ahead.update(runner.start(await steps.release_ahead_specs(ctx, asked, keys)))
+        specs = await steps.release_ahead_specs(ctx, asked, rollouts, keys)
+        release_ahead.update(runner.start(specs))
 
     release_task = asyncio.ensure_future(ask_release_ahead())
     try:

@@ -34,6 +34,7 @@ from cockpit.collect.load import LoadReport, collect_load
 from cockpit.collect.runner import QuerySpec
 
 if TYPE_CHECKING:
+    from cockpit.analysis.history import RevisionEntity, WindowInventory
     from cockpit.context import AppContext
 
 
@@ -206,25 +207,32 @@ def rollout_window(window: Window, first_seen: float | None) -> Window:
     return make_window(end, window.span, window.baseline)
 
 
-async def release_ahead_specs(ctx: AppContext, window: Window, keys: list[str]) -> list[QuerySpec]:
-    """What :func:`release_cohort` will ask at the minute of a completed rollout, asked
-    for in the round of the rest (one round trip less on a distant Prometheus): for
-    every revision of the window's history (:func:`early_revisions`) whose previous
-    revision is silent at its end, the per-replica split of ``keys`` and the inventory
-    at :func:`rollout_window`. Empty when the history holds no completed rollout."""
-    from cockpit.collect.analyze import history_window
+def completed_rollouts(inv: WindowInventory) -> list[RevisionEntity]:
+    """The revisions of ``inv`` whose previous revision is silent at its end: rollouts that
+    completed, whose comparison :func:`release_cohort` reads at the rollout's minute."""
+    out = []
+    for rev in inv.revisions.values():
+        old = inv.previous_revision(rev.name)
+        if old is not None and inv.is_silent(old):
+            out.append(rev)
+    return out
+
+
+async def release_ahead_specs(
+    ctx: AppContext, window: Window, rollouts: list[RevisionEntity], keys: list[str]
+) -> list[QuerySpec]:
+    """What :func:`release_cohort` will ask for each of ``rollouts``
+    (:func:`completed_rollouts` of the window's history, read early with
+    :func:`~cockpit.collect.history.early_revisions`), to be asked in the round of the
+    rest (one round trip less on a distant Prometheus): the per-replica split of ``keys``
+    and the inventory at :func:`rollout_window`."""
     from cockpit.collect.base import detection_for, scope_for
     from cockpit.collect.breakdown import breakdown_specs, inventory_specs
-    from cockpit.collect.history import early_revisions
 
-    inv = await early_revisions(ctx, history_window(window))
     det = await detection_for(ctx, window.end)
     scope = await scope_for(ctx)
     specs: list[QuerySpec] = []
-    for rev in inv.revisions.values():
-        old = inv.previous_revision(rev.name)
-        if old is None or not inv.is_silent(old):
-            continue
+    for rev in rollouts:
         then = rollout_window(window, rev.first_seen)
         specs += [p.spec for p in breakdown_specs(det, scope, then, keys)]
         specs += inventory_specs(scope, then)
