@@ -828,16 +828,11 @@ def _appendix_recovery(md: _Md, doc: ExportDocument) -> None:
     times = doc.template.times
     early = check_predates(rec, times.mitigate, times.recover)
     if early is not None and rec.checked_at is not None:
-        when = times.mitigate if early == "mitigate" else times.recover
-        md.item(
-            0,
-            None,
-            md.tr(
-                f"export.recovery.before_{early}",
-                checked=md.when(rec.checked_at),
-                at=md.when(when),
-            ),
+        kind, when = early
+        text = md.tr(
+            f"export.recovery.before_{kind}", checked=md.when(rec.checked_at), at=md.when(when)
         )
+        md.item(0, None, text)
     if rec.lines:
         md.heading(0, md.tr("export.recovery.details"))
         for line in rec.lines:

@@ -164,18 +164,19 @@ def recovery_disagrees(recover: datetime | None, check: RecoveryCheck) -> bool:
 
 def check_predates(
     check: RecoveryCheck, mitigate: datetime | None, recover: datetime | None
-) -> str | None:
-    """``"mitigate"`` when step I's recovery check ran before the recorded mitigation,
-    ``"recover"`` when (after it) before the recorded recovery, else None: such a check
-    tells the state at its own time, not whether the change worked, and every place that
-    shows its result says so (a replay frozen before the mitigation checks at its clock)."""
+) -> tuple[Literal["mitigate", "recover"], datetime] | None:
+    """``("mitigate", mitigate)`` when step I's recovery check ran before the recorded
+    mitigation, ``("recover", recover)`` when (after it) before the recorded recovery,
+    else None: such a check tells the state at its own time, not whether the change
+    worked, and every place that shows its result says so (a replay frozen before the
+    mitigation checks at its clock)."""
     at = check.checked_at
     if at is None or check.recovered is None:
         return None
     if mitigate is not None and at < mitigate:
-        return "mitigate"
+        return "mitigate", mitigate
     if recover is not None and at < recover:
-        return "recover"
+        return "recover", recover
     return None
 
 

@@ -200,10 +200,9 @@ class VerifyScreen(StepScreen):
         inc = self.ctx.session.incident
         early = check_predates(rec, inc.times.mitigate, inc.times.recover)
         if early is not None:
-            when = inc.times.mitigate if early == "mitigate" else inc.times.recover
-            assert when is not None
+            kind, when = early
             head += "\n" + t(
-                f"export.recovery.before_{early}",
+                f"export.recovery.before_{kind}",
                 self.lang,
                 checked=fmt_time(rec.checked_at),
                 at=fmt_time(when),

@@ -7,7 +7,7 @@ import pytest
 
 from cockpit.analysis.backtest import Candidate, CandidateResult
 from cockpit.i18n import t
-from plugins.backtest import answer_text, when_text, with_answer
+from cockpit.plugins.backtest import answer_text, when_text, with_answer
 
 
 def _best(lead_s: float, before_detection_s: float | None) -> CandidateResult:

@@ -352,13 +352,19 @@ def test_a_recovery_check_before_the_mitigation_says_it_cannot_judge_it(lang: st
 
     inc = full_incident()
     inc.recovery.checked_at, inc.recovery.recovered = at(30), False
-    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == "mitigate"
+    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == (
+        "mitigate",
+        inc.times.mitigate,
+    )
     out = render(inc, lang, "md", TZ)  # type: ignore[arg-type]
     assert t("export.recovery.no", lang) in out
     head = t("export.recovery.before_mitigate", lang, checked="X", at="Y").split("X")[0]
     assert head in out
     inc.recovery.checked_at = at(50)
-    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == "recover"
+    assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) == (
+        "recover",
+        inc.times.recover,
+    )
     inc.recovery.checked_at, inc.recovery.recovered = at(90), True
     assert check_predates(inc.recovery, inc.times.mitigate, inc.times.recover) is None
     out = render(inc, lang, "md", TZ)  # type: ignore[arg-type]

@@ -7,7 +7,9 @@ kept stable (``schema`` is bumped on any incompatible change).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -90,6 +92,7 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     import time
 
     from cockpit.collect import steps
+    from cockpit.collect.alerts import collect_alerts
     from cockpit.collect.base import runner_for
     from cockpit.collect.breakdown import COHORT_SIGNALS
     from cockpit.collect.runner import cancel_all
@@ -106,6 +109,12 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
         f"{sid}:{'p99' if 'p99' in stats_for(det, sid) else stats_for(det, sid)[0]}"
         for sid in COHORT_SIGNALS
     ]
+
+    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
+        try:
+            return await collect_alerts(ctx, asked), None
+        except SourceError as exc:
+            return [], exc.failure
 
     # What does not depend on step C's verdicts starts with it: the cohort signals' split,
     # the alerts and the window's history (one round trip less on a distant Prometheus).
@@ -128,143 +137,128 @@ async def _run_analysis(ctx: AppContext, window: Window) -> AnalyzeReport:
     # A release's comparison reads the previous revision at the minute of the rollout
     # when its pods are gone: asked for as soon as the history's cheap reads name the
     # revisions, while the heavy queries of this round still run.
-    release_ahead: dict[str, asyncio.Future[QueryResult]] = {}
-
-    async def ask_release_ahead() -> None:
-        from cockpit.collect.history import early_revisions
-
-        rollouts = steps.completed_rollouts(await early_revisions(ctx, history_window(asked)))
-        if not rollouts:
-            return
-        keys = cohort_keys + [k for k in await _planned_keys(ctx, asked) if k not in cohort_keys]
-        specs = await steps.release_ahead_specs(ctx, asked, rollouts, keys)
-        release_ahead.update(runner.start(specs))
-
-    release_task = asyncio.ensure_future(ask_release_ahead())
-    try:
-        return await _conclude(
-            ctx, asked, t0, sent0, shared0, cohort_keys, ahead, early, history_task, within_task
-        )
-    finally:
-        if not release_task.done():
-            release_task.cancel()
-        elif not release_task.cancelled() and release_task.exception() is not None:
-            log.debug(
-                "asking ahead for the rollout's minute failed", exc_info=release_task.exception()
+    async with _release_asked_ahead(ctx, asked, cohort_keys):
+        try:
+            dd, cohort_set, (fired, alerts_failure) = await asyncio.gather(
+                steps.drilldown(ctx, asked),
+                collect_breakdowns(ctx, asked, cohort_keys),
+                alerts(),
             )
-        cancel_all(release_ahead)
+            anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
+            extra = [k for k in dict.fromkeys(anomalous) if k not in cohort_keys]
+
+            async def more() -> BreakdownSet | None:
+                return await collect_breakdowns(ctx, asked, extra) if extra else None
+
+            # The gateway's 5xx per controller pod and Ingress names the gateway when it is
+            # the suspect.
+            extra_set, load, gateway = await asyncio.gather(
+                more(), collect_load(ctx, asked), gateway_of(ctx, asked, dd)
+            )
+            history = await history_task
+        finally:
+            for task in (history_task, within_task):
+                if not task.done():
+                    task.cancel()
+                elif not task.cancelled():
+                    task.exception()  # raised to its caller already (the drilldown shares it)
+            cancel_all(ahead)
+            cancel_all(early)
+        bset = cohort_set
+        if extra_set is not None:
+            bset = cohort_set.model_copy(
+                update={"breakdowns": cohort_set.breakdowns + extra_set.breakdowns}
+            )
+        anomalous_set = set(anomalous)
+        restarts = history.inventory.restart_counts(asked.start.timestamp(), asked.end.timestamp())
+        br = decide(
+            [b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory, restarts
+        )
+        br = with_release(br, [i for i in history.items if i.kind == "rollout"], history.inventory)
+        if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
+            br = access_only()
+        steps.add_hidden(br, dd, bset)
+        cohort = None
+        if br.suspect_kind == "revision":
+            released = await steps.release_cohort(ctx, asked, bset, br.suspect)
+            cohort = None if released is None else with_service(released, dd.drilldown.summaries)
+        elif br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
+            cdef = auto_cohort(
+                br.suspect,
+                br.suspect_kind,  # type: ignore[arg-type]
+                bset.inventory,
+                bset.breakdowns,
+                "previous_revision" if br.cohort_kind == "previous_revision" else None,
+            )
+            cohort = with_history(
+                with_service(
+                    compare(cdef, bset.breakdowns, bset.inventory), dd.drilldown.summaries
+                ),
+                history.inventory,
+                history.items,
+                asked.start.timestamp(),
+                asked.end.timestamp(),
+            )
+        return AnalyzeReport(
+            drilldown=dd,
+            breakdowns=bset,
+            blast_radius=br,
+            cohort=cohort,
+            load=load,
+            alerts=fired,
+            alerts_failure=alerts_failure,
+            conclusion=conclude(
+                dd.drilldown,
+                br,
+                load.findings,
+                history.inventory,
+                history.items,
+                deployment=ctx.settings.service.deployment,
+                gateway=gateway[0],
+                gateway_pod=gateway[1],
+            ),
+            timing=Timing(
+                stats=runner.stats.since(sent0, shared0),
+                wall_s=time.perf_counter() - t0,
+                peak_concurrency=runner.peak_in_flight,
+            ),
+        )
 
 
-async def _conclude(
-    ctx: AppContext,
-    asked: Window,
-    t0: float,
-    sent0: int,
-    shared0: int,
-    cohort_keys: list[str],
-    ahead: dict[str, asyncio.Future[QueryResult]],
-    early: dict[str, asyncio.Future[QueryResult]],
-    history_task: asyncio.Future[Any],
-    within_task: asyncio.Future[Any],
-) -> AnalyzeReport:
-    """Everything after the round's queries are asked for: C, D, E, F and the conclusion
-    as their answers come in (:func:`run_analysis`)."""
-    import time
-
+@contextlib.asynccontextmanager
+async def _release_asked_ahead(
+    ctx: AppContext, window: Window, cohort_keys: list[str]
+) -> AsyncIterator[None]:
+    """While inside: once the history's cheap reads name the revisions
+    (:func:`~cockpit.collect.history.early_revisions`), what a completed rollout's
+    comparison reads at its minute (:func:`~cockpit.collect.steps.release_ahead_specs`)
+    is asked for, and kept in flight until the end, when
+    :func:`~cockpit.collect.steps.release_cohort` has shared it. Nothing is asked when
+    the history holds no completed rollout; a failure here only loses the head start."""
     from cockpit.collect import steps
-    from cockpit.collect.alerts import collect_alerts
     from cockpit.collect.base import runner_for
+    from cockpit.collect.history import early_revisions
     from cockpit.collect.runner import cancel_all
 
-    runner = runner_for(ctx)
+    asked: dict[str, asyncio.Future[QueryResult]] = {}
 
-    async def alerts() -> tuple[list[FiredAlert], SourceFailure | None]:
-        try:
-            return await collect_alerts(ctx, asked), None
-        except SourceError as exc:
-            return [], exc.failure
+    async def ask() -> None:
+        rollouts = steps.completed_rollouts(await early_revisions(ctx, history_window(window)))
+        if not rollouts:
+            return
+        keys = cohort_keys + [k for k in await _planned_keys(ctx, window) if k not in cohort_keys]
+        specs = await steps.release_ahead_specs(ctx, window, rollouts, keys)
+        asked.update(runner_for(ctx).start(specs))
 
+    task = asyncio.ensure_future(ask())
     try:
-        dd, cohort_set, (fired, alerts_failure) = await asyncio.gather(
-            steps.drilldown(ctx, asked),
-            collect_breakdowns(ctx, asked, cohort_keys),
-            alerts(),
-        )
-        anomalous = [s.key for s in dd.drilldown.anomalous() if s.layer != "access"]
-        extra = [k for k in dict.fromkeys(anomalous) if k not in cohort_keys]
-
-        async def more() -> BreakdownSet | None:
-            return await collect_breakdowns(ctx, asked, extra) if extra else None
-
-        # The gateway's 5xx per controller pod and Ingress names the gateway when it is
-        # the suspect.
-        extra_set, load, gateway = await asyncio.gather(
-            more(), collect_load(ctx, asked), gateway_of(ctx, asked, dd)
-        )
-        history = await history_task
+        yield
     finally:
-        for task in (history_task, within_task):
-            if not task.done():
-                task.cancel()
-            elif not task.cancelled():
-                task.exception()  # raised to its caller already (the drilldown shares it)
-        cancel_all(ahead)
-        cancel_all(early)
-    bset = cohort_set
-    if extra_set is not None:
-        bset = cohort_set.model_copy(
-            update={"breakdowns": cohort_set.breakdowns + extra_set.breakdowns}
-        )
-    anomalous_set = set(anomalous)
-    restarts = history.inventory.restart_counts(asked.start.timestamp(), asked.end.timestamp())
-    br = decide([b for b in bset.breakdowns if b.key in anomalous_set], bset.inventory, restarts)
-    br = with_release(br, [i for i in history.items if i.kind == "rollout"], history.inventory)
-    if not anomalous and any(s.layer == "access" for s in dd.drilldown.anomalous()):
-        br = access_only()
-    steps.add_hidden(br, dd, bset)
-    cohort = None
-    if br.suspect_kind == "revision":
-        released = await steps.release_cohort(ctx, asked, bset, br.suspect)
-        cohort = None if released is None else with_service(released, dd.drilldown.summaries)
-    elif br.suspect and br.suspect_kind in ("pod", "gpu", "node"):
-        cdef = auto_cohort(
-            br.suspect,
-            br.suspect_kind,  # type: ignore[arg-type]
-            bset.inventory,
-            bset.breakdowns,
-            "previous_revision" if br.cohort_kind == "previous_revision" else None,
-        )
-        cohort = with_history(
-            with_service(compare(cdef, bset.breakdowns, bset.inventory), dd.drilldown.summaries),
-            history.inventory,
-            history.items,
-            asked.start.timestamp(),
-            asked.end.timestamp(),
-        )
-    return AnalyzeReport(
-        drilldown=dd,
-        breakdowns=bset,
-        blast_radius=br,
-        cohort=cohort,
-        load=load,
-        alerts=fired,
-        alerts_failure=alerts_failure,
-        conclusion=conclude(
-            dd.drilldown,
-            br,
-            load.findings,
-            history.inventory,
-            history.items,
-            deployment=ctx.settings.service.deployment,
-            gateway=gateway[0],
-            gateway_pod=gateway[1],
-        ),
-        timing=Timing(
-            stats=runner.stats.since(sent0, shared0),
-            wall_s=time.perf_counter() - t0,
-            peak_concurrency=runner.peak_in_flight,
-        ),
-    )
+        if not task.done():
+            task.cancel()
+        elif not task.cancelled() and task.exception() is not None:
+            log.debug("asking ahead for the rollout's minute failed", exc_info=task.exception())
+        cancel_all(asked)
 
 
 async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) -> list[QuerySpec]:

@@ -267,10 +267,7 @@ async def early_revisions(ctx: AppContext, window: Window) -> WindowInventory:
     specs = [s for s in plan.raw_specs() if s.key.split("#", 1)[0] in REVISION_KEYS]
     results = await runner_for(ctx).run(specs)
     lo, hi = (t.timestamp() for t in history_grid(window, plan.step))
-    got: dict[str, list[Series]] = {}
-    for k in REVISION_KEYS:
-        parts = (r.series for q, r in results.items() if q.split("#", 1)[0] == k and r.ok)
-        got[k] = [p for x in _union(parts) if (p := presence(x, lo, hi, plan.step)) is not None]
+    got = {k: _presences(_raw_field(results, k), lo, hi, plan.step) for k in REVISION_KEYS}
     h = HistoryInput(
         start=window.start.timestamp(), end=window.end.timestamp(), step_s=plan.step, **got
     )
@@ -290,7 +287,7 @@ async def _fetch(ctx: AppContext, window: Window) -> _Raw:
         if k not in last and k not in raw_keys
     }
     for k in plan.present:
-        got[k] = _union(results[q].series for q, f in raw_keys.items() if f == k and results[q].ok)
+        got[k] = _raw_field({q: results[q] for q in raw_keys}, k)
     refused = [k for k in joined if results[k].failure is not None]
     nodes = [s.labels.get("node", "") for s in got.get("pod_info_ts", [])]
     nodes += [
@@ -318,7 +315,7 @@ async def _build(ctx: AppContext, window: Window, raw: _Raw) -> HistoryReport:
     got = dict(raw.got)
     for k in PRESENCE_KEYS:
         if k in got:
-            got[k] = [p for s in got[k] if (p := presence(s, lo, hi, raw.step)) is not None]
+            got[k] = _presences(got[k], lo, hi, raw.step)
     got["gpu_ts"] = _gpus_seen(got.get("gpu_ts", []), got.get("gpu_own_ts", []))
     fields = set(HistoryInput.model_fields)
     h = HistoryInput(
@@ -435,6 +432,18 @@ def _narrowed(raw: _Raw, window: Window) -> _Raw:
             names = labels.get(k, ("Hostname", "hostname"))
             got[k] = [x for x in got[k] if any(x.labels.get(n) in nodes for n in names)]
     return raw.model_copy(update={"got": got})
+
+
+def _raw_field(results: dict[str, QueryResult], field: str) -> list[Series]:
+    """The series a presence ``field``'s raw reads answered (keys ``field`` and
+    ``field#i``, :meth:`_Plan.raw_specs`), as one union (:func:`_union`); failed reads
+    add nothing."""
+    return _union(r.series for k, r in results.items() if k.split("#", 1)[0] == field and r.ok)
+
+
+def _presences(series: list[Series], lo: float, hi: float, step: float) -> list[Series]:
+    """:func:`presence` of each of ``series``, those no step sees left out."""
+    return [p for x in series if (p := presence(x, lo, hi, step)) is not None]
 
 
 def _union(parts: Iterable[list[Series]]) -> list[Series]:
