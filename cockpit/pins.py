@@ -44,6 +44,8 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         value = window.text(lang)
     elif s.top_bucket is not None:
         value = f"≥ {fmt_number(s.top_bucket)}"
+    elif s.bottom_bucket is not None:
+        value = f"≤ {fmt_number(s.bottom_bucket)}"
     else:
         value = fmt_number(s.now.value or 0.0)
 

@@ -73,6 +73,20 @@ def parse_time(text: str, now: datetime) -> datetime:
     return _bounded(dt.astimezone(UTC), s)
 
 
+def reads_day_before(text: str, now: datetime) -> bool:
+    """Whether :func:`parse_time` reads ``text`` as a time of day on the day before
+    ``now``'s (UTC) date: it is later than ``now``'s time of day, so the most recent such
+    time is yesterday's (``15:30`` typed when the incident clock says 15:00)."""
+    m = _TOD.match(text.strip())
+    if not m:
+        return False
+    h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    if h > 23 or mi > 59 or se > 59:
+        return False
+    utc = now.astimezone(UTC)
+    return (h, mi, se) > (utc.hour, utc.minute, utc.second)
+
+
 FUTURE_SLACK = timedelta(minutes=5)
 """How far after "now" an ``--at`` time may be (clock skew between hosts)."""
 
@@ -109,7 +123,18 @@ def parse_duration(text: str) -> timedelta:
 
 
 def fmt_time(dt: datetime | None) -> str:
-    """``2026-11-29 21:05:00Z`` (UTC, seconds) or an empty string."""
+    """``2026-11-29 21:05:00Z`` (UTC, seconds) or an empty string: how every screen and
+    every command's text output writes a time."""
     if dt is None:
         return ""
     return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def fmt_iso_text(value: str) -> str:
+    """An ISO 8601 time kept as text in a model (``2026-03-10T11:58:00+00:00``) written as
+    :func:`fmt_time` writes it; text that is not one is returned as it is."""
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    return fmt_time(dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC))

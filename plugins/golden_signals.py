@@ -51,6 +51,13 @@ def _failure_message(s: SignalSummary) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
+def _base_in_lowest(s: SignalSummary) -> bool:
+    """The baseline is below its histogram's lowest bound: an interpolation inside that
+    bucket, shown as the bound (as C shows it)."""
+    v = s.baseline.value
+    return s.baseline.ok and v is not None and s.lowest_bound is not None and v < s.lowest_bound
+
+
 class Trend(Static):
     """A row's window as a sparkline over the width it is given, drawn as C's and F's
     trend cells are (:func:`cockpit.ui.metrics_common.spark_text`: max per cell, bars from
@@ -120,6 +127,12 @@ class GoldenRow(Horizontal):
                     value=fmt_value(s.top_bucket, unit_text(s.unit, lang)),
                 )
                 if s.top_bucket is not None
+                else t(
+                    "metrics.golden.at_most",
+                    lang,
+                    value=fmt_value(s.bottom_bucket, unit_text(s.unit, lang)),
+                )
+                if s.bottom_bucket is not None
                 else fmt_value(s.now.value, unit_text(s.unit, lang))
                 if s.now.ok
                 else (s.reason_text(lang) or UNKNOWN),
@@ -127,7 +140,15 @@ class GoldenRow(Horizontal):
                 markup=False,
             )
         yield Static(
-            fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else UNKNOWN,
+            t(
+                "metrics.golden.at_most",
+                lang,
+                value=fmt_value(s.lowest_bound, unit_text(s.unit, lang)),
+            )
+            if _base_in_lowest(s)
+            else fmt_value(s.baseline.value, unit_text(s.unit, lang))
+            if s.baseline.ok
+            else UNKNOWN,
             classes="g-base",
             markup=False,
         )
@@ -357,6 +378,10 @@ class GoldenSignalsPanel(Panel):
                 # "≥" in a narrow cell: say once what it means
                 await rows.mount(
                     Static(t("metrics.golden.top_bucket_hint", self.lang), classes="hint")
+                )
+            if any(s.bottom_bucket is not None or _base_in_lowest(s) for s in data.rows):
+                await rows.mount(
+                    Static(t("metrics.golden.bottom_bucket_hint", self.lang), classes="hint")
                 )
             rows.choose(rows.cursor)
 

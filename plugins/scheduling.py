@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from cockpit.context import AppContext
 from cockpit.i18n import fmt_number, t
+from cockpit.timeparse import fmt_iso_text
 from cockpit.ui.panel import Panel
 from cockpit.ui.row_detail import with_detail
 from cockpit.ui.select import EndOptionList
@@ -119,7 +120,7 @@ class SchedulingPanel(Panel):
                         "kube.panel.message_from",
                         lang,
                         source=a.message_source,
-                        at=a.message_at or "?",
+                        at=fmt_iso_text(a.message_at) if a.message_at else "?",
                     )
                 )
             for f in a.findings:

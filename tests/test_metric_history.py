@@ -229,6 +229,8 @@ def test_changes_command_shows_the_rollout_without_kubernetes(prometheus_scenari
     text = _changes(srv, "--deployment", "qwen-chat", "--since", "6h", "--lang", "zh")
     assert text.returncode == 0, text.stderr
     assert f"发布 qwen-chat：{truth.old_revision} (v1.8.2)" in text.stdout
+    # every time written as the screens write one (…Z), the window's ends too
+    assert "+00:00" not in text.stdout and text.stdout.splitlines()[0].endswith("Z")
 
 
 def test_changes_command_without_any_source_fails() -> None:

@@ -55,6 +55,8 @@ def test_text_is_in_the_language_asked(capsys: pytest.CaptureFixture[str]) -> No
     rc, out, _ = _run(capsys, "--demo", "--lang", "zh", "playbook", "cuda_oom")
     assert rc == 0
     assert "场景一：CUDA OOM" in out and "不可用的数据源" not in out
+    # the incident's clock written as every screen writes a time, not ISO's "+00:00"
+    assert "2026-11-27 12:55:00Z" in out and "+00:00" not in out
     # the worked example's pod logs: an allocation failed with enough reserved memory
     assert "运行一段时间后 OOM（类别：显存碎片）" in out
     # the allocator item decides nothing from metrics alone but shows them, with baseline

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from cockpit.app import CockpitApp
 from testkit import FROZEN, make_ctx
@@ -37,3 +37,11 @@ async def test_a_time_after_the_instant_investigated_is_that_days(tmp_path):
         # a time later than the incident clock is still the day before (not the future)
         _, got = await typed_at(30)
         assert got is not None and got.date() == (FROZEN - timedelta(days=1)).date(), got
+        # …and the screen says so under the fields, with the full time it was read as
+        problems = str(app.screen.query_one("#times-problems", Static).render())
+        assert "read as the day before" in problems, problems
+        assert got.strftime("%Y-%m-%d %H:%M") in problems
+        # a time that is today's says nothing of the kind
+        await typed_at(11)
+        problems = str(app.screen.query_one("#times-problems", Static).render())
+        assert "day before" not in problems, problems

@@ -158,6 +158,13 @@ class SignalSummary(BaseModel):
             bucket: the highest finite bound (display unit). The quantile is then only known
             to be at least this (``histogram_quantile`` returns that bound), and it is shown
             as ``≥ <bound>, top bucket``.
+        bottom_bucket: For a histogram quantile whose last sample sits in the lowest
+            bucket (bound above 0): that bound (display unit). ``histogram_quantile``
+            interpolates from 0 to it, so the quantile is only known to be at most this; it
+            is shown as ``≤ <bound>, lowest bucket``.
+        lowest_bound: For a histogram quantile, its histogram's lowest bucket bound (display
+            unit) when above 0: a baseline below it is an interpolation inside that bucket
+            too, and is shown as ``≤ <bound>`` beside the value now.
         window_reading: When the verdict rests on the window's history rather than on the
             value now (an Xid seen in the window while the count now is 0, a series that
             stopped): that reading (``in the window: Xid 79 (13:40:00)``). It is the row's
@@ -191,6 +198,8 @@ class SignalSummary(BaseModel):
     slo: float | None = None
     slo_breach_at: datetime | None = None
     top_bucket: float | None = None
+    bottom_bucket: float | None = None
+    lowest_bound: float | None = None
     window_reading: Msg | None = None
 
     @property
@@ -216,7 +225,8 @@ class SignalSummary(BaseModel):
 
 def value_msg(s: SignalSummary) -> Msg:
     """A signal's value now as every screen shows it: ``620 ms``; for a quantile in the
-    histogram's top bucket the bound it is at least (``≥ 159,200 ms, top bucket``); for no
+    histogram's top bucket the bound it is at least (``≥ 159,200 ms, top bucket``), in its
+    lowest bucket the bound it is at most (``≤ 300 ms, lowest bucket``); for no
     value, why (``evidence.reason.*``); for a verdict that rests on the window, the window's
     reading it rests on (:attr:`SignalSummary.window_reading`)."""
     if s.window_reading is not None:
@@ -224,6 +234,8 @@ def value_msg(s: SignalSummary) -> Msg:
     u = unit_suffix(s.unit)
     if s.top_bucket is not None:
         return msg("evidence.value.lower_bound", value=s.top_bucket, unit=u)
+    if s.bottom_bucket is not None:
+        return msg("evidence.value.upper_bound", value=s.bottom_bucket, unit=u)
     if s.now.value is None:
         return s.reason_msg or msg("evidence.reason.no_data")
     return msg("evidence.value.plain", value=s.now.value, unit=u)

@@ -244,7 +244,8 @@ def before_gpu(
 
     The gap fires when it grew by ≥ 50 ms and ≥ 50 % of the baseline gap; the queue time
     when its own verdict is anomalous (the drilldown's thresholds). Both P99s are C's rows;
-    when either is at its histogram's top bucket (a lower bound) no gap is read.
+    when either is at its histogram's top bucket (a lower bound) or its lowest (an upper
+    bound) no gap is read, and a queue time at a bound is given as that bound.
     """
     have_gap = gw is not None and sv is not None
     if not have_gap and qt is None:
@@ -255,11 +256,16 @@ def before_gpu(
     detail: list[Msg] = []
     fired = False
     by: list[str] = []
-    bounded = gw is not None and sv is not None and (gw.top_bucket or sv.top_bucket) is not None
+    bounded = gw is not None and sv is not None and any(_bound(s) for s in (gw, sv))
     if gw is not None and sv is not None and bounded:
-        # a quantile at its histogram's top bucket is a lower bound: no gap to subtract
+        # a quantile at its histogram's top or lowest bucket is a bound: no gap to subtract
+        top = gw.top_bucket is not None or sv.top_bucket is not None
         detail.append(
-            msg("evidence.load.latency_gap_bound", gateway=value_msg(gw), serving=value_msg(sv))
+            msg(
+                "evidence.load.latency_gap_bound" if top else "evidence.load.latency_gap_lowest",
+                gateway=value_msg(gw),
+                serving=value_msg(sv),
+            )
         )
     elif gw is not None and sv is not None:
         gap_now = (gw.now.value or 0.0) - (sv.now.value or 0.0)
@@ -290,7 +296,15 @@ def before_gpu(
                 fired = True
                 by.append("gap")
             detail.append(msg("evidence.load.gap_base", gap=gap_b, unit=u))
-    if qt is not None:
+    if qt is not None and _bound(qt):
+        # a bound, as A and C show it (vLLM's lowest bucket is 0.3 s: a P99 of "297 ms"
+        # there is the interpolation, not a queue)
+        nums["queue_time_now"] = qt.now.value or 0.0
+        detail.append(msg("evidence.load.queue_time_bounded", now=value_msg(qt)))
+        if qt.verdict == "anomalous":
+            fired = True
+            by.append("queue")
+    elif qt is not None:
         nums["queue_time_now"] = qt.now.value or 0.0
         qu = unit_suffix(qt.unit)
         if qt.baseline.ok:
@@ -319,6 +333,11 @@ def before_gpu(
     if not have_gap:
         finding.with_note(msg("evidence.load.no_gap"))
     return finding
+
+
+def _bound(s: SignalSummary) -> bool:
+    """The value now is a bound of its histogram (top or lowest bucket), not a number."""
+    return s.top_bucket is not None or s.bottom_bucket is not None
 
 
 def analyze_load(

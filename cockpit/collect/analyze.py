@@ -473,6 +473,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "slo": s.slo,
                 "slo_breach_at": s.slo_breach_at.isoformat() if s.slo_breach_at else None,
                 "top_bucket": s.top_bucket,
+                "bottom_bucket": s.bottom_bucket,
                 "value_text": value_msg(s).text(lang),
             }
             for s in dd.drilldown.summaries

@@ -368,6 +368,8 @@ async def collect_summaries(
         )
         if p.bucket_query and now.ok:
             out.top_bucket = top_bucket(grid(now_key, now), p.quantile or 0.99, p.scale)
+            out.bottom_bucket = bottom_bucket(grid(now_key, now), p.quantile or 0.99, p.scale)
+            out.lowest_bound = lowest_bound(grid(now_key, now), p.scale)
         return out
 
     try:
@@ -568,6 +570,38 @@ def top_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
     if len(les) < 2 or not math.isinf(les[-1]) or counts[-1] <= 0:
         return None
     return les[-2] * scale if q * counts[-1] > counts[-2] else None
+
+
+def bottom_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
+    """The lowest bucket's bound ``× scale`` when the last point's ``q`` quantile falls in
+    that bucket and the bound is above 0, else ``None``.
+
+    ``histogram_quantile`` then interpolates between 0 and that bound as if the
+    observations spread evenly over it
+    (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile):
+    with every observation in the bucket it answers ``q × bound`` whatever they were (a
+    P99 of 297 ms for vLLM's queue time, whose lowest bound is 0.3 s, when requests queue
+    for a millisecond). The true value is only known to be at most the bound, and is shown
+    as an upper bound.
+    """
+    if not grid:
+        return None
+    _, les, counts = grid[-1]
+    if not les or not les[0] > 0 or math.isinf(les[0]) or counts[-1] <= 0:
+        return None
+    return les[0] * scale if q * counts[-1] <= counts[0] else None
+
+
+def lowest_bound(grid: BucketGrid, scale: float = 1.0) -> float | None:
+    """The lowest bucket's bound ``× scale`` when it is above 0 and finite, else ``None``:
+    a quantile below it can only be ``histogram_quantile``'s interpolation inside that
+    bucket (:func:`bottom_bucket`)."""
+    if not grid:
+        return None
+    _, les, _ = grid[-1]
+    if not les or not les[0] > 0 or math.isinf(les[0]):
+        return None
+    return les[0] * scale
 
 
 def _failure_kind(failure: object) -> str:

@@ -44,14 +44,15 @@ def render_text(report: Any, lang: str) -> str:
     """The report as plain text (each change's kind named as B and the export name it)."""
     from cockpit.analysis.changes import kind_name
     from cockpit.i18n import t
+    from cockpit.timeparse import fmt_time
 
     lines = [
-        f"{report.namespace} {report.selector}  {report.since.isoformat()} → {report.until.isoformat()}"
+        f"{report.namespace} {report.selector}  {fmt_time(report.since)} → {fmt_time(report.until)}"
     ]
     lines += [f"  {n}" for n in report.notes]
     shown = [i for i in report.items if i.in_window]
     if not shown:
-        lines.append(t("kube.changes.none", lang, since=report.since.isoformat()))
+        lines.append(t("kube.changes.none", lang, since=fmt_time(report.since)))
     for i in shown:
         at = i.at.strftime("%Y-%m-%d %H:%M:%SZ") if i.at else t("kube.changes.time_unknown", lang)
         lines.append(f"{at}  [{kind_name(i.kind, lang)}] {i.text(lang)}")  # B's names

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from cockpit.neutral import json_text
+from cockpit.timeparse import fmt_iso_text
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -77,7 +78,12 @@ def render_text(report: Any, lang: str) -> str:
             lines.append(t("kube.panel.same_as", lang, n=len(members) - 1, pods=names + more))
         if a.message is not None:
             lines.append(
-                t("kube.panel.message_from", lang, source=a.message_source, at=a.message_at or "?")
+                t(
+                    "kube.panel.message_from",
+                    lang,
+                    source=a.message_source,
+                    at=fmt_iso_text(a.message_at) if a.message_at else "?",
+                )
             )
             lines.append(f"   {a.message.raw}")
         for f in a.findings:

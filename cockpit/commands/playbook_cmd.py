@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cockpit.neutral import json_text
+from cockpit.timeparse import fmt_iso_text
 
 if TYPE_CHECKING:
     from cockpit.analysis.playbooks.data import PlaybookData
@@ -170,7 +171,8 @@ def render_text(
     else:
         who = t("playbook.cli.all_pods", lang)
     lines += [f"  $ {c}" for c in report["commands"]]
-    lines.append(t("playbook.cli.scope", lang, namespace=where, who=who, at=report["at"]))
+    at = fmt_iso_text(report["at"])
+    lines.append(t("playbook.cli.scope", lang, namespace=where, who=who, at=at))
     if report["pods_checked"]:
         names = report["pods_checked"]
         more = f" … +{len(names) - 10}" if len(names) > 10 else ""

@@ -22,6 +22,7 @@ from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.session import RECORDED_CHANGE_KINDS
 from cockpit.sources.base import SourceError
+from cockpit.timeparse import fmt_time
 from cockpit.ui.keys import localize_bindings
 from cockpit.ui.select import EndOptionList
 from cockpit.ui.worker_errors import ContainsWorkerErrors
@@ -132,9 +133,7 @@ class ChangesView(ContainsWorkerErrors, Vertical):
             mark = "⚑ " if self._is_suspect(i) else ""  # the mark of the changes table
             kind = kind_name(i.kind, self.lang)
             opts.add_option(Option(Text(f"{mark}{at} [{kind}] {i.text(self.lang)}")))
-        text = (
-            "" if self.items else t("kube.changes.none", self.lang, since=report.since.isoformat())
-        )
+        text = "" if self.items else t("kube.changes.none", self.lang, since=fmt_time(report.since))
         if "kubernetes" not in report.sources and "metrics" in report.sources:
             text = t("kube.changes.from_metrics", self.lang) + ("\n" + text if text else "")
         if report.failures:

@@ -24,12 +24,24 @@ BASELINES = ("1d", "7d", "quiet")
 
 
 def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
-    """A cell for ``now``/``instant``/``window_max``/``baseline`` (reason when unknown)."""
+    """A cell for ``now``/``instant``/``window_max``/``baseline`` (reason when unknown).
+
+    A quantile at its histogram's top bucket reads ``≥ <bound>``; one inside its lowest
+    bucket ``≤ <bound>`` (the value now by :attr:`SignalSummary.bottom_bucket`, the others
+    when below :attr:`SignalSummary.lowest_bound`), the unit in the row's name and the
+    meaning under the table (:func:`bound_hints`)."""
     r = getattr(s, which)
     if which == "now" and s.window_reading is not None:
         return value_msg(s).text(lang)  # what the verdict rests on: never a bare 0
     if which in ("now", "instant") and s.top_bucket is not None:
-        return value_msg(s).text(lang)
+        # the bound, short: the row's name carries the unit, :func:`bound_hints` the meaning
+        return t("metrics.golden.at_least", lang, value=fmt_value(s.top_bucket))
+    if which in ("now", "instant") and s.bottom_bucket is not None:
+        return t("metrics.golden.at_most", lang, value=fmt_value(s.bottom_bucket))
+    low = s.lowest_bound
+    if r.ok and low is not None and r.value is not None and r.value < low:
+        # the baseline or window max inside the lowest bucket, as the value now is shown
+        return t("metrics.golden.at_most", lang, value=fmt_value(low))
     if r.ok:
         return fmt_value(r.value)
     if which == "now":
@@ -38,6 +50,20 @@ def value_text(s: SignalSummary, which: str, lang: str = "en") -> str:
             return t("metrics.text.missing", lang, metric=s.missing[0])[:40]
         return "n/a" if r.status.value == "unsupported" else UNKNOWN
     return UNKNOWN
+
+
+def bound_hints(summaries: list[SignalSummary], lang: str) -> str:
+    """What "≥" and "≤" in a table's cells mean, once each, for the rows that show one
+    (:func:`value_text`); empty when none does."""
+    hints = []
+    if any(s.top_bucket is not None for s in summaries):
+        hints.append(t("metrics.golden.top_bucket_hint", lang))
+    if any(
+        s.bottom_bucket is not None or value_text(s, "baseline", lang).startswith("≤")
+        for s in summaries
+    ):
+        hints.append(t("metrics.golden.bottom_bucket_hint", lang))
+    return "\n".join(hints)
 
 
 DD_COLUMNS = ("signal", "now", "base", "change", "verdict", "layer", "wmax", "instant", "trend")
@@ -70,6 +96,7 @@ class DrilldownView(MetricsView):
         yield from with_detail(
             PlainTable(id="dd-table", cursor_type="row", zebra_stripes=True), self.lang
         )
+        yield Static("", id="dd-bounds", classes="hint", markup=False)
         yield Static(t("metrics.view.help_c", self.lang), classes="hint")
 
     def on_mount(self) -> None:
@@ -182,20 +209,23 @@ class DrilldownView(MetricsView):
             cells = {
                 "signal": s.label(lang) + (f" ({unit_text(s.unit, lang)})" if s.unit else ""),
                 "now": value_text(s, "now", lang),
-                "base": value_text(s, "baseline"),
+                "base": value_text(s, "baseline", lang),
                 "change": change_text(s, lang),  # as A's golden panel has it
                 "verdict": t(f"metrics.verdict.{s.verdict}", lang),
                 "layer": t(f"metrics.layer.{s.layer}", lang) if s.layer else "",
-                "wmax": value_text(s, "window_max"),
+                "wmax": value_text(s, "window_max", lang),
                 "instant": value_text(s, "instant", lang),
                 "trend": spark_text(s.spark),
             }
             rows.append((tuple(cells[c] for c in DD_COLUMNS), s.key))
-        # The signal's name and the value now (a top-bucket bound, a reason for no data)
+        # The signal's name and the value now (a reason for no data)
         # wrap so that the baseline, change and verdict stay in sight at 80 columns; the
         # layer, window max, instant and trend follow, the cursor's row read whole under
         # the table while they do not fit. The name keeps room for most names
         # on one line: the value needs it only for the odd long reason or bound.
+        bounds = self.query_one("#dd-bounds", Static)
+        bounds.update(bound_hints(data.drilldown.summaries, lang))
+        bounds.display = bool(bound_hints(data.drilldown.summaries, lang))
         table.add_rows_fitted(
             rows,
             wrap=(DD_COLUMNS.index("signal"), DD_COLUMNS.index("now")),

@@ -17,7 +17,7 @@ from textual.widgets import Input, Label, Static, TextArea
 from cockpit.context import AppContext
 from cockpit.i18n import t
 from cockpit.session import TIME_FIELDS, check_time_order, recovery_disagrees
-from cockpit.timeparse import TimeParseError, fmt_time, parse_time
+from cockpit.timeparse import TimeParseError, fmt_time, parse_time, reads_day_before
 
 
 def example_times(ctx: AppContext) -> dict[str, str]:
@@ -524,6 +524,9 @@ class TimesForm(Vertical):
         super().__init__(**kw)
         self.ctx = ctx
         self.unparsed: dict[str, str] = {}
+        self.day_before: dict[str, tuple[str, datetime]] = {}
+        """Times of day typed later than the incident clock, read as the day before's:
+        ``{field: (typed, read as)}``, said under the fields until the next edit."""
         """Times typed but not understood (kept on screen as errors, not saved)."""
 
     def compose(self) -> ComposeResult:
@@ -616,6 +619,7 @@ class TimesForm(Vertical):
         text = entered_text(widget).strip()
         current = getattr(self.ctx.session.incident.times, name)
         self.unparsed.pop(name, None)
+        self.day_before.pop(name, None)
         widget.remove_class("-invalid")
         if not text:
             if current is not None:
@@ -625,7 +629,8 @@ class TimesForm(Vertical):
         try:
             # A time of day is read on the incident clock (the instant investigated,
             # running on): "15:11" typed at its 15:12 is today's, not yesterday's.
-            value = parse_time(text, self.ctx.clock.logged())
+            clock = self.ctx.clock.logged()
+            value = parse_time(text, clock)
         except TimeParseError:
             self.unparsed[name] = text
             widget.add_class("-invalid")
@@ -633,6 +638,8 @@ class TimesForm(Vertical):
                 widget.keep_for_undo(fmt_time(current))
             self._show_problems()
             return
+        if reads_day_before(text, clock):
+            self.day_before[name] = (text, value)
         if value != current:
             self.ctx.session.set_time(name, value)
         write_back(widget, fmt_time(value))
@@ -656,6 +663,18 @@ class TimesForm(Vertical):
                 text=text,
             )
             for name, text in self.unparsed.items()
+        ]
+        lines += [
+            t(
+                "times.day_before",
+                self.ctx.lang,
+                field=t(f"times.{name}", self.ctx.lang),
+                text=typed,
+                at=fmt_time(value),
+                now=fmt_time(self.ctx.clock.logged()),
+            )
+            for name, (typed, value) in self.day_before.items()
+            if getattr(times, name) == value  # not replaced since (a button, F8)
         ]
         inc = self.ctx.session.incident
         if recovery_disagrees(times.recover, inc.recovery):

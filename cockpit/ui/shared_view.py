@@ -15,7 +15,7 @@ from cockpit.collect.load import LoadReport
 from cockpit.i18n import t
 from cockpit.models.messages import unit_text
 from cockpit.pins import signal_evidence
-from cockpit.ui.drilldown_view import value_text
+from cockpit.ui.drilldown_view import bound_hints, value_text
 from cockpit.ui.metrics_common import MetricsView, spark_text
 from cockpit.ui.table import PlainTable
 
@@ -34,6 +34,7 @@ class SharedView(MetricsView):
         yield Static(t("metrics.text.load", self.lang), classes="section")
         yield Static("", id="sh-findings", markup=False)
         yield PlainTable(id="sh-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="sh-bounds", classes="hint", markup=False)
         yield Static(t("metrics.view.help_f", self.lang), classes="hint")
 
     def on_mount(self) -> None:
@@ -80,6 +81,10 @@ class SharedView(MetricsView):
         ]
         # The signal's name and a long value wrap so that the verdict and trend stay in sight.
         table.add_rows_fitted(rows, wrap=(0, 1), minimum=(16, 8))
+        hints = bound_hints(data.summaries, lang)
+        bounds = self.query_one("#sh-bounds", Static)
+        bounds.update(hints)
+        bounds.display = bool(hints)
 
     def action_pin(self) -> None:
         """Pin the selected signal as evidence."""

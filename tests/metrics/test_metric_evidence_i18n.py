@@ -303,3 +303,9 @@ def test_a_gateway_p99_at_its_top_bucket_is_not_subtracted() -> None:
         "be read from their difference"
     )
     assert f.text("zh")[0].startswith("网关 P99 ≥ 10,000 ms（落在直方图最高桶）")
+    # …and one in the lowest bucket is an upper bound: no gap either
+    gw.top_bucket, sv.bottom_bucket = None, 300.0
+    f = before_gpu(gw, sv, None)
+    assert "gap_now" not in f.numbers
+    assert "serving P99 ≤ 300 ms, lowest bucket" in f.text("en")[0]
+    assert "an upper bound" in f.text("en")[0]

@@ -21,7 +21,7 @@ from cockpit.analysis.playbooks.data import PlaybookData, Signal
 from cockpit.analysis.playbooks.ttft_checks import ttft_queue, ttft_tpot_rule
 from cockpit.analysis.recovery import LineStatus, band_limit, check_recovery
 from cockpit.collect.recovery import signals_from_golden
-from cockpit.collect.signals import bucket_grid, top_bucket
+from cockpit.collect.signals import bottom_bucket, bucket_grid, top_bucket
 from cockpit.models import Reading, Sample, Series
 
 T0 = 1_700_000_000.0
@@ -88,26 +88,60 @@ def test_a_signal_over_its_slo_is_never_normal() -> None:
     assert ok.verdict == "normal" and ok.slo == 200.0
 
 
-def test_a_quantile_in_the_top_bucket_is_a_lower_bound() -> None:
-    def buckets(counts: dict[str, float]) -> list[Series]:
-        return [
-            Series(labels={"le": le}, samples=[Sample(t=T0, v=c), Sample(t=T0 + 60, v=c)])
-            for le, c in counts.items()
-        ]
+def buckets(counts: dict[str, float]) -> list[Series]:
+    """One cumulative bucket series per ``le``, the same count at two points."""
+    return [
+        Series(labels={"le": le}, samples=[Sample(t=T0, v=c), Sample(t=T0 + 60, v=c)])
+        for le, c in counts.items()
+    ]
 
+
+def p99_row(sid: str, value: float) -> SignalSummary:
+    """A P99 row in ms at ``value`` with no baseline."""
+    return summarize(f"{sid}:p99", sid, "p99", "ms", series([value] * 5), None)
+
+
+def test_a_quantile_in_the_top_bucket_is_a_lower_bound() -> None:
     # 3 % of requests above the 159.2 s top bound: the P99 is beyond it
     stuck = bucket_grid(buckets({"10": 90.0, "159.2": 97.0, "+Inf": 100.0}))
     assert top_bucket(stuck, 0.99, 1000.0) == 159_200.0
     assert top_bucket(stuck, 0.95, 1000.0) is None
     fine = bucket_grid(buckets({"10": 99.5, "159.2": 100.0, "+Inf": 100.0}))
     assert top_bucket(fine, 0.99, 1000.0) is None
-    row = summarize(
-        "serving.e2e_latency:p99", "serving.e2e_latency", "p99", "ms", series([159_200.0] * 5), None
-    )
+    row = p99_row("serving.e2e_latency", 159_200.0)
     row.top_bucket = 159_200.0
     assert value_msg(row).text("en") == "≥ 159,200 ms, top bucket"
     assert "≥ 159,200 ms" in value_msg(row).text("zh")
     assert reading_msg(row).text("en").startswith("end-to-end latency P99 ≥ 159,200 ms, top bucket")
+
+
+def test_a_quantile_in_the_lowest_bucket_is_an_upper_bound() -> None:
+    """vLLM's queue-time histogram starts at 0.3 s: requests that queue for a millisecond
+    all land in that bucket, and ``histogram_quantile`` answers q × 0.3 s for them (a P99 of
+    "297 ms" on a service that does not queue). That is shown as the bound it is."""
+
+    idle = bucket_grid(buckets({"0.3": 100.0, "0.5": 100.0, "+Inf": 100.0}))
+    assert bottom_bucket(idle, 0.99, 1000.0) == 300.0
+    assert bottom_bucket(idle, 0.5, 1000.0) == 300.0
+    # 2 % above the lowest bound: the P99 is interpolated between real bounds
+    queued = bucket_grid(buckets({"0.3": 98.0, "0.5": 100.0, "+Inf": 100.0}))
+    assert bottom_bucket(queued, 0.99, 1000.0) is None
+    assert bottom_bucket(queued, 0.95, 1000.0) == 300.0
+    # a lowest bound of 0 is exact (histogram_quantile answers it), no observations: none
+    assert bottom_bucket(bucket_grid(buckets({"0": 100.0, "+Inf": 100.0})), 0.5) is None
+    assert bottom_bucket(bucket_grid(buckets({"0.3": 0.0, "+Inf": 0.0})), 0.5) is None
+    row = p99_row("serving.queue_time", 297.0)
+    row.bottom_bucket = 300.0
+    assert value_msg(row).text("en") == "≤ 300 ms, lowest bucket"
+    assert "≤ 300 ms（落在直方图最低桶）" in value_msg(row).text("zh")
+    assert reading_msg(row).text("en").startswith("queue time P99 ≤ 300 ms, lowest bucket")
+    # F's time-before-the-GPU check quotes it as the bound, never as a 297 ms queue
+    from cockpit.analysis.load import before_gpu
+
+    f = before_gpu(None, None, row)
+    assert "≤ 300 ms, lowest bucket" in " ".join(f.text("en")) and "297" not in " ".join(
+        f.text("en")
+    )
 
 
 def test_reading_rules_read_the_rows_the_table_shows() -> None:
