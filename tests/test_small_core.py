@@ -52,6 +52,11 @@ def test_mitigations_fill_scope_and_flag_placeholders():
     assert (
         rate[1].startswith("# ingress-nginx before v1.12 only") and "global-rate-limit" in rate[2]
     )
+    # the comment lines are in the UI's language, the commands themselves never change
+    zh = {m.key: m for m in mitigations(ServiceScope(namespace="llm"), lang="zh")}
+    assert zh["rate_limit"].commands[1].startswith("# 仅 ingress-nginx v1.12 之前的版本")
+    en = {m.key: m for m in mitigations(ServiceScope(namespace="llm"))}
+    assert zh["rate_limit"].commands[2:] == en["rate_limit"].commands[2:]
     # Nothing is guessed: an unknown deployment stays a placeholder.
     bare = {m.key: m for m in mitigations(ServiceScope())}
     assert "DEPLOYMENT" in bare["pause_rollout"].placeholders

@@ -170,18 +170,30 @@ def choose_best(results: list[CandidateResult]) -> CandidateResult | None:
     return best if helped else None
 
 
-def rule_yaml(result: CandidateResult, service: str = "") -> str:
-    """A Prometheus alerting rule (YAML) for a candidate, ready for a rules file."""
+def rule_yaml(result: CandidateResult, service: str = "", lang: str = "en") -> str:
+    """A Prometheus alerting rule (YAML) for a candidate, ready for a rules file, its
+    annotations (what the alert says when it fires, and how it did over the window) in
+    ``lang``."""
+    from cockpit.i18n import t
+
     c = result.candidate
     name = "Cockpit" + "".join(p.capitalize() for p in c.id.split("_"))
     lead = ""
     if result.lead_s is not None:
-        lead = f" Back-tested: fired {abs(result.lead_s) / 60:.0f} min {'before' if result.lead_s >= 0 else 'after'} the impact start"
+        side = "before" if result.lead_s >= 0 else "after"
+        lead = t(
+            f"evidence.alert.rule_fired_{side}", lang, minutes=f"{abs(result.lead_s) / 60:.0f}"
+        )
         if result.before_detection_s is not None and result.before_detection_s > 0:
-            lead += f", {result.before_detection_s / 60:.0f} min before it was detected"
-        lead += "."
+            lead += t(
+                "evidence.alert.rule_before_detection",
+                lang,
+                minutes=f"{result.before_detection_s / 60:.0f}",
+            )
+        lead += t("evidence.alert.rule_end", lang)
     expr = c.expr.replace("'", "''")
     svc = service.replace("'", "''")
+    summary = c.summary_text(lang)
     return (
         "groups:\n"
         "  - name: cockpit-backtested\n"
@@ -192,7 +204,7 @@ def rule_yaml(result: CandidateResult, service: str = "") -> str:
         "        labels:\n"
         "          severity: warning\n"
         "        annotations:\n"
-        f"          summary: '{c.summary.replace(chr(39), chr(39) * 2)}'\n"
+        f"          summary: '{summary.replace(chr(39), chr(39) * 2)}'\n"
         f"          description: '{(svc + ': ') if svc else ''}{lead.strip()}'\n"
     )
 
@@ -206,6 +218,7 @@ def backtest(
     service: str = "",
     detected_at: datetime | None = None,
     events: dict[str, float | None] | None = None,
+    lang: str = "en",
 ) -> Backtest:
     """Evaluate every candidate (``results``: id → (series, failure text)); with
     ``detected_at`` (the first alert) also how much earlier than the real detection.
@@ -227,5 +240,5 @@ def backtest(
         out.results.append(r)
     out.best = choose_best(out.results)
     if out.best is not None:
-        out.rule_yaml = rule_yaml(out.best, service)
+        out.rule_yaml = rule_yaml(out.best, service, lang)
     return out

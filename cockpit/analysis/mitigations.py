@@ -81,6 +81,7 @@ def mitigations(
     record_flags: list[str] | None = None,
     bundle_path: str = "",
     first: str = "",
+    lang: str = "en",
 ) -> list[Mitigation]:
     """The seven protect-first options for ``scope``, evidence preservation first (or the
     option ``first`` names, then evidence preservation).
@@ -99,7 +100,10 @@ def mitigations(
             copying it (there is nothing live to record).
         first: The key of the option that matches the current conclusion (see
             :func:`first_for`); listed first.
+        lang: The language of the comment lines among the commands (``# …``).
     """
+    from cockpit.i18n import t
+
     ns = arg(scope.namespace, "NAMESPACE")
     dep = arg(scope.deployment, "DEPLOYMENT")
     nd = arg(node, "NODE")
@@ -129,7 +133,7 @@ def mitigations(
             commands=[
                 f"kubectl -n {ns} annotate ingress {ing} "
                 "nginx.ingress.kubernetes.io/limit-rps=<RPS> --overwrite",
-                "# ingress-nginx before v1.12 only (removed in v1.12): a total cap",
+                "# " + t("protect.comment.global_rate_limit", lang),
                 f"kubectl -n {ns} annotate ingress {ing} "
                 "nginx.ingress.kubernetes.io/global-rate-limit=<RPS> "
                 "nginx.ingress.kubernetes.io/global-rate-limit-window=1s --overwrite",

@@ -208,6 +208,7 @@ async def collect_backtest(
         svc.deployment or svc.namespace,
         detected_at,
         await _history_events(ctx, window),
+        ctx.lang,
     )
 
 

@@ -151,6 +151,7 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
             record_flags=_record_flags(ctx),
             bundle_path=_bundle_path(ctx),
             first=first_for(s.kind if s else "", current_cause(ctx)),
+            lang=ctx.lang,
         )
 
     def compose(self) -> ComposeResult:

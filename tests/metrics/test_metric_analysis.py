@@ -267,6 +267,9 @@ def test_backtest_lead_time_and_rule() -> None:
     assert bt.best is not None and bt.best.candidate.id == "queue_growth"
     assert "alert: CockpitQueueGrowth" in bt.rule_yaml and "expr: 'sum(q) > 24'" in bt.rule_yaml
     assert "8 min before" in rule_yaml(bt.best)
+    # annotations in the UI's language: the rule is pasted from a Chinese screen too
+    zh = rule_yaml(bt.best, "vllm", "zh")
+    assert "回测：在影响开始前 8 分钟触发" in zh and "Back-tested" not in zh
 
 
 def test_alerts_of_other_namespaces_are_left_out() -> None:
