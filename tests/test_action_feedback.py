@@ -214,6 +214,9 @@ async def test_ds_branch_buttons_say_what_they_do_once_a_branch_is_chosen(tmp_pa
         await pilot.pause(0.5)  # the incident's changes reach the screens after 0.2 s
         chosen = ctx.session.incident.scope_branch
         assert chosen in ("single", "shared"), chosen
+        # the notice names the answer recorded as D and the export name it
+        answer = t(f"export.path.branch_{chosen}", lang)
+        assert any(answer in str(n.message) for n in app._notifications), answer
         other = "shared" if chosen == "single" else "single"
         want = {
             chosen: t(f"flow.branch_{chosen}_again", lang),

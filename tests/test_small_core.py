@@ -72,6 +72,7 @@ def test_mitigations_fill_scope_and_flag_placeholders():
         node="gpu-node-b",
         pod="vllm-5d-x2x4z",
         first=first_for("gpu"),
+        pod_restarted=True,
     )
     assert [m.key for m in first][:2] == ["delete_pod", "record"]
     # the crashed container's log is saved before the pod that holds it is deleted
@@ -82,6 +83,24 @@ def test_mitigations_fill_scope_and_flag_placeholders():
         "kubectl -n llm delete pod vllm-5d-x2x4z",
     ]
     assert first[0].placeholders == []
+    # a pod that never restarted has no previous container: its running log is saved
+    # (kubectl refuses --previous); unknown, both, the second under a comment saying when
+
+    def logs(restarted: bool | None, lang: str = "en") -> list[str]:
+        opts = mitigations(
+            ServiceScope(namespace="llm"), pod="p", pod_restarted=restarted, lang=lang
+        )
+        return [
+            c
+            for c in dict((m.key, m.commands) for m in opts)["delete_pod"]
+            if "logs" in c or c.startswith("#")
+        ]
+
+    assert logs(False) == ["kubectl -n llm logs p --all-containers --timestamps > p.log"]
+    unknown = logs(None)
+    assert unknown[0] == logs(False)[0] and "--previous" in unknown[2]
+    assert unknown[1].startswith("# only if the pod restarted")
+    assert logs(None, "zh")[1].startswith("# pod 重启过时")
     assert first_for("revision") == "rollback" and first_for("service") == "scale_out"
 
 
@@ -184,3 +203,12 @@ def test_a_signal_bad_both_ways_is_checked_on_the_side_it_left():
     assert sig.direction is Direction.LOWER_IS_WORSE
     res = check_recovery([sig], NOW, hold_minutes=15)
     assert res.recovered is False and res.lines[0].limit < 96
+
+
+def test_detected_stacks_are_named_as_their_exporters_call_themselves():
+    from cockpit.analysis.profiles import profile_names
+
+    assert profile_names(["dcgm", "ingress_nginx", "kube_state_metrics", "vllm"]) == (
+        "dcgm-exporter, ingress-nginx, kube-state-metrics, vLLM"
+    )
+    assert profile_names(["my_stack"]) == "my_stack" and profile_names([]) == "-"

@@ -169,9 +169,11 @@ def test_gpus_command_names_the_lost_gpu_in_the_cohort_and_lists_the_xid(
 async def test_an_empty_cohort_compares_nothing_and_names_no_outlier(
     prometheus_scenario: Get, tmp_path: Path
 ) -> None:
-    """E's "previous revision" of a pod whose Deployment has one revision is empty: no row
-    is an outlier (not even the Xid row, whose Xid no peer can lack) and the heading says
-    there is nothing to compare with, in both languages."""
+    """A cohort the user emptied (custom, no member) compares nothing: no row is an outlier
+    (not even the Xid row, whose Xid no peer can lack) and the heading says there is
+    nothing to compare with, in both languages. E's "previous revision" of a pod whose
+    Deployment served one revision in the window is never empty: it is the pod's replicas,
+    and says why."""
     from cockpit.collect import steps
     from cockpit.collect.cache import screen_window
     from cockpit.i18n import t
@@ -184,9 +186,14 @@ async def test_an_empty_cohort_compares_nothing_and_names_no_outlier(
         assert found is not None and found.cohort.suspect_kind == "pod"
         assert "hardware.xid:value" in found.outliers  # against its replicas: it stands out
         suspect = (found.cohort.suspect, "pod")
-        empty = await steps.cohort(ctx, window, suspect, "previous_revision")
+        empty = await steps.cohort(ctx, window, suspect, "custom", [])
+        one_revision = await steps.cohort(ctx, window, suspect, "previous_revision")
     finally:
         await ctx.sources.close()
+    assert one_revision is not None and one_revision.cohort.kind == "replicas"
+    assert one_revision.cohort.members == found.cohort.members
+    assert one_revision.cohort.definition_en.startswith("no other revision of qwen-chat")
+    assert "hardware.xid:value" in one_revision.outliers
     assert empty is not None and not empty.cohort.members
     assert empty.outliers == [] and not any(r.outlier for r in empty.rows)
     assert any(r.window is not None for r in empty.rows)  # the Xid is still shown

@@ -168,7 +168,9 @@ def auto_cohort(
         breakdowns: Per-entity values (to find the GPUs and pods that exist).
         kind: Cohort kind; default: replicas for a pod, every other GPU of the service
             for a GPU (the peers step D's blast radius compares it with, so that E opens
-            on D's numbers), all GPUs on other nodes for a node.
+            on D's numbers), all GPUs on other nodes for a node. ``previous_revision``
+            when only one revision served in the window: the replicas, and the
+            definition says why (an empty cohort compares nothing).
         members: For ``custom``: the entities to compare with.
     """
     gpus = _gpu_entities(breakdowns)
@@ -230,6 +232,18 @@ def auto_cohort(
         )
         prev = revs[-1] if revs else ""
         m = sorted(p.pod for p in inv.pods.values() if p.revision == prev and prev)
+        if not m:
+            # only one revision served in the window: an empty cohort compares nothing,
+            # the replicas of the suspect's own revision do (and the definition says so)
+            same = auto_cohort(suspect, suspect_kind, inv, breakdowns, "replicas")
+            return same.model_copy(
+                update={
+                    "definition_en": f"no other revision of {me.deployment or '?'} in the "
+                    f"window: {same.definition_en}",
+                    "definition_zh": f"窗口内 {me.deployment or '?'} 没有其他版本："
+                    f"{same.definition_zh}",
+                }
+            )
         return CohortDef(
             suspect=suspect,
             suspect_kind=suspect_kind,

@@ -1060,13 +1060,15 @@ def apply_hardware_window(
 
 class SuspectTargets(BaseModel):
     """What a command needs to act on a suspect: its node, pod and Deployment, and the
-    suspect's name as every screen writes it."""
+    suspect's name as every screen writes it; ``restarted``: whether that pod's
+    containers restarted in the history read (``None``: unknown, no restart counter)."""
 
     kind: str
     name: str
     node: str = ""
     pod: str = ""
     deployment: str = ""
+    restarted: bool | None = None
 
 
 def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> SuspectTargets:
@@ -1096,6 +1098,8 @@ def suspect_targets(inv: WindowInventory | None, key: str, kind: str) -> Suspect
             out.deployment = p.deployment
             if kind == "pod":
                 out.name = inv.name(pod=out.pod)  # type: ignore[union-attr]
+        rc = inv.restarts_in(out.pod) if inv is not None else None
+        out.restarted = None if rc is None else rc.n > 0
     return out
 
 

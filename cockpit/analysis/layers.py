@@ -67,9 +67,12 @@ class LayerVerdict(BaseModel):
     def mark(self) -> str:
         """The verdict's mark: ``✖`` anomalous, ``▲`` anomalous only for signals that rise
         with the load while nothing faulty was seen (:attr:`busier`: changed, not a
-        fault), ``✔`` normal, ``?`` no data."""
+        fault), ``✔`` normal, ``◐`` normal on the signals that had data while the others
+        had none (:attr:`partial`: no data is never passed as healthy), ``?`` no data."""
         if self.verdict == "anomalous" and self.busier == "not_faulty":
             return "▲"
+        if self.partial:
+            return "◐"
         return {"anomalous": "✖", "normal": "✔", "no_data": "?"}[self.verdict]
 
     @property

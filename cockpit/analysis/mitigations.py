@@ -82,6 +82,7 @@ def mitigations(
     bundle_path: str = "",
     first: str = "",
     lang: str = "en",
+    pod_restarted: bool | None = None,
 ) -> list[Mitigation]:
     """The seven protect-first options for ``scope``, evidence preservation first (or the
     option ``first`` names, then evidence preservation).
@@ -101,6 +102,10 @@ def mitigations(
         first: The key of the option that matches the current conclusion (see
             :func:`first_for`); listed first.
         lang: The language of the comment lines among the commands (``# …``).
+        pod_restarted: Whether the suspect pod's containers restarted in the history read
+            (``None``: unknown). Only a restarted container has a ``--previous`` log to
+            save (kubectl refuses it otherwise); unknown, it is offered under a comment
+            saying when it applies.
     """
     from cockpit.i18n import t
 
@@ -173,9 +178,8 @@ def mitigations(
         Mitigation(
             key="delete_pod",
             commands=[
-                # the crashed container's log is gone with the pod: saved first
-                f"kubectl -n {ns} logs {pd} --previous --all-containers --timestamps "
-                f"> {pd}-previous.log",
+                # the pod's logs are gone with it: saved first
+                *_pod_logs(ns, pd, pod_restarted, lang),
                 f"kubectl cordon {nd}",
                 f"kubectl -n {ns} delete pod {pd}",
             ],
@@ -193,6 +197,23 @@ def mitigations(
                     found.append(name)
         opt.placeholders = found
     return opts
+
+
+def _pod_logs(ns: str, pod: str, restarted: bool | None, lang: str) -> list[str]:
+    """The commands that save a pod's logs before it is deleted: the crashed container's
+    (``--previous``) where it restarted, the running one's where it did not, both with a
+    comment on when the first applies where that is unknown."""
+    from cockpit.i18n import t
+
+    current = f"kubectl -n {ns} logs {pod} --all-containers --timestamps > {pod}.log"
+    previous = (
+        f"kubectl -n {ns} logs {pod} --previous --all-containers --timestamps > {pod}-previous.log"
+    )
+    if restarted is True:
+        return [previous]
+    if restarted is False:
+        return [current]
+    return [current, "# " + t("protect.comment.previous_log", lang), previous]
 
 
 FIRST_BY_SUSPECT = {

@@ -256,6 +256,13 @@ def builtin_profiles() -> tuple[Profile, ...]:
     return tuple(out)
 
 
+def profile_names(ids: Iterable[str]) -> str:
+    """The detected stacks as their exporters call themselves (``dcgm-exporter, vLLM``),
+    comma-separated, ``-`` for none; a profile cockpit does not ship keeps its id."""
+    names = {p.id: p.profile.name for p in builtin_profiles()}
+    return ", ".join(names.get(i, i) for i in ids) or "-"
+
+
 def load_profiles(
     extra_files: Iterable[Path] = (),
     disable: Iterable[str] = (),

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from cockpit.analysis.discovery import Discovery
 from cockpit.analysis.labels import LabelReport, format_report, stack_labels
-from cockpit.analysis.profiles import Detection
+from cockpit.analysis.profiles import Detection, profile_names
 from cockpit.collect.base import detection_for, runner_for
 from cockpit.collect.runner import QuerySpec
 
@@ -77,7 +77,7 @@ async def doctor_lines(ctx: AppContext, at: datetime) -> list[str]:
     from cockpit.models.messages import signal_label
 
     det, report = await collect_label_report(ctx, at)
-    lines = [t("metrics.text.profiles", ctx.lang, profiles=", ".join(det.profiles) or "-")]
+    lines = [t("metrics.text.profiles", ctx.lang, profiles=profile_names(det.profiles))]
     if not det.profiles:
         # Metric names are listed for the hour before `at`: none known means no data to
         # analyse here, whatever answered the ping.

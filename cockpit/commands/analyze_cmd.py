@@ -200,6 +200,7 @@ def render_text(
     after the layers."""
     from cockpit.analysis.cohort import suspect_text
     from cockpit.analysis.layers import shown_readings
+    from cockpit.analysis.profiles import profile_names
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
     from cockpit.models.messages import signal_names, unit_text
@@ -216,7 +217,7 @@ def render_text(
             ),
             baseline=t(f"metrics.baseline_kind.{w.baseline}", lang),
         ),
-        t("metrics.text.profiles", lang, profiles=", ".join(dd.profiles) or "-"),
+        t("metrics.text.profiles", lang, profiles=profile_names(dd.profiles)),
     ]
     if bundle_note:
         out.append(bundle_note)

@@ -53,7 +53,7 @@ SIGNALS: dict[str, SignalInfo] = {
     "serving.prompt_tps": SignalInfo(
         "serving", "traffic", "prompt tokens/s", "输入 tokens/s", "both"
     ),
-    "serving.gen_tps": SignalInfo("serving", "traffic", "output tokens/s", "输出 tokens/s", "down"),
+    "serving.gen_tps": SignalInfo("serving", "traffic", "output tokens/s", "输出 tokens/s", "both"),
     # The engine's own failures over the requests it finished (vLLM finished_reason
     # error|abort, TGI/Triton failures): never the gateway's 5xx ratio, named apart.
     "serving.error_ratio": SignalInfo("serving", "errors", "engine error ratio", "引擎错误率"),

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 
 from cockpit.analysis.golden import SignalSummary, change_text, value_msg
 from cockpit.analysis.layers import shown_readings
+from cockpit.analysis.profiles import profile_names
 from cockpit.collect.base import fallback_text
 from cockpit.collect.drilldown import DrilldownReport, deploy_command
 from cockpit.i18n import UNKNOWN, fmt_value, t
@@ -142,7 +143,7 @@ class DrilldownView(MetricsView):
         head = (
             f"{w.start:%m-%d %H:%M}–{w.end:%H:%M} UTC · {t('metrics.golden.baseline', lang)} "
             f"{t(f'metrics.baseline_kind.{w.baseline}', lang)} · "
-            f"{t('metrics.text.profiles', lang, profiles=', '.join(data.profiles) or '-')}"
+            f"{t('metrics.text.profiles', lang, profiles=profile_names(data.profiles))}"
         )
         if data.baseline_note:
             head += " · " + fallback_text(data.baseline_from, lang, data.window)

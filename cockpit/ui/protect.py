@@ -152,6 +152,7 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
             bundle_path=_bundle_path(ctx),
             first=first_for(s.kind if s else "", current_cause(ctx)),
             lang=ctx.lang,
+            pod_restarted=s.restarted if s else None,
         )
 
     def compose(self) -> ComposeResult:

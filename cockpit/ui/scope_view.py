@@ -143,8 +143,12 @@ class ScopeView(MetricsView):
             verdict_text(data, self.lang),
             in_both(lambda lang: verdict_text(data, lang)),
         )
+        # the answer as D's screen and the export name it, with the blast radius it rests on
         said = t(
-            "metrics.scope.accepted", self.lang, scope=t(f"metrics.scope.{br.scope}", self.lang)
+            "metrics.scope.accepted",
+            self.lang,
+            answer=t(f"export.path.branch_{branch.value}", self.lang),
+            scope=t(f"metrics.scope.{br.scope}", self.lang),
         )
         if field in ("kept", "replaced"):
             said += ("" if self.lang == "zh" else " ") + t(
