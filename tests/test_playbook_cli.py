@@ -48,7 +48,11 @@ def test_ttft_spike_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     # the demo holds the Kubernetes side: pods ready since the day before, no rollout
     assert doc["missing"] == {}
     assert items["scaling"]["status"] == "ok"
-    assert items["before_gpu"]["mode"] == "ask" and items["before_gpu"]["status"] == "open"
+    # the time before the GPU is step F's finding, read as F computed it (one reading)
+    before = items["before_gpu"]
+    assert before["mode"] == "auto" and before["status"] == "problem"
+    assert before["finding"].startswith("Step F: requests spend more time before the GPU")
+    assert "the queue time is anomalous" in before["finding"]
 
 
 def test_text_is_in_the_language_asked(capsys: pytest.CaptureFixture[str]) -> None:

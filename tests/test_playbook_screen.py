@@ -118,7 +118,9 @@ async def test_missing_sources_show_not_available(tmp_path: Path) -> None:
         assert isinstance(screen, PlaybookScreen)
         statuses = {k: r.status for k, r in screen.results.items()}
         assert statuses["queue"] is ItemStatus.NOT_AVAILABLE
-        assert statuses["before_gpu"] is ItemStatus.OPEN
+        # F's comparison needs the metrics too: not available, never guessed
+        assert statuses["before_gpu"] is ItemStatus.NOT_AVAILABLE
+        assert statuses["scaling"] is ItemStatus.NOT_AVAILABLE
 
 
 async def test_scope_lists_the_ranks_pods(tmp_path: Path) -> None:

@@ -309,11 +309,16 @@ def before_gpu(
         qu = unit_suffix(qt.unit)
         if qt.baseline.ok:
             nums["queue_time_base"] = qt.baseline.value or 0.0
+            low = qt.lowest_bound
+            inside = low is not None and nums["queue_time_base"] < low
             detail.append(
                 msg(
-                    "evidence.load.queue_time_base",
+                    # a baseline inside the lowest bucket is its bound, as C shows it
+                    "evidence.load.queue_time_base_lowest"
+                    if inside
+                    else "evidence.load.queue_time_base",
                     now=nums["queue_time_now"],
-                    base=nums["queue_time_base"],
+                    base=low if inside else nums["queue_time_base"],
                     unit=qu,
                 )
             )

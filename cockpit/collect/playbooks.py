@@ -365,6 +365,25 @@ async def _metrics(
         data.metrics[name] = sig
     if service_scope:
         await _from_drilldown(ctx, data)
+        if playbook_id in LOAD_FINDINGS_BY_PLAYBOOK:
+            await _from_load(ctx, data)
+
+
+LOAD_FINDINGS_BY_PLAYBOOK = {"ttft_spike"}
+"""Playbooks with an item step F answers (the TTFT spike's "time spent before the GPU")."""
+
+
+async def _from_load(ctx: AppContext, data: PlaybookData) -> None:
+    """Step F's findings for the screens' window (shared, not computed again); a failed F
+    leaves none (the item stays open)."""
+    from cockpit.collect import steps
+    from cockpit.collect.cache import screen_window
+
+    try:
+        report = await _timed(steps.load(ctx, screen_window(ctx)))
+    except Exception:
+        return
+    data.load = {f.id: f for f in report.findings}
 
 
 _STAT_OF: dict[float | None, tuple[str, ...]] = {

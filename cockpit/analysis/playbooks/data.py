@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.load import Finding
 from cockpit.models import Reading
 from cockpit.models.gpu import GpuNodeSnapshot
 from cockpit.models.kube import EventLite, NodeLite, PodLite
@@ -93,6 +94,9 @@ class PlaybookData(BaseModel):
         metrics: Named signals (see :mod:`cockpit.collect.playbooks` for the names).
         model: The model's shape when known.
         missing: ``{source: reason}`` for sources that are not available.
+        load: Step F's findings for the service (:class:`~cockpit.analysis.load.Finding`,
+            by id), read from F's result when the playbook checks the service itself: an
+            item that asks what F asks answers with F's finding, never a second one.
     """
 
     pods: list[PodLite] = Field(default_factory=list)
@@ -104,6 +108,7 @@ class PlaybookData(BaseModel):
     metrics: dict[str, Signal] = Field(default_factory=dict)
     model: ModelConfig | None = None
     missing: dict[str, str] = Field(default_factory=dict)
+    load: dict[str, Finding] = Field(default_factory=dict)
 
     def has(self, source: str) -> bool:
         """True when ``source`` (``kube``, ``gpu``, ``metrics``) was available."""

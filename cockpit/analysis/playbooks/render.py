@@ -51,6 +51,8 @@ def signal_name(signal: str, lang: str) -> str:
 
 
 def _arg(name: str, value: Any, lang: str) -> Any:
+    if isinstance(value, dict) and lang in value:
+        return value[lang]  # a text another step wrote in both languages
     prefixes = _ID_ARGS.get(name)
     if prefixes is None or not isinstance(value, str | list):
         return value

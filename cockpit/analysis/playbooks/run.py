@@ -40,6 +40,7 @@ CHECKS: dict[str, CheckFn] = {
     "ttft_scaling": ttft_checks.ttft_scaling,
     "ttft_slow_replica": ttft_checks.ttft_slow_replica,
     "ttft_tpot_rule": ttft_checks.ttft_tpot_rule,
+    "ttft_before_gpu": ttft_checks.ttft_before_gpu,
     "pend_allocatable": pending_checks.pend_allocatable,
     "pend_requests": pending_checks.pend_requests,
     "pend_placement": pending_checks.pend_placement,

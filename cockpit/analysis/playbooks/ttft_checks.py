@@ -197,3 +197,21 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
     else:
         return res.ok("playbook.finding.ttft.rule_no_spike", ev)
     return res.problem(key, ev, ttft=f"{rt:.1f}", tpot=f"{rp:.1f}")
+
+
+def ttft_before_gpu(data: PlaybookData) -> ItemResult:
+    """Time spent before the GPU (gateway P99 − serving P99 against the baseline's gap, and
+    the engine's queue time): step F's finding ``before_gpu``, read as F computed it."""
+    if not data.has("metrics"):
+        return res.not_available("metrics")
+    found = data.load.get("before_gpu")
+    if found is None:
+        return res.still_open("playbook.finding.ttft.before_gpu_unread")
+    # F's own sentences, in both languages (the finding is rendered in the reader's)
+    reading = {"en": "; ".join(found.text("en")), "zh": "；".join(found.text("zh"))}
+    ev: list[CheckEvidence] = []
+    if found.status == "fired":
+        return res.problem("playbook.finding.ttft.before_gpu_fired", ev, reading=reading)
+    if found.status == "not_fired":
+        return res.ok("playbook.finding.ttft.before_gpu_clear", ev, reading=reading)
+    return res.still_open("playbook.finding.ttft.before_gpu_no_data", ev, reading=reading)
