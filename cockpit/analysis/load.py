@@ -311,6 +311,7 @@ def before_gpu(
             nums["queue_time_base"] = qt.baseline.value or 0.0
             low = qt.lowest_bound
             inside = low is not None and nums["queue_time_base"] < low
+            base = low if low is not None and inside else nums["queue_time_base"]
             detail.append(
                 msg(
                     # a baseline inside the lowest bucket is its bound, as C shows it
@@ -318,7 +319,7 @@ def before_gpu(
                     if inside
                     else "evidence.load.queue_time_base",
                     now=nums["queue_time_now"],
-                    base=low if inside else nums["queue_time_base"],
+                    base=base,
                     unit=qu,
                 )
             )
