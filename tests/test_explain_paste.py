@@ -518,3 +518,40 @@ def test_an_sglang_scheduler_line_reads_as_sglang_in_percent_with_its_token_coun
     assert "#new-token: 8192" in out and "•••" not in out
     assert "93.0 %" in out and ": 0.93\n" not in out
     assert "sglang:queue_time_seconds" in out and "vllm:" not in out
+
+
+def test_preemption_lines_and_the_engines_own_count_are_two_fields() -> None:
+    """One pasted preemption warning carrying vLLM's cumulative count: the text holds one
+    warning, the engine has preempted 51 times; both are said, neither as the other."""
+    from cockpit.analysis.explain_report import field_lines
+
+    line = (
+        "WARNING 11-29 14:06:13 scheduler.py:1089] Sequence group cmpl-8f2a is preempted by "
+        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. "
+        "total_num_cumulative_preemption=51\n"
+    )
+    (finding,) = [f for f in explain_text(line).findings if f.fields.get("preemptions")]
+    lines = field_lines(finding.fields, lang="en")
+    assert "preemption warnings in the text: 1" in lines, lines
+    assert any(x.startswith("preemptions so far") and x.endswith(": 51") for x in lines), lines
+
+
+def test_a_log_level_is_not_a_kubernetes_event() -> None:
+    """vLLM's ``WARNING … scheduler.py`` is the engine's line; ``Warning  FailedScheduling``
+    is an event: each line is tagged with who printed it."""
+    from cockpit.analysis.cascade import source_of
+
+    assert (
+        source_of(
+            "WARNING 11-29 14:06:13 scheduler.py:1089] Sequence group x is preempted by PreemptionMode.RECOMPUTE"
+        )
+        == "vllm"
+    )
+    assert (
+        source_of("INFO 11-29 14:06:12 metrics.py:351] Avg prompt throughput: 10.2 tokens/s")
+        == "vllm"
+    )
+    assert (
+        source_of("  Warning  FailedScheduling  3m  default-scheduler  0/4 nodes") == "kubernetes"
+    )
+    assert source_of("  Warning  BackOff  1m  kubelet  Back-off restarting") == "kubernetes"

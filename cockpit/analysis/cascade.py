@@ -34,14 +34,21 @@ _SOURCES = (
     (
         "kubernetes",
         re.compile(
-            r"FailedScheduling|UnexpectedAdmissionError|kubelet|Warning\s+\w+|"
-            r"Normal\s+\w+|nodes are available",
-            re.I,
+            # an event's type then its CamelCase reason (``Warning  FailedScheduling``),
+            # never a log level (vLLM's ``WARNING 11-29 14:06:13 scheduler.py``)
+            r"(?i:FailedScheduling|UnexpectedAdmissionError|kubelet|nodes are available)|"
+            r"\b(?:Warning|Normal)\s+[A-Z][a-z]+[A-Za-z]*",
         ),
     ),
     ("nccl", re.compile(r"NCCL|ProcessGroupNCCL|WorkNCCL")),
     ("dcgm", re.compile(r"DCGM_FI_")),
-    ("vllm", re.compile(r"vllm|vLLM|Engine 000|APIServer pid|worker\.py|model_runner\.py")),
+    (
+        "vllm",
+        re.compile(
+            r"vllm|vLLM|Engine 000|APIServer pid|worker\.py|model_runner\.py|"
+            r"PreemptionMode\.|Avg prompt throughput"
+        ),
+    ),
     ("tgi", re.compile(r"text_generation|text-generation")),
     ("sglang", re.compile(r"sglang|\bTP\d+\]")),
     ("http", re.compile(r"HTTP/\d|\"(?:POST|GET) /")),

@@ -132,7 +132,10 @@ def _pending(lines: list[str]) -> CockpitOutput | None:
     return out if out.facts else None
 
 
-_CHANGE_HEAD = re.compile(r"^\S+ .*\s\d{4}-\d\d-\d\dT\S+ → \d{4}-\d\d-\d\dT\S+$")
+_WHEN = r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:\d\d)"
+_CHANGE_HEAD = re.compile(rf"^\S+ .*\s{_WHEN} → {_WHEN}$")
+"""The header of ``cockpit changes`` (its window as every command writes a time, or as
+ISO 8601 in an older paste)."""
 _CHANGE_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|time unknown)  \[([\w-]+)\] (.+)$")
 
 
