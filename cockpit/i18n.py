@@ -98,10 +98,14 @@ def plural(value: object, one: str, other: str) -> str:
 
 
 class _Formatter(string.Formatter):
-    """``str.format`` whose ``g`` fields go through :func:`fmt_number` and whose
-    ``plural:`` fields through :func:`plural`."""
+    """``str.format`` whose ``g`` fields go through :func:`fmt_number`, whose ``v``
+    fields are written as a table cell writes a measured value (:func:`fmt_value`: the
+    same digits in a sentence as in the row), and whose ``plural:`` fields through
+    :func:`plural`."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec == "v" and isinstance(value, int | float) and not isinstance(value, bool):
+            return fmt_value(float(value))
         if format_spec.startswith(PLURAL):
             one, _, other = format_spec[len(PLURAL) :].partition(":")
             return plural(value, one, other or one)
