@@ -207,6 +207,9 @@ class VerifyScreen(StepScreen):
                 checked=fmt_time(rec.checked_at),
                 at=fmt_time(when),
             )
+            if self.ctx.clock.frozen:
+                # a replay or an --at investigation: its data ends where its clock stands
+                head += "\n" + t("verify.data_ends", self.lang, at=fmt_time(self.ctx.clock.now()))
         # the lines in the screen's language (kept in both when checked)
         return "\n".join([head, *rec.in_lang(self.lang).lines])
 
