@@ -661,3 +661,36 @@ def _alert_times_agree(story: dict[str, Any], analyzed: dict[str, Any]) -> None:
     mine = [e for e in inc.timeline if e.kind is TimelineKind.ALERT and alert.name in e.text]
     assert [e.at for e in mine] == [at_a[alert.name]], mine
     assert inc.times.detect == at_a[alert.name]
+
+
+def test_analyze_text_names_the_cohorts_suspect_as_e_does(prometheus_scenario: Any) -> None:
+    """The text of ``analyze`` names E's suspect as E and the conclusion do (pod, node, GPU
+    index and short UUID), never by its bare UUID."""
+    srv = prometheus_scenario("throttled_gpu")
+    sc = srv.scenario
+    truth = sc.ground_truth.suspect
+    at = datetime.fromtimestamp(sc.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    proc = subprocess.run(
+        [
+            COCKPIT,
+            "analyze",
+            "--prometheus-url",
+            srv.url,
+            "--at",
+            at,
+            "-n",
+            sc.scope["namespace"],
+            "--deployment",
+            sc.scope["deployment"],
+            "--lang",
+            "en",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [x for x in proc.stdout.splitlines() if "Where suspect" in x]
+    assert f"{truth.node} GPU {truth.gpu_index} ({truth.uuid[:8]}…)" in line, line
+    assert f"suspect {truth.uuid} " not in line, line

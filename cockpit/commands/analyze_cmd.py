@@ -192,6 +192,16 @@ def outside_bundle(report: AnalyzeReport) -> bool:
     )
 
 
+def _named(report: AnalyzeReport, key: str) -> str:
+    """The cohort's suspect ``key`` (a pod, GPU UUID, node or revision) as E and the
+    conclusion name it (``qwen-chat-…-gjcjk on gpu-node-a GPU 2 (GPU-49f3…)``) when it is
+    the conclusion's suspect; else the key as it is."""
+    s = report.conclusion.suspect
+    if s is not None and s.name and key in {s.pod, s.uuid, s.node, s.new_revision} - {""}:
+        return s.name
+    return key
+
+
 def render_text(
     report: AnalyzeReport, lang: str, bundle_note: str = "", data_notes: list[str] | None = None
 ) -> list[str]:
@@ -265,18 +275,19 @@ def render_text(
         out.append(t("metrics.text.no_cohort", lang))
     else:
         c = report.cohort
+        who = _named(report, c.cohort.suspect)
         out.append(t("metrics.text.cohort", lang, definition=c.cohort.definition(lang)))
         out.append(
             "  "
             + t(
                 c.heading_key,
                 lang,
-                suspect=c.cohort.suspect,
+                suspect=who,
                 names=signal_names(*c.outliers).text(lang) or "-",
             )
         )
         if c.restarts is not None and c.restarts.n:
-            out.append(f"  {c.cohort.suspect}: {c.restarts.msg().text(lang)}")
+            out.append(f"  {who}: {c.restarts.msg().text(lang)}")
         for row in c.rows:
             if row.suspect is None and row.cohort_median is None:
                 continue
