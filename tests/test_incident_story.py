@@ -28,7 +28,10 @@ INCIDENTS = (
 )
 
 
-def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def _run_analyze(
+    srv: PromServer, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``cockpit analyze`` on the scenario's scope and time, its output as text."""
     sc = srv.scenario
     at = datetime.fromtimestamp(sc.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     proc = subprocess.run(
@@ -43,7 +46,6 @@ def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) ->
             sc.scope["namespace"],
             "--deployment",
             sc.scope["deployment"],
-            "--json",
             *extra,
         ],
         capture_output=True,
@@ -57,7 +59,11 @@ def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) ->
         },
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return proc
+
+
+def _analyze(srv: PromServer, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    return json.loads(_run_analyze(srv, "--json", *extra, env=env).stdout)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("span", ["2h", "6h"])
@@ -667,30 +673,8 @@ def test_analyze_text_names_the_cohorts_suspect_as_e_does(prometheus_scenario: A
     """The text of ``analyze`` names E's suspect as E and the conclusion do (pod, node, GPU
     index and short UUID), never by its bare UUID."""
     srv = prometheus_scenario("throttled_gpu")
-    sc = srv.scenario
-    truth = sc.ground_truth.suspect
-    at = datetime.fromtimestamp(sc.now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    proc = subprocess.run(
-        [
-            COCKPIT,
-            "analyze",
-            "--prometheus-url",
-            srv.url,
-            "--at",
-            at,
-            "-n",
-            sc.scope["namespace"],
-            "--deployment",
-            sc.scope["deployment"],
-            "--lang",
-            "en",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={"PATH": "/usr/bin:/bin", "COCKPIT_CONFIG": "/nonexistent/config.toml"},
-    )
-    assert proc.returncode == 0, proc.stderr
+    truth = srv.scenario.ground_truth.suspect
+    proc = _run_analyze(srv, "--lang", "en")
     (line,) = [x for x in proc.stdout.splitlines() if "Where suspect" in x]
     assert f"{truth.node} GPU {truth.gpu_index} ({truth.uuid[:8]}…)" in line, line
     assert f"suspect {truth.uuid} " not in line, line
