@@ -45,6 +45,9 @@ class MetricsState:
         discovery: Where each source keeps the workload's labels and the services found
             (``cockpit.analysis.discovery.Discovery``).
         detection_failure: The failed metric-name listing (a recording reports it once).
+        empty_spans: Spans of time the server holds no sample in, found with the
+            detection (``cockpit.collect.base.empty_history``): an offset baseline there
+            is not asked for.
         suspect: The instance or node D's blast radius singled out, and its kind
             (``pod``/``node``/``gpu``), for E.
         cohort_kind: The cohort D chose for that suspect (``previous_revision`` when one
@@ -64,6 +67,7 @@ class MetricsState:
     detection_key: tuple[str, ...] = ()
     discovery: Discovery | None = None
     detection_failure: SourceError | None = None
+    empty_spans: list[tuple[datetime, datetime]] = field(default_factory=list)
     suspect: tuple[str, str] | None = None
     cohort_kind: CohortKind | None = None
     picked: tuple[str, str] | None = None

@@ -101,6 +101,31 @@ async def test_lost_gpu_inventory_and_changes(prometheus_scenario: Get, tmp_path
     assert "停止上报" in next(i for i in rep.items if i.kind == "stopped").text("zh")
 
 
+async def test_the_xid_history_answers_only_the_steps_with_an_xid(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """The Xid range query answers the steps where a GPU reported an Xid, not the zeros of
+    all 16 GPUs at every step (the second-largest answer of an analysis before), and the
+    lost GPU's Xid 79 is still found at the same time."""
+    from cockpit.collect.history import _fetch
+
+    srv = prometheus_scenario("gpu_lost")
+    truth = srv.scenario.ground_truth.suspect  # type: ignore[union-attr]
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    try:
+        w = make_window(from_epoch(srv.scenario.now), timedelta(hours=6), "quiet")
+        raw = await _fetch(ctx, w)
+        rep = await collect_history(ctx, w)
+    finally:
+        await ctx.sources.close()
+    xid = raw.got["xid"]
+    assert [s.labels.get("UUID") for s in xid] == [truth.uuid]
+    assert all(x.v > 0 for s in xid for x in s.samples) and len(xid[0].samples) <= 4
+    item = next(i for i in rep.items if i.kind == "xid")
+    assert item.key == f"metrics/xid/{truth.uuid}/79"
+    assert item.at is not None and item.at.timestamp() == xid[0].samples[0].t
+
+
 async def test_the_nodes_are_joined_in_the_query_and_named_where_the_join_is_refused(
     prometheus_scenario: Get, tmp_path: Path
 ) -> None:
@@ -788,3 +813,41 @@ async def test_alt_o_names_the_baseline_c_compared_with_not_the_one_asked(
         line = entry_line(inc, switches[0], lang)
         quiet, week = (t(f"metrics.baseline_kind.{k}", lang) for k in ("quiet", "7d"))
         assert quiet in line and week in line, line
+
+
+async def test_an_analysis_on_a_short_history_never_asks_a_day_earlier(
+    prometheus_scenario: Get, tmp_path: Path
+) -> None:
+    """The lost-GPU incident's Prometheus holds hours, not days: the detection finds the
+    day and the week earlier empty, and the whole analysis asks nothing there (the
+    baselines go to the quiet window at once) and still concludes the lost GPU, with the
+    note that says there was no data a day earlier."""
+    from cockpit.collect.analyze import run_analysis
+    from cockpit.collect.base import detection_for
+
+    srv = prometheus_scenario("gpu_lost")
+    starts: list[datetime] = []
+
+    class Noting(PrometheusSource):
+        async def range(self, query: str, start: datetime, end: datetime, step_s: float):  # type: ignore[no-untyped-def]
+            starts.append(start)
+            return await super().range(query, start, end, step_s)
+
+        async def instant(self, query: str, at: datetime):  # type: ignore[no-untyped-def]
+            starts.append(at)
+            return await super().instant(query, at)
+
+    ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
+    ctx.sources.metrics = Noting(ctx.settings.prometheus)
+    now = from_epoch(srv.scenario.now)
+    try:
+        w = make_window(now, timedelta(hours=2), "1d")
+        await detection_for(ctx, w.end)
+        report = await run_analysis(ctx, w)
+    finally:
+        await ctx.sources.close()
+    assert len(ctx.metrics.empty_spans) == 2
+    assert starts and min(starts) > now - timedelta(hours=12)
+    assert report.conclusion.cause == "gpu_lost"
+    assert report.drilldown.baseline_from == "1d"
+    assert "1d earlier" in report.drilldown.baseline_note

@@ -264,12 +264,12 @@ async def _release_asked_ahead(
 async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) -> list[QuerySpec]:
     """The queries :func:`run_analysis` asks for once C has judged, whatever C judges:
     the per-replica split of every planned signal (:func:`breakdown_specs`) beyond
-    ``cohort_keys``, the length mixes (:func:`mix_specs`) at the window's baseline and at
-    both quiet ones, and the gateway's split of its 5xx ratio and timeouts
+    ``cohort_keys``, the length mixes (:func:`mix_specs`) at the window's baseline (unless
+    the server is known to hold nothing there) and at both quiet ones, and the gateway's split of its 5xx ratio and timeouts
     (:func:`gateway_spec`)."""
-    from cockpit.collect.base import detection_for, scope_for
+    from cockpit.collect.base import detection_for, known_empty, scope_for
     from cockpit.collect.breakdown import breakdown_specs, gateway_spec
-    from cockpit.collect.load import mix_specs
+    from cockpit.collect.load import MIX_REACH, mix_specs
     from cockpit.collect.signals import inside_quiet
 
     det = await detection_for(ctx, window.end)
@@ -279,6 +279,10 @@ async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) 
     baselines = [window, window.with_baseline("quiet")]
     baselines.append(window.with_baseline("quiet", inside_quiet(window)))
     for i, w in enumerate(baselines):
+        if w.baseline != "quiet" and known_empty(
+            ctx.metrics.empty_spans, w.baseline_end, w.baseline_end, MIX_REACH
+        ):
+            continue  # no history there (:func:`empty_history`): the quiet ones serve
         specs += [
             s.model_copy(update={"key": f"ahead{i}:{s.key}"})
             for s in mix_specs(det, scope, w).values()

@@ -237,9 +237,13 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     if ctx.mode is Mode.RECORD and failed is not None:
         raise failed  # one failed listing per recording is enough evidence
     src = require_metrics(ctx)
+    import asyncio
+
+    probe = asyncio.ensure_future(empty_history(src, at))
     try:
         names = await src.metric_names(at)
     except SourceError as exc:
+        probe.cancel()
         ctx.metrics.detection_failure = exc
         raise
     from cockpit.analysis.discovery import apply
@@ -259,10 +263,65 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
         ]
         det = detect_profiles(names, keep, force=ps.force, lang=ctx.lang)
     apply(det, found, scope)
+    ctx.metrics.empty_spans = await probe
     ctx.metrics.discovery = found
     ctx.metrics.detection = det
     ctx.metrics.detection_key = key
     return det
+
+
+HISTORY_PROBE_DAYS = 7
+"""How far before each baseline offset the detection looks for history
+(:func:`empty_history`): the offset baselines of windows up to about a week long lie
+inside what it probes."""
+HISTORY_PROBE_SLACK = timedelta(hours=1)
+"""The probe reaches this far past ``at`` minus the offset: the baselines of windows that
+end up to an hour after the detection (a refresh on a live clock) lie inside it too."""
+
+
+async def empty_history(src: MetricsSource, at: datetime) -> list[tuple[datetime, datetime]]:
+    """The spans of time the server is known to hold no sample in: for each baseline
+    offset (:data:`OFFSETS`, a day and a week), ``[at - offset - 7d, at - offset + 1h]``
+    (:data:`HISTORY_PROBE_DAYS`, :data:`HISTORY_PROBE_SLACK`) when one label-values
+    listing lists no metric name there (a history shorter than the offset: a Prometheus
+    started today, a short retention). The listings go out together, beside the
+    detection's own. An offset baseline inside such a span is known to have no data before
+    it is asked (:func:`cockpit.collect.signals.collect_summaries` goes to the quiet window
+    at once, with the same note). A source without ``names_between``, or a listing that
+    fails or takes over 10 s, knows nothing: no span.
+
+    Prometheus answers label values from the blocks that overlap the range
+    (https://prometheus.io/docs/prometheus/latest/querying/api/#querying-label-values), so
+    an empty answer means no sample there; a non-empty one may be a block that only
+    overlaps, and the baseline is asked as usual."""
+    import asyncio
+
+    names_between = getattr(src, "names_between", None)
+    if names_between is None:
+        return []
+
+    async def empty(lo: datetime, hi: datetime) -> tuple[datetime, datetime] | None:
+        try:
+            names = await asyncio.wait_for(names_between(lo, hi), 10)
+        except (SourceError, TimeoutError):
+            return None
+        return None if names else (lo, hi)
+
+    spans = [
+        (at - off - timedelta(days=HISTORY_PROBE_DAYS), at - off + HISTORY_PROBE_SLACK)
+        for off in OFFSETS.values()
+    ]
+    found = await asyncio.gather(*(empty(lo, hi) for lo, hi in spans))
+    return [s for s in found if s is not None]
+
+
+def known_empty(
+    spans: list[tuple[datetime, datetime]], start: datetime, end: datetime, reach: timedelta
+) -> bool:
+    """Whether ``[start - reach, end]`` (a range query's bounds, and how far before its
+    first step it reads: the rate window or the 5-minute lookback) lies inside one of the
+    ``spans`` of :func:`empty_history`."""
+    return any(lo <= start - reach and end <= hi for lo, hi in spans)
 
 
 def fallback_text(baseline_from: str, lang: str, window: Window | None = None) -> str:

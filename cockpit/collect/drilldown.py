@@ -142,11 +142,13 @@ async def collect_signals(ctx: AppContext, window: Window) -> DrilldownReport:
     runner = runner_for(ctx)
     golden, res = await asyncio.gather(
         steps.golden(ctx, window),
-        collect_summaries(runner, rest, window),
+        collect_summaries(runner, rest, window, empty=ctx.metrics.empty_spans),
     )
     if res.window.baseline != golden.window.baseline:
         # One fell back to the quiet window and the other did not: one baseline for all.
-        res = await collect_summaries(runner, rest, golden.window, fallback_quiet=False)
+        res = await collect_summaries(
+            runner, rest, golden.window, fallback_quiet=False, empty=ctx.metrics.empty_spans
+        )
     by_key = {s.key: s for s in golden.rows} | {s.key: s for s in res.summaries}
     summaries = [by_key[p.key] for p in planned if p.key in by_key]
     pod = scope.get("pod")

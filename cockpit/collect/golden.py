@@ -162,7 +162,8 @@ async def collect_golden(ctx: AppContext, window: Window | None = None) -> Golde
             return [], f"{exc.failure.kind.value}: {exc.failure.message}"
 
     res, (fired, alerts_error) = await asyncio.gather(
-        collect_summaries(runner_for(ctx), planned, window), alerts()
+        collect_summaries(runner_for(ctx), planned, window, empty=ctx.metrics.empty_spans),
+        alerts(),
     )
     out = GoldenSignals(
         rows=res.summaries,

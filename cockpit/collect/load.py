@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -40,6 +41,9 @@ OPTIONAL_LOAD_SIGNALS = frozenset({"serving.rejected_ratio", "serving.api_error_
 stack without them has its engine's error ratio, and step F's table no empty row."""
 MIX_WINDOW = "30m"
 """Length mixes compare the last 30 minutes with the same 30 minutes of the baseline."""
+MIX_REACH = timedelta(minutes=35)
+"""How far before its evaluation time a mix reads: :data:`MIX_WINDOW` and the 5-minute
+lookback."""
 
 
 class LoadReport(BaseModel):

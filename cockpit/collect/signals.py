@@ -161,6 +161,34 @@ def sliced(r: QueryResult, lo: datetime, hi: datetime, step_s: float) -> QueryRe
     return r.model_copy(update={"series": out})
 
 
+def _unasked_baselines(
+    specs: list[QuerySpec], window: Window, empty: list[tuple[datetime, datetime]]
+) -> dict[str, asyncio.Future[QueryResult]]:
+    """The offset baseline queries of ``specs`` known to have no data (their range and the
+    rate window or lookback before it inside an ``empty`` span), each answered at once
+    with no series, by key."""
+    from datetime import timedelta
+
+    from cockpit.collect.base import known_empty
+    from cockpit.timeparse import parse_duration
+
+    if window.baseline == "quiet" or not empty:
+        return {}
+    try:
+        reach = max(parse_duration(window.rate_window), timedelta(minutes=5))
+    except ValueError:
+        return {}
+    if not known_empty(empty, window.baseline_start, window.baseline_end, reach):
+        return {}
+    loop = asyncio.get_running_loop()
+    out: dict[str, asyncio.Future[QueryResult]] = {}
+    for s in specs:
+        if s.key.endswith("/base"):
+            out[s.key] = fut = loop.create_future()
+            fut.set_result(QueryResult(spec=s))
+    return out
+
+
 def range_specs(planned: Iterable[PlannedSignal], window: Window) -> list[QuerySpec]:
     """Window and baseline range queries of every planned signal that has a query.
 
@@ -241,6 +269,7 @@ async def collect_summaries(
     planned: list[PlannedSignal],
     window: Window,
     fallback_quiet: bool = True,
+    empty: list[tuple[datetime, datetime]] | None = None,
 ) -> SummaryResult:
     """Run the planned range queries concurrently and summarise each signal.
 
@@ -254,9 +283,13 @@ async def collect_summaries(
     distant Prometheus): the span before is queried at once (dropped when the offset
     baseline answers), the first half read from the window's own answers
     (:func:`sliced`).
+
+    An offset baseline inside one of the ``empty`` spans (where the server holds no
+    sample: :func:`cockpit.collect.base.empty_history`) is not asked for: it answers
+    nothing, and the quiet window is the baseline with the same note.
     """
     specs = range_specs(planned, window)
-    futures = runner.start(specs)
+    unasked = _unasked_baselines(specs, window, empty or [])
     now_keys = [s.key for s in specs if s.key.endswith("/now")]
     base_keys = [s.key for s in specs if s.key.endswith("/base")]
     quiet_futures: dict[str, asyncio.Future[QueryResult]] = {}
@@ -267,6 +300,8 @@ async def collect_summaries(
     # window's own answers; the span before it is queried at once, and dropped when the
     # offset baseline answers.
     ahead: dict[int, dict[str, asyncio.Future[QueryResult]]] = {}
+    futures = runner.start(s for s in specs if s.key not in unasked)
+    futures.update(unasked)
     if fallback_quiet and futures:
         for i, alt in enumerate(tries):
             if not _sliceable(window, alt.baseline_start, alt.baseline_end):
@@ -397,7 +432,7 @@ async def collect_summaries(
         else f"no data {window.baseline} earlier; baseline = the quiet window before",
         baseline_from=window.baseline if quiet is not None else "",
         slowest_s=slowest,
-        queries=len(results),
+        queries=len(results) - len(unasked),
     )
 
 

@@ -31,7 +31,13 @@ from cockpit.config import PrometheusSettings
 from cockpit.models import InstantVector, Sample, Series
 from cockpit.scenarios.promserver import PromServer
 from cockpit.sources.base import ErrorKind, SourceError
-from cockpit.sources.prometheus import PrometheusSource, fast_matrix, parse_range
+from cockpit.sources.prometheus import (
+    PrometheusSource,
+    fast_matrix,
+    fast_vector,
+    parse_instant,
+    parse_range,
+)
 from tests.backends.faultproxy import Fault, FaultProxy
 
 TTFT_BUCKETS = (
@@ -108,6 +114,49 @@ def test_fast_matrix_declines_other_answers() -> None:
         b"<html>",
     ):
         assert fast_matrix(body) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_series, max_size=4), st.booleans())
+def test_fast_vector_reads_what_the_general_parser_reads(
+    series: list[dict[str, object]], numeric: bool
+) -> None:
+    """An instant query's rows decoded straight (:func:`fast_vector`) are those of
+    ``json`` + :func:`parse_instant`, whatever the labels and values."""
+    result = [
+        {
+            "metric": s["metric"],
+            "value": [t, float(v) if numeric and math.isfinite(v) else _prom_value(float(v))],
+        }
+        for s in series
+        for t, v in s["values"][:1]  # type: ignore[index]
+    ]
+    body = json.dumps(
+        {"status": "success", "data": {"resultType": "vector", "result": result}}
+    ).encode()
+    general = parse_instant(json.loads(body)["data"])
+    fast = fast_vector(body)
+    if fast is None:
+        assert '"+Inf"' in body.decode()
+        return
+
+    def norm(vs: list[InstantVector]) -> list[tuple[dict[str, str], float, float | str]]:
+        return [(v.labels, v.t, "nan" if math.isnan(v.v) else v.v) for v in vs]
+
+    assert norm(fast) == norm(general)
+
+
+def test_fast_vector_declines_other_answers() -> None:
+    for body in (
+        b'{"status":"error","errorType":"bad_data","error":"x"}',
+        b'{"status":"success","data":{"resultType":"matrix","result":[]}}',
+        b'{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}',
+        b'{"status":"success","data":{"result":[{"metric":{},"value":[1,"2"]}]}}',
+        b'{"status":"success","data":{"resultType":"vector","result":[{"value":[1,true]}]}}',
+        b'{"status":"success","data":{"resultType":"vector","result":[{"value":[1]}]}}',
+        b"<html>",
+    ):
+        assert fast_vector(body) is None, body
 
 
 async def test_range_answers_the_fast_path_declines_still_parse(
@@ -448,3 +497,57 @@ async def test_a_baseline_without_data_falls_back_to_quiet_without_another_query
     s99 = res.summaries[1]
     assert s99.baseline.ok and s99.now.ok
     assert s99.baseline.value == pytest.approx(statistics.median(base), rel=1e-9)
+
+
+async def test_a_week_earlier_with_no_history_is_known_before_it_is_asked(
+    worked_example_prom: PromServer,
+) -> None:
+    """A server whose history is shorter than a week (26 h here) lists no metric name a
+    week earlier: the detection's probe finds that span empty (not the day earlier,
+    which has data), and the week-earlier baseline is not asked for at all: the window's
+    and the quiet window's queries are the only ones sent, with the same baseline,
+    values, verdicts and note as when the empty week is asked and falls back. Moved
+    eight days later, the probes reach into the history and know nothing."""
+    from cockpit.collect.base import empty_history
+
+    end = worked_example_prom.scenario.now_dt
+    w = make_window(end, timedelta(hours=1), "7d")
+    planned = [
+        PlannedSignal(
+            key=f"serving.ttft:{st}",
+            signal="serving.ttft",
+            stat=st,
+            unit="s",
+            query="unused: read from the buckets",
+            bucket_query=TTFT_BUCKETS,
+            quantile=q,
+        )
+        for st, q in (("p50", 0.5), ("p99", 0.99))
+    ]
+    src = _source(worked_example_prom.url)
+    try:
+        empty = await empty_history(src, end)
+        later = await empty_history(src, end + timedelta(days=8))
+        runs = []
+        for spans in ([], empty):
+            runner = QueryRunner(src, max_concurrency=8, timeout_s=20)
+            res = await collect_summaries(runner, planned, w, empty=spans)
+            runs.append((res, [q for q, *_ in runner.stats.log]))
+    finally:
+        await src.close()
+    assert len(empty) == 1 and empty[0][0] < w.baseline_start and w.baseline_end < empty[0][1]
+    assert later == []
+    (asked, asked_log), (known, known_log) = runs
+    assert len(asked_log) == 3 and len(known_log) == 2 and known.queries == 2
+    for res in runs:
+        assert res[0].window.baseline == "quiet" and res[0].baseline_from == "7d"
+    assert known.baseline_note == asked.baseline_note != ""
+    for k, a in zip(known.summaries, asked.summaries, strict=True):
+        assert (k.baseline.value, k.now.value, k.verdict) == (
+            a.baseline.value,
+            a.now.value,
+            a.verdict,
+        )
+        assert (k.spark, k.baseline_spark) == (a.spark, a.baseline_spark)
+        assert len(k.spark) > 30 and len(k.baseline_spark) > 10
+    assert all(s.baseline.ok for s in known.summaries)
