@@ -446,15 +446,9 @@ async def test_the_quiet_half_read_from_the_window_query_is_what_prometheus_answ
     assert sliced(res, w.start, w.end, w.step_s).series == whole
 
 
-async def test_a_baseline_without_data_falls_back_to_quiet_without_another_query(
-    worked_example_prom: PromServer,
-) -> None:
-    """No data a week earlier: the quiet window before is asked for with the window's and
-    the week's queries, not after the week came back empty (no round trip more on a
-    distant server), and is the baseline used."""
-    end = worked_example_prom.scenario.now_dt
-    w = make_window(end, timedelta(hours=1), "7d")
-    planned = [
+def _ttft_planned() -> list[PlannedSignal]:
+    """TTFT P50 and P99 of the worked example, both read from one bucket query."""
+    return [
         PlannedSignal(
             key=f"serving.ttft:{st}",
             signal="serving.ttft",
@@ -466,6 +460,17 @@ async def test_a_baseline_without_data_falls_back_to_quiet_without_another_query
         )
         for st, q in (("p50", 0.5), ("p99", 0.99))
     ]
+
+
+async def test_a_baseline_without_data_falls_back_to_quiet_without_another_query(
+    worked_example_prom: PromServer,
+) -> None:
+    """No data a week earlier: the quiet window before is asked for with the window's and
+    the week's queries, not after the week came back empty (no round trip more on a
+    distant server), and is the baseline used."""
+    end = worked_example_prom.scenario.now_dt
+    w = make_window(end, timedelta(hours=1), "7d")
+    planned = _ttft_planned()
     src = _source(worked_example_prom.url)
     events: list[str] = []
 
@@ -512,18 +517,7 @@ async def test_a_week_earlier_with_no_history_is_known_before_it_is_asked(
 
     end = worked_example_prom.scenario.now_dt
     w = make_window(end, timedelta(hours=1), "7d")
-    planned = [
-        PlannedSignal(
-            key=f"serving.ttft:{st}",
-            signal="serving.ttft",
-            stat=st,
-            unit="s",
-            query="unused: read from the buckets",
-            bucket_query=TTFT_BUCKETS,
-            quantile=q,
-        )
-        for st, q in (("p50", 0.5), ("p99", 0.99))
-    ]
+    planned = _ttft_planned()
     src = _source(worked_example_prom.url)
     try:
         empty = await empty_history(src, end)
