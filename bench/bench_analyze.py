@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 
 DELAY_S = 0.25
 """One-way latency added to every request (a distant Prometheus/Thanos)."""
-REPEATS = 7
+REPEATS = 11
 SCENARIO = "gpu_lost"
 
 
