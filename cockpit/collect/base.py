@@ -240,6 +240,8 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     import asyncio
 
     probe = asyncio.ensure_future(empty_history(src, at))
+    # never left with an exception nobody reads, whichever way the detection ends
+    probe.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
         names = await src.metric_names(at)
     except SourceError as exc:
@@ -288,7 +290,7 @@ async def empty_history(src: MetricsSource, at: datetime) -> list[tuple[datetime
     detection's own. An offset baseline inside such a span is known to have no data before
     it is asked (:func:`cockpit.collect.signals.collect_summaries` goes to the quiet window
     at once, with the same note). A source without ``names_between``, or a listing that
-    fails or takes over 10 s, knows nothing: no span.
+    fails in any way or takes over 10 s, knows nothing: no span. Never raises.
 
     Prometheus answers label values from the blocks that overlap the range
     (https://prometheus.io/docs/prometheus/latest/querying/api/#querying-label-values), so
@@ -303,7 +305,8 @@ async def empty_history(src: MetricsSource, at: datetime) -> list[tuple[datetime
     async def empty(lo: datetime, hi: datetime) -> tuple[datetime, datetime] | None:
         try:
             names = await asyncio.wait_for(names_between(lo, hi), 10)
-        except (SourceError, TimeoutError):
+        except Exception:  # a probe that fails knows nothing, whatever broke
+            # (a SourceError, a timeout, the client's session closed under it)
             return None
         return None if names else (lo, hi)
 

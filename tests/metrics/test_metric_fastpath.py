@@ -545,3 +545,24 @@ async def test_a_week_earlier_with_no_history_is_known_before_it_is_asked(
         assert (k.spark, k.baseline_spark) == (a.spark, a.baseline_spark)
         assert len(k.spark) > 30 and len(k.baseline_spark) > 10
     assert all(s.baseline.ok for s in known.summaries)
+
+
+async def test_the_history_probe_knows_nothing_when_its_listing_breaks() -> None:
+    """A listing that breaks in any way (here the client's session closed under it, as
+    when the detection's own listing failed and the source was closed) is no span and
+    never an exception left for the event loop to print."""
+    from datetime import UTC, datetime
+
+    from cockpit.collect.base import empty_history
+
+    class Broken:
+        async def names_between(self, start: object, end: object) -> list[str]:
+            raise RuntimeError("Connection closed.")
+
+    class Empty:
+        async def names_between(self, start: object, end: object) -> list[str]:
+            return []
+
+    at = datetime(2026, 11, 29, 15, tzinfo=UTC)
+    assert await empty_history(Broken(), at) == []  # type: ignore[arg-type]
+    assert len(await empty_history(Empty(), at)) == 2  # type: ignore[arg-type]
