@@ -265,8 +265,8 @@ async def _ahead_specs(ctx: AppContext, window: Window, cohort_keys: list[str]) 
     """The queries :func:`run_analysis` asks for once C has judged, whatever C judges:
     the per-replica split of every planned signal (:func:`breakdown_specs`) beyond
     ``cohort_keys``, the length mixes (:func:`mix_specs`) at the window's baseline (unless
-    the server is known to hold nothing there) and at both quiet ones, and the gateway's split of its 5xx ratio and timeouts
-    (:func:`gateway_spec`)."""
+    the server is known to hold nothing there) and at both quiet ones, and the gateway's
+    split of its 5xx ratio and timeouts (:func:`gateway_spec`)."""
     from cockpit.collect.base import detection_for, known_empty, scope_for
     from cockpit.collect.breakdown import breakdown_specs, gateway_spec
     from cockpit.collect.load import MIX_REACH, mix_specs

@@ -3,6 +3,7 @@ matchers, the query runner of a context, and profile detection (cached per conte
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
@@ -159,8 +160,6 @@ async def scope_for(ctx: AppContext) -> dict[str, str]:
 
 
 async def _resolve_selector(ctx: AppContext, key: tuple[str, ...]) -> ScopeResolution:
-    import asyncio
-
     from cockpit.analysis.podnames import owner_workload, workloads_pod_regex
 
     svc = ctx.settings.service
@@ -237,8 +236,6 @@ async def detection_for(ctx: AppContext, at: datetime) -> Detection:
     if ctx.mode is Mode.RECORD and failed is not None:
         raise failed  # one failed listing per recording is enough evidence
     src = require_metrics(ctx)
-    import asyncio
-
     probe = asyncio.ensure_future(empty_history(src, at))
     # never left with an exception nobody reads, whichever way the detection ends
     probe.add_done_callback(lambda t: t.cancelled() or t.exception())
@@ -296,8 +293,6 @@ async def empty_history(src: MetricsSource, at: datetime) -> list[tuple[datetime
     (https://prometheus.io/docs/prometheus/latest/querying/api/#querying-label-values), so
     an empty answer means no sample there; a non-empty one may be a block that only
     overlaps, and the baseline is asked as usual."""
-    import asyncio
-
     names_between = getattr(src, "names_between", None)
     if names_between is None:
         return []
