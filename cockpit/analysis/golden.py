@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.stats import mean, median
 from cockpit.models import Reading, Series, from_epoch
 from cockpit.models.messages import (
+    TEXT_IN,
     Msg,
     delta_suffix,
     msg,
@@ -144,7 +145,9 @@ class SignalSummary(BaseModel):
             the UI renders in its language; ``None`` only for summaries built by hand.
         query, baseline_query: The PromQL behind the values.
         missing: Metric names that are missing (shown as "missing: <metric>").
-        enable: How to enable the missing metric.
+        enable: How to enable the missing metric (in the plan's language);
+            ``enable_i18n``: the same in each language (``{"zh": …, "en": …}``), read by
+            :meth:`enable_text`.
         spark: Window values in time order (NaN dropped) for the sparkline.
         spark_t: Their timestamps (Unix s).
         baseline_spark: Baseline values in time order.
@@ -190,6 +193,7 @@ class SignalSummary(BaseModel):
     baseline_query: str = ""
     missing: list[str] = Field(default_factory=list)
     enable: str = ""
+    enable_i18n: dict[str, str] = Field(default_factory=dict)
     spark: list[float] = Field(default_factory=list)
     spark_t: list[float] = Field(default_factory=list)
     baseline_spark: list[float] = Field(default_factory=list)
@@ -216,6 +220,10 @@ class SignalSummary(BaseModel):
     def reason_text(self, lang: str) -> str:
         """:attr:`reason` in ``lang``."""
         return self.reason_msg.text(lang) if self.reason_msg is not None else self.reason
+
+    def enable_text(self, lang: str) -> str:
+        """:attr:`enable` in ``lang``."""
+        return self.enable_i18n.get(lang) or self.enable
 
     def set_reason(self, m: Msg) -> None:
         """Set :attr:`reason_msg` and its English rendering :attr:`reason`."""
@@ -448,21 +456,34 @@ def summarize(
 
 
 def missing_summary(
-    key: str, signal_id: str, stat: str, unit: str, missing: list[str], enable: str
+    key: str,
+    signal_id: str,
+    stat: str,
+    unit: str,
+    missing: list[str],
+    enable: str,
+    enable_i18n: dict[str, str] | None = None,
 ) -> SignalSummary:
-    """A summary for a signal whose metric the target does not expose."""
+    """A summary for a signal whose metric the target does not expose; ``enable`` how to
+    enable it, ``enable_i18n`` the same per language."""
     reason_msg = msg("evidence.reason.missing", metrics=", ".join(missing))
     reason = reason_msg.text("en")
     out = _no_data(key, signal_id, stat, Reading.unknown(reason, unit=unit), reason_msg)
     out.unit, out.missing, out.enable = unit, missing, enable
+    out.enable_i18n = dict(enable_i18n or {})
     return out
 
 
-def unsupported_summary(key: str, signal_id: str, stat: str, reason: str) -> SignalSummary:
-    """A summary for a signal the detected stack cannot produce (TGI has no TTFT)."""
-    reason_msg = msg("evidence.reason.unsupported", reason=reason)
+def unsupported_summary(
+    key: str, signal_id: str, stat: str, reason: str, reason_i18n: dict[str, str] | None = None
+) -> SignalSummary:
+    """A summary for a signal the detected stack cannot produce (TGI has no TTFT):
+    ``reason`` in the detection's language, ``reason_i18n`` per language (its message
+    renders in the reader's)."""
+    both = reason_i18n or {"en": reason}
+    reason_msg = msg("evidence.reason.unsupported", reason=msg(TEXT_IN, **both))
     out = _no_data(key, signal_id, stat, Reading.unsupported(reason), reason_msg)
-    out.reason = reason
+    out.reason = reason_msg.text("en")
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import LayerVerdictValue, SignalSummary, judge_msg, reading_msg
-from cockpit.models.messages import Msg, msg, signal_names
+from cockpit.models.messages import Msg, msg, signal_label, signal_names
 from cockpit.models.signals import LAYERS
 
 GPU_SATURATED_PCT = 95.0
@@ -32,7 +32,11 @@ class LayerVerdict(BaseModel):
             could not decide, each with its reason (failed query, no series, no baseline).
         lines: ``"<key>: <reason>"`` per evidence key, rendered in English.
         line_msgs: The same lines as messages (``evidence.layer.line``) for the UI's language.
-        missing: ``"<metric> — <how to enable>"`` for the layer's missing signals.
+        missing: ``"<metric> — <how to enable>"`` for the layer's missing signals and
+            ``"<signal id>: <reason>"`` for its unsupported ones, in English
+            (``analyze --json``).
+        missing_i18n: The same lines as a reader sees them, per language (``zh``/``en``),
+            an unsupported signal by its human name (:meth:`missing_in`).
         signals_total, signals_decided: How many of the layer's signals were asked for
             (missing ones included), and how many had data to decide on: a layer called
             normal on 2 of 10 signals says so (the seed: no data is never healthy).
@@ -49,9 +53,14 @@ class LayerVerdict(BaseModel):
     lines: list[str] = Field(default_factory=list)
     line_msgs: list[Msg] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+    missing_i18n: dict[str, list[str]] = Field(default_factory=dict)
     signals_total: int = 0
     signals_decided: int = 0
     busier: Literal["", "not_faulty", "not_ruled_out"] = ""
+
+    def missing_in(self, lang: str) -> list[str]:
+        """:attr:`missing` as shown in ``lang``."""
+        return self.missing_i18n.get(lang, self.missing)
 
     def headline(self, lang: str) -> str:
         """The verdict as the layer's headline says it: ``anomalous``, and for GPUs that
@@ -152,11 +161,8 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
     for name in LAYERS:
         items = by_layer[name]
         v = LayerVerdict(layer=name)
-        v.missing = sorted(
-            {f"{m} — {s.enable}" if s.enable else m for s in items for m in s.missing}
-        ) + sorted(
-            {f"{s.signal}: {s.reason}" for s in items if s.now.status.value == "unsupported"}
-        )
+        v.missing = _missing_lines(items, "en", human=False)
+        v.missing_i18n = {lang: _missing_lines(items, lang) for lang in ("zh", "en")}
         bad = [s for s in items if s.verdict == "anomalous"]
         # A changed signal (×2 on its harmless side) is decided and shown first among the
         # normal ones: it does not make its layer anomalous.
@@ -180,6 +186,20 @@ def layer_verdicts(summaries: Iterable[SignalSummary]) -> list[LayerVerdict]:
         v.lines = [m.text("en") for m in v.line_msgs]
         out.append(v)
     return out
+
+
+def _missing_lines(items: list[SignalSummary], lang: str, human: bool = True) -> list[str]:
+    """``<metric> — <how to enable>`` per missing metric, then ``<signal>: <reason>`` per
+    unsupported signal (its human name when ``human``, else its id), in ``lang``."""
+    unsupported = [s for s in items if s.now.status.value == "unsupported"]
+    return sorted(
+        {f"{m} — {hint}" if (hint := s.enable_text(lang)) else m for s in items for m in s.missing}
+    ) + sorted(
+        {
+            f"{signal_label(s.signal, lang) if human else s.signal}: {s.reason_text(lang)}"
+            for s in unsupported
+        }
+    )
 
 
 def _strength(s: SignalSummary) -> tuple[int, float]:

@@ -310,7 +310,10 @@ class Detection(BaseModel):
         signals: Canonical id → the resolved signal (from the first detected profile that
             defines it; an available alternative wins over a missing one).
         missing: Canonical id → resolved entries whose metrics are missing.
-        unsupported: Canonical id → reason, when a detected stack cannot produce it.
+        unsupported: Canonical id → reason, when a detected stack cannot produce it (in
+            the detection's language).
+        unsupported_i18n: The same reasons in each language (``{id: {"zh": …, "en": …}}``),
+            which the screens render in theirs after a language switch.
         metas: Profile id → its header, with the label names where discovery found the
             workload (``exported_namespace`` under ``honorLabels: false``).
         joins: Profile id → the ``instance`` regex of the scope's pods, for a source
@@ -321,6 +324,7 @@ class Detection(BaseModel):
     profiles: list[str] = Field(default_factory=list)
     signals: dict[str, ResolvedSignal] = Field(default_factory=dict)
     unsupported: dict[str, str] = Field(default_factory=dict)
+    unsupported_i18n: dict[str, dict[str, str]] = Field(default_factory=dict)
     metas: dict[str, ProfileMeta] = Field(default_factory=dict)
     joins: dict[str, str] = Field(default_factory=dict)
 
@@ -401,6 +405,9 @@ def detect_profiles(
         det.metas[prof.id] = prof.profile
         for sid, reason in prof.profile.unsupported.items():
             det.unsupported.setdefault(sid, reason.get(lang) or reason.get("en", ""))
+            det.unsupported_i18n.setdefault(
+                sid, {x: reason.get(x) or reason.get("en", "") for x in ("zh", "en")}
+            )
         for spec in prof.signal:
             resolved = resolve_signal(spec, names, prof.id)
             current = det.signals.get(spec.id)
@@ -410,6 +417,7 @@ def detect_profiles(
     for sid in list(det.unsupported):
         if sid in det.signals and det.signals[sid].available:
             del det.unsupported[sid]
+            det.unsupported_i18n.pop(sid, None)
     return det
 
 

@@ -472,7 +472,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "reason_args": _args(s.reason_msg),
                 "reason_text": s.reason_text(lang),
                 "missing": s.missing,
-                "enable": s.enable,
+                "enable": s.enable_text("en"),
                 "query": s.query,
                 "slo": s.slo,
                 "slo_breach_at": s.slo_breach_at.isoformat() if s.slo_breach_at else None,

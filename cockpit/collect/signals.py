@@ -31,7 +31,9 @@ DISTRIBUTION_STATS = ("p50", "p95")
 
 
 class PlannedSignal(BaseModel):
-    """One value to collect: the query, or why there is none."""
+    """One value to collect: the query, or why there is none (``enable`` and
+    ``unsupported`` in the plan's language; ``enable_i18n`` and ``unsupported_i18n`` in
+    each, ``{"zh": …, "en": …}``, for a screen that switches language)."""
 
     key: str
     signal: str
@@ -40,7 +42,9 @@ class PlannedSignal(BaseModel):
     query: str = ""
     missing: list[str] = Field(default_factory=list)
     enable: str = ""
+    enable_i18n: dict[str, str] = Field(default_factory=dict)
     unsupported: str = ""
+    unsupported_i18n: dict[str, str] = Field(default_factory=dict)
     bucket_query: str = ""
     quantile: float | None = None
     scale: float = 1.0
@@ -83,7 +87,11 @@ def plan(
                 for st in wanted:
                     out.append(
                         PlannedSignal(
-                            key=f"{sid}:{st}", signal=sid, stat=st, unsupported=det.unsupported[sid]
+                            key=f"{sid}:{st}",
+                            signal=sid,
+                            stat=st,
+                            unsupported=det.unsupported[sid],
+                            unsupported_i18n=det.unsupported_i18n.get(sid, {}),
                         )
                     )
             continue
@@ -99,6 +107,7 @@ def plan(
                         unit=unit,
                         missing=r.missing,
                         enable=det.enable_hint(r, lang),
+                        enable_i18n={x: det.enable_hint(r, x) for x in ("zh", "en")},
                     )
                 )
                 continue
@@ -369,9 +378,11 @@ async def collect_summaries(
 
     async def summary(p: PlannedSignal) -> SignalSummary:
         if p.unsupported:
-            return unsupported_summary(p.key, p.signal, p.stat, p.unsupported)
+            return unsupported_summary(p.key, p.signal, p.stat, p.unsupported, p.unsupported_i18n)
         if not p.query:
-            return missing_summary(p.key, p.signal, p.stat, p.unit, p.missing, p.enable)
+            return missing_summary(
+                p.key, p.signal, p.stat, p.unit, p.missing, p.enable, p.enable_i18n
+            )
         if p.bucket_query:
             now_key, base_key = f"buckets:{p.bucket_query}/now", f"buckets:{p.bucket_query}/base"
             now, base = await result(now_key), await result(base_key)

@@ -247,7 +247,7 @@ def render_text(
             out.append(f"      {line}")
         if len(texts) > 6:
             out.append("      " + t("metrics.text.more_json", lang, n=len(texts) - 6))
-        for m in v.missing:
+        for m in v.missing_in(lang):
             out.append("      " + t("metrics.text.missing", lang, metric=m))
     for note in data_notes or []:
         out.append("  " + note)

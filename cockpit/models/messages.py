@@ -49,6 +49,8 @@ class Msg(BaseModel):
             return sep.join(name(k, lang) for k in keys.split(",") if k)
         if self.key == XID_NAME:
             return _xid_name(self.args.get("code"), lang)
+        if self.key == TEXT_IN:
+            return str(self.args.get(lang) or self.args.get("en") or self.args.get("zh") or "")
         entry = catalog().get(self.key)
         if entry is None:
             return self.key
@@ -102,6 +104,11 @@ NAMES = "names"
 XID_NAME = "xid.name"
 """Message key of an Xid's name in the catalogue (``xid.json``) for its ``code`` argument,
 in the reader's language (``GPU has fallen off the bus`` / ``GPU 从总线上掉线``)."""
+
+TEXT_IN = "text.in"
+"""Message key of a text given in each language by its source (a profile's TOML, a
+plugin): ``msg(TEXT_IN, zh="…", en="…")`` renders the reader's, else English, else
+Chinese."""
 
 SIGNAL_NAMES = "signal.names"
 """Message key of :func:`signal_names` (rendered from the signal catalogue, not a template)."""

@@ -189,10 +189,11 @@ class DrilldownView(MetricsView):
             lines += [f"    {x}" for x in texts[:4]]
             if len(texts) > 4:
                 lines.append("    " + t("metrics.text.more_table", lang, n=len(texts) - 4))
-            lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in v.missing[:4]]
-            if len(v.missing) > 4:
+            missing = v.missing_in(lang)
+            lines += ["    " + t("metrics.text.missing", lang, metric=m) for m in missing[:4]]
+            if len(missing) > 4:
                 # the rest is in `cockpit analyze` and `cockpit doctor`, never dropped silently
-                lines.append("    " + t("metrics.text.more_missing", lang, n=len(v.missing) - 4))
+                lines.append("    " + t("metrics.text.more_missing", lang, n=len(missing) - 4))
         self.query_one("#dd-layers", Static).update("\n".join(lines))
         rules = []
         readings = shown_readings(data.drilldown.rules, lang)

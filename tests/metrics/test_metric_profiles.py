@@ -180,3 +180,41 @@ def test_unified_label_report_lists_equivalents_and_absences() -> None:
     assert "request_id" in report.absent_everywhere()
     text = "\n".join(format_report(report, "en"))
     assert "model: absent" in text and "request_id does not belong" in text
+
+
+def test_missing_and_unsupported_signals_read_in_the_language_shown_not_the_one_planned() -> None:
+    """A plan made in Chinese (the detection is cached across a Ctrl+P language switch)
+    still tells, in English, how to enable a missing metric and why the stack cannot give
+    a signal — by its human name, never its id — and the JSON's lines stay English."""
+    import asyncio
+
+    from cockpit.analysis.layers import layer_verdicts
+    from cockpit.collect.base import make_window
+    from cockpit.collect.runner import QueryRunner
+    from cockpit.collect.signals import collect_summaries, plan
+
+    det = detect_profiles(["sglang:num_running_reqs", "DCGM_FI_DEV_GPU_UTIL"])
+    assert "serving.error_ratio" in det.unsupported
+    assert det.get("hardware.sm_active") is not None
+    window = make_window(from_epoch(1_800_000_000), baseline="quiet")
+    ids = ["serving.error_ratio", "hardware.sm_active"]
+    planned = plan(det, {"namespace": "llm", "model": "", "pod": ""}, window, ids, "zh")
+    assert planned and not any(p.query for p in planned)
+    source = PrometheusSource(PrometheusSettings(url="http://127.0.0.1:9"))
+    res = asyncio.run(collect_summaries(QueryRunner(source), planned, window))
+    layers = {v.layer: v for v in layer_verdicts(res.summaries)}
+
+    hw_en, hw_zh = layers["hardware"].missing_in("en"), layers["hardware"].missing_in("zh")
+    assert any("DCGM_FI_PROF_SM_ACTIVE" in x and "CSV" in x for x in hw_en), hw_en
+    assert any("取消注释" in x for x in hw_zh), hw_zh
+    assert not re.search(r"[\u4e00-\u9fff]", " ".join(hw_en))
+
+    sv_en, sv_zh = layers["serving"].missing_in("en"), layers["serving"].missing_in("zh")
+    assert any("counts no server-side failures" in x for x in sv_en), sv_en
+    assert any("服务端失败" in x for x in sv_zh), sv_zh
+    assert not any("serving.error_ratio" in x for x in sv_en + sv_zh)
+    # analyze --json: English, the signal by its id as documented
+    assert any(
+        x.startswith("serving.error_ratio: SGLang counts") for x in layers["serving"].missing
+    )
+    assert all(s.reason_text("en") == s.reason for s in res.summaries)
