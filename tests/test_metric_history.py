@@ -4,6 +4,7 @@ against the incidents served from a real Prometheus."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Callable
@@ -580,7 +581,7 @@ async def test_f2_lists_first_the_mitigation_of_the_conclusion(
     from cockpit.analysis.mitigations import first_for, mitigations
     from cockpit.collect import steps
     from cockpit.collect.cache import screen_window
-    from cockpit.ui.protect import current_cause, current_suspect
+    from cockpit.ui.protect import _scale_facts, current_cause, current_suspect
 
     srv = prometheus_scenario("kv_overload")
     ctx = ctx_for(srv, tmp_path, srv.scenario.scope["deployment"])
@@ -605,6 +606,21 @@ async def test_f2_lists_first_the_mitigation_of_the_conclusion(
     opts = mitigations(scope, first=first)
     assert opts[0].key == "scale_out"
     assert any(c.startswith("kubectl -n llm scale deployment/qwen-chat") for c in opts[0].commands)
+    # F2 fills the count from the window's inventory and C's request-rate ratio, as C
+    # shows that ratio (arrivals up 60 %: 6 replicas → 10)
+    facts = _scale_facts(ctx, "qwen-chat")
+    assert facts["replicas_now"] == 6
+    dd = await steps.drilldown(ctx, window)
+    qps = next(s for s in dd.drilldown.summaries if s.signal == "access.qps")
+    assert facts["demand_ratio"] == qps.ratio and 1.4 < qps.ratio < 1.8
+    filled = mitigations(scope, first=first, lang="en", **facts)[0].commands
+    target = math.ceil(6 * round(qps.ratio, 2) - 1e-9)
+    assert filled[-1] == f"kubectl -n llm scale deployment/qwen-chat --replicas={target}"
+    assert filled[-2] == (
+        f"# 6 replicas now, requests ×{qps.ratio:.2f} of the baseline: 6 × {qps.ratio:.2f} "
+        f"rounded up = {target}, each replica's load back to the baseline's"
+    )
+    assert mitigations(scope, first=first, lang="zh", **facts)[0].placeholders == []
 
 
 def test_a_recorded_bundle_replays_the_history(prometheus_scenario: Get, tmp_path: Path) -> None:

@@ -223,6 +223,15 @@ class WindowInventory(BaseModel):
         """Seen in the window but not in its last ``grace_s`` seconds."""
         return e.last_seen is not None and e.last_seen < self.end - self.grace_s
 
+    def pods_now(self, deployment: str) -> list[PodEntity]:
+        """The pods of ``deployment`` that still report at the window's end (not silent;
+        a crash-looping pod that still exists counts: it holds a replica's slot)."""
+        return [
+            p
+            for p in self.pods.values()
+            if p.deployment == deployment and p.last_seen is not None and not self.is_silent(p)
+        ]
+
     def silent_gpus(self) -> list[GpuEntity]:
         """GPUs that reported earlier in the window and are silent now."""
         return [g for g in self.gpus.values() if self.is_silent(g)]

@@ -16,8 +16,11 @@ from the same docs.
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel
 
+from cockpit.analysis.golden import SignalSummary
 from cockpit.commandline import arg
 from cockpit.incident import ServiceScope
 from cockpit.redact import public_url
@@ -70,6 +73,72 @@ def record_flags(
     return out
 
 
+DEMAND_ORDER = ("access.qps", "serving.qps")
+"""The request rates that measure demand, the gateway's first (it counts what clients
+sent, failed requests too), then the engine's."""
+
+
+def demand_ratio(summaries: list[SignalSummary]) -> float | None:
+    """Step C's request rate now ÷ its baseline (the first of :data:`DEMAND_ORDER` with
+    both), as C computed it; ``None`` when neither is known."""
+    by_signal = {s.signal: s for s in summaries}
+    for sid in DEMAND_ORDER:
+        s = by_signal.get(sid)
+        if s is not None and s.ratio is not None and math.isfinite(s.ratio):
+            return s.ratio
+    return None
+
+
+def scale_target(replicas_now: int, demand_ratio: float | None) -> int | None:
+    """The replica count that brings the load per replica back to its baseline's:
+    ``ceil(replicas_now × demand_ratio)``, at least one more than now. ``None`` when the
+    replica count or the demand ratio (step C's request rate now ÷ its baseline) is not
+    known, or demand did not rise (more replicas would not be the answer to a demand
+    that did not grow, whatever else is short).
+
+    >>> scale_target(6, 1.6)
+    10
+    >>> scale_target(6, 1.05)
+    7
+    """
+    if replicas_now < 1 or demand_ratio is None or not math.isfinite(demand_ratio):
+        return None
+    if demand_ratio <= 1.0:
+        return None
+    return max(replicas_now + 1, math.ceil(replicas_now * demand_ratio - 1e-9))
+
+
+def _scale_commands(
+    ns: str, dep: str, replicas_now: int, demand_ratio: float | None, lang: str
+) -> list[str]:
+    """``kubectl scale`` with the replica count :func:`scale_target` gives, said in a
+    comment line; ``<REPLICAS>`` (with the count now, when known) otherwise. The ratio is
+    the one C shows (two decimals), and the count is computed from it as written."""
+    from cockpit.i18n import t
+
+    ratio = round(demand_ratio, 2) if demand_ratio is not None else None
+    target = scale_target(replicas_now, ratio)
+    out = [f"kubectl -n {ns} get deployment/{dep}"]
+    if target is not None and ratio is not None:
+        out.append(
+            "# "
+            + t(
+                "protect.comment.scale_by_demand",
+                lang,
+                now=replicas_now,
+                ratio=f"{ratio:.2f}",
+                target=target,
+            )
+        )
+        out.append(f"kubectl -n {ns} scale deployment/{dep} --replicas={target}")
+        return out
+    if replicas_now > 0:
+        key = "replicas_now" if ratio is None else "replicas_now_flat"
+        out.append("# " + t(f"protect.comment.{key}", lang, now=replicas_now))
+    out.append(f"kubectl -n {ns} scale deployment/{dep} --replicas=<REPLICAS>")
+    return out
+
+
 def mitigations(
     scope: ServiceScope,
     *,
@@ -83,6 +152,8 @@ def mitigations(
     first: str = "",
     lang: str = "en",
     pod_restarted: bool | None = None,
+    replicas_now: int = 0,
+    demand_ratio: float | None = None,
 ) -> list[Mitigation]:
     """The seven protect-first options for ``scope``, evidence preservation first (or the
     option ``first`` names, then evidence preservation).
@@ -106,6 +177,10 @@ def mitigations(
             (``None``: unknown). Only a restarted container has a ``--previous`` log to
             save (kubectl refuses it otherwise); unknown, it is offered under a comment
             saying when it applies.
+        replicas_now: Pods of the Deployment serving at the window's end (the window's
+            inventory; ``0``: unknown).
+        demand_ratio: Step C's request rate now ÷ its baseline (``None``: unknown); with
+            ``replicas_now`` it fills the scale-out count (:func:`scale_target`).
     """
     from cockpit.i18n import t
 
@@ -169,10 +244,7 @@ def mitigations(
         ),
         Mitigation(
             key="scale_out",
-            commands=[
-                f"kubectl -n {ns} get deployment/{dep}",
-                f"kubectl -n {ns} scale deployment/{dep} --replicas=<REPLICAS>",
-            ],
+            commands=_scale_commands(ns, dep, replicas_now, demand_ratio, lang),
             placeholders=[],
         ),
         Mitigation(

@@ -8,6 +8,8 @@ preservation first; what the user chooses lands on the incident timeline. With a
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -103,6 +105,24 @@ def current_cause(ctx: AppContext) -> str:
     return str(likely.cause) if likely is not None else ""
 
 
+def _scale_facts(ctx: AppContext, deployment: str) -> dict[str, Any]:
+    """``replicas_now`` (the Deployment's pods at the window's end, from the window's
+    inventory) and ``demand_ratio`` (step C's request rate ÷ its baseline) when they are
+    already collected: what fills the scale-out count."""
+    from cockpit.analysis.mitigations import demand_ratio
+    from cockpit.collect.analyze import history_window
+    from cockpit.collect.cache import peek, screen_window
+
+    window = screen_window(ctx)
+    # B's history, else the conclusion's (the window and as long again before it): both
+    # end where the window does
+    hist = peek(ctx, "history", window) or peek(ctx, "history", history_window(window))
+    dd = peek(ctx, "drilldown", window)
+    now = len(hist.inventory.pods_now(deployment)) if hist is not None and deployment else 0
+    ratio = demand_ratio(dd.drilldown.summaries) if dd is not None else None
+    return {"replicas_now": now, "demand_ratio": ratio}
+
+
 def _bundle_path(ctx: AppContext) -> str:
     """The bundle a replay or the demo reads (its evidence is already preserved)."""
     if ctx.mode is Mode.DEMO:
@@ -153,6 +173,7 @@ class ProtectScreen(SaysWhereTypingGoes, ModalScreen[None]):
             first=first_for(s.kind if s else "", current_cause(ctx)),
             lang=ctx.lang,
             pod_restarted=s.restarted if s else None,
+            **_scale_facts(ctx, scope.deployment),
         )
 
     def compose(self) -> ComposeResult:
