@@ -453,6 +453,52 @@ def _profiled(
     return out
 
 
+DCGM_MAX_NODES = 16
+"""Most nodes whose dcgm-exporter GPUs a playbook reads (one instant query per label
+spelling each)."""
+
+
+async def _dcgm_gpus(ctx: AppContext, data: PlaybookData, pods: list[str]) -> None:
+    """``data.gpus`` from dcgm-exporter through Prometheus when there is no local NVML:
+    the nodes of the pods Kubernetes listed, else the GPUs of each pod the user named
+    (the exporter's pod mapping). Neither known, or nothing found: ``missing["gpu"]``
+    says the local library is absent and why DCGM could not stand in."""
+    from cockpit.sources.dcgm import DcgmSource
+    from cockpit.sources.nvml import NO_NVML
+
+    assert ctx.sources.metrics is not None
+    dcgm = DcgmSource(ctx.sources.metrics, clock=ctx.clock.now)
+    nodes = sorted({p.spec.node_name for p in data.pods if p.spec.node_name})
+    namespace = ctx.settings.service.namespace
+    why = ""
+    try:
+        if nodes:
+            got = await asyncio.gather(
+                *(_timed(dcgm.node_snapshot(n)) for n in nodes[:DCGM_MAX_NODES]),
+                return_exceptions=True,
+            )
+        elif pods and namespace:
+            got = await asyncio.gather(
+                *(_timed(dcgm.pod_snapshot(namespace, p)) for p in pods[:DCGM_MAX_NODES]),
+                return_exceptions=True,
+            )
+        else:
+            got = []
+            why = "DCGM: no pod nodes known (Kubernetes unavailable) and no pods named"
+    except Exception as exc:  # pragma: no cover - gather returns the exceptions
+        got, why = [], _reason(exc)
+    seen: set[str] = set()
+    for r in got:
+        if isinstance(r, BaseException):
+            why = why or f"DCGM: {_reason(r)}"
+        elif (r.node or "") not in seen:
+            seen.add(r.node or "")
+            data.gpus.append(r)
+    if not data.gpus:
+        own = ctx.sources.missing.get("gpu") or NO_NVML
+        data.missing["gpu"] = f"{own}; {why or 'DCGM: no series'}"
+
+
 async def collect_playbook_data(
     ctx: AppContext,
     playbook_id: str,
@@ -485,13 +531,17 @@ async def collect_playbook_data(
         except Exception as exc:
             data.missing["kube"] = _reason(exc)
     if playbook_id in NEEDS_GPU:
-        if src.gpu is None or not hasattr(src.gpu, "snapshot"):
-            data.missing["gpu"] = src.missing.get("gpu", "not configured")
-        else:
+        if src.gpu is not None and hasattr(src.gpu, "snapshot"):
             try:
                 data.gpus = [await _timed(src.gpu.snapshot())]
             except Exception as exc:
                 data.missing["gpu"] = _reason(exc)
+        elif src.metrics is not None:
+            # No NVML here (cockpit runs on a bastion): the pods' GPUs from dcgm-exporter,
+            # as the GPU panel falls back to them.
+            await _dcgm_gpus(ctx, data, pods or [])
+        else:
+            data.missing["gpu"] = src.missing.get("gpu", "not configured")
     if SIGNALS_BY_PLAYBOOK.get(playbook_id):
         if src.metrics is None:
             data.missing["metrics"] = src.missing.get("metrics", "not configured")

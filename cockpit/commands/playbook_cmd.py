@@ -274,8 +274,13 @@ def run(args: argparse.Namespace) -> int:
         for item in book.items
     ]
     # The reasons a source is missing, in the run's language where the source said why.
+    # A reason that starts with the source's own (the GPU's: no NVML, then why DCGM could
+    # not stand in) keeps the rest after it.
+    said = {k: ctx.sources.missing.get(k) for k in ("kube", "gpu", "metrics")}
     data.missing = {
-        k: ctx.sources.missing_text(k, lang, v) if k in ("kube", "gpu", "metrics") else v
+        k: ctx.sources.missing_text(k, lang, v) + v[len(own) :]
+        if (own := said.get(k)) and v.startswith(own)
+        else v
         for k, v in data.missing.items()
     }
     report = to_json(
