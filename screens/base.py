@@ -7,6 +7,7 @@ They do no I/O of their own.
 
 from __future__ import annotations
 
+import time
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -49,6 +50,9 @@ class StepNotes(BoundTextArea):
         self.ctx.session.set_step_note(self.step_id, value)
 
 
+NOTICE_S = 4.0
+"""How long a notice about a chord that found nothing stays (seconds); the chord pressed
+again meanwhile does not stack a second one."""
 TITLE_CHARS = 60
 TITLE_LEAST = 28
 """On a narrow screen the title keeps at least this many characters: the model's name
@@ -146,6 +150,8 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
         """The field Escape left last (Tab goes on from it)."""
         self._arriving = False
         """Shown next by navigation: open at the top with nothing focused."""
+        self._no_section_said = -NOTICE_S
+        """When the "no section further" notice was last shown (monotonic seconds)."""
         self.ledger_editors: list[Any] = []
         """The screen's :class:`~cockpit.ui.ledger.LedgerEditor` s (they add themselves)."""
         localize_bindings(self, ctx.lang)
@@ -288,24 +294,38 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
             key=lambda stop: (stop[0], stop[1]),
         )
         heads = [-1, *self._section_heads(), 1 << 30]
+        rows = {w: y for y, _, w in stops}
         sections = [[w for y, _, w in stops if start <= y < end] for start, end in pairwise(heads)]
         sections = [own for own in sections if own]
-        focused = self.focused
+        # After Esc nothing is focused: go on from the field Esc left, as Tab does.
+        focused = self.focused or self._left_field
         here = next((i for i, own in enumerate(sections) if focused in own), None)
         target: Widget | None = None
-        if direction > 0:
-            ahead = sections[(here + 1 if here is not None else 0) :]
+        if here is None:
+            # Nothing focused (after Esc): from where the page is scrolled to, not its top.
+            body = self.query_one("#step-body", VerticalScroll)
+            top = body.region.y + round(body.scroll_y)
+            below = [own for own in sections if rows[own[0]] >= top]
+            above = [own for own in sections if rows[own[0]] < top]
+            pool = below if direction > 0 else above or below
+            if pool:
+                target = (pool[0] if direction > 0 else pool[-1])[0]
+        elif direction > 0:
+            ahead = sections[here + 1 :]
             target = ahead[0][0] if ahead else None
-        elif here is None:
-            target = sections[-1][0] if sections else None
         else:
             if sections[here][0] is not focused:
                 target = sections[here][0]
             elif here > 0:
                 target = sections[here - 1][0]
         if target is None:
-            self.notify(t("focus.no_section", self.lang), markup=False)
+            # Said once while it is on screen, not stacked by every press of the chord.
+            now = time.monotonic()
+            if now - self._no_section_said >= NOTICE_S:
+                self._no_section_said = now
+                self.notify(t("focus.no_section", self.lang), markup=False, timeout=NOTICE_S)
             return
+        self._left_field = None
         target.focus()
 
     def action_page(self, sign: int) -> None:

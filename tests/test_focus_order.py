@@ -138,6 +138,41 @@ async def test_ctrl_down_ends_at_the_steps_notes(tmp_path):
         assert screen.focused is notes
 
 
+async def test_ctrl_down_after_escape_goes_on_from_the_field_left(tmp_path):
+    """Esc leaves a field (nothing focused); Ctrl+Down then goes on to the section after
+    that field's, as Tab goes on from it, never back to the top of the page; at the last
+    section, pressing it again and again says so once, not one notice per press."""
+    from cockpit.screens.base import StepNotes
+
+    async with opened_demo(demo_ctx(tmp_path, "en"), "A", (160, 48)) as (app, pilot):
+        screen = app.screen
+        rows: list[int] = []
+        for _ in range(3):
+            await pilot.press("ctrl+down")
+            await pilot.pause()
+            rows.append(screen.page_row(screen.focused))
+        left = screen.focused
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.focused is None
+        await pilot.press("ctrl+down")
+        await pilot.pause()
+        assert screen.focused is not None and screen.focused is not left
+        assert screen.page_row(screen.focused) > rows[-1], (rows, screen.page_row(screen.focused))
+        (notes,) = [w for w in screen.query_one(StepNotes).query("*") if w.focusable]
+        for _ in range(12):
+            if screen.focused is notes:
+                break
+            await pilot.press("ctrl+down")
+            await pilot.pause()
+        assert screen.focused is notes
+        for _ in range(4):
+            await pilot.press("ctrl+down")
+            await pilot.pause()
+        said = [n for n in app._notifications if n.message == "No further section that way."]
+        assert len(said) == 1, [n.message for n in app._notifications]
+
+
 @pytest.mark.parametrize("key", ["f2", "f6", "f7", "f8"])
 async def test_tab_walks_each_dialog_in_screen_order(tmp_path, key):
     """F2's options, F6's paste box, F7's scenarios and F8's history: Tab goes top to
