@@ -39,11 +39,13 @@ from cockpit.ui.table import PlainTable
 
 def service_text(r: CohortRow, unit: str, lang: str) -> str:
     """Step C's service-wide value of a row's key in E's number format; a quantile in its
-    histogram's top bucket as C says it (its bound, a lower bound), and a verdict that rests
-    on the window as C's row reads it (``in the window: Xid 79 (13:40:00)``, never 0)."""
+    histogram's top or lowest bucket as C says it (the bound it is at least, or at most:
+    ``≤ 300 ms, lowest bucket``, never the interpolated ``297 ms``), and a verdict that
+    rests on the window as C's row reads it (``in the window: Xid 79 (13:40:00)``, never 0)."""
     m = r.service_msg
     if m is not None and (
-        m.key == "evidence.value.lower_bound" or m.key.startswith("metrics.window.")
+        m.key in ("evidence.value.lower_bound", "evidence.value.upper_bound")
+        or m.key.startswith("metrics.window.")
     ):
         return m.text(lang)
     return fmt_value(r.service, unit) if r.service is not None else ""

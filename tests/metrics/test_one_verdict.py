@@ -142,6 +142,15 @@ def test_a_quantile_in_the_lowest_bucket_is_an_upper_bound() -> None:
     assert "≤ 300 ms, lowest bucket" in " ".join(f.text("en")) and "297" not in " ".join(
         f.text("en")
     )
+    # E's service-wide column (C's value) says the same, never the interpolated 297 ms
+    from cockpit.analysis.cohort import CohortRow
+    from plugins.cohort import service_text
+
+    cohort = CohortRow(
+        key=row.key, signal=row.signal, unit="ms", service=297.0, service_msg=value_msg(row)
+    )
+    assert service_text(cohort, "ms", "en") == "≤ 300 ms, lowest bucket"
+    assert service_text(cohort, "ms", "zh") == value_msg(row).text("zh")
 
 
 def test_reading_rules_read_the_rows_the_table_shows() -> None:
