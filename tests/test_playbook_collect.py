@@ -282,35 +282,47 @@ async def _metrics_only(tmp_path: Path, srv: Any, playbook: str) -> Any:
 async def test_gpu_checks_read_dcgm_when_there_is_no_nvml_here(
     tmp_path: Path, dcgm_prometheus: Any
 ) -> None:
-    """On a bastion (no libnvidia-ml) the GPU items of a playbook read the named pod's GPUs
-    from dcgm-exporter through a real Prometheus, as the GPU panel does; with neither a pod
-    nor Kubernetes to find the nodes, the GPU source is missing and says why DCGM could
-    not stand in."""
+    """On a bastion (no libnvidia-ml) the GPU items of a playbook read the pods' GPUs from
+    dcgm-exporter through a real Prometheus, as the GPU panel does: a named pod's GPUs, or
+    without Kubernetes or a pod named, the nodes the exporter maps the service's pods to;
+    a service none of whose pods is mapped leaves the GPU source missing, saying why DCGM
+    could not stand in, in the run's language."""
     from cockpit.config import PrometheusSettings
     from cockpit.models.messages import msg
     from cockpit.sources.prometheus import PrometheusSource
 
-    settings = Settings(
-        prometheus=PrometheusSettings(url=dcgm_prometheus.url),
-        service=ServiceSettings(namespace="llm"),
-    )
-    sources = Sources(metrics=PrometheusSource(settings.prometheus))
-    sources.set_missing("kube", msg("source.missing.no_kubeconfig"))
-    sources.set_missing("gpu", msg("source.missing.no_nvml"))
-    ctx = make_ctx(tmp_path, sources=sources, settings=settings, frozen_at=dcgm_prometheus.at)
-    try:
-        named = await collect_playbook_data(ctx, "cuda_oom", pods=["vllm-0"])
-        unnamed = await collect_playbook_data(ctx, "cuda_oom")
-    finally:
-        await ctx.sources.close()
+    async def collect(namespace: str, lang: str = "en", **kw: Any) -> Any:
+        settings = Settings(
+            prometheus=PrometheusSettings(url=dcgm_prometheus.url),
+            service=ServiceSettings(namespace=namespace),
+        )
+        sources = Sources(metrics=PrometheusSource(settings.prometheus))
+        sources.set_missing("kube", msg("source.missing.no_kubeconfig"))
+        sources.set_missing("gpu", msg("source.missing.no_nvml"))
+        ctx = make_ctx(tmp_path, sources=sources, settings=settings, frozen_at=dcgm_prometheus.at)
+        ctx.lang = lang
+        try:
+            return await collect_playbook_data(ctx, "cuda_oom", **kw)
+        finally:
+            await ctx.sources.close()
+
+    named = await collect("llm", pods=["vllm-0"])
     assert "gpu" not in named.missing
     assert [s.node for s in named.gpus] == ["gpu-node-b"]
     assert [g.index for g in named.gpus[0].gpus] == [0]
     assert named.gpus[0].gpus[0].mem_total.value is not None
     budget = {r.item: r for r in run_playbook(load_playbook("cuda_oom"), named)}["budget"]
     assert "gpu" not in budget.missing
-    assert unnamed.gpus == []
-    assert unnamed.missing["gpu"] == (
-        "no NVML library (libnvidia-ml.so.1): not a GPU node; use DCGM (--node); "
-        "DCGM: no pod nodes known (Kubernetes unavailable) and no pods named"
-    )
+    service = await collect("llm")
+    assert "gpu" not in service.missing
+    assert [s.node for s in service.gpus] == ["gpu-node-b"]
+    assert len(service.gpus[0].gpus) == 4
+    for lang, why in (
+        ("en", "DCGM: no GPU series of the service's pods"),
+        ("zh", "DCGM：没有该服务 pod 的 GPU 序列"),
+    ):
+        none = await collect("batch", lang)
+        assert none.gpus == []
+        assert none.missing["gpu"].startswith(
+            "no NVML library (libnvidia-ml.so.1): not a GPU node; use DCGM (--node); " + why
+        ), none.missing["gpu"]

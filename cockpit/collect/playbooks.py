@@ -461,8 +461,10 @@ spelling each)."""
 async def _dcgm_gpus(ctx: AppContext, data: PlaybookData, pods: list[str]) -> None:
     """``data.gpus`` from dcgm-exporter through Prometheus when there is no local NVML:
     the nodes of the pods Kubernetes listed, else the GPUs of each pod the user named
-    (the exporter's pod mapping). Neither known, or nothing found: ``missing["gpu"]``
+    (the exporter's pod mapping), else the nodes the exporter maps the service's pods
+    to (its namespace and pod names). Nothing found: ``missing["gpu"]``
     says the local library is absent and why DCGM could not stand in."""
+    from cockpit.i18n import t
     from cockpit.sources.dcgm import DcgmSource
     from cockpit.sources.nvml import NO_NVML
 
@@ -471,6 +473,15 @@ async def _dcgm_gpus(ctx: AppContext, data: PlaybookData, pods: list[str]) -> No
     nodes = sorted({p.spec.node_name for p in data.pods if p.spec.node_name})
     namespace = ctx.settings.service.namespace
     why = ""
+    if not nodes and not pods and namespace:
+        # Neither Kubernetes nor a pod named: the service's pods as the exporter maps them.
+        from cockpit.collect.base import scope_for
+
+        try:
+            regex = (await scope_for(ctx)).get("pod", "")
+            nodes = await _timed(dcgm.service_nodes(namespace, regex))
+        except Exception as exc:
+            why = f"DCGM: {_reason(exc)}"
     try:
         if nodes:
             got = await asyncio.gather(
@@ -484,7 +495,7 @@ async def _dcgm_gpus(ctx: AppContext, data: PlaybookData, pods: list[str]) -> No
             )
         else:
             got = []
-            why = "DCGM: no pod nodes known (Kubernetes unavailable) and no pods named"
+            why = why or t("playbook.gpu.no_dcgm_pods", ctx.lang)
     except Exception as exc:  # pragma: no cover - gather returns the exceptions
         got, why = [], _reason(exc)
     seen: set[str] = set()

@@ -226,6 +226,22 @@ class DcgmSource:
             out.setdefault(key, {})[attr] = values
         return out
 
+    async def service_nodes(
+        self, namespace: str, pod_regex: str = "", at: datetime | None = None
+    ) -> list[str]:
+        """Nodes whose GPUs the exporter maps (``--kubernetes``) to pods of ``namespace``
+        (whose names match ``pod_regex`` when given), in any of :data:`POD_LABELS`'
+        spellings: a service's GPU nodes without Kubernetes."""
+        at = at or self._clock()
+        queries = []
+        for ns_l, pod_l in POD_LABELS:
+            sel = f'{ns_l}="{_esc(namespace)}"' + (
+                f', {pod_l}=~"{_esc(pod_regex)}"' if pod_regex else f', {pod_l}!=""'
+            )
+            queries.append(f"count by ({', '.join(NODE_LABELS)}) (DCGM_FI_DEV_GPU_TEMP{{{sel}}})")
+        results = await asyncio.gather(*(self.metrics.instant(q, at) for q in queries))
+        return sorted({n for r in results for v in r if (n := _node_of(v.labels))})
+
     async def nodes(self, at: datetime | None = None) -> list[str]:
         """Nodes that export DCGM GPU series (either label spelling)."""
         at = at or self._clock()
