@@ -101,9 +101,7 @@ def scale_target(replicas_now: int, demand_ratio: float | None) -> int | None:
     >>> scale_target(6, 1.05)
     7
     """
-    if replicas_now < 1 or demand_ratio is None or not math.isfinite(demand_ratio):
-        return None
-    if demand_ratio <= 1.0:
+    if replicas_now < 1 or demand_ratio is None or not 1.0 < demand_ratio < math.inf:
         return None
     return max(replicas_now + 1, math.ceil(replicas_now * demand_ratio - 1e-9))
 

@@ -482,28 +482,17 @@ async def _dcgm_gpus(ctx: AppContext, data: PlaybookData, pods: list[str]) -> No
             nodes = await _timed(dcgm.service_nodes(namespace, regex))
         except Exception as exc:
             why = f"DCGM: {_reason(exc)}"
-    try:
-        if nodes:
-            got = await asyncio.gather(
-                *(_timed(dcgm.node_snapshot(n)) for n in nodes[:DCGM_MAX_NODES]),
-                return_exceptions=True,
-            )
-        elif pods and namespace:
-            got = await asyncio.gather(
-                *(_timed(dcgm.pod_snapshot(namespace, p)) for p in pods[:DCGM_MAX_NODES]),
-                return_exceptions=True,
-            )
-        else:
-            got = []
-            why = why or t("playbook.gpu.no_dcgm_pods", ctx.lang)
-    except Exception as exc:  # pragma: no cover - gather returns the exceptions
-        got, why = [], _reason(exc)
-    seen: set[str] = set()
-    for r in got:
+    if nodes:
+        calls = [dcgm.node_snapshot(n) for n in nodes[:DCGM_MAX_NODES]]
+    elif pods and namespace:
+        calls = [dcgm.pod_snapshot(namespace, p) for p in pods[:DCGM_MAX_NODES]]
+    else:
+        calls = []
+        why = why or t("playbook.gpu.no_dcgm_pods", ctx.lang)
+    for r in await asyncio.gather(*(_timed(c) for c in calls), return_exceptions=True):
         if isinstance(r, BaseException):
             why = why or f"DCGM: {_reason(r)}"
-        elif (r.node or "") not in seen:
-            seen.add(r.node or "")
+        else:
             data.gpus.append(r)
     if not data.gpus:
         own = ctx.sources.missing.get("gpu") or NO_NVML

@@ -144,7 +144,7 @@ def test_a_quantile_in_the_lowest_bucket_is_an_upper_bound() -> None:
     )
     # E's service-wide column (C's value) says the same, never the interpolated 297 ms
     from cockpit.analysis.cohort import CohortRow
-    from plugins.cohort import service_text
+    from cockpit.plugins.cohort import service_text
 
     cohort = CohortRow(
         key=row.key, signal=row.signal, unit="ms", service=297.0, service_msg=value_msg(row)
