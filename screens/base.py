@@ -68,7 +68,20 @@ class StepBody(VerticalScroll):
 
     def _scroll(self, sign: int, scroll: Any) -> None:
         """Scroll at once with ``scroll`` and then keep focus in sight: the regions laid
-        out before the scroll, moved by how far it went, say what is in sight now."""
+        out before the scroll, moved by how far it went, say what is in sight now.
+
+        A scroll still under way (focus moved to a field scrolls it to the middle of the
+        page, animated) first ends where it was going and the page is laid out there:
+        the regions read are then the ones at the position the key scrolls from, never
+        a frame of the animation behind it."""
+        animator = self.app.animator
+        if animator.is_being_animated(self, "scroll_y"):
+            animator.force_stop_animation(self, "scroll_y")
+            self.call_after_refresh(self._scroll_laid_out, sign, scroll)
+            return
+        self._scroll_laid_out(sign, scroll)
+
+    def _scroll_laid_out(self, sign: int, scroll: Any) -> None:
         before = self.scroll_y
         screen = self.screen
         laid_out = {w: w.region for w in screen.focus_chain}
@@ -364,6 +377,7 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
         notice names where typing goes now. ``laid_out``: the Tab stops' regions before
         the scroll; ``shift``: the rows it scrolled (they are moved up by it)."""
         from cockpit.ui.focus import holds_text, widget_name
+        from cockpit.ui.table import PlainTable
 
         focused = self.focused
         body = self.query_one("#step-body", VerticalScroll)
@@ -371,15 +385,29 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
             return
         seen = body.content_region
 
+        def rows(table: PlainTable) -> list[int]:
+            return table.rows_in_sight(laid_out[table].translate((0, -shift)), seen)
+
         def shown(widget: Widget) -> bool:
             region = laid_out.get(widget)
-            return (
-                region is not None
-                and bool(region.area)
-                and seen.contains_region(region.translate((0, -shift)))
-            )
+            if region is None or not region.area:
+                return False
+            if seen.contains_region(region.translate((0, -shift))):
+                return True
+            # A table is in sight by a row of it in sight (one taller than the window
+            # never fits whole); its cursor is put on such a row below.
+            return isinstance(widget, PlainTable) and bool(rows(widget))
+
+        def cursor_in_sight(widget: Widget | None) -> None:
+            """A table focused here has its cursor on a row in sight (the first scrolling
+            down, the last scrolling up): what Enter or Alt+P acts on is what is seen."""
+            if not isinstance(widget, PlainTable) or not (in_view := rows(widget)):
+                return
+            if widget.cursor_row not in in_view:
+                widget.move_cursor(row=in_view[0] if sign > 0 else in_view[-1], scroll=False)
 
         if shown(focused):
+            cursor_in_sight(focused)
             return
         in_sight = [w for w in self.focus_chain if body in w.ancestors and shown(w)]
         if sign < 0:
@@ -387,6 +415,7 @@ class StepScreen(ContainsWorkerErrors, SaysWhereTypingGoes, SubmitsOnEnter, Keep
         target = next((w for w in in_sight if not holds_text(w)), None)
         target = target or (in_sight[0] if in_sight else None)
         self._left_field = None
+        cursor_in_sight(target)
         self.set_focus(target, scroll_visible=False)
         if target is None:
             self.notify(self.nothing_focused_said(), markup=False, timeout=6)

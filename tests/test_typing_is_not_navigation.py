@@ -320,6 +320,10 @@ async def test_pagedown_walks_through_cs_table_and_on_down_the_page(tmp_path):
                 break
         assert table.cursor_row == 0 and body.scroll_y == 0
         assert app.current_step() == "C"
+        # The last PageUp scrolled the table out of sight below: it gave focus away.
+        assert app.screen.focused is not table
+        table.focus(scroll_visible=False)
+        await pilot.pause()
         # Down, row by row, keeps the highlighted row on screen: the page follows it.
         for _ in range(table.row_count - 1):
             await pilot.press("down")

@@ -6,10 +6,12 @@ names the next field to type in, once per burst."""
 from __future__ import annotations
 
 import pytest
+from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input
 
 from cockpit.app import CockpitApp
 from cockpit.ui.focus import stop_name
+from cockpit.ui.table import PlainTable
 from demo_ctx import demo_ctx, opened_demo
 
 
@@ -112,6 +114,72 @@ async def test_scrolling_the_page_never_leaves_focus_out_of_sight(tmp_path):
         await pilot.pause()
         assert tenants.value == ""
         assert ctx.session.incident.collect.affected_tenants == []
+
+
+@pytest.mark.parametrize("frame", [-20, 6, 18, 30])
+async def test_a_key_that_scrolls_while_the_page_still_scrolls_keeps_focus_in_sight(
+    tmp_path, frame
+):
+    """Focus moved to a field scrolls the page to it, animated; PageDown pressed while a
+    frame of that animation has moved the page and it is not laid out there yet still
+    hands focus to a widget in sight (the regions it judges are of the position it pages
+    from), never leaves it in the field scrolled away."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "A", (80, 24)) as (app, pilot):
+        screen = app.screen
+        body = screen.query_one("#step-body")
+        tenants = screen.query_one("#input-affected_tenants", Input)
+        tenants.focus(scroll_visible=False)
+        body.scroll_to(y=30, animate=False)
+        await pilot.pause()
+        body.scroll_to_center(tenants, animate=True, duration=30)
+        await pilot.pause()
+        assert app.animator.is_being_animated(body, "scroll_y")
+        # what one frame of the animation does before the page is laid out again
+        body.scroll_y += frame
+        body.action_page_down()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        await pilot.pause()
+        focused = screen.focused
+        assert focused is None or body.content_region.contains_region(focused.region), (
+            focused,
+            focused.region,
+        )
+
+
+def _in_sight(body: Widget, widget: Widget | None) -> bool:
+    """Whether ``widget`` (focused) is seen on ``body``'s window: a table by the line of
+    its cursor's row, any other widget whole; nothing focused counts."""
+    if widget is None:
+        return True
+    if isinstance(widget, PlainTable):
+        line = widget.region.y + widget._get_row_region(widget.cursor_row).y
+        line -= round(widget.scroll_y)
+        return body.content_region.y <= line < body.content_region.bottom
+    return body.content_region.contains_region(widget.region)
+
+
+async def test_paging_past_a_table_hands_focus_to_a_widget_in_sight(tmp_path):
+    """A table as tall as its rows, focused, at its last row: PageDown goes on paging the
+    page, and focus follows into sight (the table does not stay focused above the top);
+    PageUp back to the top likewise."""
+    ctx = demo_ctx(tmp_path, "en")
+    async with opened_demo(ctx, "A", (80, 24)) as (app, pilot):
+        screen = app.screen
+        body = screen.query_one("#step-body")
+        screen.query_one("#err-table").focus()
+        await pilot.pause()
+        seen = set()
+        for key in ["end", "pagedown", "pagedown", "pagedown", "pageup", "pageup", "pageup"]:
+            await pilot.press(key)
+            await pilot.wait_for_scheduled_animations()
+            await pilot.pause()
+            await pilot.pause()
+            focused = screen.focused
+            assert _in_sight(body, focused), (key, focused, focused and focused.region)
+            seen.add(focused.id if focused else None)
+        assert len(seen) > 1, seen
 
 
 async def test_editing_a_row_says_which_and_escape_cancels_it(tmp_path):

@@ -72,14 +72,35 @@ class PlainTable(DataTable[Any]):
             # window's height: at its edge the keys go on scrolling the page.
             if not edge and self.cursor_type != "none" and self.row_count:
                 return False
-            page.scroll_page_up() if sign < 0 else page.scroll_page_down()
+            self._scroll_page(page, sign)
             return True
         if self.cursor_type == "none" or self.row_count == 0 or edge:
-            page.scroll_page_up() if sign < 0 else page.scroll_page_down()
+            self._scroll_page(page, sign)
             return True
         step = max(1, page.scrollable_content_region.height - 2)
         self.move_cursor(row=max(0, min(last, self.cursor_row + sign * step)))
         return True
+
+    def rows_in_sight(self, region: Region, seen: Region) -> list[int]:
+        """The rows whose line lies inside ``seen`` (the page's window, screen cells) when
+        the table is laid out at ``region`` (its region on screen, maybe after a scroll
+        not yet laid out), top to bottom; empty when the table has no cursor on rows."""
+        if self.cursor_type == "none" or not self.row_count:
+            return []
+        header = self.header_height if self.show_header else 0
+        first = max(seen.y, region.y + header)  # rows scrolled under the header are hidden
+        last = min(seen.bottom, region.bottom)
+        lines = (
+            (row, region.y + self._get_row_region(row).y - round(self.scroll_y))
+            for row in range(self.row_count)
+        )
+        return [row for row, y in lines if first <= y < last]
+
+    @staticmethod
+    def _scroll_page(page: Widget, sign: int) -> None:
+        """Page ``page`` by its own PageUp/PageDown action: the step's page then keeps
+        focus in sight (``StepBody``), so a table paged out of sight hands focus on."""
+        page.action_page_up() if sign < 0 else page.action_page_down()
 
     def _scroll_cursor_into_view(self, animate: bool = False) -> None:
         """Keep the highlighted row on screen: the table scrolls to it and so does every
