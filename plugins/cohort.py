@@ -25,6 +25,7 @@ from cockpit.analysis.cohort import (
     CohortKind,
     CohortRow,
     available_kinds,
+    median_text,
     suspect_text,
 )
 from cockpit.analysis.history import WindowInventory
@@ -240,7 +241,7 @@ class CohortPanel(Panel):
                     (
                         name,
                         mine,
-                        fmt_value(r.cohort_median, unit),
+                        median_text(r, lang),
                         str(r.cohort_n),
                         f"×{r.ratio:.2f}" if r.ratio is not None else "",
                         # step C's service-wide value of the same signal, as C shows it
@@ -355,14 +356,14 @@ class CohortPanel(Panel):
                 note=t(
                     "evidence.cohort_pin_note",
                     self.lang,
-                    median=fmt_value(row.cohort_median, unit_text(row.unit, self.lang)),
+                    median=median_text(row, self.lang),
                     definition=data.cohort.definition(self.lang),
                 ),
                 note_i18n=in_both(
                     lambda lang: t(
                         "evidence.cohort_pin_note",
                         lang,
-                        median=fmt_value(row.cohort_median, unit_text(row.unit, lang)),
+                        median=median_text(row, lang),
                         definition=data.cohort.definition(lang),
                     )
                 ),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from cockpit.analysis.golden import BucketEdge
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import max_z, median, robust_score
 from cockpit.flow import Branch
@@ -95,6 +96,10 @@ class EntityValue(BaseModel):
     revision: str = ""
     deployment: str = ""
     value: float
+    edge: BucketEdge | None = None
+    """For a histogram quantile in its top or lowest bucket, the bound it is only known
+    against (``value`` is then what ``histogram_quantile`` answers: the bound, or its
+    interpolation inside the lowest bucket)."""
 
 
 class Breakdown(BaseModel):

@@ -9,6 +9,7 @@ every golden signal and DCGM field, outliers highlighted. The same robust rule a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Literal
 
@@ -16,7 +17,14 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue, is_outlier
 from cockpit.analysis.changes import ChangeItem
-from cockpit.analysis.golden import SignalSummary, is_changed, judge_msg, value_msg
+from cockpit.analysis.golden import (
+    BucketEdge,
+    SignalSummary,
+    edge_msg,
+    is_changed,
+    judge_msg,
+    value_msg,
+)
 from cockpit.analysis.history import RestartCount, WindowInventory, xid_msg, xids_of
 from cockpit.analysis.inventory import Inventory
 from cockpit.analysis.stats import median, robust_score
@@ -69,6 +77,10 @@ class CohortRow(BaseModel):
             (:func:`with_history`): the Xid codes its GPUs reported in the window (B's and
             C's items), or, without a value now, when its series stopped reporting and its
             last value; None when the history adds nothing.
+        suspect_edge, median_edge: A histogram quantile's bound when the suspect's value
+            or the cohort's median is only known against its top or lowest bucket
+            (:func:`median_edge`): shown as that bound (``≤ 300 ms, lowest bucket``), as C
+            shows the service's.
     """
 
     key: str
@@ -86,6 +98,8 @@ class CohortRow(BaseModel):
     per: Literal["replica", "gpu"] = "replica"
     service: float | None = None
     service_msg: Msg | None = None
+    suspect_edge: BucketEdge | None = None
+    median_edge: BucketEdge | None = None
 
     def label(self, lang: str) -> str:
         """The row's name, saying it is one entity's value (``output tokens/s per
@@ -271,22 +285,20 @@ def auto_cohort(
 
 def _value_of(
     b: Breakdown, entity: str, kind: str, inv: Inventory, gpu_pod: dict[str, str]
-) -> list[float]:
+) -> list[EntityValue]:
     """Values of ``entity`` in ``b``; a node's values are its GPUs' or pods' values, and a
     GPU's value of a signal split by pod (the serving signals) is the value of the pod that
     holds it (``gpu_pod``: GPU UUID → pod)."""
     if kind == "node":
-        return [v.value for v in b.values if (v.node or inv.gpu_node.get(v.gpu, "")) == entity]
+        return [v for v in b.values if (v.node or inv.gpu_node.get(v.gpu, "")) == entity]
     if kind == "pod":
         # GPU series of a pod count as the pod's (DCGM --kubernetes maps GPUs to pods).
-        return [
-            v.value for v in b.values if v.entity == entity or (v.kind == "gpu" and v.pod == entity)
-        ]
-    own = [v.value for v in b.values if v.entity == entity]
+        return [v for v in b.values if v.entity == entity or (v.kind == "gpu" and v.pod == entity)]
+    own = [v for v in b.values if v.entity == entity]
     pod = gpu_pod.get(entity, "")
     if own or not pod:
         return own
-    return [v.value for v in b.values if v.kind == "pod" and v.entity == pod]
+    return [v for v in b.values if v.kind == "pod" and v.entity == pod]
 
 
 def gpu_pods(breakdowns: Iterable[Breakdown], inv: Inventory) -> dict[str, str]:
@@ -312,7 +324,7 @@ def compare(cohort: CohortDef, breakdowns: list[Breakdown], inv: Inventory) -> C
     for b in breakdowns:
         mine = _value_of(b, cohort.suspect, cohort.suspect_kind, inv, held)
         if cohort.kind == "all_gpus" and cohort.suspect_kind == "node":
-            peers = [v.value for v in b.values if v.entity in members]
+            peers = [v for v in b.values if v.entity in members]
         else:
             peers = []
             for m in members:
@@ -340,22 +352,43 @@ def with_service(out: CohortComparison, summaries: list[SignalSummary]) -> Cohor
     return out
 
 
+def median_edge(values: list[EntityValue]) -> BucketEdge | None:
+    """The bound the median of ``values`` is only known against: the edge of the middle
+    value (both middle values of an even count) when it is a histogram quantile in the top
+    or lowest bucket, the same side for both. At least half the values are then at most
+    (at least) that bound, so their true median is too; ``None`` otherwise."""
+    ranked = sorted((v for v in values if math.isfinite(v.value)), key=lambda v: v.value)
+    if not ranked:
+        return None
+    mid = len(ranked) // 2
+    middle = ranked[mid : mid + 1] if len(ranked) % 2 else ranked[mid - 1 : mid + 1]
+    edges = [v.edge for v in middle]
+    if any(e is None for e in edges) or len({e.side for e in edges if e is not None}) != 1:
+        return None
+    return edges[0]
+
+
 def _row(
     b: Breakdown,
-    mine: list[float],
-    peers: list[float],
+    mine_at: list[EntityValue],
+    peers_at: list[EntityValue],
     per: Literal["replica", "gpu"] = "replica",
     *,
     before_after: bool = False,
 ) -> CohortRow:
     """The row of ``b``: the median of the suspect's values against the cohort's. Across
     a cohort the outlier rule decides; ``before_after`` (a release against the revision it
-    replaced) C's verdict rule on the two medians does."""
+    replaced) C's verdict rule on the two medians does. A median known only as a bucket
+    bound carries it (:func:`median_edge`)."""
     row = CohortRow(key=b.key, signal=b.signal, unit=b.unit, query=b.query, per=per)
+    mine = [v.value for v in mine_at]
+    peers = [v.value for v in peers_at]
     row.cohort_n = len(peers)
     if mine:
         row.suspect = median(mine)
+        row.suspect_edge = median_edge(mine_at)
     row.cohort_median = median(peers)
+    row.median_edge = median_edge(peers_at)
     if row.suspect is not None and row.cohort_median is not None:
         if row.cohort_median:
             row.ratio = row.suspect / row.cohort_median
@@ -408,8 +441,8 @@ def compare_revisions(
     earlier = {b.key: b for b in then}
     for b in now:
         before = earlier.get(b.key)
-        mine = [v.value for v in b.values if v.revision == new]
-        peers = [v.value for v in before.values if v.revision == old] if before else []
+        mine = [v for v in b.values if v.revision == new]
+        peers = [v for v in before.values if v.revision == old] if before else []
         out.rows.append(_row(b, mine, peers, before_after=True))
     return out
 
@@ -479,11 +512,26 @@ def suspect_text(r: CohortRow, lang: str) -> str:
     from cockpit.i18n import fmt_value
     from cockpit.models.messages import unit_text
 
-    mine = fmt_value(r.suspect, unit_text(r.unit, lang))
+    if r.suspect_edge is not None and r.suspect is not None:
+        mine = edge_msg(r.suspect_edge, r.unit).text(lang)
+    else:
+        mine = fmt_value(r.suspect, unit_text(r.unit, lang))
     if r.window is None:
         return mine
     seen = r.window.text(lang)
     return seen if r.suspect is None else f"{mine} · {seen}"
+
+
+def median_text(r: CohortRow, lang: str) -> str:
+    """The cohort's median on a row as E's table, its pin and ``cockpit analyze`` show it:
+    ``297 ms``, or the bucket bound it is only known against (``≤ 300 ms, lowest bucket``,
+    as C writes the service's), never ``histogram_quantile``'s interpolation inside it."""
+    from cockpit.i18n import fmt_value
+    from cockpit.models.messages import unit_text
+
+    if r.median_edge is not None and r.cohort_median is not None:
+        return edge_msg(r.median_edge, r.unit).text(lang)
+    return fmt_value(r.cohort_median, unit_text(r.unit, lang))
 
 
 def _stopped(at: float | None, last: float | None, unit: str) -> Msg:

@@ -231,6 +231,22 @@ class SignalSummary(BaseModel):
         self.reason = m.text("en")
 
 
+class BucketEdge(BaseModel):
+    """A histogram quantile known only as a bound (:func:`~cockpit.analysis.load.quantile_edge`):
+    ``side`` ``top`` — in the ``+Inf`` bucket, at least ``bound``; ``bottom`` — in the
+    lowest bucket, at most ``bound`` (the signal's unit, scaled as its values)."""
+
+    side: Literal["top", "bottom"]
+    bound: float
+
+
+def edge_msg(edge: BucketEdge, unit: str) -> Msg:
+    """A bounded quantile as every screen writes it: ``≥ 159,200 ms, top bucket`` or
+    ``≤ 300 ms, lowest bucket`` (``unit``: the signal's unit id)."""
+    key = "evidence.value.lower_bound" if edge.side == "top" else "evidence.value.upper_bound"
+    return msg(key, value=edge.bound, unit=unit_suffix(unit))
+
+
 def value_msg(s: SignalSummary) -> Msg:
     """A signal's value now as every screen shows it: ``620 ms``; for a quantile in the
     histogram's top bucket the bound it is at least (``≥ 159,200 ms, top bucket``), in its
@@ -241,9 +257,9 @@ def value_msg(s: SignalSummary) -> Msg:
         return s.window_reading
     u = unit_suffix(s.unit)
     if s.top_bucket is not None:
-        return msg("evidence.value.lower_bound", value=s.top_bucket, unit=u)
+        return edge_msg(BucketEdge(side="top", bound=s.top_bucket), s.unit)
     if s.bottom_bucket is not None:
-        return msg("evidence.value.upper_bound", value=s.bottom_bucket, unit=u)
+        return edge_msg(BucketEdge(side="bottom", bound=s.bottom_bucket), s.unit)
     if s.now.value is None:
         return s.reason_msg or msg("evidence.reason.no_data")
     return msg("evidence.value.plain", value=s.now.value, unit=u)

@@ -83,6 +83,27 @@ def quantile_cumulative(les: list[float], counts: list[float], q: float) -> floa
     return prev_le + (le - prev_le) * ((rank - prev_c) / (count - prev_c))
 
 
+def quantile_edge(
+    les: list[float], counts: list[float], q: float
+) -> tuple[Literal["top", "bottom"], float] | None:
+    """Where a ``q`` quantile of cumulative ``counts`` over bounds ``les`` (the output of
+    :func:`cumulative`) is only bounded, not measured: ``("top", b)`` when it falls in the
+    ``+Inf`` bucket (``histogram_quantile`` answers the highest finite bound ``b``; the
+    true value is at least ``b``), ``("bottom", b)`` when it falls in the lowest bucket of
+    bound ``b > 0`` (``histogram_quantile`` interpolates between 0 and ``b`` as if the
+    observations spread evenly; the true value is at most ``b``), else ``None``
+    (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile).
+    """
+    if not les or not counts or counts[-1] <= 0:
+        return None
+    rank = q * counts[-1]
+    if len(les) >= 2 and math.isinf(les[-1]) and rank > counts[-2]:
+        return ("top", les[-2])
+    if les[0] > 0 and not math.isinf(les[0]) and rank <= counts[0]:
+        return ("bottom", les[0])
+    return None
+
+
 def share_above(buckets: list[Bucket], bound: float) -> float | None:
     """Percent of observations above ``bound`` (interpolated inside its bucket)."""
     bs = sorted(buckets, key=lambda b: b.le)

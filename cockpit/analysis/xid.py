@@ -750,11 +750,13 @@ def xid_event_text(
     xid: int, gpu_index: int | None, pci_bus_id: str | None, lang: str = "en"
 ) -> str:
     """One timeline line for an Xid event: number, GPU, meaning, likely cause, action."""
+    from cockpit.i18n import t
+
     info = lookup_xid(xid, lang)
     where = f"GPU {gpu_index}" if gpu_index is not None else "GPU ?"
     if pci_bus_id:
         where += f" ({normalize_pci(pci_bus_id)})"
-    likely = "/".join(info.likely) if info.likely else "?"
+    likely = "/".join(t(f"explain.value.{c}", lang) for c in info.likely) if info.likely else "?"
     if lang == "zh":
         return f"Xid {xid} @ {where}：{info.name}；可能原因：{likely}；建议：{info.action}"
     return f"Xid {xid} on {where}: {info.name}; likely: {likely}; action: {info.action}"

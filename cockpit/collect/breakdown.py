@@ -14,12 +14,13 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.blast_radius import Breakdown, EntityValue
 from cockpit.analysis.discovery import ip_of_instance
-from cockpit.analysis.golden import STAT_QUANTILES
+from cockpit.analysis.golden import STAT_QUANTILES, BucketEdge
 from cockpit.analysis.inventory import Inventory, build_inventory, first_label
 from cockpit.analysis.profiles import Detection, render, render_buckets
 from cockpit.collect.base import Window, detection_for, runner_for, scope_for
 from cockpit.collect.runner import QueryResult, QuerySpec
-from cockpit.collect.signals import stats_for, vector_quantiles
+from cockpit.collect.signals import edged_quantiles, stats_for
+from cockpit.models import InstantVector
 from cockpit.models.signals import SIGNALS
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class PlannedBreakdown(NamedTuple):
         unit: The signal's unit.
         spec: What is sent. A histogram's stats share one query of its bucket rates per
             entity (``sum by (le, …)``), sent once; each stat's quantile is computed from
-            it as ``histogram_quantile`` does (:func:`vector_quantiles`).
+            it as ``histogram_quantile`` does (:func:`~cockpit.collect.signals.edged_quantiles`).
         shown: The PromQL that gives this key's values directly (a histogram's
             ``histogram_quantile(q, …)``), as the breakdown names its query.
         quantile: A histogram stat's quantile and the signal's scale; ``None`` otherwise.
@@ -168,8 +169,12 @@ def to_breakdown(
         b.failure = f"{res.failure.kind.value}: {res.failure.message}"
         return b
     hardware = SIGNALS[signal].layer == "hardware"
-    vector = res.vector if quantile is None else vector_quantiles(res.vector, *quantile)
-    for v in vector:
+    vector: list[tuple[InstantVector, BucketEdge | None]]
+    if quantile is None:
+        vector = [(v, None) for v in res.vector]
+    else:
+        vector = edged_quantiles(res.vector, *quantile)
+    for v, edge in vector:
         if v.v != v.v:  # NaN: no data for that entity, never zero
             continue
         pod = first_label(v.labels, "pod")
@@ -190,6 +195,7 @@ def to_breakdown(
                     revision=info.revision if info else "",
                     deployment=info.deployment if info else "",
                     value=v.v,
+                    edge=edge,
                 )
             )
             continue
@@ -207,6 +213,7 @@ def to_breakdown(
                 revision=info.revision,
                 deployment=info.deployment,
                 value=v.v,
+                edge=edge,
             )
         )
     return b

@@ -417,6 +417,8 @@ async def _from_drilldown(ctx: AppContext, data: PlaybookData) -> None:
             continue
         sig.now, sig.baseline, sig.query = row.now, row.baseline, row.query
         sig.verdict = row.verdict
+        sig.top_bucket, sig.bottom_bucket = row.top_bucket, row.bottom_bucket
+        sig.lowest_bound = row.lowest_bound
         sig.baseline_from = "quiet" if dd.window.baseline == "quiet" else ""
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.golden import (
     STAT_QUANTILES,
+    BucketEdge,
     SignalSummary,
     missing_summary,
     summarize,
@@ -528,6 +529,14 @@ def bucket_grid(buckets: list[Series]) -> BucketGrid:
 def vector_quantiles(
     buckets: list[InstantVector], q: float, scale: float = 1.0
 ) -> list[InstantVector]:
+    """``histogram_quantile(q, sum by (le, …) (…)) * scale`` of an instant bucket vector,
+    one value per label set without ``le`` (:func:`edged_quantiles` without the edges)."""
+    return [v for v, _ in edged_quantiles(buckets, q, scale)]
+
+
+def edged_quantiles(
+    buckets: list[InstantVector], q: float, scale: float = 1.0
+) -> list[tuple[InstantVector, BucketEdge | None]]:
     """``histogram_quantile(q, sum by (le, …) (…)) * scale`` of an instant bucket vector:
     one value per label set without ``le``, computed as Prometheus does (bounds ascending,
     counts made monotonic, linear interpolation, the highest finite bound for the ``+Inf``
@@ -535,9 +544,11 @@ def vector_quantiles(
 
     One query of the buckets thus gives every quantile of every group. A group with no
     observations is left out (no data is never zero); buckets without a numeric ``le``
-    and NaN counts are passed over.
+    and NaN counts are passed over. Beside each value, the bucket bound it is only known
+    against when it falls in the top or the lowest bucket
+    (:func:`~cockpit.analysis.load.quantile_edge`, ``× scale``), else ``None``.
     """
-    from cockpit.analysis.load import cumulative, quantile_cumulative
+    from cockpit.analysis.load import cumulative, quantile_cumulative, quantile_edge
 
     groups: dict[tuple[tuple[str, str], ...], tuple[float, list[tuple[float, float]]]] = {}
     for v in buckets:
@@ -550,14 +561,20 @@ def vector_quantiles(
         key = tuple(sorted((k, x) for k, x in v.labels.items() if k != "le"))
         entry = groups.setdefault(key, (v.t, []))
         entry[1].append((le, v.v))
-    out = []
+    out: list[tuple[InstantVector, BucketEdge | None]] = []
     for key, (t, pairs) in groups.items():
         les, counts = cumulative(sorted(pairs))
         # Prometheus answers NaN without an +Inf bucket or with fewer than two buckets.
         complete = len(les) >= 2 and math.isinf(les[-1])
         value = quantile_cumulative(les, counts, q) if complete else None
         if value is not None:
-            out.append(InstantVector(labels=dict(key), t=t, v=value * scale))
+            edge = quantile_edge(les, counts, q)
+            out.append(
+                (
+                    InstantVector(labels=dict(key), t=t, v=value * scale),
+                    None if edge is None else BucketEdge(side=edge[0], bound=edge[1] * scale),
+                )
+            )
     return out
 
 
@@ -610,12 +627,12 @@ def top_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
     (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile):
     the true value is only known to be at least it, and is shown as a lower bound.
     """
+    from cockpit.analysis.load import quantile_edge
+
     if not grid:
         return None
-    _, les, counts = grid[-1]
-    if len(les) < 2 or not math.isinf(les[-1]) or counts[-1] <= 0:
-        return None
-    return les[-2] * scale if q * counts[-1] > counts[-2] else None
+    edge = quantile_edge(grid[-1][1], grid[-1][2], q)
+    return edge[1] * scale if edge is not None and edge[0] == "top" else None
 
 
 def bottom_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
@@ -630,12 +647,12 @@ def bottom_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | Non
     for a millisecond). The true value is only known to be at most the bound, and is shown
     as an upper bound.
     """
+    from cockpit.analysis.load import quantile_edge
+
     if not grid:
         return None
-    _, les, counts = grid[-1]
-    if not les or not les[0] > 0 or math.isinf(les[0]) or counts[-1] <= 0:
-        return None
-    return les[0] * scale if q * counts[-1] <= counts[0] else None
+    edge = quantile_edge(grid[-1][1], grid[-1][2], q)
+    return edge[1] * scale if edge is not None and edge[0] == "bottom" else None
 
 
 def lowest_bound(grid: BucketGrid, scale: float = 1.0) -> float | None:

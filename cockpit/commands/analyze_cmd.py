@@ -13,7 +13,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cockpit.i18n import fmt_value
 from cockpit.neutral import json_text
 
 if TYPE_CHECKING:
@@ -208,12 +207,12 @@ def render_text(
     """The human-readable report (zh or en); ``bundle_note``, when set, says that the
     replayed bundle does not hold this window; ``data_notes`` (see :func:`notes_of`) come
     after the layers."""
-    from cockpit.analysis.cohort import suspect_text
+    from cockpit.analysis.cohort import median_text, suspect_text
     from cockpit.analysis.layers import shown_readings
     from cockpit.analysis.profiles import profile_names
     from cockpit.collect.base import fallback_text
     from cockpit.i18n import t
-    from cockpit.models.messages import signal_names, unit_text
+    from cockpit.models.messages import signal_names
 
     dd = report.drilldown
     w = dd.window
@@ -300,7 +299,7 @@ def render_text(
                     key=row.key,
                     name=row.label(lang),  # per replica or GPU, never C's label
                     suspect=suspect_text(row, lang),  # as E shows it
-                    median=fmt_value(row.cohort_median, unit_text(row.unit, lang)),
+                    median=median_text(row, lang),
                     n=row.cohort_n,
                 )
                 + (

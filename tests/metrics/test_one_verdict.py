@@ -153,6 +153,86 @@ def test_a_quantile_in_the_lowest_bucket_is_an_upper_bound() -> None:
     assert service_text(cohort, "ms", "zh") == value_msg(row).text("zh")
 
 
+def test_per_replica_quantiles_in_an_edge_bucket_are_bounds_in_e_and_the_playbooks() -> None:
+    """A quantile per replica (D, E) and the playbooks' reading of C's row carry the same
+    bound as C's service-wide value: five replicas that do not queue are each "≤ 300 ms,
+    lowest bucket", and so is their median; E never writes the interpolated 297 ms."""
+    from cockpit.analysis.blast_radius import Breakdown, EntityValue
+    from cockpit.analysis.cohort import CohortDef, compare, median_edge, median_text, suspect_text
+    from cockpit.analysis.golden import BucketEdge
+    from cockpit.analysis.inventory import Inventory
+    from cockpit.collect.signals import edged_quantiles
+    from cockpit.models import InstantVector
+
+    def vector(pod: str, counts: dict[str, float]) -> list[InstantVector]:
+        return [InstantVector(labels={"pod": pod, "le": le}, t=T0, v=c) for le, c in counts.items()]
+
+    idle = {"0.3": 100.0, "0.5": 100.0, "+Inf": 100.0}
+    stuck = {"0.3": 10.0, "159.2": 97.0, "+Inf": 100.0}
+    mid = {"0.3": 50.0, "0.5": 100.0, "+Inf": 100.0}
+    got = {
+        v.labels["pod"]: (round(v.v, 3), e)
+        for v, e in edged_quantiles(
+            vector("a", idle) + vector("b", stuck) + vector("c", mid), 0.99, 1000.0
+        )
+    }
+    assert got["a"] == (297.0, BucketEdge(side="bottom", bound=300.0))
+    assert got["b"] == (159_200.0, BucketEdge(side="top", bound=159_200.0))
+    assert got["c"][1] is None  # interpolated between two real bounds: a measured value
+
+    low = BucketEdge(side="bottom", bound=300.0)
+
+    def ev(pod: str, value: float, edge: BucketEdge | None) -> EntityValue:
+        return EntityValue(entity=pod, kind="pod", pod=pod, value=value, edge=edge)
+
+    peers = [ev(f"p{i}", 297.0 + i * 0.5, low) for i in range(5)]
+    assert median_edge(peers) == low
+    # the middle value measured: the median is a number, whatever the others are
+    assert (
+        median_edge([*peers[:2], ev("x", 420.0, None), ev("y", 450.0, None), ev("z", 460.0, None)])
+        is None
+    )
+    # an even count: both middle values must be bounded on the same side
+    assert median_edge(peers[:4]) == low
+    assert median_edge([peers[0], ev("x", 420.0, None)]) is None
+
+    b = Breakdown(
+        key="serving.queue_time:p99",
+        signal="serving.queue_time",
+        unit="ms",
+        values=[ev("sus", 2_400.0, None), *peers],
+    )
+    cohort = CohortDef(
+        suspect="sus", suspect_kind="pod", kind="replicas", members=[f"p{i}" for i in range(5)]
+    )
+    [row] = compare(cohort, [b], Inventory()).rows
+    assert median_text(row, "en") == "≤ 300 ms, lowest bucket"
+    assert median_text(row, "zh") == "≤ 300 ms（落在直方图最低桶）"
+    assert suspect_text(row, "en") == "2,400 ms"
+    # the other way round: the suspect in the lowest bucket, the cohort queueing
+    b.values = [ev("sus", 297.0, low), *(ev(f"p{i}", 2_000.0, None) for i in range(5))]
+    [row] = compare(cohort, [b], Inventory()).rows
+    assert suspect_text(row, "en") == "≤ 300 ms, lowest bucket"
+    assert median_text(row, "en") == "2,000 ms"
+
+    # the TTFT playbook's queue item reads C's row as C shows it
+    data = PlaybookData(
+        metrics={
+            "queue_time_p99": Signal(
+                now=Reading.known(297.0, "ms"),
+                baseline=Reading.known(296.0, "ms"),
+                signal_id="serving.queue_time",
+                verdict="normal",
+                bottom_bucket=300.0,
+                lowest_bound=300.0,
+            )
+        }
+    )
+    [evidence] = ttft_queue(data).evidence
+    assert evidence.value == "≤ 300" and "297" not in evidence.value
+    assert "≤ 300 ms" in str(evidence.label_args) and "296" not in str(evidence.label_args)
+
+
 def test_reading_rules_read_the_rows_the_table_shows() -> None:
     base = series([10.0] * 30)
     rows = [

@@ -10,9 +10,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from cockpit.analysis.load import Finding
+from cockpit.i18n import UNKNOWN
 from cockpit.models import Reading
 from cockpit.models.gpu import GpuNodeSnapshot
 from cockpit.models.kube import EventLite, NodeLite, PodLite
+from cockpit.models.messages import fmt_number
 
 
 class Signal(BaseModel):
@@ -43,6 +45,29 @@ class Signal(BaseModel):
     query: str = ""
     signal_id: str = ""
     verdict: str = ""
+    top_bucket: float | None = None
+    bottom_bucket: float | None = None
+    lowest_bound: float | None = None
+
+    def now_text(self) -> str:
+        """``now``'s number as C shows it (the unit apart): ``≥ 159,200`` for a quantile
+        in its histogram's top bucket, ``≤ 300`` in its lowest (read from the drilldown's
+        row, :attr:`cockpit.analysis.golden.SignalSummary.top_bucket`), else the value."""
+        if self.top_bucket is not None:
+            return f"≥ {fmt_number(self.top_bucket)}"
+        if self.bottom_bucket is not None:
+            return f"≤ {fmt_number(self.bottom_bucket)}"
+        return fmt_number(self.now.value, 3) if self.now.value is not None else UNKNOWN
+
+    def baseline_text(self) -> str:
+        """The baseline's number as C shows it: ``≤ 300`` below the histogram's lowest
+        bound (an interpolation inside the lowest bucket), else the value."""
+        base = self.baseline.value if self.baseline is not None else None
+        if base is None:
+            return UNKNOWN
+        if self.lowest_bound is not None and base < self.lowest_bound:
+            return f"≤ {fmt_number(self.lowest_bound)}"
+        return fmt_number(base, 3)
 
     def worse(self) -> bool | None:
         """Anomalous on its bad side: the drilldown's verdict when read from it, else the

@@ -35,11 +35,11 @@ def _rose(data: PlaybookData, name: str) -> tuple[float | None, CheckEvidence | 
     which = "signal_baseline_quiet" if s.baseline_from == "quiet" else "signal_baseline"
     ev = CheckEvidence(
         **(
-            L(which, name=name, baseline=fmt_number(base, 3) + unit)
+            L(which, name=name, baseline=s.baseline_text() + unit)
             if base is not None
             else L("signal_no_baseline", name=name)
         ),
-        value=fmt_number(now, 3),
+        value=s.now_text(),
         unit=s.now.unit,
         source="metrics",
         query=s.query,
