@@ -486,7 +486,15 @@ async def test_d_names_the_release_and_e_compares_it_with_the_revision_that_is_g
     out = rows["serving.output_len:p50"]
     assert out.outlier and out.ratio is not None and out.ratio > 2 and out.cohort_n == 6
     assert not rows["serving.qps:value"].outlier  # the same load before and after
+    # the fingerprint of broken end-of-sequence handling: most answers now stop at the
+    # length limit (4 % → 60 %), anomalous in C and against the previous revision in E
+    stops = rows["serving.length_stops:value"]
+    assert stops.outlier and stops.suspect is not None and stops.cohort_median is not None
+    assert stops.suspect > 50 and stops.cohort_median < 8
     doc = _analyze(srv)
+    [c_row] = [s for s in doc["signals"] if s["key"] == "serving.length_stops:value"]
+    assert c_row["verdict"] == "anomalous" and 50 < c_row["now"] < 70
+    assert c_row["baseline"] is not None and c_row["baseline"] < 8
     assert doc["blast_radius"]["scope"] == "revision"
     assert doc["blast_radius"]["suspect"] == truth.new_revision
     assert doc["cohort"]["suspect_kind"] == "revision"

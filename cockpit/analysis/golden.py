@@ -108,6 +108,10 @@ SIGNAL_THRESHOLDS: dict[str, Threshold] = {
     "serving.prompt_len": Threshold(up=1.5, down=0.67),
     "serving.output_len": Threshold(up=1.5, down=0.67),
     "serving.max_tokens": Threshold(up=1.5, down=0.67),
+    # The share of requests cut at the length limit: doubled and at least 10 points more
+    # (4 % → 60 % when a release stops emitting end-of-sequence tokens). Our rule, not a
+    # vendor's: a few percent of long answers reaching max_tokens is ordinary.
+    "serving.length_stops": Threshold(up=2.0, min_delta=10.0),
 }
 """Per-signal thresholds where the golden-signal default does not fit."""
 

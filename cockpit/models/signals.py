@@ -68,6 +68,12 @@ SIGNALS: dict[str, SignalInfo] = {
     "serving.api_error_ratio": SignalInfo(
         "serving", "errors", "API server 5xx ratio", "API 服务 5xx 比例"
     ),
+    # Requests whose generation stopped at the length limit (max_tokens or the context),
+    # not at an end-of-sequence token: vLLM's finished_reason="length" share. Not a
+    # failure; a release that breaks end-of-sequence handling moves most requests here.
+    "serving.length_stops": SignalInfo(
+        "serving", "traffic", "stopped at the length limit", "因长度上限停止的请求"
+    ),
     "serving.queue": SignalInfo("serving", "saturation", "queue length", "队列长度"),
     "serving.running": SignalInfo(
         "serving", "saturation", "running requests", "运行中请求", "both"
