@@ -173,6 +173,7 @@ class CohortPanel(Panel):
 
     def render_data(self, data: CohortComparison | None) -> None:
         lang = self.lang
+        self._say_cycled(data)
         table = self.query_one("#cohort-table", PlainTable)
         table.clear()
         self._offer_inventory(
@@ -315,9 +316,31 @@ class CohortPanel(Panel):
             self.notify(t(key, lang, suspect=who, kind=kind), markup=False)
             return
         self.kind = kinds[(kinds.index(cur) + 1) % len(kinds)]
+        # said once the comparison it switched to has loaded: an empty cohort (a pod whose
+        # revision replaced none) is said empty, never "now compared with" nothing
+        self._cycled = (who, self.kind)
         self.refresh_data()
-        kind = t(f"metrics.cohort.kind.{self.kind}", lang)
-        self.notify(t("metrics.cohort.cycled", lang, suspect=who, kind=kind), markup=False)
+
+    _cycled: tuple[str, str] | None = None
+    """The suspect's name and the cohort kind Alt+C switched to, until its data loads."""
+
+    def _say_cycled(self, data: CohortComparison | None) -> None:
+        """The notice of an Alt+C switch, from the comparison it loaded."""
+        if self._cycled is None:
+            return
+        (who, kind_id), self._cycled = self._cycled, None
+        lang = self.lang
+        kind = t(f"metrics.cohort.kind.{kind_id}", lang)
+        if data is not None and data.cohort.kind != kind_id:
+            # none of that kind in the window (a pod whose revision replaced none): the
+            # panel stays on the cohort it could build, and says so
+            actual = t(f"metrics.cohort.kind.{data.cohort.kind}", lang)
+            text = t("metrics.cohort.cycled_none", lang, suspect=who, kind=kind, actual=actual)
+        else:
+            empty = data is not None and data.empty
+            key = "metrics.cohort.cycled_empty" if empty else "metrics.cohort.cycled"
+            text = t(key, lang, suspect=who, kind=kind)
+        self.notify(text, markup=False)
 
     def _pin_label(self, data: CohortComparison, row: CohortRow, lang: str) -> str:
         """A cohort pin's label: the suspect as every screen names it and the signal's

@@ -8,9 +8,10 @@ change by hand and mark any change as suspect. Every change lands on the timelin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Label, Select, Static
@@ -28,11 +29,27 @@ from cockpit.ui.fields import (
     entered_text,
     example_times,
 )
+from cockpit.ui.keys import localize_bindings
 from cockpit.ui.ledger import LedgerEditor, row_buttons, selected_key
 from cockpit.ui.select import LocalSelect
 from cockpit.ui.table import PlainTable
 
 CHANGE_KINDS = ("rollout", "model", "config", "image", "driver", "node", "helm", "manual")
+
+
+class ChangeTable(PlainTable):
+    """B's table of the incident's changes (⚑ = suspect): Alt+S marks or unmarks the
+    selected row, as the button under it does and as Alt+S does in "Recent changes"."""
+
+    BINDINGS: ClassVar[list[Any]] = [Binding("alt+s", "toggle_suspect", "Suspect")]
+
+    def on_mount(self) -> None:
+        localize_bindings(self, getattr(self.screen, "lang", "en"))
+
+    def action_toggle_suspect(self) -> None:
+        screen = self.screen
+        if isinstance(screen, ChangesScreen):
+            screen.toggle_selected_suspect()
 
 
 class ChangesScreen(StepScreen):
@@ -63,7 +80,7 @@ class ChangesScreen(StepScreen):
 
             yield ChangesView(self.ctx)
         yield Static(t("chg.all", lang), classes="section")
-        yield PlainTable(id="chg-table", cursor_type="row", zebra_stripes=True)
+        yield ChangeTable(id="chg-table", cursor_type="row", zebra_stripes=True)
         yield Button(t("chg.toggle_suspect", lang), id="chg-suspect")
         yield from row_buttons("chg", lang)
         yield Static(t("chg.add_title", lang), classes="section")
@@ -208,23 +225,33 @@ class ChangesScreen(StepScreen):
             err.update("")
             self.incident_changed()
         elif event.button.id == "chg-suspect":
-            table = self.query_one("#chg-table", DataTable)
-            if table.row_count == 0 or table.cursor_row < 0:
-                err.update(t("ledger.pick_row", self.lang))
-                return
-            key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
-            item = next((i for i in self.found_items() if f"found:{i.key}" == key), None)
-            if item is not None:
-                # a change found but not held yet: the incident records it as it is marked
-                key = self.ctx.session.add_change(item.to_change()).id
-            chg = next((c for c in self.ctx.session.incident.changes if c.id == key), None)
-            if chg is not None:
-                from cockpit.ui.changes_view import ChangesView, toggle_suspect_said
+            self.toggle_selected_suspect()
 
-                err.update("")
-                toggle_suspect_said(self.ctx, self, chg.id, chg.summary_in(self.lang))
-                self.incident_changed()
+    def toggle_selected_suspect(self) -> None:
+        """Mark or unmark the change selected in the table as suspect (its button, or
+        Alt+S in the table that shows the ⚑): a change found but not held yet is recorded
+        as it is marked."""
+        err = self.query_one("#chg-error", Static)
+        table = self.query_one("#chg-table", DataTable)
+        session = self.ctx.session
+        if session is None:
+            return
+        if table.row_count == 0 or table.cursor_row < 0:
+            err.update(t("ledger.pick_row", self.lang))
+            return
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+        item = next((i for i in self.found_items() if f"found:{i.key}" == key), None)
+        if item is not None:
+            # a change found but not held yet: the incident records it as it is marked
+            key = session.add_change(item.to_change()).id
+        chg = next((c for c in session.incident.changes if c.id == key), None)
+        if chg is not None:
+            from cockpit.ui.changes_view import ChangesView, toggle_suspect_said
 
-                for view in self.query(ChangesView):
-                    if view.report is not None:
-                        view.show(view.report)  # its ⚑ follows the mark
+            err.update("")
+            toggle_suspect_said(self.ctx, self, chg.id, chg.summary_in(self.lang))
+            self.incident_changed()
+
+            for view in self.query(ChangesView):
+                if view.report is not None:
+                    view.show(view.report)  # its ⚑ follows the mark

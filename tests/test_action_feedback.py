@@ -255,6 +255,17 @@ async def test_bs_mark_unmark_button_says_which_way_it_went(tmp_path, lang):
             [change] = suspects or ctx.session.incident.changes[-1:]
             want = t(key, lang, summary=change.summary_in(lang))
             assert want in said(app), (want, said(app))
+        # Alt+S in the table that shows the ⚑ marks its selected row, as the button does
+        # (never "Tab into Recent changes first")
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.pause()
+        app.clear_notifications()
+        await pilot.press("alt+s")
+        await pilot.pause(0.3)
+        [change] = [c for c in ctx.session.incident.changes if c.suspect]
+        assert t("kube.changes.marked", lang, summary=change.summary_in(lang)) in said(app)
+        assert "⚑" in str(table.get_row_at(0))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -278,6 +289,8 @@ async def test_es_alt_c_says_what_it_switched_or_why_it_cannot(tmp_path, lang):
             await pilot.pause()
             app.clear_notifications()
             await pilot.press("alt+c")
+            # a switch is said once the comparison it switched to has loaded
+            await app.workers.wait_for_complete()
             await pilot.pause()
             return said(app)
 
@@ -301,6 +314,22 @@ async def test_es_alt_c_says_what_it_switched_or_why_it_cannot(tmp_path, lang):
         kind = t("metrics.cohort.kind.node_gpus", lang)
         assert any(kind in m for m in switched), switched
         await app.workers.wait_for_complete()
+        # A pod switched to the previous revision where its revision replaced none: the
+        # panel stays on the replicas and the notice says so, never "now compared with"
+        # a previous revision the panel does not show.
+        pod = next(iter(panel.inventory.pods)) if panel.inventory is not None else ""
+        panel.suspect, panel.kind = (pod, "pod"), "replicas"
+        stayed = await alt_c()
+        assert panel.data is not None and panel.data.cohort.kind == "replicas"
+        kind = t("metrics.cohort.kind.previous_revision", lang)
+        want = t(
+            "metrics.cohort.cycled_none",
+            lang,
+            suspect=panel.display_name(pod, "pod"),
+            kind=kind,
+            actual=t("metrics.cohort.kind.replicas", lang),
+        )
+        assert [m for m in stayed if kind in m] == [want], stayed
         # A release is compared only with the revision it replaced: said why.
         panel.suspect, panel.kind = ("vllm-qwen-7d9f", "revision"), "previous_revision"
         only = await alt_c()

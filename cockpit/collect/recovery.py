@@ -34,6 +34,20 @@ if TYPE_CHECKING:
     from cockpit.context import AppContext
 
 _LOWER_IS_WORSE = ("qps", "tps", "throughput")
+WORK_DONE = frozenset({"serving.gen_tps"})
+"""Throughput the service produces (output tokens/s): checked against a lower bound only.
+Fewer tokens out than the baseline is a failure to recover; more is the service answering
+more demand (arrivals up: QPS and prompt tokens/s are context, :data:`DEMAND_SIGNALS`),
+never a reason to call it unrecovered. Longer answers per request (a release) are the
+output length's own row, which stays two-sided."""
+
+
+def _serving_more(row: SignalSummary) -> bool:
+    """A :data:`WORK_DONE` row at or above its baseline now: the service answering more
+    demand, context beside the demand rows (C may call the move anomalous: it is on the
+    side that is no failure of the service)."""
+    now, base = row.now.value, row.baseline.value
+    return row.signal in WORK_DONE and now is not None and base is not None and now >= base
 
 
 def _direction(row: SignalSummary) -> Direction:
@@ -44,6 +58,8 @@ def _direction(row: SignalSummary) -> Direction:
     from cockpit.models.signals import SIGNALS
 
     info = SIGNALS.get(row.signal)
+    if row.signal in WORK_DONE:
+        return Direction.LOWER_IS_WORSE
     if info is None:
         name = row.signal.split(".")[-1]
         if any(k in name for k in _LOWER_IS_WORSE):
@@ -130,7 +146,7 @@ def signals_from_golden(
             signal_id=row.signal if known else "",
             baseline_noise=_noise(row, direction) if known else None,
             verdict_now=verdict_now(row),
-            context=row.signal in DEMAND_SIGNALS,
+            context=row.signal in DEMAND_SIGNALS or _serving_more(row),
             slo=row.slo,
             absent=(absent or {}).get(row.layer, []),
             now=row.now.value,

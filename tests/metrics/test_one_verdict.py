@@ -233,6 +233,29 @@ def test_per_replica_quantiles_in_an_edge_bucket_are_bounds_in_e_and_the_playboo
     assert "≤ 300 ms" in str(evidence.label_args) and "296" not in str(evidence.label_args)
 
 
+def test_the_gateway_item_of_the_ttft_playbook_is_not_decided_by_the_engines_queue() -> None:
+    """F's time-before-the-GPU finding fires on the gateway-serving gap or on the queue
+    time; the TTFT playbook's item asks about ingress, auth, the gateway and downstreams,
+    so a finding fired by the queue alone answers it "no" (the queue has its own item),
+    and a gap that grew answers it "yes"."""
+    from cockpit.analysis.load import before_gpu
+    from cockpit.analysis.playbooks.ttft_checks import ttft_before_gpu
+
+    base = series([151.0] * 60)
+    qt = summary("serving.queue_time:p99", "ms", series([8_900.0] * 60), series([600.0] * 60))
+    assert qt.verdict == "anomalous"
+    flat_gw = summary("access.latency:p99", "ms", series([9_305.0] * 60), base)
+    sv = summary("serving.e2e_latency:p99", "ms", series([9_300.0] * 60), series([146.0] * 60))
+    queue_only = before_gpu(flat_gw, sv, qt)
+    assert queue_only.status == "fired"
+    item = ttft_before_gpu(PlaybookData(load={"before_gpu": queue_only}))
+    assert item.status.value == "ok", item
+    assert item.finding_key == "playbook.finding.ttft.before_gpu_queue_only"
+    wide_gw = summary("access.latency:p99", "ms", series([9_900.0] * 60), base)
+    gap = before_gpu(wide_gw, sv, qt)
+    assert ttft_before_gpu(PlaybookData(load={"before_gpu": gap})).status.value == "problem"
+
+
 def test_reading_rules_read_the_rows_the_table_shows() -> None:
     base = series([10.0] * 30)
     rows = [
@@ -320,6 +343,31 @@ def test_recovery_band_is_the_drilldown_threshold_and_demand_is_context() -> Non
     apply_slo(hot, 200.0, signal="latency_p99", derived=False)
     res = check_recovery(signals_from_golden([hot]), NOW, hold_minutes=15)
     assert res.recovered is False and res.lines[0].verdict_now == "anomalous"
+
+
+def test_recovery_holds_output_tokens_to_a_floor_not_a_ceiling() -> None:
+    """Arrivals up ×1.6 and scaled out: output tokens/s stays ×1.6 above its baseline
+    because the service answers the extra demand. That is not a failure to recover (only
+    fewer tokens out than the baseline is): shown as context, as the demand is; a
+    throughput that collapsed still fails."""
+    from cockpit.analysis.recovery import Direction
+
+    busy = summary(
+        "serving.gen_tps:value", "tok/s", series([23_805.0] * 60), series([14_880.0] * 60)
+    )
+    assert busy.verdict == "anomalous"  # C: a ×1.6 move of a traffic signal
+    ttft = summary(
+        "serving.ttft:p99", "ms", series([9_300.0] * 30 + [160.0] * 30), series([151.0] * 60)
+    )
+    sig, back = signals_from_golden([busy, ttft])
+    assert sig.direction is Direction.LOWER_IS_WORSE and sig.context
+    res = check_recovery([sig, back], NOW, hold_minutes=15)
+    assert res.lines[0].status is LineStatus.CONTEXT and res.recovered is True
+    slow = summary(
+        "serving.gen_tps:value", "tok/s", series([6_000.0] * 60), series([14_880.0] * 60)
+    )
+    res = check_recovery(signals_from_golden([slow]), NOW, hold_minutes=15)
+    assert res.recovered is False
 
 
 def test_recovery_tolerates_the_baseline_noise() -> None:

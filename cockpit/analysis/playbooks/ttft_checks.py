@@ -201,7 +201,9 @@ def ttft_tpot_rule(data: PlaybookData) -> ItemResult:
 
 def ttft_before_gpu(data: PlaybookData) -> ItemResult:
     """Time spent before the GPU (gateway P99 − serving P99 against the baseline's gap, and
-    the engine's queue time): step F's finding ``before_gpu``, read as F computed it."""
+    the engine's queue time): step F's finding ``before_gpu``, read as F computed it. The
+    item asks about ingress, auth, the gateway and downstreams (seed 000 场景四): a finding
+    fired by the engine's queue time alone answers it "no" (the queue is the item before)."""
     if not data.has("metrics"):
         return res.not_available("metrics")
     found = data.load.get("before_gpu")
@@ -210,6 +212,15 @@ def ttft_before_gpu(data: PlaybookData) -> ItemResult:
     # F's own sentences, in both languages (the finding is rendered in the reader's)
     reading = {"en": "; ".join(found.text("en")), "zh": "；".join(found.text("zh"))}
     ev: list[CheckEvidence] = []
+    by = {
+        m.key.removeprefix("evidence.load.before_gpu_by_")
+        for m in found.detail
+        if m.key.startswith("evidence.load.before_gpu_by_")
+    }
+    if found.status == "fired" and by == {"queue"}:
+        # F fired on the engine's queue time alone: the wait is inside the engine (the
+        # queue item above), not in ingress, auth, the gateway or a downstream
+        return res.ok("playbook.finding.ttft.before_gpu_queue_only", ev, reading=reading)
     if found.status == "fired":
         return res.problem("playbook.finding.ttft.before_gpu_fired", ev, reading=reading)
     if found.status == "not_fired":
