@@ -230,14 +230,18 @@ async def test_every_rendering_of_a_signal_agrees(
             assert row.slo_breach_at is not None and row.slo is not None
             assert row.now.value is not None and row.now.value <= row.slo
     # step I checks every signal C calls anomalous, utilization included; demand is
-    # context there, never a failure criterion
+    # context there, never a failure criterion, and so are output tokens/s at or above
+    # their baseline (the service answering more, not failing)
     from cockpit.analysis.recovery import DEMAND_SIGNALS
+    from cockpit.collect.recovery import WORK_DONE
 
     checked = {r.key: r for r in story["recovery"]}
     for row in rows.values():
         if row.verdict == "anomalous" and (row.baseline.value is not None or row.spark):
             assert row.key in checked, row.key
-            assert checked[row.key].context == (row.signal in DEMAND_SIGNALS), row.key
+            now, base = row.now.value, row.baseline.value
+            more = row.signal in WORK_DONE and now is not None and base is not None and now >= base
+            assert checked[row.key].context == (row.signal in DEMAND_SIGNALS or more), row.key
     _past_breach_and_slo_agree(srv, story, rows)
     _slo_line_names_its_signal(story, rows)
     # no signal over its SLO is called normal anywhere

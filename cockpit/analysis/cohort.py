@@ -394,7 +394,12 @@ def _row(
             row.ratio = row.suspect / row.cohort_median
         score = robust_score(row.suspect, peers)
         row.score = None if score is None or score == float("inf") else score
-        if before_after:
+        sides = [e.side if e is not None else "" for e in (row.suspect_edge, row.median_edge)]
+        if before_after and sides == ["bottom", "bottom"]:
+            # both inside the histogram's lowest bucket: no change can be read, as C
+            # judges it (cockpit.analysis.golden.judge_lowest_bucket)
+            row.ratio = None
+        elif before_after:
             verdict = judge_msg(b.signal, row.suspect, row.cohort_median)[0]
             row.outlier = verdict == "anomalous"
             row.changed = not row.outlier and (verdict == "changed" or is_changed(row.ratio))

@@ -235,6 +235,31 @@ class SignalSummary(BaseModel):
         self.reason = m.text("en")
 
 
+def inside_lowest_bucket(s: SignalSummary) -> bool:
+    """Whether a quantile's value now and its baseline both lie below its histogram's
+    lowest bound (:attr:`SignalSummary.lowest_bound`): each only known to be at most it."""
+    low, now, base = s.lowest_bound, s.now.value, s.baseline.value
+    return low is not None and now is not None and base is not None and now < low and base < low
+
+
+def judge_lowest_bucket(s: SignalSummary) -> None:
+    """A quantile whose value now and baseline both lie inside its histogram's lowest
+    bucket (below :attr:`SignalSummary.lowest_bound`): both are only known to be at most
+    that bound (``histogram_quantile`` interpolates inside the bucket as if observations
+    spread evenly, https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile),
+    so no change between them can be read. The ratio is dropped and the verdict is
+    ``normal`` with that reason, never "×1.98 anomalous" beside "≤ 300 vs ≤ 300" (a
+    vLLM queue time P50 of 280 ms against 150 ms, both in its 0.3 s bucket). An SLO is
+    applied after this, as to every row. Mutates ``s``."""
+    if not inside_lowest_bucket(s):
+        return
+    low = s.lowest_bound
+    assert low is not None
+    s.ratio = None
+    s.verdict = "normal"
+    s.set_reason(msg("evidence.reason.lowest_bucket", bound=low, unit=unit_suffix(s.unit)))
+
+
 class BucketEdge(BaseModel):
     """A histogram quantile known only as a bound (:func:`~cockpit.analysis.load.quantile_edge`):
     ``side`` ``top`` — in the ``+Inf`` bucket, at least ``bound``; ``bottom`` — in the
@@ -655,7 +680,8 @@ def change_text(s: SignalSummary, lang: str) -> str:
     when the baseline is 0 (the difference in its unit, :func:`delta_suffix`); for a row
     anomalous only for an SLO breach earlier in the window, the peak it rests on
     (``max 2.49 %``, :func:`past_breach_peak`) instead of a change near zero; empty when
-    either value is unknown."""
+    either value is unknown or both are inside the histogram's lowest bucket
+    (:func:`inside_lowest_bucket`)."""
     from cockpit.i18n import fmt_number, fmt_value, t
     from cockpit.models.messages import unit_text
 
@@ -664,6 +690,8 @@ def change_text(s: SignalSummary, lang: str) -> str:
         return t("metrics.golden.peak", lang, value=fmt_value(peak, unit_text(s.unit, lang)))
     if s.ratio is not None:
         return f"×{s.ratio:.2f}"
+    if inside_lowest_bucket(s):
+        return ""  # two interpolations inside one bucket: no change to write
     if s.now.ok and s.baseline.ok:
         delta = fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
         return delta + unit_text(delta_suffix(s.unit), lang)

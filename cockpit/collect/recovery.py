@@ -150,6 +150,7 @@ def signals_from_golden(
             slo=row.slo,
             absent=(absent or {}).get(row.layer, []),
             now=row.now.value,
+            lowest_bound=row.lowest_bound,
         )
         quiet = (
             row.spark and not judged and sig.verdict_now != "anomalous" and not _left_band(row, sig)
@@ -226,8 +227,11 @@ def line_text(line: RecoveryLine, lang: str) -> str:
             absent="; ".join(m.text(lang) for m in line.absent),
         )
     at_slo = line.slo is not None and line.limit is not None and line.limit >= line.slo
+    status = line.status.value
+    if line.status is LineStatus.CONTEXT and line.key.partition(":")[0] in WORK_DONE:
+        status = "context_work"  # more output than the baseline: not demand itself
     text = t(
-        f"verify.line.{line.status.value}",
+        f"verify.line.{status}",
         lang,
         bound=t("verify.bound.slo" if at_slo else f"verify.bound.{line.direction.value}", lang),
         name=signal_label(line.key, lang) if line.key else line.name,

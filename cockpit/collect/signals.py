@@ -15,6 +15,7 @@ from cockpit.analysis.golden import (
     STAT_QUANTILES,
     BucketEdge,
     SignalSummary,
+    judge_lowest_bucket,
     missing_summary,
     summarize,
     unsupported_summary,
@@ -417,6 +418,7 @@ async def collect_summaries(
             out.top_bucket = top_bucket(grid(now_key, now), p.quantile or 0.99, p.scale)
             out.bottom_bucket = bottom_bucket(grid(now_key, now), p.quantile or 0.99, p.scale)
             out.lowest_bound = lowest_bound(grid(now_key, now), p.scale)
+            judge_lowest_bucket(out)
         return out
 
     try:

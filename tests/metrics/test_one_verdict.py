@@ -256,6 +256,39 @@ def test_the_gateway_item_of_the_ttft_playbook_is_not_decided_by_the_engines_que
     assert ttft_before_gpu(PlaybookData(load={"before_gpu": gap})).status.value == "problem"
 
 
+def test_two_values_inside_the_lowest_bucket_show_no_change() -> None:
+    """vLLM's queue-time P50 at 280 ms now against 150 ms in the baseline: both inside the
+    histogram's 0.3 s bucket, shown "≤ 300" and "≤ 300". C reads no change there (never
+    ×1.87 anomalous), and step I's band never ends below the bound, so a queue back in
+    its lowest bucket is recovered."""
+    from cockpit.analysis.golden import judge_lowest_bucket
+
+    row = summary("serving.queue_time:p50", "ms", series([280.0] * 60), series([150.0] * 60))
+    assert row.verdict == "anomalous" and row.ratio is not None  # the interpolations
+    row.lowest_bound = 300.0
+    judge_lowest_bucket(row)
+    assert row.verdict == "normal" and row.ratio is None
+    assert "lowest bucket (≤ 300 ms)" in row.reason_text("en")
+    # out of the bucket now: judged as ever
+    spike = summary("serving.queue_time:p50", "ms", series([1_816.0] * 60), series([150.0] * 60))
+    spike.lowest_bound = 300.0
+    judge_lowest_bucket(spike)
+    assert spike.verdict == "anomalous" and spike.ratio is not None
+    # step I: back inside the bucket after a spike is within the band
+    back = summary(
+        "serving.queue_time:p50",
+        "ms",
+        series([1_816.0] * 30 + [280.0] * 30),
+        series([150.0] * 60),
+    )
+    back.lowest_bound = 300.0
+    judge_lowest_bucket(back)
+    [sig] = signals_from_golden([back])
+    assert band_limit("serving.queue_time", 150.0, sig.direction) < 300.0
+    res = check_recovery([sig], NOW, hold_minutes=15)
+    assert res.lines[0].limit == 300.0 and res.recovered is True
+
+
 def test_reading_rules_read_the_rows_the_table_shows() -> None:
     base = series([10.0] * 30)
     rows = [
