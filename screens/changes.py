@@ -49,7 +49,7 @@ class ChangeTable(PlainTable):
     def action_toggle_suspect(self) -> None:
         screen = self.screen
         if isinstance(screen, ChangesScreen):
-            screen.toggle_selected_suspect()
+            screen.toggle_selected_suspect(by_key=True)
 
 
 class ChangesScreen(StepScreen):
@@ -227,7 +227,7 @@ class ChangesScreen(StepScreen):
         elif event.button.id == "chg-suspect":
             self.toggle_selected_suspect()
 
-    def toggle_selected_suspect(self) -> None:
+    def toggle_selected_suspect(self, by_key: bool = False) -> None:
         """Mark or unmark the change selected in the table as suspect (its button, or
         Alt+S in the table that shows the ⚑): a change found but not held yet is recorded
         as it is marked."""
@@ -238,6 +238,10 @@ class ChangesScreen(StepScreen):
             return
         if table.row_count == 0 or table.cursor_row < 0:
             err.update(t("ledger.pick_row", self.lang))
+            if by_key:
+                # Alt+S in the table: said where the key was pressed, not only under the
+                # button below
+                self.notify(t("ledger.pick_row", self.lang), markup=False)
             return
         key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         item = next((i for i in self.found_items() if f"found:{i.key}" == key), None)
