@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from cockpit.analysis.golden import SignalSummary, reading_msg
+from cockpit.analysis.golden import SignalSummary, bound_number, reading_msg
 from cockpit.i18n import UNKNOWN, fmt_value, in_both, t
 from cockpit.incident import Evidence
 from cockpit.models.messages import fmt_number, unit_text
@@ -42,12 +42,8 @@ def signal_evidence(s: SignalSummary, lang: str, step: str = "") -> Evidence | N
         return None
     if window is not None:
         value = window.text(lang)
-    elif s.top_bucket is not None:
-        value = f"≥ {fmt_number(s.top_bucket)}"
-    elif s.bottom_bucket is not None:
-        value = f"≤ {fmt_number(s.bottom_bucket)}"
     else:
-        value = fmt_number(s.now.value or 0.0)
+        value = bound_number(s.top_bucket, s.bottom_bucket) or fmt_number(s.now.value or 0.0)
 
     def note(lang: str) -> str:
         base = fmt_value(s.baseline.value, unit_text(s.unit, lang)) if s.baseline.ok else UNKNOWN

@@ -5,6 +5,8 @@ names the next field to type in, once per burst."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input
@@ -17,6 +19,15 @@ from demo_ctx import demo_ctx, opened_demo
 
 def _said(app: CockpitApp) -> list[str]:
     return [str(n.message) for n in app._notifications]
+
+
+async def _press_and_settle(pilot: Any, key: str) -> None:
+    """Press ``key`` and wait until the page has scrolled and laid out again before focus
+    is judged (on a busy machine one pause can end before the scroll's completion runs)."""
+    await pilot.press(key)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
 
 
 async def test_after_escape_the_notice_names_the_stop_tab_goes_to(tmp_path):
@@ -98,12 +109,7 @@ async def test_scrolling_the_page_never_leaves_focus_out_of_sight(tmp_path):
         tenants.focus()
         await pilot.pause()
         for key in ["pagedown", "down", "down", "pagedown", "pagedown", "pageup", "up"]:
-            await pilot.press(key)
-            # the page has scrolled and laid out again before focus is judged (on a busy
-            # machine one pause can end before the scroll's completion runs)
-            await pilot.wait_for_scheduled_animations()
-            await pilot.pause()
-            await pilot.pause()
+            await _press_and_settle(pilot, key)
             focused = screen.focused
             assert focused is None or body.content_region.contains_region(focused.region), (
                 key,
@@ -172,10 +178,7 @@ async def test_paging_past_a_table_hands_focus_to_a_widget_in_sight(tmp_path):
         await pilot.pause()
         seen = set()
         for key in ["end", "pagedown", "pagedown", "pagedown", "pageup", "pageup", "pageup"]:
-            await pilot.press(key)
-            await pilot.wait_for_scheduled_animations()
-            await pilot.pause()
-            await pilot.pause()
+            await _press_and_settle(pilot, key)
             focused = screen.focused
             assert _in_sight(body, focused), (key, focused, focused and focused.region)
             seen.add(focused.id if focused else None)

@@ -269,6 +269,18 @@ class BucketEdge(BaseModel):
     bound: float
 
 
+def bound_number(top_bucket: float | None, bottom_bucket: float | None) -> str | None:
+    """A bounded quantile's number as a cell or a pin writes it, the unit apart:
+    ``≥ 159,200`` (top bucket), ``≤ 300`` (lowest bucket); ``None`` when it is measured."""
+    from cockpit.i18n import fmt_number
+
+    if top_bucket is not None:
+        return f"≥ {fmt_number(top_bucket)}"
+    if bottom_bucket is not None:
+        return f"≤ {fmt_number(bottom_bucket)}"
+    return None
+
+
 def edge_msg(edge: BucketEdge, unit: str) -> Msg:
     """A bounded quantile as every screen writes it: ``≥ 159,200 ms, top bucket`` or
     ``≤ 300 ms, lowest bucket`` (``unit``: the signal's unit id)."""

@@ -15,7 +15,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cockpit.analysis.golden import SignalSummary, past_breach_peak, reading_msg, value_msg
+from cockpit.analysis.golden import (
+    BucketEdge,
+    SignalSummary,
+    past_breach_peak,
+    reading_msg,
+    value_msg,
+)
 from cockpit.models.messages import Msg, msg, signal_names, unit_suffix
 
 UNHEALTHY_REPLICA_SIGNALS = ("infra.restarts", "infra.not_ready")
@@ -84,13 +90,13 @@ def quantile_cumulative(les: list[float], counts: list[float], q: float) -> floa
 
 
 def quantile_edge(
-    les: list[float], counts: list[float], q: float
-) -> tuple[Literal["top", "bottom"], float] | None:
+    les: list[float], counts: list[float], q: float, scale: float = 1.0
+) -> BucketEdge | None:
     """Where a ``q`` quantile of cumulative ``counts`` over bounds ``les`` (the output of
-    :func:`cumulative`) is only bounded, not measured: ``("top", b)`` when it falls in the
-    ``+Inf`` bucket (``histogram_quantile`` answers the highest finite bound ``b``; the
-    true value is at least ``b``), ``("bottom", b)`` when it falls in the lowest bucket of
-    bound ``b > 0`` (``histogram_quantile`` interpolates between 0 and ``b`` as if the
+    :func:`cumulative`) is only bounded, not measured: ``top`` at ``b × scale`` when it
+    falls in the ``+Inf`` bucket (``histogram_quantile`` answers the highest finite bound
+    ``b``; the true value is at least ``b``), ``bottom`` when it falls in the lowest bucket
+    of bound ``b > 0`` (``histogram_quantile`` interpolates between 0 and ``b`` as if the
     observations spread evenly; the true value is at most ``b``), else ``None``
     (https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile).
     """
@@ -98,9 +104,9 @@ def quantile_edge(
         return None
     rank = q * counts[-1]
     if len(les) >= 2 and math.isinf(les[-1]) and rank > counts[-2]:
-        return ("top", les[-2])
+        return BucketEdge(side="top", bound=les[-2] * scale)
     if les[0] > 0 and not math.isinf(les[0]) and rank <= counts[0]:
-        return ("bottom", les[0])
+        return BucketEdge(side="bottom", bound=les[0] * scale)
     return None
 
 
@@ -135,6 +141,8 @@ class Finding(BaseModel):
         note: Why data is missing or partial, in English.
         note_msg: The same as a message (``evidence.load.*``).
         detail: :attr:`numbers` as readable sentences with units (``evidence.load.*``).
+        by: What fired it, for a finding with several parts (``before_gpu``: ``gap``, the
+            gateway-serving gap; ``queue``, the engine's queue time).
     """
 
     id: str
@@ -144,6 +152,7 @@ class Finding(BaseModel):
     note: str = ""
     note_msg: Msg | None = None
     detail: list[Msg] = Field(default_factory=list)
+    by: list[str] = Field(default_factory=list)
 
     def with_note(self, m: Msg) -> Finding:
         """Set :attr:`note_msg` and its English rendering :attr:`note`; returns self."""
@@ -356,6 +365,7 @@ def before_gpu(
         numbers=nums,
         evidence=[s.key for s in (gw, sv, qt) if s is not None],
         detail=detail,
+        by=by,
     )
     if not have_gap:
         finding.with_note(msg("evidence.load.no_gap"))

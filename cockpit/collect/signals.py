@@ -570,13 +570,8 @@ def edged_quantiles(
         complete = len(les) >= 2 and math.isinf(les[-1])
         value = quantile_cumulative(les, counts, q) if complete else None
         if value is not None:
-            edge = quantile_edge(les, counts, q)
-            out.append(
-                (
-                    InstantVector(labels=dict(key), t=t, v=value * scale),
-                    None if edge is None else BucketEdge(side=edge[0], bound=edge[1] * scale),
-                )
-            )
+            edge = quantile_edge(les, counts, q, scale)
+            out.append((InstantVector(labels=dict(key), t=t, v=value * scale), edge))
     return out
 
 
@@ -633,8 +628,8 @@ def top_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
 
     if not grid:
         return None
-    edge = quantile_edge(grid[-1][1], grid[-1][2], q)
-    return edge[1] * scale if edge is not None and edge[0] == "top" else None
+    edge = quantile_edge(grid[-1][1], grid[-1][2], q, scale)
+    return edge.bound if edge is not None and edge.side == "top" else None
 
 
 def bottom_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | None:
@@ -653,8 +648,8 @@ def bottom_bucket(grid: BucketGrid, q: float, scale: float = 1.0) -> float | Non
 
     if not grid:
         return None
-    edge = quantile_edge(grid[-1][1], grid[-1][2], q)
-    return edge[1] * scale if edge is not None and edge[0] == "bottom" else None
+    edge = quantile_edge(grid[-1][1], grid[-1][2], q, scale)
+    return edge.bound if edge is not None and edge.side == "bottom" else None
 
 
 def lowest_bound(grid: BucketGrid, scale: float = 1.0) -> float | None:

@@ -53,10 +53,11 @@ class Signal(BaseModel):
         """``now``'s number as C shows it (the unit apart): ``≥ 159,200`` for a quantile
         in its histogram's top bucket, ``≤ 300`` in its lowest (read from the drilldown's
         row, :attr:`cockpit.analysis.golden.SignalSummary.top_bucket`), else the value."""
-        if self.top_bucket is not None:
-            return f"≥ {fmt_number(self.top_bucket)}"
-        if self.bottom_bucket is not None:
-            return f"≤ {fmt_number(self.bottom_bucket)}"
+        from cockpit.analysis.golden import bound_number
+
+        bounded = bound_number(self.top_bucket, self.bottom_bucket)
+        if bounded is not None:
+            return bounded
         return fmt_number(self.now.value, 3) if self.now.value is not None else UNKNOWN
 
     def baseline_text(self) -> str:

@@ -212,12 +212,7 @@ def ttft_before_gpu(data: PlaybookData) -> ItemResult:
     # F's own sentences, in both languages (the finding is rendered in the reader's)
     reading = {"en": "; ".join(found.text("en")), "zh": "；".join(found.text("zh"))}
     ev: list[CheckEvidence] = []
-    by = {
-        m.key.removeprefix("evidence.load.before_gpu_by_")
-        for m in found.detail
-        if m.key.startswith("evidence.load.before_gpu_by_")
-    }
-    if found.status == "fired" and by == {"queue"}:
+    if found.status == "fired" and found.by == ["queue"]:
         # F fired on the engine's queue time alone: the wait is inside the engine (the
         # queue item above), not in ingress, auth, the gateway or a downstream
         return res.ok("playbook.finding.ttft.before_gpu_queue_only", ev, reading=reading)
