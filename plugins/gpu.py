@@ -31,6 +31,7 @@ from cockpit.analysis.gpu_text import (
     SPARK_METRICS,
     cohort_lines,
     gpu_row,
+    legend,
     shared_tops,
     sparkline,
     xid_lines,
@@ -334,12 +335,14 @@ class GpuPanel(Panel):
                 rows.append((tuple(cells), str(g.index)))
         if not in_place:
             table.add_rows_fitted(rows, wrap=TABLE_COLUMNS.index("clocks"), keep=VERDICT_COLUMNS)
+        self.query_one("#gpu-legend", Static).update(legend(verdicts, lang))
 
         why = Text()
         why.append(t("gpu.why", lang) + "\n", style="bold")
         for v in verdicts:
             why.append(f"GPU {v.index}: ", style="bold")
-            why.append(v.line + "\n", style=LEVEL_STYLE[v.level] or "green")
+            # partial: healthy on what was read only, never drawn as plainly healthy
+            why.append(v.line + "\n", style="" if v.partial else LEVEL_STYLE[v.level] or "green")
         for m in data.absent:
             why.append("⚠ " + m.text(lang) + "\n", style="bold red")
         self.query_one("#gpu-why", Static).update(why)

@@ -75,7 +75,7 @@ def _gpus(lines: list[str]) -> CockpitOutput | None:
             node = m.group(1)
             break
     out = CockpitOutput("gpus")
-    ok_words = {STATE_WORDS[lang][k] for lang in LANGS for k in ("ok", "info")}
+    ok_words = {STATE_WORDS[lang][k] for lang in LANGS for k in ("ok", "info", "partial")}
     states = {w for lang in LANGS for w in STATE_WORDS[lang].values()}
     ok = 0
     for j, line in enumerate(lines[header + 1 :], header + 2):

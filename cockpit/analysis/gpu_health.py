@@ -18,6 +18,11 @@ Per-GPU rules (each cites its source):
   counts above the peers' → warn (metrics_kb.md §5.3).
 - A recent Xid → its catalogue class (hardware → bad, otherwise warn).
 - Cohort outliers (see :func:`cohort_view`) → warn.
+- A GPU with no finding is "ok" only on what was read: a health check whose readings are
+  unseen (:data:`HEALTH_CHECKS`: ECC, row remapping, clock-event reasons, Xid; a field
+  the exporter does not export, a failed NVML call: :func:`~cockpit.models.gpu.unseen`) is named as not read in its line and
+  marks its state, never counted as healthy. A check that does not apply (ECC disabled,
+  NVML's Xids read as events) is not a gap.
 - An idle GPU (utilisation ≤ ``IDLE_UTIL_PCT``) is never compared with busy ones: a node
   serving on four GPUs and keeping four spare is not four outliers. It is compared with the
   other idle GPUs only, and says that it is idle (info, not a warning).
@@ -43,7 +48,7 @@ from pydantic import BaseModel, Field
 from cockpit.analysis.clocks import SW_POWER_CAP, ClockSeverity, decode_clock_reasons
 from cockpit.analysis.xid import lookup_xid
 from cockpit.models import Reading
-from cockpit.models.gpu import GpuSnapshot, XidEvent
+from cockpit.models.gpu import GpuSnapshot, XidEvent, unseen
 
 BUSY_UTIL_PCT = 30.0
 """Utilisation above which a degraded PCIe link is flagged even without peers (cockpit
@@ -52,6 +57,15 @@ default; links train down only when idle, metrics_kb.md §5.3)."""
 IDLE_UTIL_PCT = 5.0
 """Utilisation at or below which a GPU counts as idle (cockpit default: a GPU serving any
 traffic stays well above it; one holding only a loaded model reads 0 %)."""
+
+HEALTH_CHECKS: dict[str, tuple[str, ...]] = {
+    "ecc": ("ecc_uncorrected_volatile",),
+    "remap": ("remap_pending", "remap_failure"),
+    "clocks": ("clock_reasons",),
+    "xid": ("last_xid",),
+}
+"""The per-GPU health checks a clean verdict speaks for, by the snapshot fields each reads
+(metrics_kb.md §5: the error and throttle signals, as opposed to load)."""
 
 MODIFIED_Z_CUTOFF = 3.5
 """Iglewicz & Hoaglin (1993) cut-off for the modified z-score."""
@@ -103,13 +117,22 @@ class GpuVerdict(BaseModel):
         index: GPU index.
         level: Worst finding (``ok`` when there is none).
         findings: Every finding, worst first.
-        line: One line of text for the panel (``"ok"`` / ``"正常"`` when healthy).
+        line: One line of text for the panel (``"ok"`` / ``"正常"`` when healthy; with
+            the checks not read when there are some).
+        unread: The :data:`HEALTH_CHECKS` whose readings were all unknown (keys), when
+            nothing worse than ``info`` was found: the verdict is partial.
     """
 
     index: int
     level: Level = Level.OK
     findings: list[Finding] = Field(default_factory=list)
     line: str = ""
+    unread: list[str] = Field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """Healthy on what was read, with some health check not read."""
+        return bool(self.unread) and self.level in (Level.OK, Level.INFO)
 
 
 class CohortCell(BaseModel):
@@ -211,6 +234,15 @@ def cohort_view(gpus: list[GpuSnapshot]) -> CohortView:
 _W: dict[str, dict[str, Any]] = {
     "en": {
         "ok": "ok",
+        "ok_unread": "ok on what was read; not read: {what}",
+        "list_sep": ", ",
+        "unread_tail": "not read: {what}",
+        "check": {
+            "ecc": "ECC",
+            "remap": "row remapping",
+            "clocks": "clock-event reasons",
+            "xid": "Xid",
+        },
         "lost": "GPU is lost (fell off the bus?): drain the node and reboot; check dmesg for Xid 79",
         "unknown": "no readings",
         "idle": f"idle (util ≤ {IDLE_UTIL_PCT:.0f}%): compared with the other idle GPUs only",
@@ -237,6 +269,15 @@ _W: dict[str, dict[str, Any]] = {
     },
     "zh": {
         "ok": "正常",
+        "ok_unread": "已读到的正常；未读到：{what}",
+        "list_sep": "、",
+        "unread_tail": "未读到：{what}",
+        "check": {
+            "ecc": "ECC",
+            "remap": "行重映射",
+            "clocks": "时钟事件原因",
+            "xid": "Xid",
+        },
         "lost": "GPU 丢失（掉卡？）：drain 节点并重启；查看 dmesg 中的 Xid 79",
         "unknown": "没有读数",
         "idle": f"空闲（利用率 ≤ {IDLE_UTIL_PCT:.0f}%）：只与其他空闲 GPU 比较",
@@ -296,6 +337,7 @@ def why_gpu(
     if gpu.lost:
         out.append(Finding(key="lost", level=Level.LOST, text=w["lost"]))
         return _verdict(gpu.index, out, w)
+    unread = unread_checks(gpu)
     others = [p for p in (peers or []) if p.index != gpu.index and not p.lost]
     if is_idle(gpu) and any(is_idle(p) is False for p in others):
         out.append(Finding(key="idle", level=Level.INFO, text=w["idle"]))
@@ -392,7 +434,18 @@ def why_gpu(
         r.ok for r in (gpu.util_gpu, gpu.temp_gpu, gpu.power_draw, gpu.sm_clock, gpu.mem_used)
     ):
         out.append(Finding(key="unknown", level=Level.UNKNOWN, text=w["unknown"]))
-    return _verdict(gpu.index, out, w)
+    return _verdict(gpu.index, out, w, unread)
+
+
+def unread_checks(gpu: GpuSnapshot) -> list[str]:
+    """The :data:`HEALTH_CHECKS` of ``gpu`` whose every field was not read
+    (:func:`~cockpit.models.gpu.unseen`), in the table's order."""
+    out = []
+    for check, fields in HEALTH_CHECKS.items():
+        readings = [getattr(gpu, f) for f in fields]
+        if all(unseen(r) for r in readings):
+            out.append(check)
+    return out
 
 
 def _pcie(gpu: GpuSnapshot, others: list[GpuSnapshot], w: dict[str, Any]) -> list[Finding]:
@@ -462,8 +515,18 @@ def _nvlink(gpu: GpuSnapshot, others: list[GpuSnapshot], w: dict[str, Any]) -> l
     return out
 
 
-def _verdict(index: int, findings: list[Finding], w: dict[str, Any]) -> GpuVerdict:
+def _verdict(
+    index: int, findings: list[Finding], w: dict[str, Any], unread: list[str] | None = None
+) -> GpuVerdict:
     findings.sort(key=lambda f: -_RANK.index(f.level))
     level = findings[0].level if findings else Level.OK
     line = "; ".join(f.text for f in findings) if findings else w["ok"]
-    return GpuVerdict(index=index, level=level, findings=findings, line=line)
+    gaps = list(unread or []) if level in (Level.OK, Level.INFO) else []
+    if gaps:
+        what = w["list_sep"].join(w["check"][c] for c in gaps)
+        line = (
+            w["ok_unread"].format(what=what)
+            if not findings
+            else line + "; " + w["unread_tail"].format(what=what)
+        )
+    return GpuVerdict(index=index, level=level, findings=findings, line=line, unread=gaps)

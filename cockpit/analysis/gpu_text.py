@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from cockpit.analysis.clocks import ClockSeverity, decode_clock_reasons
 from cockpit.analysis.gpu_health import CohortView, GpuVerdict, Level
-from cockpit.i18n import UNKNOWN, spark_floor
+from cockpit.i18n import UNKNOWN, spark_floor, t
 from cockpit.models import Availability, Reading
 from cockpit.models.gpu import GpuSnapshot, XidEvent
 
@@ -66,10 +66,19 @@ HEADERS = {
 }
 
 STATE_WORDS = {
-    "en": {"ok": "OK", "info": "OK", "warn": "WARN", "bad": "BAD", "lost": "LOST", "unknown": "?"},
+    "en": {
+        "ok": "OK",
+        "info": "OK",
+        "partial": "OK*",
+        "warn": "WARN",
+        "bad": "BAD",
+        "lost": "LOST",
+        "unknown": "?",
+    },
     "zh": {
         "ok": "正常",
         "info": "正常",
+        "partial": "正常*",
         "warn": "注意",
         "bad": "异常",
         "lost": "丢失",
@@ -228,10 +237,22 @@ def gpu_row(
         )
     else:
         cells["nvlink"] = Cell(text=fmt(nv.links), missing=True)
+    # "OK*": healthy on what was read, a health check not read (the why line names it).
     cells["state"] = Cell(
-        text=STATE_WORDS.get(lang, STATE_WORDS["en"])[verdict.level.value], level=verdict.level
+        text=STATE_WORDS.get(lang, STATE_WORDS["en"])[
+            "partial" if verdict.partial else verdict.level.value
+        ],
+        level=verdict.level,
     )
     return GpuRow(index=g.index, cells=cells)
+
+
+def legend(verdicts: Sequence[GpuVerdict], lang: str) -> str:
+    """The table's legend, with what "OK*" means when a GPU's verdict is partial."""
+    out = t("gpu.legend", lang)
+    if any(v.partial for v in verdicts):
+        out += " · " + t("gpu.legend.partial", lang)
+    return out
 
 
 def sparkline(values: Sequence[float | None], width: int = 16, top: float | None = None) -> str:

@@ -17,7 +17,14 @@ import sys
 from typing import Any
 
 from cockpit.analysis.gpu_health import GpuVerdict, Level, cohort_view, why_gpu
-from cockpit.analysis.gpu_text import COLUMNS, HEADERS, cohort_lines, gpu_row, xid_lines
+from cockpit.analysis.gpu_text import (
+    COLUMNS,
+    HEADERS,
+    cohort_lines,
+    gpu_row,
+    legend,
+    xid_lines,
+)
 from cockpit.commands._argtypes import add_at, positive_seconds
 from cockpit.models.gpu import GpuNodeSnapshot, XidEvent
 from cockpit.neutral import json_text, write_control
@@ -75,7 +82,7 @@ def render_text(
     widths = [max(_width(row[i]) for row in rows) for i in range(len(COLUMNS))]
     for row in rows:
         lines.append("  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    lines.append(t("gpu.legend", lang))
+    lines.append(legend(verdicts, lang))
     lines.append("")
     lines.append(t("gpu.why", lang) + ":")
     lines.extend(f"  GPU {v.index}: {v.line}" for v in verdicts)

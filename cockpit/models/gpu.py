@@ -29,6 +29,23 @@ class GpuSourceKind(StrEnum):
 
 _NOT_READ = Reading.unknown("not read")
 
+NOT_EXPORTED = "not exported by dcgm-exporter"
+"""The reason every field the node's dcgm-exporter does not export carries (off in its
+counters CSV: the GPU may well support it, cockpit only cannot see it)."""
+
+
+def not_exported(metric: str, unit: str = "") -> Reading:
+    """An ``unsupported`` reading for ``metric`` that the exporter does not export."""
+    return Reading.unsupported(f"N/A: {metric} {NOT_EXPORTED}", unit=unit, query=metric)
+
+
+def unseen(r: Reading) -> bool:
+    """Whether ``r`` was not read: unknown, or a field the exporter does not export (as
+    opposed to one the GPU or driver refuses, or that does not apply)."""
+    return r.status.value == "unknown" or (
+        r.status.value == "unsupported" and (r.reason or "").endswith(NOT_EXPORTED)
+    )
+
 
 def _na() -> Reading:
     # Readings are frozen, so every unset field can share one instance (no validation

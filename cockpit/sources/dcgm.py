@@ -24,7 +24,13 @@ from collections.abc import Callable
 from datetime import datetime
 
 from cockpit.models import InstantVector, Reading, utcnow
-from cockpit.models.gpu import GpuNodeSnapshot, GpuSnapshot, GpuSourceKind, NvLinkState
+from cockpit.models.gpu import (
+    GpuNodeSnapshot,
+    GpuSnapshot,
+    GpuSourceKind,
+    NvLinkState,
+    not_exported,
+)
 from cockpit.models.messages import NAMES, msg
 from cockpit.sources.base import ErrorKind, MetricsSource, SourceError
 
@@ -319,13 +325,7 @@ def _build(
                     ),
                 )
             else:
-                setattr(
-                    s,
-                    attr,
-                    Reading.unsupported(
-                        f"N/A: {names[0]} not exported by dcgm-exporter", unit=unit, query=names[0]
-                    ),
-                )
+                setattr(s, attr, not_exported(names[0], unit))
         # Derived: total = used + free + reserved (metrics_kb.md §1.3) when FB_TOTAL is off.
         if not s.mem_total.ok and s.mem_used.ok and s.mem_free.ok:
             parts = [s.mem_used.value or 0.0, s.mem_free.value or 0.0]
@@ -338,11 +338,7 @@ def _build(
         for attr, metric in NVLINK_FIELDS.items():
             hit = series.get(metric)
             nv[attr] = (
-                Reading.known(hit.v, query=metric)
-                if hit is not None
-                else Reading.unsupported(
-                    f"N/A: {metric} not exported by dcgm-exporter", query=metric
-                )
+                Reading.known(hit.v, query=metric) if hit is not None else not_exported(metric)
             )
         na = Reading.unsupported("N/A: DCGM does not export NVLink link state")
         s.nvlink = NvLinkState(links=na, active=na, **nv)

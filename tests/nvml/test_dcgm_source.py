@@ -98,3 +98,31 @@ async def test_recent_past_per_gpu_for_the_sparklines(dcgm: DcgmSource) -> None:
     assert temps[0] is None and all(v == 89.0 for v in temps[-20:])
     assert {v for v in past[hot]["sm_clock"] if v is not None} == {990.0}
     assert await dcgm.history("no-such-node", ("temp_gpu",)) == {}
+
+
+async def test_a_gpu_is_ok_only_on_what_its_exporter_exports(dcgm: DcgmSource) -> None:
+    """Default counters export no ECC or clock-event fields: a GPU with no
+    finding is healthy on what was read, and its line, state and the legend say what was
+    not; a node exporting them all reads plainly ok."""
+    from cockpit.analysis.gpu_text import gpu_row, legend
+
+    snap = await dcgm.node_snapshot("gpu-node-a")
+    cohort = cohort_view(snap.gpus)
+    verdicts = [why_gpu(g, snap.gpus, cohort=cohort, lang="en") for g in snap.gpus]
+    fine = [v for v in verdicts if v.level in (Level.OK, Level.INFO)]
+    assert fine
+    for v in fine:
+        assert v.partial and v.unread == ["ecc", "clocks"]
+        assert v.line.endswith("not read: ECC, clock-event reasons")
+        g = next(g for g in snap.gpus if g.index == v.index)
+        assert gpu_row(g, v, cohort, "en").cells["state"].text == "OK*"
+        assert gpu_row(g, v, cohort, "zh").cells["state"].text == "正常*"
+    assert "OK* ok on what was read" in legend(verdicts, "en")
+    zh = why_gpu(snap.gpus[fine[0].index], snap.gpus, cohort=cohort, lang="zh")
+    assert zh.line.endswith("未读到：ECC、时钟事件原因")
+
+    full = await dcgm.node_snapshot("gpu-node-b")
+    ok = [why_gpu(g, full.gpus) for g in full.gpus]
+    assert any(v.level is Level.OK for v in ok)
+    assert all(not v.partial and v.unread == [] for v in ok)
+    assert "OK*" not in legend(ok, "en")
