@@ -172,6 +172,12 @@ class SignalSummary(BaseModel):
         lowest_bound: For a histogram quantile, its histogram's lowest bucket bound (display
             unit) when above 0: a baseline below it is an interpolation inside that bucket
             too, and is shown as ``≤ <bound>`` beside the value now.
+        ratio_bound: How far :attr:`ratio` is known where one side is a bucket bound:
+            ``at_least`` — the value now in the top bucket (at least its bound), or the
+            baseline inside the lowest bucket (at most its bound) while the value now is
+            measured: the ratio is taken against the bound and the real one is at least
+            it (``≥ ×6.05``); ``at_most`` — the mirror (now inside the lowest bucket
+            against a measured baseline, ``≤ ×0.40``); empty when both are measured.
         window_reading: When the verdict rests on the window's history rather than on the
             value now (an Xid seen in the window while the count now is 0, a series that
             stopped): that reading (``in the window: Xid 79 (13:40:00)``). It is the row's
@@ -208,6 +214,7 @@ class SignalSummary(BaseModel):
     top_bucket: float | None = None
     bottom_bucket: float | None = None
     lowest_bound: float | None = None
+    ratio_bound: Literal["", "at_least", "at_most"] = ""
     window_reading: Msg | None = None
 
     @property
@@ -252,12 +259,55 @@ def judge_lowest_bucket(s: SignalSummary) -> None:
     vLLM queue time P50 of 280 ms against 150 ms, both in its 0.3 s bucket). An SLO is
     applied after this, as to every row. Mutates ``s``."""
     if not inside_lowest_bucket(s):
+        bound_ratio(s)
         return
     low = s.lowest_bound
     assert low is not None
     s.ratio = None
     s.verdict = "normal"
     s.set_reason(msg("evidence.reason.lowest_bucket", bound=low, unit=unit_suffix(s.unit)))
+
+
+def bound_ratio(s: SignalSummary) -> None:
+    """A quantile's ratio where one side is only known as a bucket bound
+    (:attr:`SignalSummary.ratio_bound`), judged on that bound: the baseline inside the
+    lowest bucket (at most ``lowest_bound``) against a measured value now is a rise of at
+    least ``now / lowest_bound`` (1,816 ms against "≤ 300 ms" is ``≥ ×6.05``, never the
+    ×12.10 an interpolated 150 ms would give); the value now inside it against a measured
+    baseline is a fall to at most ``lowest_bound / baseline``; the value now in the top
+    bucket (``histogram_quantile`` returns its bound, at least that) a rise of at least
+    the ratio already taken. The verdict is the signal's threshold on the bound (a rise of
+    at least the limit is anomalous; below it, the change the numbers show). Mutates ``s``.
+    """
+    low, now, base = s.lowest_bound, s.now.value, s.baseline.value
+    if now is None or base is None or not base:
+        return
+    if low is not None and base < low <= now and s.bottom_bucket is None:
+        s.ratio, s.ratio_bound = now / low, "at_least"
+        verdict, reason = judge_msg(s.signal, now, low, s.unit)
+        s.verdict = verdict
+        s.set_reason(reason)
+    elif s.bottom_bucket is not None and low is not None and base >= low:
+        s.ratio, s.ratio_bound = s.bottom_bucket / base, "at_most"
+    elif s.top_bucket is not None and s.ratio is not None:
+        s.ratio_bound = "at_least"
+
+
+def ratio_msg(s: SignalSummary) -> Msg | str:
+    """The ratio as the lines write it: ``×1.67 baseline``, ``≥ ×6.05 baseline`` for a
+    bound (:attr:`SignalSummary.ratio_bound`); empty without a ratio."""
+    if s.ratio is None:
+        return ""
+    key = f"evidence.value.ratio_{s.ratio_bound}" if s.ratio_bound else "evidence.value.ratio"
+    return msg(key, ratio=s.ratio)
+
+
+def ratio_text(s: SignalSummary) -> str:
+    """The ratio as a cell writes it: ``×1.67``, ``≥ ×6.05``, ``≤ ×0.40``; empty without."""
+    if s.ratio is None:
+        return ""
+    mark = {"at_least": "≥ ", "at_most": "≤ "}.get(s.ratio_bound, "")
+    return f"{mark}×{s.ratio:.2f}"
 
 
 class BucketEdge(BaseModel):
@@ -310,7 +360,7 @@ def reading_msg(s: SignalSummary) -> Msg:
     """One signal's reading as a line: name, value now, change against the baseline and
     verdict (``TPOT P99 42 ms (×1.67, anomalous)``) — the same numbers and verdict as its
     row in screens A and C, for the lines of the other screens (D, F, G, playbooks, I)."""
-    change: Msg | str = msg("evidence.value.ratio", ratio=s.ratio) if s.ratio is not None else ""
+    change: Msg | str = ratio_msg(s)
     if s.slo_breach_at is not None and s.slo is not None:
         # anomalous for its SLO, whatever the ratio: say so beside the value (a breach
         # over by now with the peak its verdict rests on, never "since")
@@ -701,7 +751,7 @@ def change_text(s: SignalSummary, lang: str) -> str:
     if peak is not None:
         return t("metrics.golden.peak", lang, value=fmt_value(peak, unit_text(s.unit, lang)))
     if s.ratio is not None:
-        return f"×{s.ratio:.2f}"
+        return ratio_text(s)
     if inside_lowest_bucket(s):
         return ""  # two interpolations inside one bucket: no change to write
     if s.now.ok and s.baseline.ok:

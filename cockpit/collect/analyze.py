@@ -466,6 +466,7 @@ def to_json(report: AnalyzeReport, lang: str = "en") -> dict[str, Any]:
                 "instant": s.instant.value if s.instant.ok else None,
                 "window_max": s.window_max.value if s.window_max.ok else None,
                 "ratio": s.ratio,
+                "ratio_bound": s.ratio_bound,
                 "verdict": s.verdict,
                 "reason": s.reason,
                 "reason_key": s.reason_msg.key if s.reason_msg else None,

@@ -153,6 +153,46 @@ def test_a_quantile_in_the_lowest_bucket_is_an_upper_bound() -> None:
     assert service_text(cohort, "ms", "zh") == value_msg(row).text("zh")
 
 
+def test_a_ratio_against_a_bucket_bound_is_a_bound_on_every_line() -> None:
+    """Only one side in an edge bucket: the ratio is taken against the bound and written
+    as the bound it is. A queue time of 1,816 ms against a baseline inside the 300 ms
+    lowest bucket rose at least ×6.05 (never the ×12.10 an interpolated 150 ms gives); a
+    value now inside it against 750 ms fell to at most ×0.40; a value now in the top
+    bucket rose at least its ratio."""
+    from cockpit.analysis.golden import change_text, judge_lowest_bucket
+
+    def row(sid: str, now: float, base: float) -> SignalSummary:
+        return summarize(f"{sid}:p99", sid, "p99", "ms", series([now] * 5), series([base] * 5))
+
+    up = row("serving.queue_time", 1816.0, 150.0)
+    up.lowest_bound = 300.0
+    judge_lowest_bucket(up)
+    assert up.ratio_bound == "at_least" and round(up.ratio or 0, 2) == 6.05
+    assert up.verdict == "anomalous"
+    assert change_text(up, "en") == change_text(up, "zh") == "≥ ×6.05"
+    assert "≥ ×6.05 baseline" in reading_msg(up).text("en")
+    assert "至少为基线的 ×6.05" in reading_msg(up).text("zh")
+    assert "12.1" not in reading_msg(up).text("en") + change_text(up, "en")
+
+    down = row("serving.queue_time", 150.0, 750.0)
+    down.lowest_bound = down.bottom_bucket = 300.0
+    judge_lowest_bucket(down)
+    assert down.ratio_bound == "at_most" and round(down.ratio or 0, 2) == 0.4
+    assert change_text(down, "en") == "≤ ×0.40"
+    assert "≤ ×0.40 baseline" in reading_msg(down).text("en")
+
+    top = row("serving.e2e_latency", 159_200.0, 1000.0)
+    top.top_bucket = 159_200.0
+    judge_lowest_bucket(top)
+    assert top.ratio_bound == "at_least" and change_text(top, "en") == "≥ ×159.20"
+
+    # both measured: a plain ratio, as before
+    plain = row("serving.queue_time", 1816.0, 600.0)
+    plain.lowest_bound = 300.0
+    judge_lowest_bucket(plain)
+    assert plain.ratio_bound == "" and change_text(plain, "en") == "×3.03"
+
+
 def test_per_replica_quantiles_in_an_edge_bucket_are_bounds_in_e_and_the_playbooks() -> None:
     """A quantile per replica (D, E) and the playbooks' reading of C's row carry the same
     bound as C's service-wide value: five replicas that do not queue are each "≤ 300 ms,
