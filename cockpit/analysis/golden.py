@@ -755,8 +755,8 @@ def change_text(s: SignalSummary, lang: str) -> str:
     if inside_lowest_bucket(s):
         return ""  # two interpolations inside one bucket: no change to write
     if s.now.ok and s.baseline.ok:
-        delta = fmt_number((s.now.value or 0) - (s.baseline.value or 0), 3, "+")
-        return delta + unit_text(delta_suffix(s.unit), lang)
+        diff = (s.now.value or 0) - (s.baseline.value or 0)
+        return fmt_number(diff, 3, "+") + unit_text(delta_suffix(s.unit), lang, diff)
     return ""
 
 

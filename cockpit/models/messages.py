@@ -58,26 +58,41 @@ class Msg(BaseModel):
         args = {k: v.text(lang) if isinstance(v, Msg) else v for k, v in self.args.items()}
         if isinstance(args.get("unit"), str):
             args.setdefault("dunit", delta_suffix(str(args["unit"])))
+        # the singular only where one number carries the unit (a value, a difference)
+        number = {"unit": args.get("value"), "dunit": args.get("delta")}
         for field in ("unit", "dunit"):
             if isinstance(args.get(field), str):
-                args[field] = unit_text(str(args[field]), lang)
+                one = number[field] if template.count("{" + field + "}") == 1 else None
+                args[field] = unit_text(str(args[field]), lang, one)
         try:
             return _FORMATTER.format(template, **args)
         except (KeyError, IndexError, ValueError):
             return template
 
 
-def unit_text(unit: str, lang: str) -> str:
+_SINGULAR = {"restarts": "restart", "changes": "change", "pods": "pod", "containers": "container"}
+"""English counted units and their singular, for a count of exactly one."""
+
+
+def unit_text(unit: str, lang: str, count: object = None) -> str:
     """A display unit in ``lang``: counted words (``restarts``, ``pods``, ``changes``…)
     have Chinese forms in ``unit.*`` of the catalogue; symbols (ms, %, MiB, req/s) stay.
-    Leading spaces (``" restarts"`` as a number's suffix) are kept."""
+    Leading spaces (``" restarts"`` as a number's suffix) are kept. ``count``: the number
+    it follows; a count of ±1 takes the English singular (``1 restart``)."""
     word = unit.strip()
+    if lang != "zh" and word in _SINGULAR and _is_one(count):
+        return unit[: len(unit) - len(unit.lstrip())] + _SINGULAR[word]
     if lang != "zh" or not word:
         return unit
     entry = catalog().get(f"unit.{word}")
     if entry is None or not entry.get("zh"):
         return unit
     return unit[: len(unit) - len(unit.lstrip())] + entry["zh"]
+
+
+def _is_one(count: object) -> bool:
+    """Whether ``count`` is a number of exactly ±1."""
+    return isinstance(count, int | float) and not isinstance(count, bool) and abs(count) == 1
 
 
 def _xid_name(code: Arg | None, lang: str) -> str:

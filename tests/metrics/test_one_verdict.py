@@ -577,3 +577,21 @@ def test_step_i_checks_every_signal_c_calls_anomalous_utilization_included() -> 
     busy = summary("hardware.gpu_util:value", "%", series([74.0] * 60), series([72.0] * 60))
     assert busy.verdict != "anomalous"
     assert signals_from_golden([busy]) == []
+
+
+def test_a_count_of_one_takes_the_singular_in_english() -> None:
+    """``1 restart``, ``+1 restart``, never ``1 restarts``; Chinese has no plural; a unit
+    shared by two numbers of one line keeps the plural of the larger."""
+    from cockpit.analysis.golden import change_text
+    from cockpit.models.messages import msg
+
+    assert msg("evidence.value.plain", value=1.0, unit=" restarts").text("en") == "1 restart"
+    assert msg("evidence.value.plain", value=3.0, unit=" restarts").text("en") == "3 restarts"
+    assert msg("evidence.value.plain", value=1.0, unit=" restarts").text("zh") == "1 次重启"
+    row = summarize(
+        "r:value", "runtime.restarts", "value", "restarts", series([1.0] * 5), series([0.0] * 5)
+    )
+    assert change_text(row, "en") == "+1 restart"
+    assert change_text(row, "zh") == "+1 次重启"
+    two = msg("evidence.reason.small_change", unit=" restarts", delta=1.0, min_delta=2.0)
+    assert two.text("en").endswith("below 2 restarts")
