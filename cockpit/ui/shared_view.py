@@ -80,7 +80,7 @@ class SharedView(MetricsView):
             for s in data.summaries
         ]
         # The signal's name and a long value wrap so that the verdict and trend stay in sight.
-        table.add_rows_fitted(rows, wrap=(0, 1), minimum=(16, 8))
+        table.add_rows_fitted(rows, wrap=(0, 1), minimum=(14, 8))
         hints = bound_hints(data.summaries, lang)
         bounds = self.query_one("#sh-bounds", Static)
         bounds.update(hints)
